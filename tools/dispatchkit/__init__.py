@@ -1,0 +1,9 @@
+"""dispatchkit: the engine behind tools/dispatchgen.py.
+
+Build-time only, standard library only (runs from a bare checkout with any
+Python >= 3.9). Data flows one way:
+
+    features/ (tables) -> options (cpu-baseline/cpu-dispatch algebra)
+    -> probe (validate against the real compiler, cached) -> config (BuildConfig)
+    -> targets (parse @targets of one source) -> generate (headers, wrappers)
+"""

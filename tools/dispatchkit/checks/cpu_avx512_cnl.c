@@ -1,0 +1,13 @@
+/* Does the compiler build AVX512_CNL code? One intrinsic, compiled to an object. */
+#include <immintrin.h>
+
+int dispatch_check_avx512_cnl(const void *mem);
+
+int dispatch_check_avx512_cnl(const void *mem)
+{
+    const float *p = (const float *)mem;
+    __m512i a = _mm512_loadu_si512((const void *)p);
+    a = _mm512_madd52lo_epu64(a, a, a);  /* IFMA */
+    a = _mm512_permutexvar_epi8(a, a);  /* VBMI */
+    return _mm_cvtsi128_si32(_mm512_castsi512_si128(a));
+}

@@ -1,0 +1,13 @@
+/* Does the compiler build AVX512_KNL code? One intrinsic, compiled to an object. */
+#include <immintrin.h>
+
+int dispatch_check_avx512_knl(const void *mem);
+
+int dispatch_check_avx512_knl(const void *mem)
+{
+    const float *p = (const float *)mem;
+    __m512 a = _mm512_loadu_ps(p);
+    __m512i i = _mm512_loadu_si512((const void *)p);
+    _mm512_prefetch_i32gather_ps(i, p, 4, _MM_HINT_T0);
+    return (int)_mm512_reduce_add_ps(_mm512_exp2a23_ps(a));
+}

@@ -1,0 +1,11 @@
+/* Does the compiler build AVX512CD code? One intrinsic, compiled to an object. */
+#include <immintrin.h>
+
+int dispatch_check_avx512cd(const void *mem);
+
+int dispatch_check_avx512cd(const void *mem)
+{
+    const float *p = (const float *)mem;
+    __m512i a = _mm512_loadu_si512((const void *)p);
+    return _mm_cvtsi128_si32(_mm512_castsi512_si128(_mm512_conflict_epi32(a)));
+}

@@ -1,0 +1,195 @@
+"""The command line: `python tools/dispatchgen.py <subcommand> ...`.
+
+User errors exit with status 2 and one line on stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+from . import generate
+from .config import BuildConfig, configure
+from .errors import DispatchError
+from .probe import default_cache_dir
+from .targets import load_groups, parse, resolve
+
+DEFAULT_BASELINE = "min"
+DEFAULT_DISPATCH = "max -xop -fma4"
+
+
+def _add_build_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--cc", default=os.environ.get("CC", "cc"),
+                   help="compiler command, e.g. 'gcc' or 'ccache clang' (default: $CC or cc)")
+    p.add_argument("--cflags", default=os.environ.get("CFLAGS", ""),
+                   help="extra compiler flags the build uses (default: $CFLAGS)")
+    p.add_argument("--cpu-baseline", default=DEFAULT_BASELINE,
+                   help=f"features always enabled (default: {DEFAULT_BASELINE!r})")
+    p.add_argument("--cpu-dispatch", default=DEFAULT_DISPATCH,
+                   help=f"features to dispatch on (default: {DEFAULT_DISPATCH!r})")
+    p.add_argument("--cache-dir", type=Path, default=default_cache_dir(),
+                   help="where compiler probe results are cached (default: %(default)s)")
+    p.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
+
+
+def _config_from(args: argparse.Namespace) -> BuildConfig:
+    if getattr(args, "config", None):
+        return BuildConfig.load(args.config)
+    return configure(args.cc, args.cflags, args.cpu_baseline, args.cpu_dispatch,
+                     None if args.no_cache else args.cache_dir)
+
+
+def report_dict(config: BuildConfig) -> dict:
+    return {
+        "arch": config.arch,
+        "compiler": {"command": config.compiler, "family": config.compiler_family,
+                     "version": config.compiler_version, "cflags": config.cflags},
+        "baseline": {"requested": config.requested_baseline, "features": config.baseline,
+                     "flags": config.baseline_flags},
+        "dispatch": {"requested": config.requested_dispatch, "features": config.dispatch,
+                     "flags": config.dispatch_flags},
+        "skipped": config.skipped,
+        "unsupported": config.unsupported,
+        "notes": config.notes,
+    }
+
+
+def report_text(config: BuildConfig) -> str:
+    lines = [
+        f"arch:      {config.arch}",
+        f"compiler:  {' '.join(config.compiler)} ({config.compiler_family} "
+        f"{config.compiler_version})",
+        f"baseline:  {' '.join(config.baseline) or '(none)'}   "
+        f"[{' '.join(config.baseline_flags)}]   from {config.requested_baseline!r}",
+        f"dispatch:  {' '.join(config.dispatch) or '(none)'}   "
+        f"from {config.requested_dispatch!r}",
+    ]
+    lines += [f"skipped:   {s['feature']} ({s['option']}): {s['reason']}" for s in config.skipped]
+    lines += [f"note:      {n}" for n in config.notes]
+    return "\n".join(lines)
+
+
+def cmd_report(args: argparse.Namespace) -> None:
+    config = _config_from(args)
+    print(json.dumps(report_dict(config), indent=2) if args.json else report_text(config))
+
+
+def cmd_configure(args: argparse.Namespace) -> None:
+    config = _config_from(args)
+    out = Path(args.outdir)
+    generate.write_if_changed(out / "_cpu_dispatch.h", generate.cpu_dispatch_header(config))
+    generate.write_if_changed(out / "dispatch_config.json", config.to_json())
+    if not args.meson:
+        print(report_text(config))
+        return
+    # One "key<TAB>value" per line: meson's DSL can split but not parse JSON.
+    print(f"baseline\t{' '.join(config.baseline)}")
+    print(f"baseline_flags\t{' '.join(config.baseline_flags)}")
+    print(f"dispatch\t{' '.join(config.dispatch)}")
+    for line in report_text(config).splitlines():
+        print(f"note\t{line}")
+
+
+def cmd_targets(args: argparse.Namespace) -> None:
+    config = _config_from(args)
+    groups = load_groups(args.groups)
+    results = []
+    for src in args.files:
+        res = _resolve_file(src, config, groups, args.disable_optimization)
+        results.append(res.to_dict())
+        if not args.json:
+            names = [t.name for t in res.targets] + (["baseline"] if res.baseline else [])
+            print(f"{src}: {' '.join(names) or '(nothing to build)'}")
+            for t in res.targets:
+                print(f"  {t.name}: {' '.join(t.flags)}")
+            for s in res.skipped:
+                print(f"  skipped {s['target']}: {s['reason']}")
+            for n in res.notes:
+                print(f"  note: {n}")
+    if args.json:
+        print(json.dumps(results[0] if len(results) == 1 else results, indent=2))
+
+
+def _resolve_file(src: Path, config: BuildConfig, groups: dict, disable_opt: bool):
+    try:
+        text = Path(src).read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DispatchError(f"cannot read: {exc}", str(src)) from None
+    return resolve(parse(text, str(src), config.table, groups), config, disable_opt)
+
+
+def cmd_meson_source(args: argparse.Namespace) -> None:
+    """Write <name>.dispatch.h and one wrapper per target; tell meson what to build.
+
+    Lines: target<TAB>lib name<TAB>source<TAB>flags, and note<TAB>text.
+    """
+    config = BuildConfig.load(args.config)
+    src = Path(args.source)
+    res = _resolve_file(src, config, load_groups(args.groups), args.disable_optimization)
+    out = Path(args.outdir)
+    stem = src.name.replace(".", "_")
+    generate.write_if_changed(out / generate.header_name(src.name),
+                              generate.source_header(res, src.name))
+    for t in res.targets:
+        wrapper = out / generate.wrapper_name(src.name, t)
+        generate.write_if_changed(wrapper, generate.wrapper_source(t, src.name))
+        print(f"target\t{stem}_{t.name}\t{wrapper}\t{' '.join(t.flags)}")
+    if res.baseline:
+        print(f"target\t{stem}_baseline\t{src.resolve()}\t{' '.join(config.baseline_flags)}")
+    built = [t.name for t in res.targets] + (["baseline"] if res.baseline else [])
+    print(f"note\t{src.name}: builds {' '.join(built) or 'nothing'}")
+    for s in res.skipped:
+        print(f"note\t{src.name}: skipped {s['target']}: {s['reason']}")
+    for n in res.notes:
+        print(f"note\t{n}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="dispatchgen",
+        description="CPU dispatch toolkit: validate cpu-baseline/cpu-dispatch against a "
+                    "compiler, parse @targets, generate the dispatch headers.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("report", help="what a configuration enables, with skip reasons")
+    _add_build_options(p)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("targets", help="the parsed @targets of dispatchable sources")
+    _add_build_options(p)
+    p.add_argument("files", type=Path, nargs="+")
+    p.add_argument("--config", type=Path, help="a dispatch_config.json from configure")
+    p.add_argument("--groups", type=Path, help="INI file whose [groups] define #name")
+    p.add_argument("--disable-optimization", action="store_true")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_targets)
+
+    p = sub.add_parser("configure", help="write _cpu_dispatch.h and dispatch_config.json")
+    _add_build_options(p)
+    p.add_argument("--outdir", type=Path, required=True)
+    p.add_argument("--meson", action="store_true", help="print lines for meson")
+    p.set_defaults(func=cmd_configure)
+
+    p = sub.add_parser("meson-source", help="write one source's header and wrappers (meson)")
+    p.add_argument("source", type=Path)
+    p.add_argument("--config", type=Path, required=True)
+    p.add_argument("--outdir", type=Path, required=True)
+    p.add_argument("--groups", type=Path)
+    p.add_argument("--disable-optimization", action="store_true")
+    p.set_defaults(func=cmd_meson_source)
+    return parser
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        args.func(args)
+    except DispatchError as exc:
+        print(f"dispatchgen: error: {exc}", file=sys.stderr)
+        return 2
+    return 0

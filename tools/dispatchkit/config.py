@@ -1,0 +1,189 @@
+"""Options + compiler -> BuildConfig: what this build will really do.
+
+The BuildConfig is written to dispatch_config.json at configure time; every
+later step (per-source headers, wrappers, reports) reads it instead of asking
+the compiler again.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence
+
+from .errors import DispatchError
+from .features import ARCHES, Arch, arch_from_macros
+from .options import parse_option
+from .probe import Probe
+
+POLICY_FLAGS = {
+    # policy -> compiler family -> flags; `$autovec` adds each feature's own
+    # autovec flags too (512-bit vectors for AVX-512 targets)
+    "$maxopt": {"gcc": ["-O3"], "clang": ["-O3"]},
+    "$werror": {"gcc": ["-Werror"], "clang": ["-Werror"]},
+    "$autovec": {"gcc": ["-ftree-vectorize", "-fvect-cost-model=dynamic"],
+                 "clang": ["-fvectorize", "-fslp-vectorize"]},
+}
+
+
+@dataclass
+class BuildConfig:
+    arch: str
+    compiler: List[str]
+    compiler_family: str
+    compiler_version: str
+    cflags: List[str]
+    requested_baseline: str
+    requested_dispatch: str
+    baseline: List[str]
+    baseline_flags: List[str]
+    dispatch: List[str]
+    dispatch_flags: Dict[str, List[str]]
+    skipped: List[Dict[str, str]] = field(default_factory=list)
+    notes: List[str] = field(default_factory=list)
+    unsupported: Dict[str, str] = field(default_factory=dict)
+
+    @property
+    def table(self) -> Arch:
+        return ARCHES[self.arch]
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2, sort_keys=True) + "\n"
+
+    @classmethod
+    def load(cls, path: Path) -> "BuildConfig":
+        try:
+            data = json.loads(Path(path).read_text())
+            return cls(**data)
+        except (OSError, ValueError, TypeError) as exc:
+            raise DispatchError(f"cannot read build configuration: {exc}", str(path)) from None
+
+    def policy_flags(self, policies: Sequence[str], features: Sequence[str]) -> List[str]:
+        flags: List[str] = []
+        for policy in sorted(policies):
+            flags += POLICY_FLAGS.get(policy, {}).get(self.compiler_family, [])
+            if policy == "$autovec":
+                for name in self.table.sort(self.table.closure(features)):
+                    flags += [f for f in self.table.by_name[name].autovec if f not in flags]
+        return flags
+
+
+def split_words(value: str) -> List[str]:
+    try:
+        return shlex.split(value)
+    except ValueError as exc:
+        raise DispatchError(f"cannot split '{value}': {exc}") from None
+
+
+def configure(cc: str, cflags: str, baseline: str, dispatch: str,
+              cache_dir: Optional[Path]) -> BuildConfig:
+    """Validate both options against the compiler ``cc`` (a command line)."""
+    probe = Probe(split_words(cc), split_words(cflags), cache_dir)
+    try:
+        return _configure(probe, cc, cflags, baseline, dispatch)
+    finally:
+        probe.save()
+
+
+def _configure(probe: Probe, cc: str, cflags: str, baseline: str, dispatch: str) -> BuildConfig:
+    macros = probe.macros()
+    arch = arch_from_macros(macros)
+    if arch is None:
+        raise DispatchError(f"--cc: cannot tell the target architecture of '{cc}' "
+                            f"(known: {', '.join(ARCHES)})")
+    family, version = probe.family_and_version()
+
+    def native() -> List[str]:
+        nat = probe.macros(["-march=native"])
+        return [f.name for f in arch.features if f.macros and all(m in nat for m in f.macros)]
+
+    base_sel = parse_option(baseline, arch, "cpu-baseline", native)
+    disp_sel = parse_option(dispatch, arch, "cpu-dispatch", native)
+    notes = base_sel.notes + disp_sel.notes
+
+    unsupported = _validate(probe, arch)
+
+    # Features the compiler enables on its own (x86_64's SSE2, -mavx2 in CFLAGS)
+    # are in every object it builds: they join the baseline.
+    predefined = [f.name for f in arch.features
+                  if f.macros and all(m in macros for m in f.macros)
+                  and not unsupported.get(f.name)]
+    base = set(arch.closure(base_sel.names))
+    for name in arch.sort(set(arch.closure(predefined)) - base):
+        notes.append(f"cpu-baseline: {name} joins the baseline: the compiler enables it "
+                     "without flags")
+    base |= arch.closure(predefined)
+
+    skipped: List[Dict[str, str]] = []
+    for name in arch.sort(base):
+        reason = unsupported.get(name)
+        if not reason:
+            continue
+        origin = base_sel.origin.get(name, "")
+        if origin.upper() in ("MAX", "NATIVE"):
+            skipped.append({"feature": name, "option": "cpu-baseline", "reason": reason})
+            base.discard(name)
+            for succ in arch.successors(name):
+                base.discard(succ)
+        else:
+            raise DispatchError(
+                f"{name} cannot be in the baseline: {reason}; the compiler '{cc}' "
+                f"cannot build it. Remove it (and what implies it) from cpu-baseline",
+                "cpu-baseline")
+
+    base = set(arch.closure(base))
+    dispatch_names: List[str] = []
+    for name in arch.sort(disp_sel.names):
+        if name in base:
+            skipped.append({"feature": name, "option": "cpu-dispatch",
+                            "reason": "already in the baseline"})
+        elif unsupported.get(name):
+            skipped.append({"feature": name, "option": "cpu-dispatch",
+                            "reason": unsupported[name]})
+        else:
+            dispatch_names.append(name)
+
+    base_sorted = arch.sort(base)
+    base_flags = arch.flags_for(base_sorted)
+    return BuildConfig(
+        arch=arch.name,
+        compiler=probe.argv,
+        compiler_family=family,
+        compiler_version=version,
+        cflags=probe.cflags,
+        requested_baseline=baseline,
+        requested_dispatch=dispatch,
+        baseline=base_sorted,
+        baseline_flags=base_flags,
+        dispatch=dispatch_names,
+        dispatch_flags={n: arch.merge(base_flags + arch.flags_for([n])) for n in dispatch_names},
+        skipped=skipped,
+        notes=notes,
+        unsupported={k: v for k, v in sorted(unsupported.items()) if v},
+    )
+
+
+def _validate(probe: Probe, arch: Arch) -> Dict[str, str]:
+    """feature -> '' when the compiler builds it, else the reason it cannot.
+
+    See Note [Probe validation] in probe.py.
+    """
+    jobs = [(f.name, f.check_source, arch.flags_for([f.name]))
+            for f in arch.features if not f.disable]
+    errors = probe.compile_checks(jobs)
+    reasons: Dict[str, str] = {}
+    for f in arch.features:
+        if f.disable:
+            reasons[f.name] = f.disable
+        elif errors[f.name]:
+            reasons[f.name] = f"compiler lacks it ({errors[f.name]})"
+    # A feature is only as supported as everything it implies.
+    for f in arch.features:
+        if reasons.get(f.name):
+            continue
+        missing = [d for d in arch.sort(arch.closure([f.name]) - {f.name}) if reasons.get(d)]
+        if missing:
+            reasons[f.name] = f"implies {missing[0]}, which the compiler lacks"
+    return {f.name: reasons.get(f.name, "") for f in arch.features}

@@ -1,0 +1,20 @@
+"""ppc64le: VSX levels by POWER generation; each level is one -mcpu."""
+
+from __future__ import annotations
+
+from .base import Arch, Feature, merge_keep_last
+
+_H = ("altivec.h",)
+
+FEATURES = (
+    Feature("VSX", 1, (), ("-mvsx",), _H, cpuinfo=("vsx",), macros=("__VSX__",)),
+    Feature("VSX2", 2, ("VSX",), ("-mcpu=power8",), _H, cpuinfo=("arch_2_07",),
+            macros=("__POWER8_VECTOR__",)),
+    Feature("VSX3", 3, ("VSX2",), ("-mcpu=power9",), _H, cpuinfo=("arch_3_00",),
+            macros=("__POWER9_VECTOR__",)),
+    Feature("VSX4", 4, ("VSX3",), ("-mcpu=power10",), _H, cpuinfo=("arch_3_1",),
+            macros=("__POWER10_VECTOR__",)),
+)
+
+PPC64LE = Arch("ppc64le", ("__powerpc64__", "__LITTLE_ENDIAN__"), FEATURES, ("VSX", "VSX2"),
+               merge_keep_last(("-mcpu=",)))

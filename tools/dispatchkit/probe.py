@@ -1,0 +1,181 @@
+"""Ask the real compiler what it can build, and remember the answers.
+
+Note [Probe validation]: a feature counts as supported only when its test
+source (checks/cpu_<name>.c, one real intrinsic) compiles AND assembles to an
+object with the flags of the feature and of everything it implies, warnings
+as errors. Accepting a flag is not enough: clang accepts unknown -m flags with
+an "unused argument" warning in some modes, and an assembler too old for an
+instruction set only fails once the object is written.
+
+Note [Probe cache]: results are stored per compiler identity (resolved path,
+size and mtime of each program in the compiler command, plus the user's
+cflags) and keyed by version, flags and test-source text, in one JSON file per
+identity under the cache directory. A warm configure runs one preprocessor
+call at most and no compiles. Installing another compiler at the same path
+changes its size or mtime and so its identity.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+from .errors import DispatchError
+
+CHECKS_DIR = Path(__file__).with_name("checks")
+_CACHE_FORMAT = 1
+
+
+def default_cache_dir() -> Optional[Path]:
+    """$DISPATCHGEN_CACHE_DIR, else $XDG_CACHE_HOME/dispatchgen, else ~/.cache/dispatchgen."""
+    env = os.environ.get("DISPATCHGEN_CACHE_DIR")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "dispatchgen"
+
+
+class Probe:
+    """One compiler command (``argv``, e.g. ``["ccache", "gcc"]``) plus user cflags."""
+
+    def __init__(self, argv: Sequence[str], cflags: Sequence[str] = (),
+                 cache_dir: Optional[Path] = None) -> None:
+        if not argv:
+            raise DispatchError("--cc: empty compiler command")
+        self.argv = list(argv)
+        self.cflags = list(cflags)
+        self.compiles_run = 0
+        self._identity = self._compute_identity()
+        self._cache_path = (cache_dir / f"probe-{self._identity}.json") if cache_dir else None
+        self._cache = self._load_cache()
+        self._dirty = False
+
+    # -- identity and cache ------------------------------------------------
+    def _compute_identity(self) -> str:
+        stats = []
+        for word in self.argv:
+            path = shutil.which(word) if os.sep not in word else word
+            if path and os.path.isfile(path):
+                real = os.path.realpath(path)
+                st = os.stat(real)
+                stats.append([real, st.st_size, st.st_mtime_ns])
+        if not stats:
+            raise DispatchError(f"--cc: compiler '{self.argv[0]}' not found on PATH")
+        blob = json.dumps([_CACHE_FORMAT, self.argv, self.cflags, stats])
+        return hashlib.sha256(blob.encode()).hexdigest()[:24]
+
+    def _load_cache(self) -> dict:
+        if self._cache_path is None:
+            return {}
+        try:
+            data = json.loads(self._cache_path.read_text())
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def save(self) -> None:
+        """Write the cache atomically; an unwritable cache dir only costs speed."""
+        if self._cache_path is None or not self._dirty:
+            return
+        try:
+            self._cache_path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self._cache_path.parent, suffix=".tmp")
+            with os.fdopen(fd, "w") as fh:
+                json.dump(self._cache, fh, sort_keys=True)
+            os.replace(tmp, self._cache_path)
+            self._dirty = False
+        except OSError:
+            pass
+
+    # -- questions ---------------------------------------------------------
+    def macros(self, extra: Sequence[str] = ()) -> Dict[str, str]:
+        """Predefined macros with the user's cflags plus ``extra``."""
+        key = "macros " + " ".join(extra)
+        cached = self._cache.get(key)
+        if isinstance(cached, dict):
+            return cached
+        with tempfile.TemporaryDirectory(prefix="dispatchgen-") as tmp:
+            src = Path(tmp) / "empty.c"
+            src.write_text("")
+            proc = self._run([*self.argv, *self.cflags, *extra, "-dM", "-E", str(src)])
+        if proc.returncode != 0:
+            what = " ".join([*self.argv, *self.cflags, *extra])
+            raise DispatchError(f"--cc: '{what} -dM -E' failed: {_first_error(proc.stderr)}")
+        found: Dict[str, str] = {}
+        for line in proc.stdout.splitlines():
+            parts = line.split(None, 2)
+            if len(parts) >= 2 and parts[0] == "#define":
+                found[parts[1]] = parts[2] if len(parts) > 2 else ""
+        self._cache[key] = found
+        self._dirty = True
+        return found
+
+    def family_and_version(self) -> Tuple[str, str]:
+        m = self.macros()
+        if "__clang__" in m:
+            return "clang", ".".join(m.get(k, "0") for k in
+                                     ("__clang_major__", "__clang_minor__", "__clang_patchlevel__"))
+        if "__GNUC__" in m:
+            return "gcc", ".".join(m.get(k, "0") for k in
+                                   ("__GNUC__", "__GNUC_MINOR__", "__GNUC_PATCHLEVEL__"))
+        return "unknown", ""
+
+    def compile_checks(self, jobs: Iterable[Tuple[str, str, Sequence[str]]]) -> Dict[str, str]:
+        """Compile each (key, check source name, flags); returns key -> error ('' = ok).
+
+        Uncached jobs run in parallel, one compiler process each.
+        """
+        version = self.family_and_version()
+        results: Dict[str, str] = {}
+        todo = []
+        for key, check, flags in jobs:
+            text = (CHECKS_DIR / check).read_text()
+            ckey = "compile " + hashlib.sha256(
+                json.dumps([version, list(flags), text]).encode()).hexdigest()[:32]
+            if ckey in self._cache:
+                results[key] = self._cache[ckey]
+            else:
+                todo.append((key, ckey, check, list(flags)))
+        if todo:
+            with tempfile.TemporaryDirectory(prefix="dispatchgen-") as tmp:
+                with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
+                    errors = pool.map(lambda job: self._compile(tmp, job[2], job[3]), todo)
+                    for (key, ckey, _, _), err in zip(todo, errors):
+                        results[key] = self._cache[ckey] = err
+            self._dirty = True
+        return results
+
+    # -- plumbing ----------------------------------------------------------
+    def _compile(self, tmp: str, check: str, flags: List[str]) -> str:
+        self.compiles_run += 1
+        obj = Path(tmp) / (check + "." + hashlib.sha1(" ".join(flags).encode()).hexdigest()[:8] + ".o")
+        cmd = [*self.argv, *self.cflags, *flags, "-Werror", "-c", str(CHECKS_DIR / check),
+               "-o", str(obj)]
+        proc = self._run(cmd)
+        if proc.returncode == 0 and obj.exists():
+            return ""
+        return _first_error(proc.stderr) or f"exit status {proc.returncode}"
+
+    def _run(self, cmd: List[str]) -> subprocess.CompletedProcess:
+        try:
+            return subprocess.run(cmd, capture_output=True, text=True, check=False,
+                                  env={**os.environ, "LC_ALL": "C"})
+        except OSError as exc:
+            raise DispatchError(f"--cc: cannot run '{cmd[0]}': {exc.strerror}") from None
+
+
+def _first_error(stderr: str) -> str:
+    """The most telling line of a compiler's stderr, without paths."""
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    for ln in lines:
+        if "error" in ln:
+            idx = ln.find("error")
+            return ln[idx:]
+    return lines[0] if lines else ""

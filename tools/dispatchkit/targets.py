@@ -1,0 +1,290 @@
+"""Parse the `/*@targets ... */` statement of a dispatchable source.
+
+Grammar: the first `/*@targets` comment of the file, up to its `*/`. Tokens
+are split on whitespace, `*`, `,` and `/`; parentheses stand alone.
+
+    NAME          one target for a feature (or a group such as x86_v3)
+    (A B ...)     one target built for all members, named after the members
+                  left once implied ones are dropped: (avx2 fma3) -> FMA3__AVX2
+    baseline      also compile the source as it is, with the baseline flags
+    #name         the targets of a group from the project's dispatch
+                  configuration (an INI file, section [groups])
+    $keep_baseline  keep targets the baseline already covers
+    $keep_sort      keep the written order instead of highest interest first
+    $maxopt         compile the targets at -O3
+    $werror         compile the targets with -Werror
+    $autovec        turn the compiler's auto-vectorizer fully on (and 512-bit
+                    vectors for AVX-512 targets)
+
+Names of another architecture are skipped with a note, so one statement can
+list the targets of every architecture. Everything else that is wrong is a
+DispatchError naming file:line and the token.
+"""
+
+from __future__ import annotations
+
+import configparser
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from .config import BuildConfig
+from .errors import DispatchError
+from .features import ALL_NAMES, Arch
+
+POLICIES = ("$keep_baseline", "$keep_sort", "$maxopt", "$werror", "$autovec")
+_TOKEN = re.compile(r"[()]|[^\s*,/()]+")
+_START = "/*@targets"
+
+
+@dataclass
+class Token:
+    text: str
+    line: int
+
+
+@dataclass
+class TargetSpec:
+    """One target as written (before the build configuration is applied)."""
+
+    name: str
+    features: Tuple[str, ...]
+    line: int
+
+
+@dataclass
+class Statement:
+    file: str
+    line: int
+    targets: List[TargetSpec] = field(default_factory=list)
+    baseline: bool = False
+    policies: List[str] = field(default_factory=list)
+    notes: List[str] = field(default_factory=list)
+
+
+def load_groups(path: Optional[Path]) -> Dict[str, str]:
+    """Target groups (`#name`) from an INI file's [groups] section."""
+    if path is None:
+        return {}
+    parser = configparser.ConfigParser()
+    try:
+        with open(path) as fh:
+            parser.read_file(fh)
+    except (OSError, configparser.Error) as exc:
+        raise DispatchError(f"cannot read target groups: {exc}", str(path)) from None
+    if not parser.has_section("groups"):
+        return {}
+    return {k.lower(): v for k, v in parser.items("groups")}
+
+
+def find_statement(text: str, filename: str) -> Tuple[str, int]:
+    """The body of the first @targets statement and the line it starts on."""
+    start = text.find(_START)
+    if start < 0:
+        raise DispatchError("no /*@targets ... */ statement; a dispatchable source starts "
+                            "with one, e.g. /*@targets baseline avx2 */", f"{filename}:1")
+    line = text.count("\n", 0, start) + 1
+    end = text.find("*/", start + len(_START))
+    if end < 0:
+        raise DispatchError("@targets statement has no closing '*/'", f"{filename}:{line}")
+    return text[start + len(_START):end], line
+
+
+def tokenize(body: str, line: int) -> List[Token]:
+    return [Token(m.group(0), line + body.count("\n", 0, m.start()))
+            for m in _TOKEN.finditer(body)]
+
+
+def parse(text: str, filename: str, arch: Arch,
+          groups: Optional[Dict[str, str]] = None) -> Statement:
+    """Parse the statement of one source for ``arch``."""
+    body, line = find_statement(text, filename)
+    tokens = tokenize(body, line)
+    if not tokens:
+        raise DispatchError("empty @targets statement: name at least one target or "
+                            "'baseline'", f"{filename}:{line}")
+    stmt = Statement(filename, line)
+    _parse_tokens(tokens, stmt, arch, groups or {}, ())
+    if not stmt.targets and not stmt.baseline and not any("skipped" in n for n in stmt.notes):
+        raise DispatchError("@targets statement names no target", f"{filename}:{line}")
+    return stmt
+
+
+def _parse_tokens(tokens: Sequence[Token], stmt: Statement, arch: Arch,
+                  groups: Dict[str, str], expanding: Tuple[str, ...]) -> None:
+    where = stmt.file
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        loc = f"{where}:{tok.line}"
+        text = tok.text
+        if text == "(":
+            close = next((j for j in range(i + 1, len(tokens)) if tokens[j].text in "()"), None)
+            if close is None or tokens[close].text == "(":
+                raise DispatchError("unbalanced '(': missing ')'" if close is None else
+                                    "nested '(' inside a multi-target group", loc)
+            members = tokens[i + 1:close]
+            if not members:
+                raise DispatchError("empty parentheses '()'", loc)
+            _add_multi(members, stmt, arch, loc)
+            i = close + 1
+            continue
+        if text == ")":
+            raise DispatchError("unbalanced ')': no '(' before it", loc)
+        if text[0] in "+-":
+            raise DispatchError(f"'{text}': '+' and '-' belong in option values, not in "
+                                "@targets", loc)
+        if text[0] == "$":
+            if text.lower() not in POLICIES:
+                raise DispatchError(f"unknown policy '{text}'; known: {' '.join(POLICIES)}", loc)
+            if text.lower() not in stmt.policies:
+                stmt.policies.append(text.lower())
+        elif text[0] == "#":
+            name = text[1:].lower()
+            if name not in groups:
+                known = " ".join("#" + g for g in sorted(groups)) or "none defined"
+                raise DispatchError(f"unknown target group '{text}'; known: {known}", loc)
+            if name in expanding:
+                raise DispatchError(f"target group '{text}' includes itself", loc)
+            _parse_tokens([Token(t.text, tok.line) for t in tokenize(groups[name], 0)],
+                          stmt, arch, groups, expanding + (name,))
+        elif text.lower() == "baseline":
+            stmt.baseline = True
+        else:
+            _add_single(text, stmt, arch, loc)
+        i += 1
+
+
+def _known(arch: Arch) -> str:
+    return " ".join([*arch.by_name, *arch.group_by_name, "baseline"])
+
+
+def _resolve_name(text: str, arch: Arch, loc: str) -> Optional[Tuple[str, ...]]:
+    """Features of one name, or None when it belongs to another architecture."""
+    name = text.upper()
+    if not re.fullmatch(r"[A-Z0-9_]+", name):
+        raise DispatchError(f"'{text}' is not a target name", loc)
+    if name in arch.by_name:
+        return (name,)
+    if name in arch.group_by_name:
+        return arch.group_by_name[name].members
+    if name in ALL_NAMES:
+        return None
+    raise DispatchError(f"unknown target '{text}'; {arch.name} knows: {_known(arch)}", loc)
+
+
+def _add_single(text: str, stmt: Statement, arch: Arch, loc: str) -> None:
+    features = _resolve_name(text, arch, loc)
+    if features is None:
+        stmt.notes.append(f"{loc}: skipped '{text}': not a feature of {arch.name}")
+        return
+    name = text.upper() if text.upper() in arch.group_by_name else features[0]
+    stmt.targets.append(TargetSpec(name, features, int(loc.rsplit(":", 1)[1])))
+
+
+def _add_multi(members: Sequence[Token], stmt: Statement, arch: Arch, loc: str) -> None:
+    features: List[str] = []
+    foreign: List[str] = []
+    for tok in members:
+        mloc = f"{stmt.file}:{tok.line}"
+        if tok.text[0] in "$#" or tok.text.lower() == "baseline" or tok.text[0] in "+-":
+            raise DispatchError(f"'{tok.text}' is not allowed inside parentheses: only "
+                                "feature names", mloc)
+        resolved = _resolve_name(tok.text, arch, mloc)
+        if resolved is None:
+            foreign.append(tok.text)
+        else:
+            features += [f for f in resolved if f not in features]
+    if foreign:
+        stmt.notes.append(f"{loc}: skipped '({' '.join(t.text for t in members)})': "
+                          f"{' '.join(foreign)} not a feature of {arch.name}")
+        return
+    stmt.targets.append(TargetSpec(multi_name(features, arch), tuple(features),
+                                   int(loc.rsplit(":", 1)[1])))
+
+
+def multi_name(features: Sequence[str], arch: Arch) -> str:
+    """Members not implied by another member, lowest interest first, joined by '__'."""
+    keep = []
+    for f in arch.sort(features, reverse=True):  # highest first wins implication cycles
+        if not any(f in arch.closure([k]) for k in keep):
+            keep.append(f)
+    return "__".join(arch.sort(keep))
+
+
+# -- applying the build configuration ---------------------------------------
+
+@dataclass
+class Target:
+    """A target this build compiles."""
+
+    name: str
+    features: List[str]          # as written, sorted by interest
+    enables: List[str]           # everything the wrapper defines (closure)
+    checks: List[str]            # runtime detections, beyond the baseline
+    flags: List[str]
+
+
+@dataclass
+class Resolved:
+    file: str
+    line: int
+    targets: List[Target]
+    baseline: bool
+    policies: List[str]
+    skipped: List[Dict[str, str]]
+    notes: List[str]
+
+    def to_dict(self) -> dict:
+        return {
+            "file": self.file, "line": self.line, "baseline": self.baseline,
+            "policies": self.policies, "notes": self.notes, "skipped": self.skipped,
+            "targets": [dict(t.__dict__) for t in self.targets],
+        }
+
+
+def resolve(stmt: Statement, config: BuildConfig, disable_optimization: bool = False) -> Resolved:
+    """Which targets of ``stmt`` this build compiles, highest interest first."""
+    arch = config.table
+    base = set(config.baseline)
+    dispatch = set(config.dispatch)
+    skipped: List[Dict[str, str]] = []
+    targets: List[Target] = []
+    seen = set()
+    for spec in stmt.targets:
+        closure = arch.closure(spec.features)
+        if spec.name in seen or closure in seen:
+            continue
+        seen.update((spec.name, closure))
+        reason = _skip_reason(spec, config, base, dispatch, "$keep_baseline" in stmt.policies)
+        if disable_optimization and not reason:
+            reason = "disable-optimization is on"
+        if reason:
+            skipped.append({"target": spec.name, "reason": reason})
+            continue
+        flags = arch.merge(config.baseline_flags + arch.flags_for(spec.features)
+                           + config.policy_flags(stmt.policies, spec.features))
+        targets.append(Target(spec.name, arch.sort(spec.features), arch.sort(closure),
+                              arch.sort(closure - base), flags))
+    if "$keep_sort" not in stmt.policies:
+        rank = {t.name: max(arch.by_name[f].interest for f in t.features) for t in targets}
+        targets.sort(key=lambda t: (rank[t.name], len(t.enables)), reverse=True)
+    baseline = stmt.baseline or disable_optimization
+    return Resolved(stmt.file, stmt.line, targets, baseline, stmt.policies, skipped,
+                    list(stmt.notes))
+
+
+def _skip_reason(spec: TargetSpec, config: BuildConfig, base: set, dispatch: set,
+                 keep_baseline: bool) -> str:
+    arch = config.table
+    beyond = [f for f in spec.features if f not in base]
+    if not beyond and not keep_baseline:
+        return "already in the baseline (add $keep_baseline to build it anyway)"
+    for f in arch.sort(spec.features):
+        if f in base or f in dispatch:
+            continue
+        if config.unsupported.get(f):
+            return f"{f}: {config.unsupported[f]}"
+        return f"{f} is not in cpu-dispatch ({config.requested_dispatch!r})"
+    return ""
