@@ -1,0 +1,216 @@
+/*
+ * C-level checks of sources/cpu/ that Python cannot reach: the table's
+ * internal consistency, the /proc readers the non-x86 paths rely on, the
+ * env handling through the test hook, and the trace registry.
+ * Run by `meson test` (and by hand: see sources/cpu/meson.build).
+ */
+#ifndef _GNU_SOURCE
+    #define _GNU_SOURCE /* setenv, mkstemp, getauxval under -std=c11 */
+#endif
+#include "cpu_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#if defined(__linux__)
+    #include <sys/auxv.h>
+    #include <unistd.h>
+#endif
+
+static int failures;
+
+#define CHECK(COND, ...)                                              \
+    do {                                                              \
+        if (!(COND)) {                                                \
+            ++failures;                                               \
+            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #COND); \
+            fprintf(stderr, __VA_ARGS__);                             \
+            fputc('\n', stderr);                                      \
+        }                                                             \
+    } while (0)
+
+/* Checks the implications of a row; returns whether all are present. */
+static int implies_ok(const dispatch_cpu_feature_info *row, int have_row)
+{
+    char buf[256];
+    snprintf(buf, sizeof(buf), "%s", row->implies);
+    int all = 1;
+    for (char *tok = strtok(buf, " "); tok; tok = strtok(NULL, " ")) {
+        const int id = dispatch_cpu_feature_id(tok);
+        CHECK(id != DISPATCH_CPU_FEATURE_NONE, "%s implies unknown %s", row->name, tok);
+        if (have_row) {
+            CHECK(dispatch_cpu_have(id), "%s present but its implied %s is not", row->name, tok);
+        }
+        all = all && dispatch_cpu_have(id);
+    }
+    return all;
+}
+
+static void test_table(void)
+{
+    const int n = dispatch_cpu_feature_count();
+    CHECK(n > 0, "empty table");
+    for (int i = 0; i < n; ++i) {
+        const dispatch_cpu_feature_info *row = dispatch_cpu_feature_at(i);
+        CHECK(dispatch_cpu_feature_id(row->name) == row->id, "lookup of %s", row->name);
+        CHECK(strcmp(dispatch_cpu_feature_name(row->id), row->name) == 0, "name of %d", row->id);
+        const int have = dispatch_cpu_have(row->id);
+        const int members = implies_ok(row, have);
+        if (row->is_group && row->on_this_arch) {
+            CHECK(have == members, "group %s is not the AND of its members", row->name);
+        }
+        if (!row->on_this_arch) {
+            CHECK(!have, "%s reported on the wrong architecture", row->name);
+        }
+    }
+    CHECK(dispatch_cpu_feature_id("avx512_skx") == DISPATCH_CPU_FEATURE_AVX512_SKX, "case");
+    CHECK(dispatch_cpu_feature_id("AVX3") == DISPATCH_CPU_FEATURE_NONE, "unknown name");
+    CHECK(dispatch_cpu_feature_at(n) == NULL, "row past the end");
+    CHECK(dispatch_cpu_have(DISPATCH_CPU_FEATURE_MAX) == 0, "out of range id");
+}
+
+#if defined(__linux__)
+static void test_proc_readers(void)
+{
+    unsigned long v = 0;
+    CHECK(dispatch__cpu_auxv_read("/proc/self/auxv", AT_PAGESZ, &v) == 0, "AT_PAGESZ absent");
+    CHECK(v == (unsigned long)sysconf(_SC_PAGESIZE), "AT_PAGESZ %lu", v);
+    /* Not AT_HWCAP: glibc's getauxval(AT_HWCAP) on x86 is its own word. */
+    CHECK(dispatch__cpu_auxv_read("/proc/self/auxv", AT_UID, &v) == 0, "AT_UID absent");
+    CHECK(v == (unsigned long)getuid(), "AT_UID %lu", v);
+    CHECK(dispatch__cpu_auxv_read("/proc/self/auxv", 0x7fff, &v) == -1, "absent entry");
+    CHECK(dispatch__cpu_auxv_read("/nonexistent/auxv", AT_HWCAP, &v) == -1, "missing file");
+
+    /* A fake cpuinfo: the first matching key wins, words match whole. */
+    char path[] = "/tmp/dispatch-cpuinfo-XXXXXX";
+    const int fd = mkstemp(path);
+    CHECK(fd >= 0, "mkstemp");
+    if (fd < 0) {
+        return;
+    }
+    const char text[] = "processor\t: 0\nFeatures\t: fp asimd asimdhp sve\n"
+                        "Features\t: fp\nflags : sse4_1\n";
+    CHECK(write(fd, text, sizeof(text) - 1) == (ssize_t)(sizeof(text) - 1), "write");
+    close(fd);
+    CHECK(dispatch__cpu_cpuinfo_has(path, "Features", "asimdhp") == 1, "asimdhp");
+    CHECK(dispatch__cpu_cpuinfo_has(path, "Features", "sve") == 1, "last word");
+    CHECK(dispatch__cpu_cpuinfo_has(path, "Features", "asimddp") == 0, "absent word");
+    CHECK(dispatch__cpu_cpuinfo_has(path, "Features", "asimd") == 1, "whole word");
+    CHECK(dispatch__cpu_cpuinfo_has(path, "Features", "asim") == 0, "prefix is no match");
+    CHECK(dispatch__cpu_cpuinfo_has(path, "flags", "sse4_1") == 1, "other key");
+    CHECK(dispatch__cpu_cpuinfo_has(path, "Hardware", "x") == -1, "missing key");
+    unlink(path);
+}
+#endif
+
+#if defined(__x86_64__) || defined(__i386__)
+static void test_x86_matches_cpuinfo(void)
+{
+    static const struct {
+        int id;
+        const char *flag;
+    } map[] = {
+        {DISPATCH_CPU_FEATURE_SSE2, "sse2"},       {DISPATCH_CPU_FEATURE_SSE3, "pni"},
+        {DISPATCH_CPU_FEATURE_SSSE3, "ssse3"},     {DISPATCH_CPU_FEATURE_SSE41, "sse4_1"},
+        {DISPATCH_CPU_FEATURE_SSE42, "sse4_2"},    {DISPATCH_CPU_FEATURE_POPCNT, "popcnt"},
+        {DISPATCH_CPU_FEATURE_AVX, "avx"},         {DISPATCH_CPU_FEATURE_F16C, "f16c"},
+        {DISPATCH_CPU_FEATURE_FMA3, "fma"},        {DISPATCH_CPU_FEATURE_AVX2, "avx2"},
+        {DISPATCH_CPU_FEATURE_AVX512F, "avx512f"}, {DISPATCH_CPU_FEATURE_AVX512CD, "avx512cd"},
+    };
+    for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); ++i) {
+        const int flag = dispatch__cpu_cpuinfo_has("/proc/cpuinfo", "flags", map[i].flag);
+        if (flag < 0) {
+            return; /* no /proc/cpuinfo flags line: nothing to compare with */
+        }
+        /* The closure may only remove a feature, never add one. */
+        if (dispatch_cpu_have_detected(map[i].id)) {
+            CHECK(flag == 1, "%s detected but not in /proc/cpuinfo", map[i].flag);
+        }
+    }
+}
+
+static void test_env(void)
+{
+    /* Keep only AVX2 and what it implies. */
+    unsetenv("DISPATCH_DISABLE_CPU_FEATURES");
+    setenv("DISPATCH_ENABLE_CPU_FEATURES", "avx2", 1);
+    int rc = dispatch_cpu_redetect_for_tests();
+    if (dispatch_cpu_have_detected(DISPATCH_CPU_FEATURE_AVX2)) {
+        CHECK(rc == 0, "%s", dispatch_cpu_error());
+        CHECK(dispatch_cpu_have(DISPATCH_CPU_FEATURE_AVX2), "AVX2 kept");
+        CHECK(dispatch_cpu_have(DISPATCH_CPU_FEATURE_F16C), "implied F16C kept");
+        CHECK(!dispatch_cpu_have(DISPATCH_CPU_FEATURE_AVX512F), "AVX512F dropped");
+    } else {
+        CHECK(rc == -1 && dispatch_cpu_error_kind() == DISPATCH_CPU_ERROR_ENV, "missing AVX2");
+    }
+
+    setenv("DISPATCH_DISABLE_CPU_FEATURES", "avx2", 1);
+    CHECK(dispatch_cpu_redetect_for_tests() == -1, "both set");
+    CHECK(dispatch_cpu_error_kind() == DISPATCH_CPU_ERROR_CONFLICT, "conflict kind");
+    CHECK(dispatch_cpu_have(DISPATCH_CPU_FEATURE_AVX512F) ==
+              dispatch_cpu_have_detected(DISPATCH_CPU_FEATURE_AVX512F),
+          "a refused request changes nothing");
+
+    unsetenv("DISPATCH_ENABLE_CPU_FEATURES");
+    CHECK(dispatch_cpu_redetect_for_tests() == 0, "%s", dispatch_cpu_error());
+    CHECK(!dispatch_cpu_have(DISPATCH_CPU_FEATURE_AVX2), "AVX2 disabled");
+    CHECK(!dispatch_cpu_have(DISPATCH_CPU_FEATURE_AVX512_SKX), "what implies AVX2 too");
+    CHECK(!dispatch_cpu_have(DISPATCH_CPU_FEATURE_X86_V3), "groups too");
+    CHECK(dispatch_cpu_have(DISPATCH_CPU_FEATURE_AVX) == dispatch_cpu_have_detected(DISPATCH_CPU_FEATURE_AVX),
+          "what AVX2 implies stays");
+
+    char longv[DISPATCH_CPU_ENV_MAX + 2];
+    memset(longv, 'x', sizeof(longv) - 1);
+    longv[sizeof(longv) - 1] = '\0';
+    setenv("DISPATCH_DISABLE_CPU_FEATURES", longv, 1);
+    CHECK(dispatch_cpu_redetect_for_tests() == -1, "over-long");
+    CHECK(strstr(dispatch_cpu_error(), "at most") != NULL, "%s", dispatch_cpu_error());
+
+    unsetenv("DISPATCH_DISABLE_CPU_FEATURES");
+    CHECK(dispatch_cpu_redetect_for_tests() == 0, "reset");
+}
+#endif
+
+static const char *fake_chosen = "first";
+static void fake_chooser(void)
+{
+    dispatch_cpu_trace_record_choice("fake_fn", "AVX2 baseline", fake_chosen);
+}
+
+static void test_trace(void)
+{
+    const int before = dispatch_cpu_trace_count();
+    CHECK(dispatch_cpu_dispatch_register(fake_chooser) == 0, "register");
+    CHECK(dispatch_cpu_trace_count() == before + 1, "registering runs the chooser");
+    dispatch_cpu_trace_record rec;
+    CHECK(dispatch_cpu_trace_get(before, &rec) == 0, "get");
+    CHECK(strcmp(rec.name, "fake_fn") == 0 && strcmp(rec.chosen, "first") == 0, "record");
+    fake_chosen = "second";
+    (void)dispatch_cpu_redetect_for_tests();
+    CHECK(dispatch_cpu_trace_count() == before + 1, "re-choosing updates, not appends");
+    CHECK(dispatch_cpu_trace_get(before, &rec) == 0 && strcmp(rec.chosen, "second") == 0,
+          "the test hook re-runs choosers");
+    CHECK(dispatch_cpu_trace_get(before + 1, &rec) == -1, "past the end");
+}
+
+int main(void)
+{
+    CHECK(dispatch_cpu_init() == 0 || getenv("DISPATCH_DISABLE_CPU_FEATURES") ||
+              getenv("DISPATCH_ENABLE_CPU_FEATURES"),
+          "%s", dispatch_cpu_error());
+    test_table();
+#if defined(__linux__)
+    test_proc_readers();
+#endif
+#if defined(__x86_64__) || defined(__i386__)
+    test_x86_matches_cpuinfo();
+    test_env();
+#endif
+    test_trace();
+    if (failures) {
+        fprintf(stderr, "%d check(s) failed\n", failures);
+        return 1;
+    }
+    printf("ok\n");
+    return 0;
+}
