@@ -34,6 +34,11 @@
 #else
     #define ON_PPC64 0
 #endif
+#if defined(__aarch64__)
+    #define ON_AARCH64 1
+#else
+    #define ON_AARCH64 0
+#endif
 #if defined(__aarch64__) || defined(__arm__)
     #define ON_ARM 1
 #else
@@ -45,11 +50,29 @@
     #define ON_S390X 0
 #endif
 
-/* Implied features come before the features implying them, so one forward
- * pass usually settles the closure; the code iterates to a fixed point anyway
- * (SSE and SSE2 imply each other, as in the toolkit table). */
+/* On aarch64 NEON, NEON_FP16, NEON_VFPV4 and ASIMD are all part of the
+ * architecture and imply each other; on armhf they are a chain. */
+#if defined(__aarch64__)
+    #define IMPLIES_NEON "NEON_FP16 NEON_VFPV4 ASIMD"
+    #define IMPLIES_NEON_FP16 "NEON NEON_VFPV4 ASIMD"
+    #define IMPLIES_NEON_VFPV4 "NEON NEON_FP16 ASIMD"
+    #define IMPLIES_ASIMD "NEON NEON_FP16 NEON_VFPV4"
+#else
+    #define IMPLIES_NEON ""
+    #define IMPLIES_NEON_FP16 "NEON"
+    #define IMPLIES_NEON_VFPV4 "NEON_FP16"
+    #define IMPLIES_ASIMD "NEON_FP16 NEON_VFPV4"
+#endif
+
+#define X86_V2_MEMBERS "SSE SSE2 SSE3 SSSE3 SSE41 POPCNT SSE42"
+#define X86_V3_MEMBERS X86_V2_MEMBERS " AVX F16C FMA3 AVX2"
+#define X86_V4_MEMBERS X86_V3_MEMBERS " AVX512F AVX512CD AVX512_SKX"
+
+/* Rows as in tools/dispatchkit/features/<arch>.py, in its order, groups
+ * last; a group's `implies` are its members. The closure code iterates to a
+ * fixed point, so neither order nor cycles matter for correctness. */
 static const dispatch_cpu_feature_info dispatch__cpu_table[] = {
-    ROW(SSE, ON_X86, "SSE2", 0),
+    ROW(SSE, ON_X86, "", 0),
     ROW(SSE2, ON_X86, "SSE", 0),
     ROW(SSE3, ON_X86, "SSE2", 0),
     ROW(SSSE3, ON_X86, "SSE3", 0),
@@ -71,27 +94,27 @@ static const dispatch_cpu_feature_info dispatch__cpu_table[] = {
     ROW(AVX512_CNL, ON_X86, "AVX512_SKX", 0),
     ROW(AVX512_ICL, ON_X86, "AVX512_CLX AVX512_CNL", 0),
     ROW(AVX512_SPR, ON_X86, "AVX512_ICL", 0),
-    ROW(X86_V2, ON_X86, "SSE SSE2 SSE3 SSSE3 SSE41 POPCNT SSE42", 1),
-    ROW(X86_V3, ON_X86, "X86_V2 AVX AVX2 FMA3 F16C", 1),
-    ROW(X86_V4, ON_X86, "X86_V3 AVX512_SKX", 1),
+    ROW(X86_V2, ON_X86, X86_V2_MEMBERS, 1),
+    ROW(X86_V3, ON_X86, X86_V3_MEMBERS, 1),
+    ROW(X86_V4, ON_X86, X86_V4_MEMBERS, 1),
     ROW(VSX, ON_PPC64, "", 0),
     ROW(VSX2, ON_PPC64, "VSX", 0),
     ROW(VSX3, ON_PPC64, "VSX2", 0),
     ROW(VSX4, ON_PPC64, "VSX3", 0),
-    ROW(NEON, ON_ARM, "", 0),
-    ROW(NEON_FP16, ON_ARM, "NEON", 0),
-    ROW(NEON_VFPV4, ON_ARM, "NEON_FP16", 0),
-    ROW(ASIMD, ON_ARM, "NEON_FP16 NEON_VFPV4", 0),
+    ROW(NEON, ON_ARM, IMPLIES_NEON, 0),
+    ROW(NEON_FP16, ON_ARM, IMPLIES_NEON_FP16, 0),
+    ROW(NEON_VFPV4, ON_ARM, IMPLIES_NEON_VFPV4, 0),
+    ROW(ASIMD, ON_ARM, IMPLIES_ASIMD, 0),
     ROW(ASIMDHP, ON_ARM, "ASIMD", 0),
     ROW(ASIMDDP, ON_ARM, "ASIMD", 0),
     ROW(ASIMDFHM, ON_ARM, "ASIMDHP", 0),
-    ROW(SVE, ON_ARM, "ASIMDHP", 0),
+    ROW(SVE, ON_AARCH64, "ASIMDHP", 0),
     ROW(VX, ON_S390X, "", 0),
     ROW(VXE, ON_S390X, "VX", 0),
     ROW(VXE2, ON_S390X, "VXE", 0),
 };
 #define TABLE_N ((int)(sizeof(dispatch__cpu_table) / sizeof(dispatch__cpu_table[0])))
-#define MAX_IMPLIES 8
+#define MAX_IMPLIES DISPATCH__CPU_MAX_IMPLIES
 
 int dispatch_cpu_feature_count(void)
 {
@@ -151,7 +174,9 @@ const char *dispatch_cpu_arch(void)
 #elif defined(__aarch64__)
     return "aarch64";
 #elif defined(__arm__)
-    return "arm";
+    return "armhf";
+#elif defined(__powerpc64__) && defined(__LITTLE_ENDIAN__)
+    return "ppc64le";
 #elif defined(__powerpc64__)
     return "ppc64";
 #elif defined(__s390x__)

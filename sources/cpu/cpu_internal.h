@@ -7,6 +7,9 @@
 
 #include "dispatch/cpu_runtime.h"
 
+/* Most names a row's `implies` may list (the C test checks every row). */
+#define DISPATCH__CPU_MAX_IMPLIES 32
+
 /* Raw detection of the running CPU: raw[id] = 1 for each feature whose own
  * bits (CPUID, hwcaps) and OS register state are present, implications not
  * yet applied; groups are left 0 (they are computed from their members).

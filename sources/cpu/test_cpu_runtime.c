@@ -34,8 +34,9 @@ static int implies_ok(const dispatch_cpu_feature_info *row, int have_row)
 {
     char buf[256];
     snprintf(buf, sizeof(buf), "%s", row->implies);
-    int all = 1;
+    int all = 1, count = 0;
     for (char *tok = strtok(buf, " "); tok; tok = strtok(NULL, " ")) {
+        CHECK(++count <= DISPATCH__CPU_MAX_IMPLIES, "%s implies too many", row->name);
         const int id = dispatch_cpu_feature_id(tok);
         CHECK(id != DISPATCH_CPU_FEATURE_NONE, "%s implies unknown %s", row->name, tok);
         if (have_row) {

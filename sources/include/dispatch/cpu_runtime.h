@@ -21,11 +21,11 @@ extern "C" {
  * The feature table
  * ------------------------------------------------------------------------ */
 
-/* One row per feature and group of every architecture, in an order where a
- * feature's implied features come first (up to the SSE/SSE2 cycle, which the
- * generic closure handles). `implies` lists the direct implications by name,
- * space separated, as the toolkit tables (tools/dispatchkit/features/) do;
- * a group (`is_group`) is present exactly when all of `implies` is. */
+/* One row per feature and group of every architecture. `implies` lists the
+ * direct implications by name, space separated, as the toolkit tables
+ * (tools/dispatchkit/features/) do for the architecture of this build; a
+ * group (`is_group`) lists its members there and is present exactly when all
+ * of them are. */
 typedef struct dispatch_cpu_feature_info {
     int id;              /* enum dispatch_cpu_feature */
     const char *name;    /* table name: "AVX512_SKX" */
@@ -41,7 +41,8 @@ const dispatch_cpu_feature_info *dispatch_cpu_feature_at(int index);
 int dispatch_cpu_feature_id(const char *name);
 /* Table name of an id, or NULL. */
 const char *dispatch_cpu_feature_name(int feature);
-/* "x86_64", "x86", "aarch64", "arm", "ppc64", "s390x" or "unknown". */
+/* The toolkit's arch name: "x86_64", "x86", "aarch64", "armhf", "ppc64le",
+ * "s390x"; "ppc64" (big-endian) or "unknown" elsewhere. */
 const char *dispatch_cpu_arch(void);
 
 /* ------------------------------------------------------------------------
