@@ -123,9 +123,12 @@ def _resolve_file(src: Path, config: BuildConfig, groups: dict, disable_opt: boo
 
 
 def cmd_meson_source(args: argparse.Namespace) -> None:
-    """Write <name>.dispatch.h and one wrapper per target; tell meson what to build.
+    """Write <name>.dispatch.h; tell meson what to build.
 
-    Lines: target<TAB>lib name<TAB>source<TAB>flags, and note<TAB>text.
+    Lines: wrapper<TAB>lib name<TAB>target<TAB>flags<TAB>wrapper file name,
+    baseline<TAB>lib name<TAB>source<TAB>flags, and note<TAB>text. Meson makes
+    each wrapper with configure_file(command: ... wrapper ...), so that it holds
+    a file reference to it rather than a path string.
     """
     config = BuildConfig.load(args.config)
     src = Path(args.source)
@@ -135,17 +138,28 @@ def cmd_meson_source(args: argparse.Namespace) -> None:
     generate.write_if_changed(out / generate.header_name(src.name),
                               generate.source_header(res, src.name))
     for t in res.targets:
-        wrapper = out / generate.wrapper_name(src.name, t)
-        generate.write_if_changed(wrapper, generate.wrapper_source(t, src.name))
-        print(f"target\t{stem}_{t.name}\t{wrapper}\t{' '.join(t.flags)}")
+        print(f"wrapper\t{stem}_{t.name}\t{t.name}\t{' '.join(t.flags)}\t"
+              f"{generate.wrapper_name(src.name, t)}")
     if res.baseline:
-        print(f"target\t{stem}_baseline\t{src.resolve()}\t{' '.join(config.baseline_flags)}")
+        print(f"baseline\t{stem}_baseline\t{src.resolve()}\t{' '.join(config.baseline_flags)}")
     built = [t.name for t in res.targets] + (["baseline"] if res.baseline else [])
     print(f"note\t{src.name}: builds {' '.join(built) or 'nothing'}")
     for s in res.skipped:
         print(f"note\t{src.name}: skipped {s['target']}: {s['reason']}")
     for n in res.notes:
         print(f"note\t{n}")
+
+
+def cmd_wrapper(args: argparse.Namespace) -> None:
+    """Print the wrapper source of one target of one source."""
+    config = BuildConfig.load(args.config)
+    res = _resolve_file(args.source, config, load_groups(args.groups), False)
+    target = next((t for t in res.targets if t.name == args.target.upper()), None)
+    if target is None:
+        built = " ".join(t.name for t in res.targets) or "none"
+        raise DispatchError(f"no target '{args.target}' is built (built: {built})",
+                            str(args.source))
+    sys.stdout.write(generate.wrapper_source(target, Path(args.source).name))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -182,6 +196,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--groups", type=Path)
     p.add_argument("--disable-optimization", action="store_true")
     p.set_defaults(func=cmd_meson_source)
+
+    p = sub.add_parser("wrapper", help="print the wrapper source of one target (meson)")
+    p.add_argument("source", type=Path)
+    p.add_argument("target")
+    p.add_argument("--config", type=Path, required=True)
+    p.add_argument("--groups", type=Path)
+    p.set_defaults(func=cmd_wrapper)
     return parser
 
 
