@@ -72,9 +72,10 @@ def merge_keep_last(prefixes: Sequence[str]) -> FlagMerger:
         out: List[str] = []
         for flag in flags:
             prefix = next((p for p in prefixes if flag.startswith(p)), None)
-            if prefix is not None:
-                out = [f for f in out if not f.startswith(prefix)]
-            if flag not in out:
+            slot = next((i for i, f in enumerate(out) if prefix and f.startswith(prefix)), None)
+            if slot is not None:
+                out[slot] = flag
+            elif flag not in out:
                 out.append(flag)
         return out
 
