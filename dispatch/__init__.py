@@ -10,13 +10,20 @@ True
 # must come first, before any module built with the baseline flags loads.
 from . import _cpu_guard  # noqa: F401
 from ._core import ffi, lib
+from ._cpu import *  # noqa: F401,F403  (detection + env overrides, at import)
+from ._cpu import __all__ as _cpu_all
+from ._cpu import __cpu_baseline__, __cpu_dispatch__, __cpu_features__  # noqa: F401
 
 if lib.dispatch_kernels_init() != 0:
     raise RuntimeError(ffi.string(lib.dispatch_cpu_error()).decode())
 
 
 def probe_target() -> str:
-    """The target the probe kernel runs here ("AVX512_SKX", ..., "baseline")."""
+    """The target the probe kernel runs here ("AVX512_SKX", ..., "baseline").
+
+    >>> dispatch.probe_target() in ("AVX512_SKX", "FMA3__AVX2", "SSE42", "baseline")
+    True
+    """
     return ffi.string(lib.dispatch_probe_chosen()).decode()
 
 
@@ -25,4 +32,4 @@ def probe_targets() -> list:
     return ffi.string(lib.dispatch_probe_targets()).decode().split()
 
 
-__all__ = ["probe_target", "probe_targets"]
+__all__ = [*_cpu_all, "probe_target", "probe_targets"]
