@@ -1,0 +1,56 @@
+/*@targets baseline sse42 (avx2 fma3) avx512_skx */
+/*
+ * addcmul, float32/float64: out = self + value * t1 * t2, evaluated as
+ * self + ((value * t1) * t2) with three roundings and no fused multiply-add,
+ * like the reference loop, so every target gives the same bits.
+ * data = {out, self, t1, t2}; ctx: const T *value (NULL: 1).
+ */
+#include "dispatch/cpu_dispatch.h"
+#include "simd.h"
+#include "kernels_loops.h"
+
+#define DISPATCH_KERNELS_ADDCMUL_LOOP(NAME, T, S)                                      \
+    void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *steps,         \
+                                           intptr_t n, void *ctx)                      \
+    {                                                                                  \
+        const intptr_t L = DISPATCH_KERNELS_LANES(S), sz = (intptr_t)sizeof(T);        \
+        T value = (T)1;                                                                \
+        if (ctx) memcpy(&value, ctx, sizeof(T));                                       \
+        const dv_##S v = dv_set1_##S(value);                                           \
+        intptr_t i = 0;                                                                \
+        if (steps[0] == sz && steps[1] == sz && steps[2] == sz && steps[3] == sz) {    \
+            T *o = (T *)data[0];                                                       \
+            const T *a = (const T *)data[1], *b = (const T *)data[2];                  \
+            const T *c = (const T *)data[3];                                           \
+            for (; i + 2 * L <= n; i += 2 * L) {                                       \
+                dv_##S r0 = dv_mul_##S(dv_mul_##S(v, dv_load_##S(b + i)),              \
+                                       dv_load_##S(c + i));                            \
+                dv_##S r1 = dv_mul_##S(dv_mul_##S(v, dv_load_##S(b + i + L)),          \
+                                       dv_load_##S(c + i + L));                        \
+                dv_store_##S(o + i, dv_add_##S(dv_load_##S(a + i), r0));               \
+                dv_store_##S(o + i + L, dv_add_##S(dv_load_##S(a + i + L), r1));       \
+            }                                                                          \
+            for (; i + L <= n; i += L) {                                               \
+                dv_##S r0 = dv_mul_##S(dv_mul_##S(v, dv_load_##S(b + i)),              \
+                                       dv_load_##S(c + i));                            \
+                dv_store_##S(o + i, dv_add_##S(dv_load_##S(a + i), r0));               \
+            }                                                                          \
+        }                                                                              \
+        char *po = data[0] + i * steps[0];                                             \
+        const char *pa = data[1] + i * steps[1], *pb = data[2] + i * steps[2];         \
+        const char *pc = data[3] + i * steps[3];                                       \
+        for (; i < n; i++) {                                                           \
+            T a, b, c, r;                                                              \
+            memcpy(&a, pa, sizeof(T));                                                 \
+            memcpy(&b, pb, sizeof(T));                                                 \
+            memcpy(&c, pc, sizeof(T));                                                 \
+            T vb = value * b;                                                          \
+            T vbc = vb * c;                                                            \
+            r = a + vbc;                                                               \
+            memcpy(po, &r, sizeof(T));                                                 \
+            po += steps[0]; pa += steps[1]; pb += steps[2]; pc += steps[3];            \
+        }                                                                              \
+    }
+
+DISPATCH_KERNELS_ADDCMUL_LOOP(dispatch_kernel_addcmul_f32, float, f32)
+DISPATCH_KERNELS_ADDCMUL_LOOP(dispatch_kernel_addcmul_f64, double, f64)

@@ -1,0 +1,145 @@
+/*
+ * Loop templates shared by the dispatchable kernel sources. Every loop has the
+ * inner-loop signature of the elementwise engine,
+ *
+ *     void loop(char **data, const intptr_t *steps, intptr_t n, void *ctx)
+ *
+ * as sources/include/dispatch/loops.h defines it: data[0] the output, then
+ * the inputs; steps: the byte stride of each operand; n: elements; ctx: the
+ * loop's extra argument (alpha, value) or NULL. A stride of 0 is a broadcast
+ * scalar. Each template has a contiguous vector path, a scalar-broadcast
+ * vector path where it pays, and a general strided path; all three give the
+ * same bits for the same values (Note [Same answer on every target] in
+ * simd.h), so a result never depends on the memory layout.
+ *
+ * Included only by *.dispatch.c (it uses DISPATCH_CPU_DISPATCH_CURFX).
+ */
+#ifndef DISPATCH_KERNELS_LOOPS_H_
+#define DISPATCH_KERNELS_LOOPS_H_
+
+#include <stdint.h>
+#include "simd.h"
+
+#define DISPATCH_KERNELS_LANES_f32 DV_LANES_F32
+#define DISPATCH_KERNELS_LANES_f64 DV_LANES_F64
+#define DISPATCH_KERNELS_LANES(S) DISPATCH_KERNELS_LANES_##S
+
+/* Elements per chunk when a strided operand is gathered into a buffer. */
+#define DISPATCH_KERNELS_CHUNK 256
+
+/*
+ * Unary: data = {out, in}. VEC maps one vector; the strided path gathers a
+ * chunk into a stack buffer, runs the contiguous path on it in place, and
+ * scatters it back, so strided and contiguous inputs take the same arithmetic.
+ */
+#define DISPATCH_KERNELS_UNARY_LOOP(NAME, T, S, VEC)                                  \
+    static void NAME##_contig_(T *dst, const T *src, intptr_t n)                      \
+    {                                                                                 \
+        const intptr_t L = DISPATCH_KERNELS_LANES(S);                                 \
+        intptr_t i = 0;                                                               \
+        for (; i + 2 * L <= n; i += 2 * L) {                                          \
+            dv_##S v0 = dv_load_##S(src + i), v1 = dv_load_##S(src + i + L);          \
+            dv_store_##S(dst + i, VEC(v0));                                           \
+            dv_store_##S(dst + i + L, VEC(v1));                                       \
+        }                                                                             \
+        for (; i + L <= n; i += L)                                                    \
+            dv_store_##S(dst + i, VEC(dv_load_##S(src + i)));                         \
+        if (i < n)                                                                    \
+            dv_store_partial_##S(dst + i, n - i,                                      \
+                                 VEC(dv_load_partial_##S(src + i, n - i, (T)1)));     \
+    }                                                                                 \
+    void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *steps,        \
+                                           intptr_t n, void *ctx)                     \
+    {                                                                                 \
+        (void)ctx;                                                                    \
+        const intptr_t os = steps[0], is = steps[1];                                  \
+        if (is == (intptr_t)sizeof(T) && os == (intptr_t)sizeof(T)) {                 \
+            NAME##_contig_((T *)data[0], (const T *)data[1], n);                      \
+            return;                                                                   \
+        }                                                                             \
+        T buf[DISPATCH_KERNELS_CHUNK];                                                \
+        for (intptr_t i = 0; i < n; i += DISPATCH_KERNELS_CHUNK) {                    \
+            intptr_t m = n - i < DISPATCH_KERNELS_CHUNK ? n - i : DISPATCH_KERNELS_CHUNK; \
+            char *op = data[0] + i * os;                                              \
+            const char *ip = data[1] + i * is;                                        \
+            for (intptr_t j = 0; j < m; j++) memcpy(&buf[j], ip + j * is, sizeof(T)); \
+            NAME##_contig_(buf, buf, m);                                              \
+            for (intptr_t j = 0; j < m; j++) memcpy(op + j * os, &buf[j], sizeof(T)); \
+        }                                                                             \
+    }
+
+/*
+ * Binary: data = {out, a, b}. VEC(a, b) on vectors, SCALAR(a, b) on elements
+ * (the same operation: see simd.h). With ALPHA = 1 the loop reads a scale
+ * from ctx (loops.h: out = a op alpha*b; NULL or 1 means none), computed as
+ * a op (alpha*b), two roundings, as the reference loop does.
+ */
+#define DISPATCH_KERNELS_BINARY_LOOP(NAME, T, S, VEC, SCALAR, ALPHA)                  \
+    DV_INLINE void NAME##_run_(char **data, const intptr_t *steps, intptr_t n,        \
+                               T alpha, const int scaled)                             \
+    {                                                                                 \
+        const intptr_t L = DISPATCH_KERNELS_LANES(S), sz = (intptr_t)sizeof(T);       \
+        const intptr_t so = steps[0], sa = steps[1], sb = steps[2];                   \
+        T *o = (T *)data[0];                                                          \
+        const T *a = (const T *)data[1], *b = (const T *)data[2];                     \
+        const dv_##S k = dv_set1_##S(alpha);                                          \
+        (void)k;                                                                      \
+        intptr_t i = 0;                                                               \
+        if (sa == sz && sb == sz && so == sz) {                                       \
+            for (; i + 4 * L <= n; i += 4 * L) {                                      \
+                dv_##S a0 = dv_load_##S(a + i), a1 = dv_load_##S(a + i + L);          \
+                dv_##S a2 = dv_load_##S(a + i + 2 * L), a3 = dv_load_##S(a + i + 3 * L); \
+                dv_##S b0 = dv_load_##S(b + i), b1 = dv_load_##S(b + i + L);          \
+                dv_##S b2 = dv_load_##S(b + i + 2 * L), b3 = dv_load_##S(b + i + 3 * L); \
+                if (scaled) {                                                         \
+                    b0 = dv_mul_##S(k, b0); b1 = dv_mul_##S(k, b1);                   \
+                    b2 = dv_mul_##S(k, b2); b3 = dv_mul_##S(k, b3);                   \
+                }                                                                     \
+                dv_store_##S(o + i, VEC(a0, b0));                                     \
+                dv_store_##S(o + i + L, VEC(a1, b1));                                 \
+                dv_store_##S(o + i + 2 * L, VEC(a2, b2));                             \
+                dv_store_##S(o + i + 3 * L, VEC(a3, b3));                             \
+            }                                                                         \
+            for (; i + L <= n; i += L) {                                              \
+                dv_##S b0 = dv_load_##S(b + i);                                       \
+                if (scaled) b0 = dv_mul_##S(k, b0);                                   \
+                dv_store_##S(o + i, VEC(dv_load_##S(a + i), b0));                     \
+            }                                                                         \
+        } else if (sa == 0 && sb == sz && so == sz) {                                 \
+            const dv_##S av = dv_set1_##S(*a);                                        \
+            for (; i + 2 * L <= n; i += 2 * L) {                                      \
+                dv_##S b0 = dv_load_##S(b + i), b1 = dv_load_##S(b + i + L);          \
+                if (scaled) { b0 = dv_mul_##S(k, b0); b1 = dv_mul_##S(k, b1); }       \
+                dv_store_##S(o + i, VEC(av, b0));                                     \
+                dv_store_##S(o + i + L, VEC(av, b1));                                 \
+            }                                                                         \
+        } else if (sa == sz && sb == 0 && so == sz) {                                 \
+            const dv_##S bv = scaled ? dv_set1_##S(alpha * *b) : dv_set1_##S(*b);     \
+            for (; i + 2 * L <= n; i += 2 * L) {                                      \
+                dv_##S a0 = dv_load_##S(a + i), a1 = dv_load_##S(a + i + L);          \
+                dv_store_##S(o + i, VEC(a0, bv));                                     \
+                dv_store_##S(o + i + L, VEC(a1, bv));                                 \
+            }                                                                         \
+        }                                                                             \
+        /* The tail of the vector paths, and every other layout. */                  \
+        char *po = data[0] + i * so;                                                  \
+        const char *pa = data[1] + i * sa, *pb = data[2] + i * sb;                    \
+        for (; i < n; i++, pa += sa, pb += sb, po += so) {                            \
+            T x, y, r;                                                                \
+            memcpy(&x, pa, sizeof(T));                                                \
+            memcpy(&y, pb, sizeof(T));                                                \
+            if (scaled) y = alpha * y;                                                \
+            r = SCALAR(x, y);                                                         \
+            memcpy(po, &r, sizeof(T));                                                \
+        }                                                                             \
+    }                                                                                 \
+    void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *steps,        \
+                                           intptr_t n, void *ctx)                     \
+    {                                                                                 \
+        T alpha = (T)1;                                                               \
+        if ((ALPHA) && ctx) memcpy(&alpha, ctx, sizeof(T));                           \
+        if (alpha != (T)1) NAME##_run_(data, steps, n, alpha, 1);                     \
+        else NAME##_run_(data, steps, n, alpha, 0);                                   \
+    }
+
+#endif /* DISPATCH_KERNELS_LOOPS_H_ */
