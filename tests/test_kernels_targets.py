@@ -1,0 +1,132 @@
+"""Every dispatched target of the kernels, proven on this machine.
+
+Each target is forced in a fresh interpreter with DISPATCH_DISABLE_CPU_FEATURES
+(the variable is read once, at import): the chooser must pick exactly that
+target for every kernel source, the kernel test modules must pass under it,
+and its results must equal the other targets' bit for bit (+ - * / max min
+sqrt addcmul sum) or stay within the exp/log bound of each other.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import dispatch
+
+HERE = Path(__file__).resolve().parent
+# target -> features to disable so that it is the highest one left
+TARGETS = {
+    "AVX512_SKX": "",
+    "FMA3__AVX2": "AVX512F",
+    "SSE42": "AVX",
+    "baseline": "SSE41",
+}
+# A target runs here when the hardware has its features.
+NEEDS = {"AVX512_SKX": "AVX512_SKX", "FMA3__AVX2": "AVX2", "SSE42": "SSE42", "baseline": "SSE2"}
+
+CHILD = r"""
+import sys, numpy as np
+from dispatch import kernels
+out = {"chosen": np.array([kernels.chosen(s) for s in kernels.SOURCES])}
+rng = np.random.default_rng(11)
+for dt in (np.float32, np.float64):
+    a = (rng.standard_normal(4099) * 10.0 ** rng.integers(-20, 20, 4099)).astype(dt)
+    b = (rng.standard_normal(4099) * 10.0 ** rng.integers(-20, 20, 4099)).astype(dt)
+    c = rng.standard_normal(4099).astype(dt)
+    a[:6] = [0.0, -0.0, np.inf, np.nan, 1.0, -1.0]
+    b[:6] = [-0.0, 0.0, np.inf, 1.0, np.nan, -1.0]
+    name = np.dtype(dt).name
+    for op in ("add", "sub", "mul", "div", "maximum", "minimum"):
+        o = np.empty_like(a); kernels.run(op, o, a, b); out[f"{op}_{name}"] = o
+    o = np.empty_like(a); kernels.run("addcmul", o, a, b, c, ctx=0.3); out[f"addcmul_{name}"] = o
+    o = np.empty_like(a); kernels.run("sqrt", o, np.abs(a)); out[f"sqrt_{name}"] = o
+    x = rng.uniform(-100, 100, 100_000).astype(dt)
+    o = np.empty_like(x); kernels.run("exp", o, x); out[f"exp_{name}"] = o
+    x = np.exp2(rng.uniform(-140, 140, 100_000)).astype(dt)
+    o = np.empty_like(x); kernels.run("log", o, x); out[f"log_{name}"] = o
+    s = rng.standard_normal(1_000_003).astype(dt)
+    out[f"sum_{name}"] = np.array([kernels.sum(s), kernels.sum(s[::7])], dtype=dt)
+np.savez(sys.argv[1], **out)
+"""
+
+
+def _env(disable: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DISPATCH_")}
+    if disable:
+        env["DISPATCH_DISABLE_CPU_FEATURES"] = disable
+    return env
+
+
+def _runnable(target: str) -> bool:
+    return bool(dispatch.__cpu_features__.get(NEEDS[target], False))
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    """Results of CHILD under every runnable target: target -> npz dict."""
+    res = {}
+    for target, disable in TARGETS.items():
+        if not _runnable(target):
+            continue
+        path = tmp_path_factory.mktemp(target) / "out.npz"
+        proc = subprocess.run([sys.executable, "-c", CHILD, str(path)], env=_env(disable),
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        with np.load(path) as z:
+            res[target] = {k: z[k] for k in z.files}
+    return res
+
+
+@pytest.mark.parametrize("target", list(TARGETS))
+def test_the_forced_target_is_chosen_for_every_kernel_source(results, target):
+    if target not in results:
+        pytest.skip(f"this CPU cannot run {target}")
+    assert set(results[target]["chosen"].tolist()) == {target}
+
+
+@pytest.mark.parametrize("target", list(TARGETS))
+def test_kernel_tests_pass_under_each_target(target):
+    if not _runnable(target):
+        pytest.skip(f"this CPU cannot run {target}")
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+         str(HERE / "test_kernels_accuracy.py"), str(HERE / "test_kernels_layout.py")],
+        env=_env(TARGETS[target]), capture_output=True, text=True, timeout=600, cwd=HERE.parent)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+
+
+EXACT = ["add", "sub", "mul", "div", "maximum", "minimum", "addcmul", "sqrt", "sum"]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("op", EXACT)
+def test_exact_kernels_are_bit_identical_across_targets(results, op, dtype):
+    if len(results) < 2:
+        pytest.skip("fewer than two targets run here")
+    key = f"{op}_{dtype}"
+    first, *others = results
+    for t in others:
+        assert results[t][key].tobytes() == results[first][key].tobytes(), (first, t)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("op", ["exp", "log"])
+def test_exp_log_targets_agree_within_one_ulp(results, op, dtype):
+    if len(results) < 2:
+        pytest.skip("fewer than two targets run here")
+    key = f"{op}_{dtype}"
+    itype = np.int32 if dtype == "float32" else np.int64
+    first, *others = results
+    a = results[first][key]
+    for t in others:
+        b = results[t][key]
+        both = np.isfinite(a) & np.isfinite(b)
+        assert np.array_equal(np.isfinite(a), np.isfinite(b))
+        diff = np.abs(a[both].view(itype).astype(np.int64) - b[both].view(itype).astype(np.int64))
+        assert diff.max() <= 1, (first, t)
