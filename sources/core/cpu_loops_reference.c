@@ -1,0 +1,239 @@
+/*
+ * The portable reference loops of loops.h: one plain strided loop per (loop,
+ * dtype), written once as a macro over the element type. Loads and stores go
+ * through memcpy, so operands need no alignment (the compiler emits plain
+ * moves). Integer arithmetic is done in uint64_t and converted back: it wraps
+ * like two's complement and is never undefined behaviour.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "dispatch/dtype.h"
+#include "dispatch/loops.h"
+#include "loops_internal.h"
+
+#define LOAD(T, p) ({ T v_; memcpy(&v_, (p), sizeof v_); v_; })
+#define STORE(T, p, v) do { T v_ = (v); memcpy((p), &v_, sizeof v_); } while (0)
+
+/* bool is stored as one byte, 0 or 1 */
+typedef uint8_t bool8;
+
+#define DEF_BINARY(NAME, T, OT, EXPR)                                                     \
+    static void NAME(char **data, const intptr_t *s, intptr_t n, void *ctx) {             \
+        (void)ctx;                                                                        \
+        char *o = data[0], *pa = data[1], *pb = data[2];                                  \
+        for (intptr_t i = 0; i < n; i++, o += s[0], pa += s[1], pb += s[2]) {             \
+            T a = LOAD(T, pa), b = LOAD(T, pb);                                           \
+            STORE(OT, o, (EXPR));                                                         \
+        }                                                                                 \
+    }
+
+/* ADD/SUB read alpha from ctx (NULL: 1). */
+#define DEF_ALPHA(NAME, T, EXPR)                                                          \
+    static void NAME(char **data, const intptr_t *s, intptr_t n, void *ctx) {             \
+        T alpha = ctx ? LOAD(T, ctx) : (T)1;                                              \
+        char *o = data[0], *pa = data[1], *pb = data[2];                                  \
+        for (intptr_t i = 0; i < n; i++, o += s[0], pa += s[1], pb += s[2]) {             \
+            T a = LOAD(T, pa), b = LOAD(T, pb);                                           \
+            STORE(T, o, (EXPR));                                                          \
+        }                                                                                 \
+    }
+
+#define DEF_UNARY(NAME, T, OT, EXPR)                                                      \
+    static void NAME(char **data, const intptr_t *s, intptr_t n, void *ctx) {             \
+        (void)ctx;                                                                        \
+        char *o = data[0], *pa = data[1];                                                 \
+        for (intptr_t i = 0; i < n; i++, o += s[0], pa += s[1]) {                         \
+            T a = LOAD(T, pa);                                                            \
+            STORE(OT, o, (EXPR));                                                         \
+        }                                                                                 \
+    }
+
+#define DEF_ADDCMUL(NAME, T, EXPR)                                                        \
+    static void NAME(char **data, const intptr_t *s, intptr_t n, void *ctx) {             \
+        T value = ctx ? LOAD(T, ctx) : (T)1;                                              \
+        char *o = data[0], *pa = data[1], *pb = data[2], *pc = data[3];                   \
+        for (intptr_t i = 0; i < n; i++, o += s[0], pa += s[1], pb += s[2], pc += s[3]) { \
+            T a = LOAD(T, pa), b = LOAD(T, pb), c = LOAD(T, pc);                          \
+            STORE(T, o, (EXPR));                                                          \
+        }                                                                                 \
+    }
+
+#define DEF_WHERE(NAME, T)                                                                \
+    static void NAME(char **data, const intptr_t *s, intptr_t n, void *ctx) {             \
+        (void)ctx;                                                                        \
+        char *o = data[0], *pc = data[1], *pa = data[2], *pb = data[3];                   \
+        for (intptr_t i = 0; i < n; i++, o += s[0], pc += s[1], pa += s[2], pb += s[3]) { \
+            memcpy(o, LOAD(bool8, pc) ? pa : pb, sizeof(T));                              \
+        }                                                                                 \
+    }
+
+#define DEF_FILL(NAME, T)                                                                 \
+    static void NAME(char **data, const intptr_t *s, intptr_t n, void *ctx) {             \
+        T value = LOAD(T, ctx);                                                           \
+        char *o = data[0];                                                                \
+        for (intptr_t i = 0; i < n; i++, o += s[0]) STORE(T, o, value);                   \
+    }
+
+#define DEF_COPY(NAME, T)                                                                 \
+    static void NAME(char **data, const intptr_t *s, intptr_t n, void *ctx) {             \
+        (void)ctx;                                                                        \
+        char *o = data[0], *pa = data[1];                                                 \
+        if (s[0] == sizeof(T) && s[1] == sizeof(T)) {                                     \
+            memmove(o, pa, (size_t)n * sizeof(T));                                        \
+            return;                                                                       \
+        }                                                                                 \
+        for (intptr_t i = 0; i < n; i++, o += s[0], pa += s[1]) memcpy(o, pa, sizeof(T)); \
+    }
+
+#define W(x) ((uint64_t)(x))
+#define FMAX(a, b) ((a) != (a) ? (a) : (b) != (b) ? (b) : (a) > (b) ? (a) : (b))
+#define FMIN(a, b) ((a) != (a) ? (a) : (b) != (b) ? (b) : (a) < (b) ? (a) : (b))
+
+/* Every loop every dtype has, given the arithmetic of its category. */
+#define DEF_COMMON(SFX, T)                                                                \
+    DEF_BINARY(eq_##SFX, T, bool8, a == b)                                                \
+    DEF_BINARY(ne_##SFX, T, bool8, a != b)                                                \
+    DEF_BINARY(lt_##SFX, T, bool8, a < b)                                                 \
+    DEF_BINARY(le_##SFX, T, bool8, a <= b)                                                \
+    DEF_BINARY(gt_##SFX, T, bool8, a > b)                                                 \
+    DEF_BINARY(ge_##SFX, T, bool8, a >= b)                                                \
+    DEF_COPY(copy_##SFX, T)                                                               \
+    DEF_WHERE(where_##SFX, T)                                                             \
+    DEF_FILL(fill_##SFX, T)
+
+#define DEF_INT(SFX, T)                                                                   \
+    DEF_COMMON(SFX, T)                                                                    \
+    DEF_ALPHA(add_##SFX, T, (T)(W(a) + W(alpha) * W(b)))                                  \
+    DEF_ALPHA(sub_##SFX, T, (T)(W(a) - W(alpha) * W(b)))                                  \
+    DEF_BINARY(mul_##SFX, T, T, (T)(W(a) * W(b)))                                         \
+    DEF_BINARY(maximum_##SFX, T, T, a > b ? a : b)                                        \
+    DEF_BINARY(minimum_##SFX, T, T, a < b ? a : b)                                        \
+    DEF_UNARY(neg_##SFX, T, T, (T)(0 - W(a)))                                             \
+    DEF_UNARY(abs_##SFX, T, T, (W(a) >> 63) ? (T)(0 - W(a)) : a)                               \
+    DEF_ADDCMUL(addcmul_##SFX, T, (T)(W(a) + W(value) * W(b) * W(c)))
+
+#define DEF_FLOAT(SFX, T, SQRT, EXP, LOG)                                                 \
+    DEF_COMMON(SFX, T)                                                                    \
+    DEF_ALPHA(add_##SFX, T, a + alpha * b)                                                \
+    DEF_ALPHA(sub_##SFX, T, a - alpha * b)                                                \
+    DEF_BINARY(mul_##SFX, T, T, a * b)                                                    \
+    DEF_BINARY(div_##SFX, T, T, a / b)                                                    \
+    DEF_BINARY(maximum_##SFX, T, T, FMAX(a, b))                                           \
+    DEF_BINARY(minimum_##SFX, T, T, FMIN(a, b))                                           \
+    DEF_UNARY(neg_##SFX, T, T, -a)                                                        \
+    DEF_UNARY(abs_##SFX, T, T, (T)fabs((double)a))                                        \
+    DEF_UNARY(sqrt_##SFX, T, T, (T)SQRT(a))                                               \
+    DEF_UNARY(exp_##SFX, T, T, (T)EXP(a))                                                 \
+    DEF_UNARY(log_##SFX, T, T, (T)LOG(a))                                                 \
+    DEF_ADDCMUL(addcmul_##SFX, T, a + value * b * c)
+
+DEF_COMMON(b8, bool8)
+DEF_ALPHA(add_b8, bool8, (bool8)((a | (alpha & b)) != 0))
+DEF_BINARY(mul_b8, bool8, bool8, (bool8)(a & b))
+DEF_BINARY(maximum_b8, bool8, bool8, (bool8)(a | b))
+DEF_BINARY(minimum_b8, bool8, bool8, (bool8)(a & b))
+DEF_UNARY(abs_b8, bool8, bool8, a)
+
+DEF_INT(i8, int8_t)
+DEF_INT(u8, uint8_t)
+DEF_INT(i16, int16_t)
+DEF_INT(i32, int32_t)
+DEF_INT(i64, int64_t)
+/* float16 computes in float and rounds once per result, like NumPy. */
+#define F16_SQRT(x) sqrtf((float)(x))
+#define F16_EXP(x) expf((float)(x))
+#define F16_LOG(x) logf((float)(x))
+DEF_FLOAT(f16, dispatch_half, F16_SQRT, F16_EXP, F16_LOG)
+DEF_FLOAT(f32, float, sqrtf, expf, logf)
+DEF_FLOAT(f64, double, sqrt, exp, log)
+
+#define ROW_COMMON(S)                                                                     \
+    [DISPATCH_LOOP_EQ] = eq_##S, [DISPATCH_LOOP_NE] = ne_##S, [DISPATCH_LOOP_LT] = lt_##S, \
+    [DISPATCH_LOOP_LE] = le_##S, [DISPATCH_LOOP_GT] = gt_##S, [DISPATCH_LOOP_GE] = ge_##S, \
+    [DISPATCH_LOOP_COPY] = copy_##S, [DISPATCH_LOOP_WHERE] = where_##S,                   \
+    [DISPATCH_LOOP_FILL] = fill_##S
+#define ROW_INT(S)                                                                        \
+    ROW_COMMON(S), [DISPATCH_LOOP_ADD] = add_##S, [DISPATCH_LOOP_SUB] = sub_##S,          \
+    [DISPATCH_LOOP_MUL] = mul_##S, [DISPATCH_LOOP_MAXIMUM] = maximum_##S,                 \
+    [DISPATCH_LOOP_MINIMUM] = minimum_##S, [DISPATCH_LOOP_NEG] = neg_##S,                 \
+    [DISPATCH_LOOP_ABS] = abs_##S, [DISPATCH_LOOP_ADDCMUL] = addcmul_##S
+#define ROW_FLOAT(S)                                                                      \
+    ROW_INT(S), [DISPATCH_LOOP_DIV] = div_##S, [DISPATCH_LOOP_SQRT] = sqrt_##S,           \
+    [DISPATCH_LOOP_EXP] = exp_##S, [DISPATCH_LOOP_LOG] = log_##S
+
+const dispatch_loop_fn dispatch_reference_loops[DISPATCH_NUM_DTYPES][DISPATCH_NUM_LOOPS] = {
+    [DISPATCH_BOOL] = {ROW_COMMON(b8), [DISPATCH_LOOP_ADD] = add_b8, [DISPATCH_LOOP_MUL] = mul_b8,
+                       [DISPATCH_LOOP_MAXIMUM] = maximum_b8, [DISPATCH_LOOP_MINIMUM] = minimum_b8,
+                       [DISPATCH_LOOP_ABS] = abs_b8},
+    [DISPATCH_INT8] = {ROW_INT(i8)},
+    [DISPATCH_UINT8] = {ROW_INT(u8)},
+    [DISPATCH_INT16] = {ROW_INT(i16)},
+    [DISPATCH_INT32] = {ROW_INT(i32)},
+    [DISPATCH_INT64] = {ROW_INT(i64)},
+    [DISPATCH_FLOAT16] = {ROW_FLOAT(f16)},
+    [DISPATCH_FLOAT32] = {ROW_FLOAT(f32)},
+    [DISPATCH_FLOAT64] = {ROW_FLOAT(f64)},
+};
+
+/* Casts ----------------------------------------------------------------------
+ * Every source is read as one of three carriers (uint8 0/1 for bool, int64 for
+ * integers, double for floats) and written from it. Float -> integer goes
+ * through int64 with a range check (out of range and NaN give INT64_MIN, the
+ * x86 "integer indefinite" value, instead of undefined behaviour), then wraps
+ * to the target width like NumPy's and PyTorch's casts do. */
+#define FLOAT_TO_I64(x) ((x) >= -9223372036854775808.0 && (x) < 9223372036854775808.0 \
+                         ? (int64_t)(x) : INT64_MIN)
+
+#define CAST_LOOP(NAME, FT, TT, CONV)                                                     \
+    static void NAME(char **data, const intptr_t *s, intptr_t n, void *ctx) {             \
+        (void)ctx;                                                                        \
+        char *o = data[0], *pa = data[1];                                                 \
+        for (intptr_t i = 0; i < n; i++, o += s[0], pa += s[1]) {                         \
+            FT a = LOAD(FT, pa);                                                          \
+            STORE(TT, o, CONV);                                                           \
+        }                                                                                 \
+    }
+
+/* to bool */
+#define CASTS_TO_BOOL(S, FT) CAST_LOOP(cast_##S##_b8, FT, bool8, (bool8)(a != 0))
+/* to an integer type */
+#define CASTS_INT_TO_INT(S, FT, D, TT) CAST_LOOP(cast_##S##_##D, FT, TT, (TT)(W((int64_t)a)))
+#define CASTS_FLOAT_TO_INT(S, FT, D, TT) \
+    CAST_LOOP(cast_##S##_##D, FT, TT, (TT)W(FLOAT_TO_I64((double)a)))
+#define CASTS_TO_FLOAT(S, FT, D, TT) CAST_LOOP(cast_##S##_##D, FT, TT, (TT)a)
+
+#define CASTS_FROM_INTLIKE(S, FT)                                                         \
+    CASTS_TO_BOOL(S, FT)                                                                  \
+    CASTS_INT_TO_INT(S, FT, i8, int8_t) CASTS_INT_TO_INT(S, FT, u8, uint8_t)              \
+    CASTS_INT_TO_INT(S, FT, i16, int16_t) CASTS_INT_TO_INT(S, FT, i32, int32_t)           \
+    CASTS_INT_TO_INT(S, FT, i64, int64_t)                                                 \
+    CASTS_TO_FLOAT(S, FT, f16, dispatch_half) CASTS_TO_FLOAT(S, FT, f32, float)           \
+    CASTS_TO_FLOAT(S, FT, f64, double)
+#define CASTS_FROM_FLOAT(S, FT)                                                           \
+    CASTS_TO_BOOL(S, FT)                                                                  \
+    CASTS_FLOAT_TO_INT(S, FT, i8, int8_t) CASTS_FLOAT_TO_INT(S, FT, u8, uint8_t)          \
+    CASTS_FLOAT_TO_INT(S, FT, i16, int16_t) CASTS_FLOAT_TO_INT(S, FT, i32, int32_t)       \
+    CASTS_FLOAT_TO_INT(S, FT, i64, int64_t)                                               \
+    CASTS_TO_FLOAT(S, FT, f16, dispatch_half) CASTS_TO_FLOAT(S, FT, f32, float)           \
+    CASTS_TO_FLOAT(S, FT, f64, double)
+
+CASTS_FROM_INTLIKE(b8, bool8)
+CASTS_FROM_INTLIKE(i8, int8_t)
+CASTS_FROM_INTLIKE(u8, uint8_t)
+CASTS_FROM_INTLIKE(i16, int16_t)
+CASTS_FROM_INTLIKE(i32, int32_t)
+CASTS_FROM_INTLIKE(i64, int64_t)
+CASTS_FROM_FLOAT(f16, dispatch_half)
+CASTS_FROM_FLOAT(f32, float)
+CASTS_FROM_FLOAT(f64, double)
+
+#define CAST_ROW(S)                                                                       \
+    {cast_##S##_b8, cast_##S##_i8, cast_##S##_u8, cast_##S##_i16, cast_##S##_i32,         \
+     cast_##S##_i64, cast_##S##_f16, cast_##S##_f32, cast_##S##_f64}
+
+const dispatch_loop_fn dispatch_reference_casts[DISPATCH_NUM_DTYPES][DISPATCH_NUM_DTYPES] = {
+    CAST_ROW(b8), CAST_ROW(i8), CAST_ROW(u8), CAST_ROW(i16), CAST_ROW(i32),
+    CAST_ROW(i64), CAST_ROW(f16), CAST_ROW(f32), CAST_ROW(f64),
+};

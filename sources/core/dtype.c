@@ -1,0 +1,85 @@
+/* dtypes and PyTorch's type promotion; see dispatch/dtype.h. */
+#include "dispatch/dtype.h"
+
+static const size_t itemsizes[DISPATCH_NUM_DTYPES] = {1, 1, 1, 2, 4, 8, 2, 4, 8};
+static const char *const names[DISPATCH_NUM_DTYPES] = {
+    "bool", "int8", "uint8", "int16", "int32", "int64", "float16", "float32", "float64",
+};
+
+int dispatch_dtype_is_valid(int dtype) { return dtype >= 0 && dtype < DISPATCH_NUM_DTYPES; }
+
+size_t dispatch_dtype_itemsize(int dtype) {
+    return dispatch_dtype_is_valid(dtype) ? itemsizes[dtype] : 0;
+}
+
+const char *dispatch_dtype_name(int dtype) {
+    return dispatch_dtype_is_valid(dtype) ? names[dtype] : "?";
+}
+
+int dispatch_dtype_category_of(int dtype) {
+    if (dtype == DISPATCH_BOOL) return DISPATCH_CAT_BOOL;
+    if (dtype >= DISPATCH_FLOAT16) return DISPATCH_CAT_FLOAT;
+    return DISPATCH_CAT_INT;
+}
+
+/*
+ * Note [Type promotion]
+ * ~~~~~~~~~~~~~~~~~~~~~
+ * promote_types is a lattice: bool < every integer < every float. Among
+ * integers the result holds both ranges (uint8 + int8 -> int16, the one case
+ * where the result is wider than both); among floats the wider wins; an integer
+ * with a float gives the float, whatever the widths (int64 + float16 ->
+ * float16), as in PyTorch.
+ *
+ * For an operation, PyTorch keeps one promoted dtype per priority class:
+ * tensors with dims, 0-dim tensors, wrapped Python numbers (a float number
+ * counts as the default dtype float32, an int number as int64). Classes are
+ * then combined from the lowest up: a lower class changes the result only
+ * when its category is higher (bool < int < float); then the two are promoted.
+ */
+int dispatch_promote_types(int a, int b) {
+    if (a == b) return a;
+    int ca = dispatch_dtype_category_of(a), cb = dispatch_dtype_category_of(b);
+    if (ca != cb) return ca > cb ? a : b;
+    if (ca == DISPATCH_CAT_FLOAT) return a > b ? a : b; /* enum order is width order */
+    /* two distinct integers */
+    if (a == DISPATCH_UINT8 || b == DISPATCH_UINT8) {
+        int other = a == DISPATCH_UINT8 ? b : a;
+        return other == DISPATCH_INT8 ? DISPATCH_INT16 : other;
+    }
+    return a > b ? a : b;
+}
+
+void dispatch_result_type_init(dispatch_result_type *st) {
+    st->dim = st->zero = st->wrapped = -1;
+}
+
+static int promote_skip_undefined(int a, int b) {
+    if (a < 0) return b;
+    if (b < 0) return a;
+    return dispatch_promote_types(a, b);
+}
+
+void dispatch_result_type_update(dispatch_result_type *st, int dtype, int ndim, int is_wrapped) {
+    if (is_wrapped) {
+        if (dtype == DISPATCH_FLOAT64) dtype = DISPATCH_FLOAT32;
+        st->wrapped = promote_skip_undefined(st->wrapped, dtype);
+    } else if (ndim == 0) {
+        st->zero = promote_skip_undefined(st->zero, dtype);
+    } else {
+        st->dim = promote_skip_undefined(st->dim, dtype);
+    }
+}
+
+static int combine_categories(int higher, int lower) {
+    if (higher < 0) return lower;
+    if (lower < 0) return higher;
+    if (dispatch_dtype_category_of(higher) == DISPATCH_CAT_FLOAT) return higher;
+    if (higher == DISPATCH_BOOL || dispatch_dtype_category_of(lower) == DISPATCH_CAT_FLOAT)
+        return dispatch_promote_types(higher, lower);
+    return higher;
+}
+
+int dispatch_result_type_get(const dispatch_result_type *st) {
+    return combine_categories(st->dim, combine_categories(st->zero, st->wrapped));
+}

@@ -1,0 +1,141 @@
+/* Storages and the per-device allocator table; see dispatch/storage.h. */
+#include "dispatch/storage.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "dispatch/error.h"
+
+struct dispatch_storage {
+    atomic_long refcount;
+    void *data;
+    size_t nbytes;
+    int device;
+    const dispatch_allocator *allocator; /* NULL for foreign memory */
+    void (*release)(void *ctx);
+    void *release_ctx;
+};
+
+static atomic_long live_storages;
+
+const char *dispatch_device_name(int device) {
+    switch (device) {
+    case DISPATCH_DEVICE_CPU: return "cpu";
+    case DISPATCH_DEVICE_CUDA: return "cuda";
+    case DISPATCH_DEVICE_META: return "meta";
+    default: return "?";
+    }
+}
+
+static void *cpu_alloc(size_t nbytes, void *ctx) {
+    (void)ctx;
+    /* aligned_alloc wants a multiple of the alignment; round up, and give
+     * zero-size requests a real (one line) block so data is never NULL. */
+    size_t rounded = (nbytes + DISPATCH_CPU_ALIGNMENT - 1) & ~(size_t)(DISPATCH_CPU_ALIGNMENT - 1);
+    if (rounded < nbytes) return NULL; /* overflow */
+    if (rounded == 0) rounded = DISPATCH_CPU_ALIGNMENT;
+    return aligned_alloc(DISPATCH_CPU_ALIGNMENT, rounded);
+}
+
+static void cpu_free(void *ptr, void *ctx) {
+    (void)ctx;
+    free(ptr);
+}
+
+static void *meta_alloc(size_t nbytes, void *ctx) {
+    (void)nbytes;
+    (void)ctx;
+    return NULL;
+}
+
+static void meta_free(void *ptr, void *ctx) {
+    (void)ptr;
+    (void)ctx;
+}
+
+static const dispatch_allocator cpu_allocator = {"cpu", cpu_alloc, cpu_free, NULL};
+static const dispatch_allocator meta_allocator = {"meta", meta_alloc, meta_free, NULL};
+
+static _Atomic(const dispatch_allocator *) allocators[DISPATCH_NUM_DEVICES] = {
+    &cpu_allocator, NULL, &meta_allocator,
+};
+
+void dispatch_allocator_register(int device, const dispatch_allocator *allocator) {
+    if (device >= 0 && device < DISPATCH_NUM_DEVICES) atomic_store(&allocators[device], allocator);
+}
+
+const dispatch_allocator *dispatch_allocator_get(int device) {
+    if (device < 0 || device >= DISPATCH_NUM_DEVICES) return NULL;
+    return atomic_load(&allocators[device]);
+}
+
+static dispatch_storage *storage_alloc_struct(void) {
+    dispatch_storage *s = calloc(1, sizeof *s);
+    if (!s) {
+        dispatch_error_set(DISPATCH_ERR_MEMORY, "out of memory allocating a storage header");
+        return NULL;
+    }
+    atomic_init(&s->refcount, 1);
+    atomic_fetch_add(&live_storages, 1);
+    return s;
+}
+
+dispatch_storage *dispatch_storage_new(int device, size_t nbytes) {
+    const dispatch_allocator *a = dispatch_allocator_get(device);
+    if (!a) {
+        dispatch_error_set(DISPATCH_ERR_RUNTIME,
+                           "no allocator is registered for device '%s' (this build or machine "
+                           "has no support for it)",
+                           dispatch_device_name(device));
+        return NULL;
+    }
+    void *data = a->alloc(nbytes, a->ctx);
+    if (!data && device != DISPATCH_DEVICE_META) {
+        dispatch_error_set(DISPATCH_ERR_MEMORY,
+                           "%s allocator: failed to allocate %zu bytes", a->name, nbytes);
+        return NULL;
+    }
+    dispatch_storage *s = storage_alloc_struct();
+    if (!s) {
+        a->free(data, a->ctx);
+        return NULL;
+    }
+    s->data = data;
+    s->nbytes = nbytes;
+    s->device = device;
+    s->allocator = a;
+    return s;
+}
+
+dispatch_storage *dispatch_storage_from_foreign(int device, void *data, size_t nbytes,
+                                                void (*release)(void *ctx), void *ctx) {
+    dispatch_storage *s = storage_alloc_struct();
+    if (!s) return NULL;
+    s->data = data;
+    s->nbytes = nbytes;
+    s->device = device;
+    s->release = release;
+    s->release_ctx = ctx;
+    return s;
+}
+
+void dispatch_storage_incref(dispatch_storage *s) {
+    atomic_fetch_add_explicit(&s->refcount, 1, memory_order_relaxed);
+}
+
+void dispatch_storage_decref(dispatch_storage *s) {
+    if (!s) return;
+    if (atomic_fetch_sub_explicit(&s->refcount, 1, memory_order_acq_rel) != 1) return;
+    if (s->allocator)
+        s->allocator->free(s->data, s->allocator->ctx);
+    else if (s->release)
+        s->release(s->release_ctx);
+    free(s);
+    atomic_fetch_sub(&live_storages, 1);
+}
+
+void *dispatch_storage_data(const dispatch_storage *s) { return s->data; }
+size_t dispatch_storage_nbytes(const dispatch_storage *s) { return s->nbytes; }
+int dispatch_storage_device(const dispatch_storage *s) { return s->device; }
+long dispatch_storage_refcount(const dispatch_storage *s) { return atomic_load(&s->refcount); }
+long dispatch_storage_live_count(void) { return atomic_load(&live_storages); }

@@ -1,0 +1,468 @@
+/* The boxed kernels of the built-in operators; see kernels.h. */
+#include "kernels.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dispatch/error.h"
+#include "dispatch/loops.h"
+#include "dispatch/strided.h"
+
+#define LOOP_OF(ctx) ((int)(intptr_t)(ctx))
+#define UNUSED_KS (void)ks
+
+/* Helpers ---------------------------------------------------------------------- */
+
+/* The device of a call: all tensors on one device, except that 0-dim CPU
+ * tensors (wrapped numbers included) go with any device, like PyTorch. */
+static int common_device(const char *name, dispatch_tensor *const *ts, int n, int *device) {
+    int dev = -1;
+    for (int i = 0; i < n; i++) {
+        const dispatch_tensor *t = ts[i];
+        if (t->ndim == 0 && t->device == DISPATCH_DEVICE_CPU) continue;
+        if (dev >= 0 && t->device != dev)
+            return dispatch_error_set(DISPATCH_ERR_RUNTIME,
+                                      "%s: expected all tensors to be on the same device, but "
+                                      "found at least two devices, %s and %s",
+                                      name, dispatch_device_name(dev),
+                                      dispatch_device_name(t->device));
+        dev = t->device;
+    }
+    *device = dev < 0 ? DISPATCH_DEVICE_CPU : dev;
+    return 0;
+}
+
+static int result_type(dispatch_tensor *const *ts, int n) {
+    dispatch_result_type st;
+    dispatch_result_type_init(&st);
+    for (int i = 0; i < n; i++)
+        dispatch_result_type_update(&st, ts[i]->dtype, (int)ts[i]->ndim, ts[i]->wrapped_number);
+    return dispatch_result_type_get(&st);
+}
+
+/* Broadcast shape of n tensors, in (*nd, shape). */
+static int broadcast_all(dispatch_tensor *const *ts, int n, int *nd, int64_t *shape) {
+    *nd = (int)ts[0]->ndim;
+    memcpy(shape, ts[0]->sizes, sizeof(int64_t) * (size_t)*nd);
+    for (int i = 1; i < n; i++) {
+        int64_t tmp[DISPATCH_MAX_DIMS];
+        int nt;
+        if (dispatch_broadcast_shapes(*nd, shape, (int)ts[i]->ndim, ts[i]->sizes, &nt, tmp) < 0)
+            return -1;
+        *nd = nt;
+        memcpy(shape, tmp, sizeof(int64_t) * (size_t)nt);
+    }
+    return 0;
+}
+
+/* Write a Python number (an ivalue) as one element of dtype into buf. */
+static void scalar_to(const dispatch_ivalue *v, int dtype, void *buf) {
+    char *data[2];
+    intptr_t strides[2] = {0, 0};
+    data[0] = buf;
+    if (v->tag == DISPATCH_IV_DOUBLE) {
+        double d = v->v.d;
+        data[1] = (char *)&d;
+        dispatch_cast_loop_get(DISPATCH_FLOAT64, dtype)(data, strides, 1, NULL);
+    } else {
+        int64_t i = v->tag == DISPATCH_IV_NONE ? 1 : v->v.i;
+        data[1] = (char *)&i;
+        dispatch_cast_loop_get(DISPATCH_INT64, dtype)(data, strides, 1, NULL);
+    }
+}
+
+/*
+ * Run loop over out and the inputs: each input is converted to `compute`
+ * (cond inputs of WHERE stay bool: skip_cast marks them) and expanded to out's
+ * shape. The reference path of every elementwise operator.
+ */
+static int run_elementwise(int loop, int compute, dispatch_tensor *out, dispatch_tensor *const *ins,
+                           int nin, unsigned skip_cast, void *ctx) {
+    dispatch_tensor *ops[DISPATCH_MAX_OPERANDS] = {out};
+    int rc = -1;
+    int made = 1;
+    for (int i = 0; i < nin; i++, made++) {
+        dispatch_tensor *c = (skip_cast >> i) & 1 ? (dispatch_tensor_incref(ins[i]), ins[i])
+                                                  : dispatch_tensor_to_dtype(ins[i], compute);
+        if (!c) goto done;
+        ops[1 + i] = dispatch_tensor_expand(c, (int)out->ndim, out->sizes);
+        dispatch_tensor_decref(c);
+        if (!ops[1 + i]) goto done;
+    }
+    dispatch_loop_fn fn = dispatch_loop_get(loop, compute);
+    if (!fn) {
+        dispatch_error_set(DISPATCH_ERR_TYPE, "%s: not implemented for dtype '%s'",
+                           dispatch_loop_name(loop), dispatch_dtype_name(compute));
+        goto done;
+    }
+    rc = dispatch_strided_run(fn, 1 + nin, ops, ctx);
+done:
+    for (int i = 1; i < made; i++) dispatch_tensor_decref(ops[i]);
+    return rc;
+}
+
+/* Allocate the result of an elementwise op of ins; compute its data on CPU. */
+static int elementwise(const dispatch_operator *op, int loop, int compute, int out_dtype,
+                       dispatch_tensor *const *ins, int nin, unsigned skip_cast, void *ctx,
+                       dispatch_ivalue *rets) {
+    int device = 0, nd;
+    int64_t shape[DISPATCH_MAX_DIMS];
+    if (common_device(dispatch_op_name(op), ins, nin, &device) < 0) return -1;
+    if (broadcast_all(ins, nin, &nd, shape) < 0) return -1;
+    if (device == DISPATCH_DEVICE_CPU && !dispatch_loop_get(loop, compute))
+        return dispatch_error_set(DISPATCH_ERR_TYPE, "\"%s\" not implemented for '%s'",
+                                  dispatch_op_name(op), dispatch_dtype_name(compute));
+    dispatch_tensor *out = dispatch_tensor_empty(nd, shape, out_dtype, device);
+    if (!out) return -1;
+    if (device == DISPATCH_DEVICE_CPU &&
+        run_elementwise(loop, compute, out, ins, nin, skip_cast, ctx) < 0) {
+        dispatch_tensor_decref(out);
+        return -1;
+    }
+    rets[0].tag = DISPATCH_IV_TENSOR;
+    rets[0].v.t = out;
+    return 0;
+}
+
+static int expect_tensor(const dispatch_operator *op, const dispatch_ivalue *v, const char *arg) {
+    if (v->tag != DISPATCH_IV_TENSOR)
+        return dispatch_error_set(DISPATCH_ERR_TYPE, "%s: argument '%s' must be a Tensor",
+                                  dispatch_op_name(op), arg);
+    return 0;
+}
+
+/* Kernels ----------------------------------------------------------------------- */
+
+DISPATCH_DECLARE_KERNEL(binary) {
+    UNUSED_KS;
+    int loop = LOOP_OF(ctx);
+    if (expect_tensor(op, &args[0], "self") < 0 || expect_tensor(op, &args[1], "other") < 0)
+        return -1;
+    dispatch_tensor *ins[2] = {args[0].v.t, args[1].v.t};
+    int dtype = result_type(ins, 2);
+    if (loop == DISPATCH_LOOP_DIV && dispatch_dtype_category_of(dtype) != DISPATCH_CAT_FLOAT)
+        dtype = DISPATCH_FLOAT32; /* true division; the default float dtype */
+    if (loop == DISPATCH_LOOP_SUB && dtype == DISPATCH_BOOL)
+        return dispatch_error_set(DISPATCH_ERR_TYPE,
+                                  "Subtraction, the `-` operator, with two bool tensors is not "
+                                  "supported. Use the `^` or `logical_xor()` operator instead.");
+    char alpha[8];
+    void *actx = NULL;
+    if (loop == DISPATCH_LOOP_ADD || loop == DISPATCH_LOOP_SUB) {
+        const dispatch_ivalue *a = &args[2];
+        if (a->tag == DISPATCH_IV_DOUBLE && dispatch_dtype_category_of(dtype) != DISPATCH_CAT_FLOAT)
+            return dispatch_error_set(DISPATCH_ERR_TYPE,
+                                      "For integral input tensors, argument alpha must not be a "
+                                      "floating point number.");
+        if (a->tag != DISPATCH_IV_NONE && !(a->tag == DISPATCH_IV_INT && a->v.i == 1)) {
+            scalar_to(a, dtype, alpha);
+            actx = alpha;
+        }
+    }
+    return elementwise(op, loop, dtype, dtype, ins, 2, 0, actx, rets);
+}
+
+DISPATCH_DECLARE_KERNEL(compare) {
+    UNUSED_KS;
+    if (expect_tensor(op, &args[0], "self") < 0 || expect_tensor(op, &args[1], "other") < 0)
+        return -1;
+    dispatch_tensor *ins[2] = {args[0].v.t, args[1].v.t};
+    return elementwise(op, LOOP_OF(ctx), result_type(ins, 2), DISPATCH_BOOL, ins, 2, 0, NULL, rets);
+}
+
+DISPATCH_DECLARE_KERNEL(unary) {
+    UNUSED_KS;
+    if (expect_tensor(op, &args[0], "self") < 0) return -1;
+    dispatch_tensor *in = args[0].v.t;
+    if (LOOP_OF(ctx) == DISPATCH_LOOP_NEG && in->dtype == DISPATCH_BOOL)
+        return dispatch_error_set(DISPATCH_ERR_TYPE,
+                                  "Negation, the `-` operator, on a bool tensor is not supported. "
+                                  "If you are trying to invert a mask, use the `~` or "
+                                  "`logical_not()` operator instead.");
+    return elementwise(op, LOOP_OF(ctx), in->dtype, in->dtype, &in, 1, 0, NULL, rets);
+}
+
+DISPATCH_DECLARE_KERNEL(unary_float) {
+    UNUSED_KS;
+    if (expect_tensor(op, &args[0], "self") < 0) return -1;
+    dispatch_tensor *in = args[0].v.t;
+    int dtype = dispatch_dtype_category_of(in->dtype) == DISPATCH_CAT_FLOAT ? in->dtype
+                                                                             : DISPATCH_FLOAT32;
+    return elementwise(op, LOOP_OF(ctx), dtype, dtype, &in, 1, 0, NULL, rets);
+}
+
+DISPATCH_DECLARE_KERNEL(addcmul) {
+    UNUSED_KS;
+    (void)ctx;
+    if (expect_tensor(op, &args[0], "self") < 0 || expect_tensor(op, &args[1], "tensor1") < 0 ||
+        expect_tensor(op, &args[2], "tensor2") < 0)
+        return -1;
+    dispatch_tensor *ins[3] = {args[0].v.t, args[1].v.t, args[2].v.t};
+    int dtype = result_type(ins, 3);
+    if (args[3].tag == DISPATCH_IV_DOUBLE && dispatch_dtype_category_of(dtype) != DISPATCH_CAT_FLOAT)
+        return dispatch_error_set(DISPATCH_ERR_TYPE,
+                                  "addcmul: for integral input tensors, argument value must not "
+                                  "be a floating point number.");
+    char value[8];
+    scalar_to(&args[3], dtype, value);
+    return elementwise(op, DISPATCH_LOOP_ADDCMUL, dtype, dtype, ins, 3, 0, value, rets);
+}
+
+DISPATCH_DECLARE_KERNEL(where) {
+    UNUSED_KS;
+    (void)ctx;
+    if (expect_tensor(op, &args[0], "condition") < 0 || expect_tensor(op, &args[1], "self") < 0 ||
+        expect_tensor(op, &args[2], "other") < 0)
+        return -1;
+    dispatch_tensor *ins[3] = {args[0].v.t, args[1].v.t, args[2].v.t};
+    if (ins[0]->dtype != DISPATCH_BOOL)
+        return dispatch_error_set(DISPATCH_ERR_TYPE,
+                                  "where expected condition to be a boolean tensor, but got a "
+                                  "tensor with dtype %s", dispatch_dtype_name(ins[0]->dtype));
+    int dtype = result_type(ins + 1, 2);
+    return elementwise(op, DISPATCH_LOOP_WHERE, dtype, dtype, ins, 3, 1u, NULL, rets);
+}
+
+/* Reductions -------------------------------------------------------------------- */
+
+static const char *const reduce_names[] = {"sum", "mean", "max", "min"};
+
+DISPATCH_DECLARE_KERNEL(reduce) {
+    UNUSED_KS;
+    int kind = (int)(intptr_t)ctx;
+    const char *name = reduce_names[kind];
+    if (expect_tensor(op, &args[0], "self") < 0) return -1;
+    dispatch_tensor *in = args[0].v.t;
+    const dispatch_schema *s = dispatch_op_schema(op);
+    /* Find the optional arguments by name: the overloads differ. */
+    const dispatch_ivalue *dim = NULL, *keepdim = NULL, *dtype_arg = NULL;
+    for (int i = 1; i < s->nargs; i++) {
+        if (strcmp(s->args[i].name, "dim") == 0) dim = &args[i];
+        else if (strcmp(s->args[i].name, "keepdim") == 0) keepdim = &args[i];
+        else if (strcmp(s->args[i].name, "dtype") == 0) dtype_arg = &args[i];
+    }
+    int keep = keepdim && keepdim->tag == DISPATCH_IV_BOOL && keepdim->v.i;
+    int reduced[DISPATCH_MAX_DIMS] = {0};
+    int all = !dim || dim->tag == DISPATCH_IV_NONE || (dim->tag == DISPATCH_IV_INTLIST && dim->n == 0);
+    for (int d = 0; d < in->ndim; d++) reduced[d] = all;
+    if (!all) {
+        int n = dim->tag == DISPATCH_IV_INTLIST ? dim->n : 1;
+        for (int j = 0; j < n; j++) {
+            int64_t d = dim->tag == DISPATCH_IV_INTLIST ? dim->list[j] : dim->v.i;
+            int64_t nd = in->ndim ? in->ndim : 1;
+            if (d < -nd || d >= nd)
+                return dispatch_error_set(DISPATCH_ERR_INDEX,
+                                          "Dimension out of range (expected to be in range of "
+                                          "[%lld, %lld], but got %lld)",
+                                          (long long)-nd, (long long)nd - 1, (long long)d);
+            if (d < 0) d += nd;
+            if (in->ndim && reduced[d]++)
+                return dispatch_error_set(DISPATCH_ERR_VALUE,
+                                          "%s: dim %lld appears multiple times in the list of dims",
+                                          name, (long long)d);
+        }
+    }
+    /* dtypes */
+    int src = in->dtype;
+    if (dtype_arg && dtype_arg->tag == DISPATCH_IV_INT) src = (int)dtype_arg->v.i;
+    int is_float = dispatch_dtype_category_of(src) == DISPATCH_CAT_FLOAT;
+    int out_dtype = src;
+    if (kind == DISPATCH_REDUCE_SUM && !is_float) out_dtype = DISPATCH_INT64;
+    if (kind == DISPATCH_REDUCE_MEAN && !is_float)
+        return dispatch_error_set(DISPATCH_ERR_TYPE,
+                                  "mean(): could not infer output dtype. Input dtype must be a "
+                                  "floating point dtype, got: %s", dispatch_dtype_name(src));
+    /* shapes */
+    int64_t out_sizes[DISPATCH_MAX_DIMS], keep_sizes[DISPATCH_MAX_DIMS];
+    int out_nd = 0;
+    int64_t count = 1;
+    for (int d = 0; d < in->ndim; d++) {
+        keep_sizes[d] = reduced[d] ? 1 : in->sizes[d];
+        if (reduced[d]) count *= in->sizes[d];
+        if (!reduced[d] || keep) out_sizes[out_nd++] = keep_sizes[d];
+    }
+    if ((kind == DISPATCH_REDUCE_MAX || kind == DISPATCH_REDUCE_MIN) && count == 0 &&
+        in->numel == 0)
+        return dispatch_error_set(DISPATCH_ERR_RUNTIME,
+                                  "%s(): cannot reduce over a zero-size dimension: the operation "
+                                  "has no identity. Give a dim that has elements.", name);
+    dispatch_tensor *out = dispatch_tensor_empty(out_nd, out_sizes, out_dtype, in->device);
+    if (!out) return -1;
+    rets[0].tag = DISPATCH_IV_TENSOR;
+    rets[0].v.t = out;
+    if (in->device != DISPATCH_DEVICE_CPU || out->numel == 0) return 0;
+
+    /* Accumulate every input element into its output slot, in double for
+     * floats (NaN propagates through max/min) and in wrapping uint64 / int64
+     * for integers. */
+    int64_t onumel = out->numel;
+    double *dacc = NULL;
+    int64_t *iacc = NULL;
+    unsigned char *seen = calloc((size_t)onumel, 1);
+    if (is_float) dacc = calloc((size_t)onumel, sizeof *dacc);
+    else iacc = calloc((size_t)onumel, sizeof *iacc);
+    if (!seen || (!dacc && !iacc)) {
+        free(seen), free(dacc), free(iacc);
+        dispatch_tensor_decref(out);
+        rets[0].tag = DISPATCH_IV_NONE;
+        return dispatch_error_set(DISPATCH_ERR_MEMORY, "%s: out of memory", name);
+    }
+    int64_t ostride[DISPATCH_MAX_DIMS]; /* strides into the keepdim-shaped output, 0 where reduced */
+    int64_t acc_stride = 1;
+    for (int d = (int)in->ndim - 1; d >= 0; d--) {
+        ostride[d] = reduced[d] ? 0 : acc_stride;
+        acc_stride *= keep_sizes[d];
+    }
+    dispatch_loop_fn to_d = dispatch_cast_loop_get(in->dtype, DISPATCH_FLOAT64);
+    dispatch_loop_fn to_i = dispatch_cast_loop_get(in->dtype, DISPATCH_INT64);
+    intptr_t zero[2] = {0, 0};
+    size_t isz = dispatch_dtype_itemsize(in->dtype);
+    int64_t idx[DISPATCH_MAX_DIMS] = {0};
+    for (int64_t e = 0; e < in->numel; e++) {
+        int64_t off = 0, o = 0;
+        for (int d = 0; d < in->ndim; d++) off += idx[d] * in->strides[d], o += idx[d] * ostride[d];
+        char *p = in->data + off * (int64_t)isz;
+        if (is_float) {
+            double x;
+            char *data[2] = {(char *)&x, p};
+            to_d(data, zero, 1, NULL);
+            double *a = &dacc[o];
+            if (kind <= DISPATCH_REDUCE_MEAN) *a += x;
+            else if (!seen[o] || isnan(x)) *a = x;
+            else if (!isnan(*a)) *a = kind == DISPATCH_REDUCE_MAX ? fmax(*a, x) : fmin(*a, x);
+        } else {
+            int64_t x;
+            char *data[2] = {(char *)&x, p};
+            to_i(data, zero, 1, NULL);
+            int64_t *a = &iacc[o];
+            if (kind == DISPATCH_REDUCE_SUM) *a = (int64_t)((uint64_t)*a + (uint64_t)x);
+            else if (!seen[o] || (kind == DISPATCH_REDUCE_MAX ? x > *a : x < *a)) *a = x;
+        }
+        seen[o] = 1;
+        for (int d = (int)in->ndim - 1; d >= 0 && ++idx[d] == in->sizes[d]; d--) idx[d] = 0;
+    }
+    if (kind == DISPATCH_REDUCE_MEAN)
+        for (int64_t o = 0; o < onumel; o++) dacc[o] /= (double)count; /* 0/0: NaN, like NumPy */
+    char *data[2] = {out->data, is_float ? (char *)dacc : (char *)iacc};
+    intptr_t strides[2] = {(intptr_t)dispatch_dtype_itemsize(out_dtype), 8};
+    dispatch_cast_loop_get(is_float ? DISPATCH_FLOAT64 : DISPATCH_INT64, out_dtype)(data, strides,
+                                                                                   onumel, NULL);
+    free(seen), free(dacc), free(iacc);
+    return 0;
+}
+
+DISPATCH_DECLARE_KERNEL(dot) {
+    UNUSED_KS;
+    (void)ctx;
+    if (expect_tensor(op, &args[0], "self") < 0 || expect_tensor(op, &args[1], "tensor") < 0)
+        return -1;
+    dispatch_tensor *a = args[0].v.t, *b = args[1].v.t;
+    if (a->ndim != 1 || b->ndim != 1)
+        return dispatch_error_set(DISPATCH_ERR_VALUE,
+                                  "1D tensors expected, but got %lldD and %lldD tensors",
+                                  (long long)a->ndim, (long long)b->ndim);
+    if (a->dtype != b->dtype)
+        return dispatch_error_set(DISPATCH_ERR_TYPE,
+                                  "dot : expected both vectors to have same dtype, but found %s "
+                                  "and %s", dispatch_dtype_name(a->dtype),
+                                  dispatch_dtype_name(b->dtype));
+    if (a->dtype == DISPATCH_BOOL)
+        return dispatch_error_set(DISPATCH_ERR_TYPE, "\"dot\" not implemented for 'bool'");
+    if (a->sizes[0] != b->sizes[0])
+        return dispatch_error_set(DISPATCH_ERR_VALUE,
+                                  "inconsistent tensor size, expected tensor [%lld] and src "
+                                  "[%lld] to have the same number of elements",
+                                  (long long)a->sizes[0], (long long)b->sizes[0]);
+    dispatch_tensor *ins[2] = {a, b};
+    int device = 0;
+    if (common_device("dot", ins, 2, &device) < 0) return -1;
+    dispatch_tensor *out = dispatch_tensor_empty(0, NULL, a->dtype, device);
+    if (!out) return -1;
+    rets[0].tag = DISPATCH_IV_TENSOR;
+    rets[0].v.t = out;
+    if (device != DISPATCH_DEVICE_CPU) return 0;
+    int is_float = dispatch_dtype_category_of(a->dtype) == DISPATCH_CAT_FLOAT;
+    size_t isz = dispatch_dtype_itemsize(a->dtype);
+    intptr_t zero[2] = {0, 0};
+    double dsum = 0;
+    uint64_t isum = 0;
+    dispatch_loop_fn to_d = dispatch_cast_loop_get(a->dtype, DISPATCH_FLOAT64);
+    dispatch_loop_fn to_i = dispatch_cast_loop_get(a->dtype, DISPATCH_INT64);
+    for (int64_t i = 0; i < a->sizes[0]; i++) {
+        char *pa = a->data + i * a->strides[0] * (int64_t)isz;
+        char *pb = b->data + i * b->strides[0] * (int64_t)isz;
+        if (is_float) {
+            double x, y;
+            char *d1[2] = {(char *)&x, pa}, *d2[2] = {(char *)&y, pb};
+            to_d(d1, zero, 1, NULL), to_d(d2, zero, 1, NULL);
+            dsum += x * y;
+        } else {
+            int64_t x, y;
+            char *d1[2] = {(char *)&x, pa}, *d2[2] = {(char *)&y, pb};
+            to_i(d1, zero, 1, NULL), to_i(d2, zero, 1, NULL);
+            isum += (uint64_t)x * (uint64_t)y;
+        }
+    }
+    int64_t iresult = (int64_t)isum;
+    char *data[2] = {out->data, is_float ? (char *)&dsum : (char *)&iresult};
+    dispatch_cast_loop_get(is_float ? DISPATCH_FLOAT64 : DISPATCH_INT64, a->dtype)(data, zero, 1,
+                                                                                  NULL);
+    return 0;
+}
+
+DISPATCH_DECLARE_KERNEL(copy_) {
+    UNUSED_KS;
+    (void)ctx;
+    if (expect_tensor(op, &args[0], "self") < 0 || expect_tensor(op, &args[1], "src") < 0)
+        return -1;
+    if (dispatch_tensor_copy_(args[0].v.t, args[1].v.t) < 0) return -1;
+    dispatch_tensor_incref(args[0].v.t);
+    rets[0].tag = DISPATCH_IV_TENSOR;
+    rets[0].v.t = args[0].v.t;
+    return 0;
+}
+
+DISPATCH_DECLARE_KERNEL(fill_) {
+    UNUSED_KS;
+    (void)ctx;
+    if (expect_tensor(op, &args[0], "self") < 0) return -1;
+    dispatch_tensor *self = args[0].v.t;
+    const dispatch_ivalue *v = &args[1];
+    if (v->tag == DISPATCH_IV_TENSOR) {
+        if (v->v.t->ndim != 0)
+            return dispatch_error_set(DISPATCH_ERR_VALUE,
+                                      "fill_ only supports 0-dimension value tensor but got "
+                                      "tensor with %lld dimensions.", (long long)v->v.t->ndim);
+        if (dispatch_tensor_copy_(self, v->v.t) < 0) return -1;
+    } else if (self->device == DISPATCH_DEVICE_CPU) {
+        char value[8];
+        scalar_to(v, self->dtype, value);
+        if (dispatch_strided_run(dispatch_loop_get(DISPATCH_LOOP_FILL, self->dtype), 1, &self,
+                                 value) < 0)
+            return -1;
+    }
+    dispatch_tensor_incref(self);
+    rets[0].tag = DISPATCH_IV_TENSOR;
+    rets[0].v.t = self;
+    return 0;
+}
+
+DISPATCH_DECLARE_KERNEL(cast) {
+    UNUSED_KS;
+    (void)ctx;
+    if (expect_tensor(op, &args[0], "self") < 0) return -1;
+    if (args[1].tag != DISPATCH_IV_INT || !dispatch_dtype_is_valid((int)args[1].v.i))
+        return dispatch_error_set(DISPATCH_ERR_TYPE, "cast: dtype must be a dtype");
+    dispatch_tensor *in = args[0].v.t;
+    dispatch_tensor *out = dispatch_tensor_empty((int)in->ndim, in->sizes, (int)args[1].v.i,
+                                                 in->device);
+    if (!out) return -1;
+    if (dispatch_tensor_copy_(out, in) < 0) {
+        dispatch_tensor_decref(out);
+        return -1;
+    }
+    rets[0].tag = DISPATCH_IV_TENSOR;
+    rets[0].v.t = out;
+    return 0;
+}

@@ -1,0 +1,31 @@
+/* Private to sources/dispatcher: the boxed CPU/Meta kernels of the built-in
+ * operators (kernels.c), named by sources/dispatcher/operators.toml. Each one
+ * serves both the CPU and the Meta key: it computes the result's shape and
+ * dtype, allocates it on the inputs' device, and computes data only on CPU. */
+#ifndef DISPATCH_DISPATCHER_KERNELS_H_
+#define DISPATCH_DISPATCHER_KERNELS_H_
+
+#include "dispatch/dispatcher.h"
+#include "dispatch/loops.h"
+
+#define DISPATCH_DECLARE_KERNEL(name)                                                        \
+    int dispatch_kernel_##name(const dispatch_operator *op, dispatch_keyset ks,              \
+                               dispatch_ivalue *args, dispatch_ivalue *rets, void *ctx)
+
+/* ctx of the elementwise kernels: (void *)(intptr_t) a loop id of loops.h;
+ * of reduce: one of the following. */
+enum { DISPATCH_REDUCE_SUM = 0, DISPATCH_REDUCE_MEAN, DISPATCH_REDUCE_MAX, DISPATCH_REDUCE_MIN };
+
+DISPATCH_DECLARE_KERNEL(binary);       /* add/sub (alpha), mul, div, maximum, minimum */
+DISPATCH_DECLARE_KERNEL(compare);      /* eq, ne, lt, le, gt, ge -> bool */
+DISPATCH_DECLARE_KERNEL(unary);        /* neg, abs: same dtype */
+DISPATCH_DECLARE_KERNEL(unary_float);  /* sqrt, exp, log: integers -> float32 */
+DISPATCH_DECLARE_KERNEL(addcmul);
+DISPATCH_DECLARE_KERNEL(where);
+DISPATCH_DECLARE_KERNEL(reduce);       /* sum/mean/max/min, all or along dims */
+DISPATCH_DECLARE_KERNEL(dot);
+DISPATCH_DECLARE_KERNEL(copy_);
+DISPATCH_DECLARE_KERNEL(fill_);
+DISPATCH_DECLARE_KERNEL(cast);
+
+#endif

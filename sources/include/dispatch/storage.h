@@ -1,0 +1,57 @@
+/*
+ * Storage: refcounted bytes from a per-device allocator, or foreign memory
+ * whose owner is kept alive until the last reference goes.
+ */
+#ifndef DISPATCH_STORAGE_H_
+#define DISPATCH_STORAGE_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum dispatch_device_type {
+    DISPATCH_DEVICE_CPU = 0,
+    DISPATCH_DEVICE_CUDA = 1,
+    DISPATCH_DEVICE_META = 2, /* shapes and dtypes only: storages have no data */
+    DISPATCH_NUM_DEVICES,
+} dispatch_device_type;
+
+const char *dispatch_device_name(int device); /* "cpu", "cuda", "meta" */
+
+/* CPU allocations are aligned to this many bytes (one cache line, and enough
+ * for any SIMD load of the kernels). */
+#define DISPATCH_CPU_ALIGNMENT 64
+
+typedef struct dispatch_allocator {
+    const char *name;
+    /* Returns NULL on failure (the storage then reports a MemoryError).
+     * Called with nbytes == 0 too; may return NULL for it. */
+    void *(*alloc)(size_t nbytes, void *ctx);
+    void (*free)(void *ptr, void *ctx);
+    void *ctx;
+} dispatch_allocator;
+
+/* The allocator table: one per device type. Registering replaces the previous
+ * one (atomically); storages remember the allocator that made them. */
+void dispatch_allocator_register(int device, const dispatch_allocator *allocator);
+const dispatch_allocator *dispatch_allocator_get(int device);
+
+typedef struct dispatch_storage dispatch_storage;
+
+/* A new storage of nbytes on device, refcount 1. NULL + MemoryError naming the
+ * size on failure, RuntimeError when the device has no allocator. */
+dispatch_storage *dispatch_storage_new(int device, size_t nbytes);
+/* Wrap memory owned by someone else. release(ctx) runs exactly once, when the
+ * last reference is dropped (it is how the owner is kept alive). */
+dispatch_storage *dispatch_storage_from_foreign(int device, void *data, size_t nbytes,
+                                                void (*release)(void *ctx), void *ctx);
+void dispatch_storage_incref(dispatch_storage *s);
+void dispatch_storage_decref(dispatch_storage *s);
+void *dispatch_storage_data(const dispatch_storage *s);
+size_t dispatch_storage_nbytes(const dispatch_storage *s);
+int dispatch_storage_device(const dispatch_storage *s);
+long dispatch_storage_refcount(const dispatch_storage *s);
+
+/* Number of storages alive in the process (for leak tests). */
+long dispatch_storage_live_count(void);
+
+#endif /* DISPATCH_STORAGE_H_ */
