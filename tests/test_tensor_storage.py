@@ -1,0 +1,92 @@
+"""Storages: allocation, foreign memory, zero-copy NumPy, refcounts."""
+
+import gc
+import random
+
+import numpy as np
+import pytest
+
+import dispatch
+
+
+def test_cpu_allocations_are_64_byte_aligned():
+    for n in (1, 3, 17, 1000):
+        assert dispatch.empty(n, dtype=dispatch.int8).data_ptr() % 64 == 0
+
+
+def test_zero_size_tensors_are_allowed():
+    t = dispatch.empty(0, 3)
+    assert t.shape == (0, 3) and t.numel() == 0 and t.tolist() == []
+
+
+def test_allocation_failure_is_a_memory_error_with_the_size():
+    with pytest.raises(MemoryError, match="failed to allocate 8000000000000000000 bytes"):
+        dispatch.empty(1000000000000000000, dtype=dispatch.float64)
+
+
+def test_cuda_without_allocator_says_why():
+    with pytest.raises(RuntimeError, match="no allocator is registered for device 'cuda'"):
+        dispatch.empty(2, device="cuda")
+
+
+def test_from_numpy_shares_memory_both_ways():
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    t = dispatch.from_numpy(a)
+    a[0, 0] = 42
+    assert t[0, 0].item() == 42
+    t[1, 2] = -1
+    assert a[1, 2] == -1
+
+
+def test_numpy_is_zero_copy():
+    t = dispatch.zeros(4)
+    n = t.numpy()
+    n[1] = 5
+    assert t.tolist() == [0, 5, 0, 0]
+    assert n.__array_interface__["data"][0] == t.data_ptr()
+
+
+def test_from_numpy_keeps_the_array_alive():
+    t = dispatch.from_numpy(np.arange(1000, dtype=np.int64))
+    gc.collect()
+    assert t.numpy().sum() == sum(range(1000))
+
+
+def test_from_numpy_rejects_negative_strides():
+    with pytest.raises(ValueError, match="negative"):
+        dispatch.from_numpy(np.arange(4)[::-1])
+
+
+def test_from_numpy_rejects_unsupported_dtypes():
+    with pytest.raises(TypeError, match="complex128"):
+        dispatch.from_numpy(np.zeros(2, dtype=np.complex128))
+
+
+def test_numpy_of_meta_tensor_is_an_error():
+    with pytest.raises(TypeError, match="meta"):
+        dispatch.empty(2, device="meta").numpy()
+
+
+def test_dropping_tensors_in_any_order_frees_every_storage():
+    gc.collect()
+    before_s, before_t = dispatch.live_storages(), dispatch.live_tensors()
+    rng = random.Random(0)
+    for _ in range(20):
+        base = dispatch.from_numpy(np.arange(24, dtype=np.float64).reshape(2, 3, 4))
+        objs = [base, base.T, base[1], base.view(6, 4)[::2], base + 1, (base * 2).sum(),
+                dispatch.zeros(3), base.expand(2, 2, 3, 4), base.numpy()]
+        rng.shuffle(objs)
+        del base
+        while objs:
+            objs.pop(rng.randrange(len(objs)))
+    gc.collect()
+    assert dispatch.live_storages() == before_s
+    assert dispatch.live_tensors() == before_t
+
+
+def test_storage_outlives_the_tensor_through_numpy():
+    t = dispatch.arange(5)
+    n = t.numpy()
+    del t
+    gc.collect()
+    assert n.tolist() == [0, 1, 2, 3, 4]
