@@ -33,7 +33,6 @@ from dispatchkit.cli import DEFAULT_BASELINE, DEFAULT_DISPATCH  # noqa: E402
 from dispatchkit.config import BuildConfig  # noqa: E402
 from dispatchkit.probe import Probe  # noqa: E402
 
-needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc is not installed")
 
 
 @pytest.fixture(scope="session")

@@ -198,7 +198,7 @@ def test_meson_source_disable_optimization_builds_the_source_once(cli, configure
 def generated(cli, gcc_args, source: Path, out: Path) -> dict:
     assert cli(["configure", *gcc_args, "--outdir", str(out)]).returncode == 0
     lines = meson_source(cli, source, out)
-    for kind, _, target, _, name in (ln for ln in lines if ln[0] == "wrapper"):
+    for _, _, target, _, name in (ln for ln in lines if ln[0] == "wrapper"):
         proc = cli(["wrapper", str(source), target, "--config",
                     str(out / "dispatch_config.json")])
         (out / name).write_text(proc.stdout)
