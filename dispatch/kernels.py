@@ -20,7 +20,7 @@ from typing import Any
 
 from ._core import ffi, lib
 
-__all__ = ["LOOPS", "SOURCES", "chosen", "has", "run", "sum", "triad", "time_loop"]
+__all__ = ["LOOPS", "SOURCES", "chosen", "has", "run", "sum", "time_loop", "triad"]
 
 # Loop ids of sources/include/dispatch/loops.h (the ones with SIMD kernels).
 LOOPS = {
@@ -41,6 +41,12 @@ def chosen(source: str) -> str:
     if p == ffi.NULL:
         raise ValueError(f"unknown kernel source {source!r}; known: {', '.join(SOURCES)}")
     return ffi.string(p).decode()
+
+
+def has(op: str, dtype: str) -> bool:
+    """Whether ``op`` has a SIMD kernel for ``dtype`` ("float32", "float64")."""
+    d = {"float32": 7, "float64": 8}.get(dtype, -1)
+    return op in LOOPS and bool(lib.dispatch_kernels_has(LOOPS[op], d))
 
 
 def _operand(buf: Any) -> tuple[Any, int, str, int, Any]:
@@ -90,7 +96,7 @@ def run(op: str, out: Any, *inputs: Any, ctx: float | None = None) -> None:
         raise ValueError(f"no SIMD kernel {op!r} for format {fmt!r}")
 
 
-def sum(x: Any) -> float:  # noqa: A001 - the kernel's name
+def sum(x: Any) -> float:
     """Blocked pairwise sum of a float32/float64 buffer (same bits on every target)."""
     ptr, stride, fmt, n, _keep = _operand(x)
     if fmt == "f":

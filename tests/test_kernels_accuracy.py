@@ -98,14 +98,12 @@ def test_exp_log_agree_with_mpmath(op, dtype):
 
 
 def _specials(dtype):
-    fi = np.finfo(dtype)
-    return fi, np.array([0.0, -0.0, np.inf, -np.inf, np.nan], dtype=dtype)
+    return np.array([0.0, -0.0, np.inf, -np.inf, np.nan], dtype=dtype)
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_exp_special_values(dtype):
-    fi, s = _specials(dtype)
-    y = run1("exp", s)
+    y = run1("exp", _specials(dtype))
     assert y[:2].tolist() == [1.0, 1.0]
     assert y[2] == np.inf and y[3] == 0.0 and np.isnan(y[4])
 
@@ -137,8 +135,7 @@ def test_exp_subnormal_results_round_correctly_enough(dtype):
 
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_log_special_values(dtype):
-    fi, s = _specials(dtype)
-    y = run1("log", np.concatenate([s, np.array([-1.0, 1.0], dtype=dtype)]))
+    y = run1("log", np.concatenate([_specials(dtype), np.array([-1.0, 1.0], dtype=dtype)]))
     assert y[0] == -np.inf and y[1] == -np.inf
     assert y[2] == np.inf and np.isnan(y[3]) and np.isnan(y[4])
     assert np.isnan(y[5]) and y[6] == 0.0

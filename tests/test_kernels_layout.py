@@ -39,7 +39,7 @@ def test_every_length_and_offset_matches_elementwise_reference(op, dtype):
     nin = 2 if op in BINARY else 1
     a_all, b_all = data(200, dtype, 1), data(200, dtype, 2)
     ref_full = apply(op, np.empty(200, dtype), *([a_all, b_all][:nin]))
-    for n in list(range(0, 70)) + [127, 128, 129, 200]:
+    for n in list(range(70)) + [127, 128, 129, 200]:
         for off in (0, 1, 3):
             a, b, out = aligned(n, dtype, off), aligned(n, dtype, off + 1), aligned(n, dtype, off)
             a[:] = a_all[:n]

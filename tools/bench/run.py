@@ -1,0 +1,345 @@
+"""Side-by-side benchmark: our SIMD kernels (one process per dispatched target)
+vs NumPy vs PyTorch (CPU, 1 and 2 threads), plus a STREAM triad for the
+machine's memory bandwidth.
+
+    python tools/bench/run.py                  # short run (< 2 minutes)
+    python tools/bench/run.py --full           # every op, size, dtype and target
+    python tools/bench/run.py --json out.json --plot speedup.png
+
+What is timed (medians of several batches, each long enough to be timed):
+- ours: the chosen kernel called from Python through cffi with cached
+  pointers (``lib.dispatch_kernels_run``), i.e. kernel + one bare cffi call;
+  ``ours_c`` is the same kernel timed in C (no Python at all);
+- numpy: ``np.add(a, b, out=o)`` etc. (preallocated outputs);
+- torch: ``torch.add(a, b, out=o)`` etc. with ``torch.set_num_threads(t)``.
+Outputs are preallocated everywhere, so no size pays page faults.
+The 16M rows also report our bandwidth as a fraction of the STREAM triad
+(24 bytes per element, STREAM's convention; the other ops count the bytes
+their operands occupy).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from functools import partial
+from typing import Any, Callable
+
+TARGET_ENV = {  # target -> DISPATCH_DISABLE_CPU_FEATURES that makes it the highest
+    "AVX512_SKX": "",
+    "FMA3__AVX2": "AVX512F",
+    "SSE42": "AVX",
+    "baseline": "SSE41",
+}
+SIZES = {"1K": 1 << 10, "64K": 1 << 16, "1M": 1 << 20, "16M": 1 << 24}
+OPS = ["add", "mul", "addcmul", "exp", "sum"]
+DTYPES = ["float32", "float64"]
+# operands (inputs + output) touched per element, for the bandwidth fraction
+STREAMS = {"add": 3, "mul": 3, "addcmul": 4, "exp": 2, "sum": 1}
+
+
+def timeit(fn: Callable[[], Any], budget: float) -> float:
+    """Median seconds per call over 5 batches of about budget/5 seconds each."""
+    fn()
+    t0 = time.perf_counter()
+    fn()
+    one = max(time.perf_counter() - t0, 1e-7)
+    reps = max(1, int(budget / 5 / one))
+    samples = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            fn()
+        samples.append((time.perf_counter() - t0) / reps)
+    return statistics.median(samples)
+
+
+def make_inputs(np: Any, op: str, dtype: str, n: int) -> list:
+    rng = np.random.default_rng(0)
+    lo, hi = (-5.0, 5.0) if op == "exp" else (0.5, 2.0)
+    k = {"add": 2, "mul": 2, "addcmul": 3, "exp": 1, "sum": 1}[op]
+    return [rng.uniform(lo, hi, n).astype(dtype) for _ in range(k)]
+
+
+# ---------------------------------------------------------------- ours (child)
+def child(args: argparse.Namespace) -> None:
+    """Time our kernels under the target this process was started for."""
+    import numpy as np
+    from dispatch._core import ffi, lib
+
+    from dispatch import kernels
+
+    target = kernels.chosen("arith")
+    dt_id = {"float32": 7, "float64": 8}
+    for op in args.ops:
+        for dtype in args.dtypes:
+            for size in args.sizes:
+                n = SIZES[size]
+                xs = make_inputs(np, op, dtype, n)
+                out = np.empty(1 if op == "sum" else n, dtype)
+                if op == "sum":
+                    fn_sum = lib.dispatch_kernels_sum_f32 if dtype == "float32" else \
+                        lib.dispatch_kernels_sum_f64
+                    p = ffi.cast("char *", xs[0].ctypes.data)
+                    st = xs[0].strides[0]
+
+                    def call(fn_sum=fn_sum, p=p, st=st, n=n):
+                        return fn_sum(p, st, n)
+                else:
+                    arrs = [out] + xs
+                    data = ffi.new("char *[]", [ffi.cast("char *", a.ctypes.data) for a in arrs])
+                    steps = ffi.new("intptr_t[]", [a.strides[0] for a in arrs])
+                    ctx = ffi.new("float[1]" if dtype == "float32" else "double[1]", [0.5]) \
+                        if op == "addcmul" else ffi.NULL
+                    loop = kernels.LOOPS[op]
+                    run = lib.dispatch_kernels_run
+
+                    def call(run=run, loop=loop, d=dt_id[dtype], data=data, steps=steps, n=n,
+                             ctx=ctx):
+                        return run(loop, d, data, steps, n, ctx)
+                t = timeit(call, args.budget)
+                reps = max(1, int(0.02 / max(t, 1e-7)))
+                _, med_c = kernels.time_loop(
+                    op, out, *xs, ctx=0.5 if op == "addcmul" else None, reps=reps, rounds=5)
+                print(json.dumps({"impl": "ours", "target": target, "threads": 1, "op": op,
+                                  "dtype": dtype, "size": size, "n": n, "seconds": t,
+                                  "seconds_c": med_c * 1e-9}), flush=True)
+    if args.triad:
+        for threads in args.threads:
+            print(json.dumps({"impl": "triad", "target": target, "threads": threads,
+                              "bytes_per_s": triad_bandwidth(np, kernels, threads)}), flush=True)
+
+
+def triad_bandwidth(np: Any, kernels: Any, threads: int) -> float:
+    """STREAM triad a = b + s*c on 3 x 16M float64, best of 5, bytes/s (24 B/element).
+
+    Threads split the arrays; cffi releases the GIL during the call.
+    """
+    n = 1 << 24
+    a, b, c = np.zeros(n), np.ones(n), np.full(n, 2.0)
+    parts = np.array_split(np.arange(n), threads)
+    bounds = [(int(p[0]), int(p[-1]) + 1) for p in parts]
+
+    def work(lo: int, hi: int) -> None:
+        kernels.triad(a[lo:hi], b[lo:hi], c[lo:hi], 3.0)
+
+    best = float("inf")
+    for _ in range(6):
+        ts = [threading.Thread(target=work, args=bd) for bd in bounds]
+        t0 = time.perf_counter()
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        best = min(best, time.perf_counter() - t0)
+    return 24 * n / best
+
+
+# ---------------------------------------------------------------- peers
+def numpy_call(np: Any, op: str, xs: list, out: Any) -> Callable[[], Any]:
+    """The NumPy spelling of op with a preallocated output."""
+    if op == "add":
+        return partial(np.add, xs[0], xs[1], out=out)
+    if op == "mul":
+        return partial(np.multiply, xs[0], xs[1], out=out)
+    if op == "exp":
+        return partial(np.exp, xs[0], out=out)
+    if op == "sum":
+        return partial(np.sum, xs[0])
+
+    def addcmul() -> Any:  # NumPy has no addcmul: three in-place ufunc calls
+        np.multiply(xs[1], xs[2], out=out)
+        np.multiply(out, 0.5, out=out)
+        return np.add(xs[0], out, out=out)
+
+    return addcmul
+
+
+def torch_call(torch: Any, op: str, xs: list, out: Any) -> Callable[[], Any]:
+    """The PyTorch spelling of op on tensors sharing the NumPy buffers."""
+    ts = [torch.from_numpy(x) for x in xs]
+    tout = torch.from_numpy(out)
+    if op == "add":
+        return partial(torch.add, ts[0], ts[1], out=tout)
+    if op == "mul":
+        return partial(torch.mul, ts[0], ts[1], out=tout)
+    if op == "exp":
+        return partial(torch.exp, ts[0], out=tout)
+    if op == "sum":
+        return partial(torch.sum, ts[0])
+    return partial(torch.addcmul, ts[0], ts[1], ts[2], value=0.5, out=tout)
+
+
+def peers(args: argparse.Namespace) -> list:
+    import numpy as np
+
+    rows = []
+    try:
+        import torch
+    except ImportError:
+        torch = None
+        print("torch not installed: skipping its columns", file=sys.stderr)
+    for op in args.ops:
+        for dtype in args.dtypes:
+            for size in args.sizes:
+                n = SIZES[size]
+                xs = make_inputs(np, op, dtype, n)
+                out = np.empty(n, dtype)
+                np_call = numpy_call(np, op, xs, out)
+                rows.append({"impl": "numpy", "threads": 1, "op": op, "dtype": dtype,
+                             "size": size, "n": n, "seconds": timeit(np_call, args.budget)})
+                if torch is None:
+                    continue
+                t_call = torch_call(torch, op, xs, out)
+                for threads in args.threads:
+                    torch.set_num_threads(threads)
+                    rows.append({"impl": "torch", "threads": threads, "op": op, "dtype": dtype,
+                                 "size": size, "n": n, "seconds": timeit(t_call, args.budget)})
+    return rows
+
+
+# ---------------------------------------------------------------- parent
+def run_targets(args: argparse.Namespace) -> list:
+    rows = []
+    for i, target in enumerate(args.targets):
+        env = {k: v for k, v in os.environ.items() if not k.startswith("DISPATCH_")}
+        if TARGET_ENV[target]:
+            env["DISPATCH_DISABLE_CPU_FEATURES"] = TARGET_ENV[target]
+        cmd = [sys.executable, os.path.abspath(__file__), "--child",
+               "--budget", str(args.budget), "--ops", *args.ops, "--dtypes", *args.dtypes,
+               "--sizes", *args.sizes, "--threads", *map(str, args.threads)]
+        if i == 0 or args.full:
+            cmd.append("--triad")
+        proc = subprocess.run(cmd, check=False, env=env, capture_output=True, text=True)
+        if proc.returncode != 0:
+            print(f"{target}: child failed:\n{proc.stderr.strip()}", file=sys.stderr)
+            continue
+        got = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+        if got and got[0]["target"] != target:
+            print(f"{target}: not available here (got {got[0]['target']}); skipped",
+                  file=sys.stderr)
+            continue
+        rows += got
+    return rows
+
+
+def table(rows: list, targets: list, threads: list) -> str:
+    bw = {r["threads"]: r["bytes_per_s"] for r in rows if r["impl"] == "triad"}
+    idx = {}
+    for r in rows:
+        if r["impl"] == "ours":
+            idx[("ours", r["target"], r["op"], r["dtype"], r["size"])] = r
+        elif r["impl"] in ("numpy", "torch"):
+            idx[(r["impl"], r["threads"], r["op"], r["dtype"], r["size"])] = r
+    present = [t for t in targets if any(k[0] == "ours" and k[1] == t for k in idx)]
+    best = present[0] if present else None
+    head = ["op", "dtype", "size"] + [f"{t} us" for t in present] + ["numpy us"] + \
+        [f"torch{t} us" for t in threads] + ["ours/np"] + [f"ours/torch{t}" for t in threads] + \
+        ["best/base", "%triad"]
+    lines = [head]
+    ops = sorted({k[2] for k in idx}, key=OPS.index)
+    for op in ops:
+        for dtype in DTYPES:
+            for size in SIZES:
+                if ("numpy", 1, op, dtype, size) not in idx and \
+                        ("ours", best, op, dtype, size) not in idx:
+                    continue
+                cells = [op, dtype, size]
+                ours = {t: idx.get(("ours", t, op, dtype, size)) for t in present}
+                for t in present:
+                    cells.append(f"{ours[t]['seconds'] * 1e6:.2f}" if ours[t] else "-")
+                npr = idx.get(("numpy", 1, op, dtype, size))
+                cells.append(f"{npr['seconds'] * 1e6:.2f}" if npr else "-")
+                trs = [idx.get(("torch", t, op, dtype, size)) for t in threads]
+                cells += [f"{r['seconds'] * 1e6:.2f}" if r else "-" for r in trs]
+                o = ours.get(best)
+                cells.append(f"{o['seconds'] / npr['seconds']:.2f}" if o and npr else "-")
+                cells += [f"{o['seconds'] / r['seconds']:.2f}" if o and r else "-" for r in trs]
+                base = ours.get("baseline")
+                cells.append(f"{base['seconds_c'] / o['seconds_c']:.1f}x" if o and base else "-")
+                if o and size == "16M" and 1 in bw:
+                    item = 4 if dtype == "float32" else 8
+                    frac = STREAMS[op] * item * o["n"] / o["seconds_c"] / bw[1]
+                    cells.append(f"{100 * frac:.0f}%")
+                else:
+                    cells.append("")
+                lines.append(cells)
+    widths = [max(len(str(row[i])) for row in lines) for i in range(len(head))]
+    out = ["  ".join(str(c).rjust(w) for c, w in zip(row, widths)) for row in lines]
+    out.insert(1, "-" * len(out[0]))
+    for t, v in sorted(bw.items()):
+        out.append(f"STREAM triad ({t} thread{'s' if t > 1 else ''}): {v / 1e9:.1f} GB/s")
+    out.append(f"ours = {best} (chosen here), through one cffi call; best/base = kernel time "
+               "(timed in C) of the baseline variant / the best one")
+    return "\n".join(out)
+
+
+def plot(rows: list, path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    npt = {(r["op"], r["dtype"], r["size"]): r["seconds"] for r in rows if r["impl"] == "numpy"}
+    fig, axes = plt.subplots(1, len(DTYPES), figsize=(12, 4), sharey=True)
+    for ax, dtype in zip(axes, DTYPES):
+        targets = sorted({r["target"] for r in rows if r["impl"] == "ours"})
+        for t in targets:
+            for op in OPS:
+                xs, ys = [], []
+                for size in SIZES:
+                    r = [r for r in rows if r["impl"] == "ours" and r["target"] == t and
+                         r["op"] == op and r["dtype"] == dtype and r["size"] == size]
+                    if r and (op, dtype, size) in npt:
+                        xs.append(size)
+                        ys.append(npt[(op, dtype, size)] / r[0]["seconds"])
+                if xs:
+                    ax.plot(xs, ys, marker="o", label=f"{op} {t}")
+        ax.axhline(1.0, color="gray", lw=0.5)
+        ax.set_title(f"speedup over NumPy, {dtype}")
+        ax.set_xlabel("elements")
+    axes[0].set_ylabel("NumPy time / our time")
+    axes[-1].legend(fontsize=6, ncol=2)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main(argv: list | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--full", action="store_true", help="every target, size, dtype, op")
+    ap.add_argument("--json", metavar="PATH", help="write every measurement as JSON")
+    ap.add_argument("--plot", metavar="PNG", help="draw speedup per target and size (matplotlib)")
+    ap.add_argument("--targets", nargs="+", choices=list(TARGET_ENV))
+    ap.add_argument("--ops", nargs="+", choices=OPS, default=OPS)
+    ap.add_argument("--dtypes", nargs="+", choices=DTYPES, default=DTYPES)
+    ap.add_argument("--sizes", nargs="+", choices=list(SIZES), default=list(SIZES))
+    ap.add_argument("--threads", nargs="+", type=int, default=[1, 2])
+    ap.add_argument("--budget", type=float, default=None, help="seconds per measurement")
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--triad", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.budget is None:
+        args.budget = 0.25 if args.full else 0.06
+    if args.child:
+        child(args)
+        return 0
+    if args.targets is None:
+        args.targets = list(TARGET_ENV) if args.full else ["AVX512_SKX", "FMA3__AVX2", "baseline"]
+    rows = run_targets(args) + peers(args)
+    print(table(rows, args.targets, args.threads))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+    if args.plot:
+        plot(rows, args.plot)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
