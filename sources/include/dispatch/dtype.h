@@ -43,7 +43,7 @@ int dispatch_promote_types(int a, int b);
  * Result-type state of one operation, in PyTorch's three priority classes:
  * tensors with dimensions, 0-dim tensors, and wrapped Python numbers. A lower
  * class only counts when its category is higher (int32 tensor + float64 0-dim
- * -> float32; int64 tensor + 2.5 -> float32). See Note [Type promotion] in
+ * -> float64; int64 tensor + 2.5 -> float32). See Note [Type promotion] in
  * sources/core/dtype.c.
  */
 typedef struct dispatch_result_type {
