@@ -231,6 +231,22 @@ class OpOverloadPacket:
         self.overloads = overloads
         self.__doc__ = doc + "\n\nOverloads:\n" + "\n".join(
             f"  {o.schema}" for o in overloads)
+        # Fast paths: the first overload taking (Tensor) / (Tensor, Tensor)
+        # positionally, everything else defaulted, one Tensor returned.
+        self._fast1 = self._fast(1)
+        self._fast2 = self._fast(2)
+
+    def _fast(self, n: int) -> Any:
+        for o in self.overloads:
+            a = o.args
+            if (len(a) >= n and o.nrets == 1
+                    and all(x.kind == _TENSOR and not x.is_list and not x.kwarg_only
+                            for x in a[:n])
+                    and all(x.has_default for x in a[n:])):
+                return o._h
+            if len(a) >= n and all(not x.kwarg_only for x in a[:n]):
+                return None  # an earlier overload would bind first: no shortcut
+        return None
 
     def __repr__(self) -> str:
         return f"<OpOverloadPacket {self.name}: {len(self.overloads)} overload(s)>"
@@ -242,6 +258,13 @@ class OpOverloadPacket:
         raise AttributeError(f"operator '{self.name}' has no overload '{overload}'")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not kwargs:
+            n = len(args)
+            if n == 2 and self._fast2 is not None and type(args[0]) is Tensor \
+                    and type(args[1]) is Tensor:
+                return _wrap(lib.dispatch_call_tt(self._fast2, args[0]._p, args[1]._p))
+            if n == 1 and self._fast1 is not None and type(args[0]) is Tensor:
+                return _wrap(lib.dispatch_call_t(self._fast1, args[0]._p))
         iv = ffi.new("dispatch_ivalue[16]")
         for o in self.overloads:
             keep: list = []

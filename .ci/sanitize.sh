@@ -1,0 +1,30 @@
+#!/bin/sh
+# AddressSanitizer + UndefinedBehaviorSanitizer job: build the package with
+# -Db_sanitize=address,undefined, run the C test binaries (meson test), then
+# the runtime's Python tests with libasan preloaded into the interpreter.
+#
+#   .ci/sanitize.sh            (BUILD=build-asan VENV=/tmp/venv-asan by default)
+set -eu
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${BUILD:-$ROOT/build-asan}
+VENV=${VENV:-/tmp/venv-asan}
+CC=${CC:-gcc}
+
+python3 -m venv --system-site-packages "$VENV"
+"$VENV/bin/pip" install -q --no-build-isolation -Cbuild-dir="$BUILD" \
+    -Csetup-args=-Db_sanitize=address,undefined -Csetup-args=-Db_lundef=false \
+    -Csetup-args=-Dbuildtype=debugoptimized -e "$ROOT"
+
+# UBSan findings are errors, not log lines.
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# allocator_may_return_null: the MemoryError test asks for an impossible size.
+export ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1
+meson test -C "$BUILD" --print-errorlogs
+
+# CPython itself is not built with ASan: preload the runtime, and leave leak
+# checking to the live-storage tests (the interpreter keeps memory at exit).
+LIBASAN=$("$CC" -print-file-name=libasan.so)
+export ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=0
+cd "$ROOT"
+LD_PRELOAD="$LIBASAN" "$VENV/bin/python" -m pytest -q -p no:cacheprovider \
+    tests/test_tensor_*.py tests/test_dispatcher_*.py tests/test_ops_*.py
