@@ -1,0 +1,49 @@
+"""tools/opgen.py: the operator table generator."""
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+TABLE = ROOT / "sources" / "dispatcher" / "operators.toml"
+
+
+def opgen():
+    spec = importlib.util.spec_from_file_location("opgen", ROOT / "tools" / "opgen.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_output_is_deterministic_and_path_free(tmp_path):
+    g = opgen()
+    outs = []
+    for i in range(2):
+        c, p = tmp_path / f"a{i}.c", tmp_path / f"a{i}.py"
+        assert g.main([str(TABLE), "--c-out", str(c), "--py-out", str(p)]) == 0
+        outs.append((c.read_bytes(), p.read_bytes()))
+    assert outs[0] == outs[1]
+    assert str(ROOT).encode() not in outs[0][0] + outs[0][1]
+
+
+def test_every_listed_operator_is_in_the_table():
+    names = {op.name for op in opgen().load(TABLE)}
+    assert {"add", "sub", "mul", "div", "maximum", "minimum", "neg", "abs", "sqrt", "exp", "log",
+            "addcmul", "where", "eq", "lt", "gt", "sum", "mean", "max", "min", "dot", "copy_",
+            "fill_", "cast"} <= names
+
+
+def test_duplicate_operator_is_reported_with_both_lines(tmp_path, capsys):
+    bad = tmp_path / "ops.toml"
+    entry = '[[operator]]\nschema = "f(Tensor self) -> Tensor"\nkernel = "unary"\n\n'
+    bad.write_text(entry * 2)
+    assert opgen().main([str(bad)]) == 1
+    assert "operator 'f' already declared at line 2" in capsys.readouterr().err
+
+
+def test_unknown_field_is_an_error(tmp_path, capsys):
+    bad = tmp_path / "ops.toml"
+    bad.write_text('[[operator]]\nschema = "f(Tensor self) -> Tensor"\nkernel = "k"\nkernal = 1\n')
+    assert opgen().main([str(bad)]) == 1
+    assert "unknown field(s) ['kernal']" in capsys.readouterr().err
