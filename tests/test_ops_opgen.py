@@ -1,9 +1,8 @@
 """tools/opgen.py: the operator table generator."""
 
 import importlib.util
+import sys
 from pathlib import Path
-
-import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLE = ROOT / "sources" / "dispatcher" / "operators.toml"
@@ -12,6 +11,7 @@ TABLE = ROOT / "sources" / "dispatcher" / "operators.toml"
 def opgen():
     spec = importlib.util.spec_from_file_location("opgen", ROOT / "tools" / "opgen.py")
     mod = importlib.util.module_from_spec(spec)
+    sys.modules["opgen"] = mod  # dataclasses look their module up
     spec.loader.exec_module(mod)
     return mod
 
