@@ -16,11 +16,11 @@ from . import _cpu
 
 def build_info() -> dict:
     """What this build was configured with."""
-    try:
-        from importlib.metadata import version
+    from importlib.metadata import PackageNotFoundError, version
 
+    try:
         pkg_version = version("dispatch")
-    except Exception:  # not installed as a distribution (e.g. a staged copy)
+    except PackageNotFoundError:  # not installed as a distribution (a staged copy)
         pkg_version = "unknown"
     return {
         "version": pkg_version,

@@ -20,7 +20,7 @@ from __future__ import annotations
 import sys
 import warnings
 from dataclasses import dataclass
-from typing import Dict, List, Optional, TextIO, Tuple
+from typing import TextIO
 
 from ._core import ffi, lib
 
@@ -46,7 +46,7 @@ class DispatchRecord:
     first) and the one chosen at load for this CPU."""
 
     name: str
-    targets: Tuple[str, ...]
+    targets: tuple[str, ...]
     chosen: str
 
 
@@ -66,7 +66,7 @@ def _check_env(rc: int) -> None:
     raise RuntimeError(message)
 
 
-def _arch_rows() -> List[Tuple[str, int]]:
+def _arch_rows() -> list[tuple[str, int]]:
     """(name, id) of every feature and group of this architecture, table order."""
     rows = []
     for i in range(lib.dispatch_cpu_feature_count()):
@@ -76,11 +76,11 @@ def _arch_rows() -> List[Tuple[str, int]]:
     return rows
 
 
-def _features() -> Dict[str, bool]:
+def _features() -> dict[str, bool]:
     return {name: bool(lib.dispatch_cpu_have(fid)) for name, fid in _arch_rows()}
 
 
-def dispatch_trace() -> List[DispatchRecord]:
+def dispatch_trace() -> list[DispatchRecord]:
     """Every dispatched function that recorded its choice, in load order.
 
     >>> all(r.chosen in r.targets or r.chosen == "none" for r in dispatch_trace())
@@ -114,7 +114,7 @@ def runtime_info() -> dict:
     }
 
 
-def show_runtime(file: Optional[TextIO] = None) -> None:
+def show_runtime(file: TextIO | None = None) -> None:
     """Print the CPU features of this build and machine, and which target
     each dispatched function uses.
 
@@ -126,7 +126,7 @@ def show_runtime(file: Optional[TextIO] = None) -> None:
     out = file if file is not None else sys.stdout
     info = runtime_info()
 
-    def line(label: str, names: List[str]) -> None:
+    def line(label: str, names: list[str]) -> None:
         print(f"  {label:<16} {' '.join(names) if names else '(none)'}", file=out)
 
     print(f"CPU features ({info['arch']})", file=out)
@@ -143,7 +143,7 @@ def show_runtime(file: Optional[TextIO] = None) -> None:
         print(f"  {f['name']:<{width}}  {f['chosen']:<12} of {' '.join(f['targets'])}", file=out)
 
 
-def _redetect_for_tests() -> Dict[str, bool]:
+def _redetect_for_tests() -> dict[str, bool]:
     """The test hook (Note [Chosen once] in sources/cpu/cpu_dispatch_trace.c):
     re-read the env variables, detect again, re-run every registered
     chooser, and return the new feature map. Raises like the import does.
@@ -155,6 +155,6 @@ def _redetect_for_tests() -> Dict[str, bool]:
 
 _check_env(lib.dispatch_cpu_init())
 
-__cpu_baseline__: List[str] = _text(lib.dispatch_cpu_baseline_names()).split()
-__cpu_dispatch__: List[str] = _text(lib.dispatch_cpu_dispatch_names()).split()
-__cpu_features__: Dict[str, bool] = _features()
+__cpu_baseline__: list[str] = _text(lib.dispatch_cpu_baseline_names()).split()
+__cpu_dispatch__: list[str] = _text(lib.dispatch_cpu_dispatch_names()).split()
+__cpu_features__: dict[str, bool] = _features()

@@ -10,7 +10,6 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Dict, List
 
 import pytest
 
@@ -18,7 +17,7 @@ TOOLS = Path(__file__).resolve().parents[1] / "tools"
 if str(TOOLS) not in sys.path:
     sys.path.insert(0, str(TOOLS))
 
-from dispatchkit.features import ARCHES  # noqa: E402
+from dispatchkit.features import ARCHES
 
 DISABLE = "DISPATCH_DISABLE_CPU_FEATURES"
 ENABLE = "DISPATCH_ENABLE_CPU_FEATURES"
@@ -26,20 +25,20 @@ FEATURES = "import json, dispatch; print(json.dumps(dispatch.__cpu_features__))"
 ENV_MAX = 1023
 
 
-def _import(env: Dict[str, str], cwd: Path, code: str = FEATURES) -> subprocess.CompletedProcess:
+def _import(env: dict[str, str], cwd: Path, code: str = FEATURES) -> subprocess.CompletedProcess:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("DISPATCH_")}
     clean.update(env)
-    return subprocess.run([sys.executable, "-W", "always", "-c", code], cwd=cwd, env=clean,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run([sys.executable, "-W", "always", "-c", code], check=False, cwd=cwd,
+                          env=clean, capture_output=True, text=True, timeout=120)
 
 
-def _features(env: Dict[str, str], cwd: Path) -> Dict[str, bool]:
+def _features(env: dict[str, str], cwd: Path) -> dict[str, bool]:
     proc = _import(env, cwd)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
 
 
-def _error(env: Dict[str, str], cwd: Path) -> str:
+def _error(env: dict[str, str], cwd: Path) -> str:
     """The last line of the traceback of a failed import."""
     proc = _import(env, cwd)
     assert proc.returncode == 1, (proc.returncode, proc.stdout, proc.stderr)
@@ -60,11 +59,11 @@ def build(tmp_path_factory) -> dict:
     return out
 
 
-def _present_dispatched(build: dict) -> List[str]:
+def _present_dispatched(build: dict) -> list[str]:
     return [f for f in build["dispatch"] if build["features"][f]]
 
 
-def _successors(build: dict, name: str) -> List[str]:
+def _successors(build: dict, name: str) -> list[str]:
     return sorted(build["table"].successors(name))
 
 
@@ -196,10 +195,11 @@ def test_the_test_hook_rereads_the_environment(build, tmp_path):
     present = _present_dispatched(build)
     if not present:
         pytest.skip("no dispatched feature on this machine")
+    name = present[0]
     code = (f"import os, json, dispatch\n"
-            f"os.environ['{DISABLE}'] = '{present[0]}'\n"
+            f"os.environ['{DISABLE}'] = '{name}'\n"
             f"after = dispatch._cpu._redetect_for_tests()\n"
-            f"print(json.dumps([dispatch.__cpu_features__['{present[0]}'], after['{present[0]}']]))")
+            f"print(json.dumps([dispatch.__cpu_features__['{name}'], after['{name}']]))")
     proc = _import({}, tmp_path, code)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == [True, False]

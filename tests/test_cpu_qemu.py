@@ -20,7 +20,6 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
-from typing import Dict, List, Optional
 
 import pytest
 
@@ -28,8 +27,10 @@ QEMU = shutil.which("qemu-x86_64")
 ROOT = Path(__file__).resolve().parents[1]
 
 pytestmark = [
-    pytest.mark.skipif(platform.machine() != "x86_64", reason="qemu-x86_64 checks need an x86_64 host"),
-    pytest.mark.skipif(QEMU is None, reason="qemu-x86_64 not found (Debian: apt-get install qemu-user)"),
+    pytest.mark.skipif(platform.machine() != "x86_64",
+                       reason="qemu-x86_64 checks need an x86_64 host"),
+    pytest.mark.skipif(QEMU is None,
+                       reason="qemu-x86_64 not found (Debian: apt-get install qemu-user)"),
 ]
 
 # What each emulated CPU has at most, and the probe kernel's target there.
@@ -59,7 +60,8 @@ except ImportError:
     kernels = None
 if kernels is not None:
     x = array.array("f", {X!r}); p = array.array("f", {POSITIVE!r})
-    for op, args in (("add", (x, x)), ("mul", (x, x)), ("sqrt", (p,)), ("exp", (x,)), ("log", (p,))):
+    cases = (("add", (x, x)), ("mul", (x, x)), ("sqrt", (p,)), ("exp", (x,)), ("log", (p,)))
+    for op, args in cases:
         if op in kernels.LOOPS:
             res = array.array("f", [0.0] * len(x))
             kernels.run(op, res, *args)
@@ -70,21 +72,22 @@ print(json.dumps(out))
 TCG_NOISE = "TCG doesn't support requested feature"
 
 
-def _env(extra: Optional[Dict[str, str]] = None) -> Dict[str, str]:
+def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("DISPATCH_")}
     env.update(extra or {})
     return env
 
 
-def _emulated(cpu: str, code: str, cwd: Path, python_args: List[str] = (),
-              env: Optional[Dict[str, str]] = None) -> subprocess.CompletedProcess:
+def _emulated(cpu: str, code: str, cwd: Path, python_args: list[str] = (),
+              env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     proc = subprocess.run([QEMU, "-cpu", cpu, sys.executable, *python_args, "-c", code],
-                          cwd=cwd, env=_env(env), capture_output=True, text=True, timeout=300)
+                          check=False, cwd=cwd, env=_env(env), capture_output=True, text=True,
+                          timeout=300)
     proc.stderr = "\n".join(ln for ln in proc.stderr.splitlines() if TCG_NOISE not in ln)
     return proc
 
 
-def _expected_choice(targets: List[str], features: Dict[str, bool]) -> str:
+def _expected_choice(targets: list[str], features: dict[str, bool]) -> str:
     for target in targets:
         if target != "baseline" and all(features.get(f) for f in target.split("__")):
             return target
@@ -92,11 +95,11 @@ def _expected_choice(targets: List[str], features: Dict[str, bool]) -> str:
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory) -> Dict[str, dict]:
+def runs(tmp_path_factory) -> dict[str, dict]:
     """The report of each emulated CPU, and the native one."""
     cwd = tmp_path_factory.mktemp("cpu-qemu")
     out = {}
-    native = subprocess.run([sys.executable, "-c", REPORT], cwd=cwd, env=_env(),
+    native = subprocess.run([sys.executable, "-c", REPORT], check=False, cwd=cwd, env=_env(),
                             capture_output=True, text=True, timeout=300)
     assert native.returncode == 0, native.stderr
     out["native"] = json.loads(native.stdout)
@@ -157,7 +160,7 @@ def test_emulated_cpu_computes_the_native_results(runs, cpu):
 
 
 @pytest.fixture(scope="module")
-def avx2_build(tmp_path_factory) -> Dict[str, str]:
+def avx2_build(tmp_path_factory) -> dict[str, str]:
     """Environment and interpreter args that import the avx2-baseline build.
 
     `python -S` with an explicit PYTHONPATH: the staged package first, then
@@ -177,7 +180,8 @@ def avx2_build(tmp_path_factory) -> Dict[str, str]:
         [*meson, "install", "-C", str(build), "--destdir", str(dest), "--quiet"],
     )
     for step in steps:
-        proc = subprocess.run(step, cwd=work, capture_output=True, text=True, timeout=600)
+        proc = subprocess.run(step, cwd=work, check=False, capture_output=True, text=True,
+                              timeout=600)
         assert proc.returncode == 0, (step, proc.stdout[-3000:], proc.stderr[-3000:])
     staged = [p.parent.parent for p in dest.rglob("dispatch/__init__.py")]
     assert len(staged) == 1, staged
@@ -192,12 +196,12 @@ def avx2_build(tmp_path_factory) -> Dict[str, str]:
 GUARDED = "import dispatch; print(dispatch.__file__); print(' '.join(dispatch.__cpu_baseline__))"
 
 
-def _avx2_env(avx2_build: Dict[str, str]) -> Dict[str, str]:
+def _avx2_env(avx2_build: dict[str, str]) -> dict[str, str]:
     return {"PYTHONPATH": avx2_build["PYTHONPATH"]}
 
 
 def test_avx2_build_imports_where_the_baseline_is_present(avx2_build, tmp_path):
-    proc = subprocess.run([sys.executable, "-S", "-c", GUARDED], cwd=tmp_path,
+    proc = subprocess.run([sys.executable, "-S", "-c", GUARDED], check=False, cwd=tmp_path,
                           env=_env(_avx2_env(avx2_build)), capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 0, proc.stderr

@@ -17,7 +17,6 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Dict, List, Optional
 
 import pytest
 
@@ -39,16 +38,16 @@ print(json.dumps({
 """
 
 
-def _report(env: Dict[str, str], cwd: Path) -> dict:
+def _report(env: dict[str, str], cwd: Path) -> dict:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("DISPATCH_")}
     clean.update(env)
-    proc = subprocess.run([sys.executable, "-c", REPORT], cwd=cwd, env=clean,
+    proc = subprocess.run([sys.executable, "-c", REPORT], check=False, cwd=cwd, env=clean,
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
 
 
-def expected_choice(targets: List[str], features: Dict[str, bool]) -> str:
+def expected_choice(targets: list[str], features: dict[str, bool]) -> str:
     """The highest target whose features are all on, else the baseline."""
     for target in targets:
         if target != "baseline" and all(features.get(f) for f in target.split("__")):
@@ -56,7 +55,7 @@ def expected_choice(targets: List[str], features: Dict[str, bool]) -> str:
     return "baseline" if "baseline" in targets else "none"
 
 
-_NATIVE: Optional[dict] = None
+_NATIVE: dict | None = None
 
 
 def _native() -> dict:
@@ -79,7 +78,7 @@ def pytest_generate_tests(metafunc):
         metafunc.parametrize("function_target", pairs, ids=[f"{f}-{t}" for f, t in pairs])
 
 
-def _enable_value(target: str, baseline: List[str]) -> Optional[str]:
+def _enable_value(target: str, baseline: list[str]) -> str | None:
     if target == "baseline":
         return " ".join(baseline) or None
     return " ".join(target.split("__"))
