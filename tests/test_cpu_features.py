@@ -68,6 +68,21 @@ def test_every_feature_and_group_of_the_arch_is_reported(report, arch):
     assert set(report["features"]) == expected
 
 
+def test_runtime_table_implies_what_the_toolkit_table_implies(arch, tmp_path):
+    code = ("import json; from dispatch import ffi, lib\n"
+            "n = lib.dispatch_cpu_feature_count()\n"
+            "rows = [lib.dispatch_cpu_feature_at(i) for i in range(n)]\n"
+            "print(json.dumps({ffi.string(r.name).decode():"
+            " [ffi.string(r.implies).decode().split(), bool(r.is_group)]"
+            " for r in rows if r.on_this_arch}))")
+    proc = _python(code, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    runtime = json.loads(proc.stdout)
+    toolkit = {f.name: [sorted(f.implies), False] for f in arch.features}
+    toolkit.update({g.name: [sorted(g.members), True] for g in arch.groups})
+    assert {name: [sorted(imp), group] for name, (imp, group) in runtime.items()} == toolkit
+
+
 def test_features_match_proc_cpuinfo(report, arch):
     flags = _cpuinfo_flags()
     if flags is None:
