@@ -9,6 +9,7 @@
 #endif
 #include "cpu_internal.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,6 +173,35 @@ static void test_env(void)
 }
 #endif
 
+/* Many threads racing into the first detection all see one complete result
+ * (run first, before anything else initialises). */
+#define RACERS 8
+static void *racer(void *arg)
+{
+    unsigned char *seen = arg;
+    (void)dispatch_cpu_init();
+    for (int f = 0; f < DISPATCH_CPU_FEATURE_MAX; ++f) {
+        seen[f] = (unsigned char)dispatch_cpu_have(f);
+    }
+    return NULL;
+}
+
+static void test_first_detection_races(void)
+{
+    static unsigned char seen[RACERS][DISPATCH_CPU_FEATURE_MAX];
+    pthread_t threads[RACERS];
+    for (int i = 0; i < RACERS; ++i) {
+        CHECK(pthread_create(&threads[i], NULL, racer, seen[i]) == 0, "thread %d", i);
+    }
+    for (int i = 0; i < RACERS; ++i) {
+        pthread_join(threads[i], NULL);
+    }
+    for (int i = 1; i < RACERS; ++i) {
+        CHECK(memcmp(seen[0], seen[i], sizeof(seen[0])) == 0, "thread %d saw another result", i);
+    }
+    CHECK(seen[0][DISPATCH_CPU_FEATURE_NONE] == 0, "NONE is never present");
+}
+
 static const char *fake_chosen = "first";
 static void fake_chooser(void)
 {
@@ -196,6 +226,7 @@ static void test_trace(void)
 
 int main(void)
 {
+    test_first_detection_races();
     CHECK(dispatch_cpu_init() == 0 || getenv("DISPATCH_DISABLE_CPU_FEATURES") ||
               getenv("DISPATCH_ENABLE_CPU_FEATURES"),
           "%s", dispatch_cpu_error());
