@@ -13,6 +13,9 @@ from ._core import ffi, lib
 from ._cpu import *  # noqa: F401,F403  (detection + env overrides, at import)
 from ._cpu import __all__ as _cpu_all
 from ._cpu import __cpu_baseline__, __cpu_dispatch__, __cpu_features__  # noqa: F401
+from ._tensor import *  # noqa: F401,F403  (Tensor, dtypes, factories)
+from ._tensor import __all__ as _tensor_all
+from . import library, ops  # noqa: E402,F401
 
 if lib.dispatch_kernels_init() != 0:
     raise RuntimeError(ffi.string(lib.dispatch_cpu_error()).decode())
@@ -32,4 +35,4 @@ def probe_targets() -> list:
     return ffi.string(lib.dispatch_probe_targets()).decode().split()
 
 
-__all__ = [*_cpu_all, "probe_target", "probe_targets"]
+__all__ = [*_cpu_all, *_tensor_all, "ops", "library", "probe_target", "probe_targets"]
