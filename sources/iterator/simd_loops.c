@@ -45,21 +45,10 @@ static int slot_of(int dtype)
     return dtype == DISPATCH_FLOAT32 ? 0 : dtype == DISPATCH_FLOAT64 ? 1 : -1;
 }
 
-/*
- * Note [Weak link to the loop table]
- * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
- * The loop table lives in sources/core (loops.c). The kernels are also
- * usable without it (dispatch.kernels runs them on raw buffers), so the
- * reference is weak: when core is linked in, the chosen loops replace the
- * reference loops there; when it is not, they are only reachable through
- * kernels.h.
- */
-#pragma weak dispatch_loop_register
-
 static void set_loop(int loop, int dtype, dispatch_loop_fn fn)
 {
     atomic_store(&simd[loop][slot_of(dtype)], fn);
-    if (dispatch_loop_register) dispatch_loop_register(loop, dtype, fn);
+    dispatch_loop_register(loop, dtype, fn);
 }
 
 #define LOOP_ARGS (char **data, const intptr_t *steps, intptr_t n, void *ctx)

@@ -1,0 +1,104 @@
+/*
+ * The elementwise engine (sources/iterator), in the manner of PyTorch's
+ * TensorIterator, over raw strided operands: it needs no tensor object, so
+ * the tensor operators and the tests (through cffi, on NumPy buffers) drive
+ * it alike.
+ *
+ * An elementwise call runs one loop of loops.h over operands of any layout:
+ *   - right-aligned broadcasting of the inputs to the output's shape (a
+ *     broadcast dimension gets stride 0, so a scalar operand reaches the
+ *     loop's stride-0 path);
+ *   - dimensions reordered by the output's strides (innermost = smallest)
+ *     and merged where every operand steps through them as one, so
+ *     contiguous operands (in any common order) make one flat loop;
+ *   - operands whose dtype differs from the loop's are cast chunk by chunk
+ *     through small buffers (cast loops of loops.h), never per element and
+ *     never as a whole temporary;
+ *   - an input that overlaps the output in any other way than exactly (same
+ *     address, same strides: in-place `a += b` is fine) is first copied, so
+ *     results are what they would be with no overlap; an output that
+ *     overlaps itself (a broadcast view) is rejected;
+ *   - above DISPATCH_ITER_GRAIN elements the work is split across
+ *     dispatch_get_num_threads() threads; elementwise results do not depend
+ *     on the split.
+ * Reductions (sum, mean, max, min over any set of dims, keepdim or not) use
+ * the pairwise SIMD sum; their results are the same bits for any number of
+ * threads and any input layout. See Note [Deterministic reductions] in
+ * sources/iterator/iterator.c.
+ *
+ * Errors: -1 with dispatch_error_set() (error.h): ValueError for shapes,
+ * TypeError for dtypes, MemoryError when a buffer cannot be allocated.
+ */
+#ifndef DISPATCH_ITERATOR_H_
+#define DISPATCH_ITERATOR_H_
+
+#include <stdint.h>
+
+#include "dispatch/loops.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DISPATCH_ITER_MAX_DIMS 16
+#define DISPATCH_ITER_MAX_OPERANDS 8
+/* Elements below which a call runs on one thread (PyTorch's grain size). */
+#define DISPATCH_ITER_GRAIN 32768
+/* Elements per cast buffer. */
+#define DISPATCH_ITER_CHUNK 1024
+
+typedef struct dispatch_iter_operand {
+    char *data;             /* address of element [0, ..., 0] */
+    int ndim;
+    const int64_t *shape;   /* ndim sizes */
+    const int64_t *strides; /* ndim strides in bytes (may be 0 or negative) */
+    int dtype;              /* dtype.h */
+} dispatch_iter_operand;
+
+/* ops[0] is the output, ops[1..nops-1] the inputs. The loop computes in
+ * `loop_dtype`; ctx is passed through to it. */
+int dispatch_iter_elementwise(dispatch_loop_fn loop, int loop_dtype, int nops,
+                              const dispatch_iter_operand *ops, void *ctx);
+
+/* The same with the loop looked up in the loop table (loops.h) by id:
+ * TypeError when the pair has no loop, ValueError for a wrong operand count. */
+int dispatch_iter_elementwise_op(int loop, int loop_dtype, int nops,
+                                 const dispatch_iter_operand *ops, void *ctx);
+
+/* The broadcast shape of n operands (right-aligned; sizes must match or be
+ * 1). Writes *ndim and shape[DISPATCH_ITER_MAX_DIMS]; 0 or -1 (ValueError
+ * naming the shapes). */
+int dispatch_iter_broadcast_shape(int n, const dispatch_iter_operand *ops, int *ndim,
+                                  int64_t *shape);
+
+enum dispatch_reduce_op {
+    DISPATCH_REDUCE_SUM = 0,
+    DISPATCH_REDUCE_MEAN = 1,
+    DISPATCH_REDUCE_MAX = 2, /* NaN propagates */
+    DISPATCH_REDUCE_MIN = 3,
+};
+
+/* Reduce `in` (float32 or float64) over the dims whose bit is set in
+ * dim_mask (all dims: (1 << ndim) - 1) into `out`, which has in's dtype and
+ * the reduced shape: with keepdim the reduced dims are present with size 1,
+ * without they are dropped (out's strides are taken as given either way).
+ * max/min of an empty set is a ValueError; sum is 0 and mean NaN. */
+int dispatch_iter_reduce(int op, const dispatch_iter_operand *in, uint32_t dim_mask,
+                         int keepdim, const dispatch_iter_operand *out);
+
+/* Threads used by the engine (>= 1; default: 1). set: 0, or -1 (ValueError)
+ * for n < 1 or n > 256. */
+int dispatch_set_num_threads(int n);
+int dispatch_get_num_threads(void);
+
+/* Run fn(arg, begin, end) over [0, n) split in at most num_threads ranges of
+ * at least `grain` elements (one call on this thread when n < 2 * grain or
+ * one thread is set, or when called from inside a parallel region). Range
+ * boundaries are multiples of `align` (>= 1). */
+void dispatch_parallel_for(int64_t n, int64_t grain, int64_t align,
+                           void (*fn)(void *arg, int64_t begin, int64_t end), void *arg);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DISPATCH_ITERATOR_H_ */

@@ -1,0 +1,649 @@
+/* The elementwise engine and reductions of iterator.h. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dispatch/dtype.h"
+#include "dispatch/error.h"
+#include "dispatch/iterator.h"
+#include "dispatch/kernels.h"
+
+#define MAXD DISPATCH_ITER_MAX_DIMS
+#define MAXOPS DISPATCH_ITER_MAX_OPERANDS
+
+/* ------------------------------------------------------------------ shapes */
+
+static void format_shape(char *buf, size_t cap, int ndim, const int64_t *shape)
+{
+    size_t pos = 0;
+    pos += (size_t)snprintf(buf + pos, cap - pos, "(");
+    for (int d = 0; d < ndim && pos < cap; d++) {
+        pos += (size_t)snprintf(buf + pos, cap - pos, d ? ", %lld" : "%lld", (long long)shape[d]);
+    }
+    if (pos < cap) snprintf(buf + pos, cap - pos, ndim == 1 ? ",)" : ")");
+}
+
+int dispatch_iter_broadcast_shape(int n, const dispatch_iter_operand *ops, int *ndim,
+                                  int64_t *shape)
+{
+    int nd = 0;
+    for (int k = 0; k < n; k++) {
+        if (ops[k].ndim < 0 || ops[k].ndim > MAXD) {
+            return dispatch_error_set(DISPATCH_ERR_VALUE, "operand %d has %d dims; at most %d",
+                                      k, ops[k].ndim, MAXD);
+        }
+        if (ops[k].ndim > nd) nd = ops[k].ndim;
+    }
+    for (int d = 0; d < nd; d++) shape[d] = 1;
+    for (int k = 0; k < n; k++) {
+        int off = nd - ops[k].ndim;
+        for (int d = 0; d < ops[k].ndim; d++) {
+            int64_t s = ops[k].shape[d], *t = &shape[off + d];
+            if (s == *t || s == 1) continue;
+            if (*t == 1) {
+                *t = s;
+                continue;
+            }
+            char a[256], b[256];
+            format_shape(a, sizeof a, ops[0].ndim, ops[0].shape);
+            format_shape(b, sizeof b, ops[k].ndim, ops[k].shape);
+            return dispatch_error_set(DISPATCH_ERR_VALUE,
+                                      "shapes %s and %s cannot be broadcast together: dimension "
+                                      "%d is %lld in one and %lld in the other",
+                                      a, b, d - ops[k].ndim, (long long)*t, (long long)s);
+        }
+    }
+    *ndim = nd;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ plan */
+
+/*
+ * A plan: the iteration space after broadcasting, reordering and merging.
+ * Dimension 0 is the innermost. strides[k][d] is operand k's byte stride.
+ */
+typedef struct plan {
+    int nops, ndim;
+    int64_t shape[MAXD];
+    intptr_t strides[MAXOPS][MAXD];
+    char *data[MAXOPS];
+    int64_t numel;
+} plan;
+
+/* Operand k's strides in the broadcast shape (outermost first in `bs`). */
+static void broadcast_strides(const dispatch_iter_operand *op, int nd, const int64_t *shape,
+                              intptr_t *bs)
+{
+    int off = nd - op->ndim;
+    for (int d = 0; d < nd; d++) {
+        int od = d - off;
+        bs[d] = (od < 0 || op->shape[od] == 1 || shape[d] == 1) ? 0 : (intptr_t)op->strides[od];
+    }
+}
+
+/* Build the plan over `shape` (outermost first): drop size-1 dims, order the
+ * rest by the output's |stride| (innermost first; ties by the inputs'),
+ * then merge neighbours every operand steps through as one. */
+static void make_plan(plan *p, int nops, char *const *data, int nd, const int64_t *shape,
+                      intptr_t (*bs)[MAXD])
+{
+    int order[MAXD], n = 0;
+    p->nops = nops;
+    p->numel = 1;
+    for (int k = 0; k < nops; k++) p->data[k] = data[k];
+    for (int d = nd - 1; d >= 0; d--) { /* innermost (last) first */
+        p->numel *= shape[d];
+        if (shape[d] != 1) order[n++] = d;
+    }
+    /* Stable insertion sort by the first operand whose strides differ. */
+    for (int i = 1; i < n; i++) {
+        int d = order[i], j = i - 1;
+        for (; j >= 0; j--) {
+            int e = order[j], swap = 0;
+            for (int k = 0; k < nops; k++) {
+                intptr_t a = bs[k][d] < 0 ? -bs[k][d] : bs[k][d];
+                intptr_t b = bs[k][e] < 0 ? -bs[k][e] : bs[k][e];
+                if (a == 0 || b == 0 || a == b) continue; /* broadcast dims do not vote */
+                swap = a < b;
+                break;
+            }
+            if (!swap) break;
+            order[j + 1] = e;
+        }
+        order[j + 1] = d;
+    }
+    p->ndim = 0;
+    for (int i = 0; i < n; i++) {
+        int d = order[i];
+        if (p->ndim > 0) {
+            int m = p->ndim - 1, merge = 1;
+            for (int k = 0; k < nops && merge; k++) {
+                merge = bs[k][d] == p->strides[k][m] * (intptr_t)p->shape[m];
+            }
+            if (merge) {
+                p->shape[m] *= shape[d];
+                continue;
+            }
+        }
+        p->shape[p->ndim] = shape[d];
+        for (int k = 0; k < nops; k++) p->strides[k][p->ndim] = bs[k][d];
+        p->ndim++;
+    }
+    if (p->ndim == 0) { /* a single element */
+        p->ndim = 1;
+        p->shape[0] = 1;
+        for (int k = 0; k < nops; k++) p->strides[k][0] = 0;
+    }
+}
+
+/* Byte range [lo, hi) an operand touches in the plan's space. */
+static void extent(const plan *p, int k, size_t itemsize, char **lo, char **hi)
+{
+    intptr_t a = 0, b = 0;
+    for (int d = 0; d < p->ndim; d++) {
+        intptr_t span = p->strides[k][d] * (intptr_t)(p->shape[d] - 1);
+        if (span < 0) a += span;
+        else b += span;
+    }
+    *lo = p->data[k] + a;
+    *hi = p->data[k] + b + (intptr_t)itemsize;
+}
+
+/* Whether the output plan steps on one element twice (a broadcast view). */
+static int self_overlapping(const plan *p, int k)
+{
+    for (int d = 0; d < p->ndim; d++) {
+        if (p->shape[d] > 1 && p->strides[k][d] == 0) return 1;
+    }
+    return 0;
+}
+
+/* --------------------------------------------------------------- running */
+
+typedef struct runner {
+    const plan *p;
+    dispatch_loop_fn loop;
+    void *ctx;
+    int loop_dtype;
+    size_t loop_isz;
+    int cast_any;
+    int dtype[MAXOPS];
+    dispatch_loop_fn cast[MAXOPS]; /* input: op dtype -> loop; output: loop -> op dtype */
+} runner;
+
+/* One inner run of n elements at ptrs with the plan's inner strides. */
+static void run_inner(const runner *r, char **ptrs, intptr_t n)
+{
+    const plan *p = r->p;
+    intptr_t steps[MAXOPS];
+    for (int k = 0; k < p->nops; k++) steps[k] = p->strides[k][0];
+    if (!r->cast_any) {
+        r->loop(ptrs, steps, n, r->ctx);
+        return;
+    }
+    /* Note [Chunked casting]: operands of another dtype go through buffers of
+     * DISPATCH_ITER_CHUNK elements in the loop's dtype: inputs are cast in,
+     * the loop runs on the buffers (contiguous, so its fast path), the output
+     * is cast out. Memory stays O(chunk) whatever the size. */
+    _Alignas(64) char bufs[MAXOPS][DISPATCH_ITER_CHUNK * 8];
+    for (intptr_t i = 0; i < n; i += DISPATCH_ITER_CHUNK) {
+        intptr_t m = n - i < DISPATCH_ITER_CHUNK ? n - i : DISPATCH_ITER_CHUNK;
+        char *lp[MAXOPS];
+        intptr_t ls[MAXOPS];
+        for (int k = 0; k < p->nops; k++) {
+            char *at = ptrs[k] + i * steps[k];
+            if (r->cast[k] == NULL) {
+                lp[k] = at;
+                ls[k] = steps[k];
+                continue;
+            }
+            lp[k] = bufs[k];
+            ls[k] = (intptr_t)r->loop_isz;
+            if (k > 0) {
+                char *cd[2] = {bufs[k], at};
+                intptr_t cs[2] = {(intptr_t)r->loop_isz, steps[k]};
+                r->cast[k](cd, cs, m, NULL);
+            }
+        }
+        r->loop(lp, ls, m, r->ctx);
+        if (r->cast[0] != NULL) {
+            char *cd[2] = {ptrs[0] + i * steps[0], bufs[0]};
+            intptr_t cs[2] = {steps[0], (intptr_t)r->loop_isz};
+            r->cast[0](cd, cs, m, NULL);
+        }
+    }
+}
+
+/* Run flat elements [begin, end) of the plan (in its inner-first order). */
+static void run_range(void *arg, int64_t begin, int64_t end)
+{
+    const runner *r = arg;
+    const plan *p = r->p;
+    int64_t idx[MAXD];
+    int64_t rest = begin;
+    for (int d = 0; d < p->ndim; d++) {
+        idx[d] = rest % p->shape[d];
+        rest /= p->shape[d];
+    }
+    int64_t at = begin;
+    while (at < end) {
+        int64_t n = p->shape[0] - idx[0];
+        if (n > end - at) n = end - at;
+        char *ptrs[MAXOPS];
+        for (int k = 0; k < p->nops; k++) {
+            char *q = p->data[k];
+            for (int d = 0; d < p->ndim; d++) q += idx[d] * p->strides[k][d];
+            ptrs[k] = q;
+        }
+        run_inner(r, ptrs, (intptr_t)n);
+        at += n;
+        idx[0] = 0;
+        for (int d = 1; d < p->ndim; d++) {
+            if (++idx[d] < p->shape[d]) break;
+            idx[d] = 0;
+        }
+    }
+}
+
+/* Copy operand `src` (in the broadcast shape) into a new contiguous buffer. */
+static char *copy_contiguous(const dispatch_iter_operand *src, int nd, const int64_t *shape,
+                             int64_t numel, intptr_t *bs_out)
+{
+    size_t isz = dispatch_dtype_itemsize(src->dtype);
+    char *buf = malloc((size_t)numel * isz + 1);
+    if (!buf) return NULL;
+    intptr_t bs[MAXD];
+    broadcast_strides(src, nd, shape, bs);
+    int64_t idx[MAXD] = {0};
+    for (int64_t i = 0; i < numel; i++) {
+        const char *q = src->data;
+        for (int d = 0; d < nd; d++) q += idx[d] * bs[d];
+        memcpy(buf + (size_t)i * isz, q, isz);
+        for (int d = nd - 1; d >= 0; d--) {
+            if (++idx[d] < shape[d]) break;
+            idx[d] = 0;
+        }
+    }
+    intptr_t s = (intptr_t)isz;
+    for (int d = nd - 1; d >= 0; d--) {
+        bs_out[d] = shape[d] == 1 ? 0 : s;
+        s *= (intptr_t)shape[d];
+    }
+    return buf;
+}
+
+int dispatch_iter_elementwise(dispatch_loop_fn loop, int loop_dtype, int nops,
+                              const dispatch_iter_operand *ops, void *ctx)
+{
+    if (loop == NULL) {
+        return dispatch_error_set(DISPATCH_ERR_TYPE, "no loop for dtype %s",
+                                  dispatch_dtype_name(loop_dtype));
+    }
+    if (nops < 1 || nops > MAXOPS) {
+        return dispatch_error_set(DISPATCH_ERR_VALUE, "expected 1 to %d operands, got %d",
+                                  MAXOPS, nops);
+    }
+    int nd;
+    int64_t shape[MAXD];
+    if (dispatch_iter_broadcast_shape(nops, ops, &nd, shape) != 0) return -1;
+    /* The output is not broadcast: its shape is the result's shape. */
+    int same = ops[0].ndim == nd;
+    for (int d = 0; same && d < nd; d++) same = ops[0].shape[d] == shape[d];
+    if (!same) {
+        char a[256], b[256];
+        format_shape(a, sizeof a, ops[0].ndim, ops[0].shape);
+        format_shape(b, sizeof b, nd, shape);
+        return dispatch_error_set(DISPATCH_ERR_VALUE,
+                                  "output with shape %s doesn't match the broadcast shape %s",
+                                  a, b);
+    }
+    runner r = {.loop = loop, .ctx = ctx, .loop_dtype = loop_dtype,
+                .loop_isz = dispatch_dtype_itemsize(loop_dtype)};
+    for (int k = 0; k < nops; k++) {
+        r.dtype[k] = ops[k].dtype;
+        if (ops[k].dtype == loop_dtype) continue;
+        r.cast[k] = k == 0 ? dispatch_cast_loop_get(loop_dtype, ops[k].dtype)
+                           : dispatch_cast_loop_get(ops[k].dtype, loop_dtype);
+        if (r.cast[k] == NULL) {
+            return dispatch_error_set(DISPATCH_ERR_TYPE, "cannot cast %s to %s",
+                                      dispatch_dtype_name(k ? ops[k].dtype : loop_dtype),
+                                      dispatch_dtype_name(k ? loop_dtype : ops[k].dtype));
+        }
+        r.cast_any = 1;
+    }
+    intptr_t bs[MAXOPS][MAXD];
+    char *data[MAXOPS];
+    for (int k = 0; k < nops; k++) {
+        broadcast_strides(&ops[k], nd, shape, bs[k]);
+        data[k] = ops[k].data;
+    }
+    plan p;
+    make_plan(&p, nops, data, nd, shape, bs);
+    if (p.numel == 0) return 0;
+    if (self_overlapping(&p, 0)) {
+        return dispatch_error_set(DISPATCH_ERR_VALUE,
+                                  "the output overlaps itself (more than one element refers to "
+                                  "one memory location); write to a contiguous output instead");
+    }
+    /* Note [Overlapping out=]: an input that shares memory with the output
+     * other than exactly (same start, same strides) would be read after the
+     * output overwrote it; such an input is copied first. */
+    char *tmp[MAXOPS] = {0};
+    char *olo, *ohi;
+    extent(&p, 0, dispatch_dtype_itemsize(ops[0].dtype), &olo, &ohi);
+    int replanned = 0;
+    for (int k = 1; k < nops; k++) {
+        char *lo, *hi;
+        extent(&p, k, dispatch_dtype_itemsize(ops[k].dtype), &lo, &hi);
+        if (hi <= olo || lo >= ohi) continue;
+        int exact = p.data[k] == p.data[0] && ops[k].dtype == ops[0].dtype;
+        for (int d = 0; exact && d < p.ndim; d++) exact = p.strides[k][d] == p.strides[0][d];
+        if (exact) continue;
+        tmp[k] = copy_contiguous(&ops[k], nd, shape, p.numel, bs[k]);
+        if (tmp[k] == NULL) {
+            for (int j = 1; j < k; j++) free(tmp[j]);
+            return dispatch_error_set(DISPATCH_ERR_MEMORY, "cannot allocate %lld bytes",
+                                      (long long)p.numel *
+                                          (long long)dispatch_dtype_itemsize(ops[k].dtype));
+        }
+        data[k] = tmp[k];
+        replanned = 1;
+    }
+    if (replanned) make_plan(&p, nops, data, nd, shape, bs);
+    r.p = &p;
+    dispatch_parallel_for(p.numel, DISPATCH_ITER_GRAIN, 64, run_range, &r);
+    for (int k = 1; k < nops; k++) free(tmp[k]);
+    return 0;
+}
+
+int dispatch_iter_elementwise_op(int loop, int loop_dtype, int nops,
+                                 const dispatch_iter_operand *ops, void *ctx)
+{
+    if (loop < 0 || loop >= DISPATCH_NUM_LOOPS || !dispatch_dtype_is_valid(loop_dtype)) {
+        return dispatch_error_set(DISPATCH_ERR_VALUE, "unknown loop %d or dtype %d", loop,
+                                  loop_dtype);
+    }
+    dispatch_loop_fn fn = dispatch_loop_get(loop, loop_dtype);
+    if (fn == NULL) {
+        return dispatch_error_set(DISPATCH_ERR_TYPE, "%s has no loop for dtype %s",
+                                  dispatch_loop_name(loop), dispatch_dtype_name(loop_dtype));
+    }
+    if (dispatch_loop_nin(loop) != nops - 1) {
+        return dispatch_error_set(DISPATCH_ERR_VALUE, "%s takes %d inputs, got %d",
+                                  dispatch_loop_name(loop), dispatch_loop_nin(loop), nops - 1);
+    }
+    return dispatch_iter_elementwise(fn, loop_dtype, nops, ops, ctx);
+}
+
+/* -------------------------------------------------------------- reductions */
+
+/*
+ * Note [Deterministic reductions]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * A sum over a set of dims is, for each output element, the SIMD pairwise
+ * sum of the reduced elements in row-major order of the reduced dims. When
+ * the reduced dims cannot be stepped with one stride, they are first copied
+ * into a contiguous buffer (row-major), so the order never depends on the
+ * layout. The pairwise sum's own tree depends only on the count (Note [Sum
+ * order independent of the vector width] in sources/kernels/sum.dispatch.c).
+ * Threads split the *output* elements, and a full reduction to one element
+ * is split along that same tree: the top levels of the tree are cut into
+ * subranges (split_points), summed in parallel, and added back in tree
+ * order. So the bits never depend on the thread count either.
+ */
+
+typedef struct reduce_job {
+    int op, dtype;
+    int64_t count;       /* reduced elements per output */
+    intptr_t rstride;    /* their byte stride */
+    int no;              /* outer dims (output elements), innermost first */
+    int64_t oshape[MAXD];
+    intptr_t istrides[MAXD], ostrides[MAXD];
+    const char *in;
+    char *out;
+} reduce_job;
+
+static double reduce_one(const reduce_job *j, const char *p)
+{
+    int f32 = j->dtype == DISPATCH_FLOAT32;
+    if (j->op == DISPATCH_REDUCE_SUM || j->op == DISPATCH_REDUCE_MEAN) {
+        double s = f32 ? (double)dispatch_kernels_sum_f32(p, j->rstride, (intptr_t)j->count)
+                       : dispatch_kernels_sum_f64(p, j->rstride, (intptr_t)j->count);
+        if (j->op == DISPATCH_REDUCE_MEAN) {
+            s = f32 ? (double)((float)s / (float)j->count) : s / (double)j->count;
+        }
+        return s;
+    }
+    int is_max = j->op == DISPATCH_REDUCE_MAX;
+    double acc = 0;
+    for (int64_t i = 0; i < j->count; i++) {
+        double v = f32 ? (double)*(const float *)(p + i * j->rstride)
+                       : *(const double *)(p + i * j->rstride);
+        if (i == 0 || v != v) acc = v;
+        else if (acc == acc && (is_max ? v > acc : v < acc)) acc = v;
+        if (acc != acc) break;
+    }
+    return acc;
+}
+
+static void reduce_range(void *arg, int64_t begin, int64_t end)
+{
+    const reduce_job *j = arg;
+    for (int64_t e = begin; e < end; e++) {
+        int64_t rest = e;
+        const char *ip = j->in;
+        char *op = j->out;
+        for (int d = 0; d < j->no; d++) {
+            int64_t i = rest % j->oshape[d];
+            rest /= j->oshape[d];
+            ip += i * j->istrides[d];
+            op += i * j->ostrides[d];
+        }
+        double v = reduce_one(j, ip);
+        if (j->dtype == DISPATCH_FLOAT32) {
+            float f = (float)v;
+            memcpy(op, &f, sizeof f);
+        } else {
+            memcpy(op, &v, sizeof v);
+        }
+    }
+}
+
+/* The leaf size of sum.dispatch.c's tree (128-byte rows x 16). */
+static int64_t sum_leaf(int dtype) { return dtype == DISPATCH_FLOAT32 ? 512 : 256; }
+
+typedef struct split_sum {
+    int dtype;
+    const char *p;
+    intptr_t stride;
+    int64_t begin[64], count[64];
+    double part[64];
+} split_sum;
+
+/* Cut [begin, begin+n) along the kernel's tree to at most `depth` levels. */
+static void split_points(split_sum *s, int64_t begin, int64_t n, int depth, int *np)
+{
+    int64_t leaf = sum_leaf(s->dtype);
+    if (depth == 0 || n <= leaf * 4) {
+        s->begin[*np] = begin;
+        s->count[*np] = n;
+        (*np)++;
+        return;
+    }
+    int64_t h = ((n / leaf + 1) / 2) * leaf;
+    split_points(s, begin, h, depth - 1, np);
+    split_points(s, begin + h, n - h, depth - 1, np);
+}
+
+/* Add the parts back in the same tree shape. */
+static double combine(const split_sum *s, int64_t n, int depth, int *i)
+{
+    int64_t leaf = sum_leaf(s->dtype);
+    if (depth == 0 || n <= leaf * 4) return s->part[(*i)++];
+    int64_t h = ((n / leaf + 1) / 2) * leaf;
+    double a = combine(s, h, depth - 1, i);
+    double b = combine(s, n - h, depth - 1, i);
+    if (s->dtype == DISPATCH_FLOAT32) return (double)((float)a + (float)b);
+    return a + b;
+}
+
+static void split_sum_range(void *arg, int64_t begin, int64_t end)
+{
+    split_sum *s = arg;
+    for (int64_t i = begin; i < end; i++) {
+        const char *p = s->p + s->begin[i] * s->stride;
+        s->part[i] = s->dtype == DISPATCH_FLOAT32
+                         ? (double)dispatch_kernels_sum_f32(p, s->stride, (intptr_t)s->count[i])
+                         : dispatch_kernels_sum_f64(p, s->stride, (intptr_t)s->count[i]);
+    }
+}
+
+int dispatch_iter_reduce(int op, const dispatch_iter_operand *in, uint32_t dim_mask, int keepdim,
+                         const dispatch_iter_operand *out)
+{
+    if (op < DISPATCH_REDUCE_SUM || op > DISPATCH_REDUCE_MIN) {
+        return dispatch_error_set(DISPATCH_ERR_VALUE, "unknown reduction %d", op);
+    }
+    if (in->dtype != DISPATCH_FLOAT32 && in->dtype != DISPATCH_FLOAT64) {
+        return dispatch_error_set(DISPATCH_ERR_TYPE,
+                                  "reductions take float32 or float64 tensors, got %s",
+                                  dispatch_dtype_name(in->dtype));
+    }
+    if (out->dtype != in->dtype) {
+        return dispatch_error_set(DISPATCH_ERR_TYPE, "reduction output must be %s, got %s",
+                                  dispatch_dtype_name(in->dtype), dispatch_dtype_name(out->dtype));
+    }
+    int nd = in->ndim;
+    if (nd < 0 || nd > MAXD || (nd < 32 && (dim_mask >> nd) != 0)) {
+        return dispatch_error_set(DISPATCH_ERR_INDEX, "reduction dims out of range for %d dims",
+                                  nd);
+    }
+    /* Expected output shape. */
+    int64_t oshape[MAXD];
+    int ond = 0;
+    int64_t count = 1;
+    for (int d = 0; d < nd; d++) {
+        if (dim_mask & (1u << d)) {
+            count *= in->shape[d];
+            if (keepdim) oshape[ond++] = 1;
+        } else {
+            oshape[ond++] = in->shape[d];
+        }
+    }
+    int same = out->ndim == ond;
+    for (int d = 0; same && d < ond; d++) same = out->shape[d] == oshape[d];
+    if (!same) {
+        char a[256], b[256];
+        format_shape(a, sizeof a, out->ndim, out->shape);
+        format_shape(b, sizeof b, ond, oshape);
+        return dispatch_error_set(DISPATCH_ERR_VALUE,
+                                  "reduction output has shape %s, expected %s", a, b);
+    }
+    if (count == 0 && (op == DISPATCH_REDUCE_MAX || op == DISPATCH_REDUCE_MIN)) {
+        return dispatch_error_set(DISPATCH_ERR_VALUE,
+                                  "%s of an empty set of elements has no identity; reduce over "
+                                  "non-empty dims", op == DISPATCH_REDUCE_MAX ? "max" : "min");
+    }
+    reduce_job j = {.op = op, .dtype = in->dtype, .count = count, .out = out->data};
+    /* Outer (kept) dims, innermost first, with input and output strides. */
+    int64_t nout = 1;
+    for (int d = nd - 1, od = ond - 1; d >= 0; d--) {
+        int reduced = (dim_mask >> d) & 1u;
+        if (reduced && !keepdim) continue;
+        if (!reduced && in->shape[d] != 1) {
+            j.oshape[j.no] = in->shape[d];
+            j.istrides[j.no] = (intptr_t)in->strides[d];
+            j.ostrides[j.no] = (intptr_t)out->strides[od];
+            nout *= in->shape[d];
+            j.no++;
+        }
+        od--;
+    }
+    if (nout == 0) return 0;
+    /* Can the reduced dims be stepped with one stride (row-major order)? */
+    intptr_t rstride = (intptr_t)dispatch_dtype_itemsize(in->dtype);
+    int one_stride = 1, first = 1;
+    intptr_t expect = 0;
+    for (int d = nd - 1; d >= 0; d--) {
+        if (!((dim_mask >> d) & 1u) || in->shape[d] == 1) continue;
+        if (first) {
+            rstride = (intptr_t)in->strides[d];
+            expect = rstride * (intptr_t)in->shape[d];
+            first = 0;
+        } else if ((intptr_t)in->strides[d] == expect) {
+            expect *= (intptr_t)in->shape[d];
+        } else {
+            one_stride = 0;
+        }
+    }
+    char *tmp = NULL;
+    j.in = in->data;
+    j.rstride = rstride;
+    if (!one_stride) {
+        /* Gather: tmp[o][r] row-major over the reduced dims, per output o. */
+        size_t isz = dispatch_dtype_itemsize(in->dtype);
+        tmp = malloc((size_t)(nout * count) * isz + 1);
+        if (!tmp) return dispatch_error_set(DISPATCH_ERR_MEMORY, "cannot allocate a buffer");
+        int64_t perm_shape[MAXD];
+        int64_t perm_strides[MAXD];
+        int np = 0;
+        for (int d = 0; d < nd; d++) { /* kept dims (outermost first), then reduced */
+            if (!((dim_mask >> d) & 1u)) {
+                perm_shape[np] = in->shape[d];
+                perm_strides[np++] = in->strides[d];
+            }
+        }
+        for (int d = 0; d < nd; d++) {
+            if ((dim_mask >> d) & 1u) {
+                perm_shape[np] = in->shape[d];
+                perm_strides[np++] = in->strides[d];
+            }
+        }
+        dispatch_iter_operand src = {in->data, nd, perm_shape, perm_strides, in->dtype};
+        intptr_t unused[MAXD];
+        char *c = copy_contiguous(&src, nd, perm_shape, nout * count, unused);
+        if (!c) {
+            free(tmp);
+            return dispatch_error_set(DISPATCH_ERR_MEMORY, "cannot allocate a buffer");
+        }
+        free(tmp);
+        tmp = c;
+        j.in = tmp;
+        j.rstride = (intptr_t)isz;
+        /* Kept dims of the copy: blocks of `count` elements, row-major over
+         * the kept dims; listed innermost first, size-1 dims skipped, as in
+         * j.oshape. */
+        intptr_t s = (intptr_t)isz * (intptr_t)count;
+        int k = 0;
+        for (int d = nd - 1; d >= 0; d--) {
+            if (((dim_mask >> d) & 1u) || in->shape[d] == 1) continue;
+            j.istrides[k++] = s;
+            s *= (intptr_t)in->shape[d];
+        }
+    }
+    if (nout == 1 && (op == DISPATCH_REDUCE_SUM || op == DISPATCH_REDUCE_MEAN) &&
+        count >= 2 * DISPATCH_ITER_GRAIN && dispatch_get_num_threads() > 1) {
+        split_sum s = {.dtype = in->dtype, .p = j.in, .stride = j.rstride};
+        int parts = 0;
+        split_points(&s, 0, count, 5, &parts);
+        dispatch_parallel_for(parts, 1, 1, split_sum_range, &s);
+        int i = 0;
+        double v = combine(&s, count, 5, &i);
+        if (op == DISPATCH_REDUCE_MEAN) {
+            v = in->dtype == DISPATCH_FLOAT32 ? (double)((float)v / (float)count)
+                                              : v / (double)count;
+        }
+        if (in->dtype == DISPATCH_FLOAT32) {
+            float f = (float)v;
+            memcpy(out->data, &f, sizeof f);
+        } else {
+            memcpy(out->data, &v, sizeof v);
+        }
+    } else {
+        int64_t grain = count >= DISPATCH_ITER_GRAIN ? 1 : DISPATCH_ITER_GRAIN / (count + 1) + 1;
+        dispatch_parallel_for(nout, grain, 1, reduce_range, &j);
+    }
+    free(tmp);
+    return 0;
+}

@@ -1,0 +1,138 @@
+/*
+ * A small persistent thread pool for the engine: dispatch_parallel_for and
+ * dispatch_set/get_num_threads of iterator.h.
+ *
+ * Note [Thread pool]
+ * ~~~~~~~~~~~~~~~~~~
+ * Workers are created lazily, the first time a call wants them, and then
+ * sleep on a condition variable between jobs (starting threads per call
+ * would cost tens of microseconds, more than the work at the grain size).
+ * One job runs at a time: a call that finds the pool busy (another Python
+ * thread, or a nested call from inside a job) runs its work on the calling
+ * thread instead, which is always correct because every caller's work is a
+ * pure function of its range. A job is a set of ranges claimed with an
+ * atomic counter; the caller takes ranges too and returns when all are done.
+ * The split points depend on n, the thread count and `align` only, never on
+ * timing, and the engine's reductions do not depend on them at all.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "dispatch/error.h"
+#include "dispatch/iterator.h"
+
+#define MAX_THREADS 256
+
+static atomic_int num_threads = 1;
+
+int dispatch_set_num_threads(int n)
+{
+    if (n < 1 || n > MAX_THREADS) {
+        return dispatch_error_set(DISPATCH_ERR_VALUE,
+                                  "set_num_threads: expected 1 to %d threads, got %d",
+                                  MAX_THREADS, n);
+    }
+    atomic_store(&num_threads, n);
+    return 0;
+}
+
+int dispatch_get_num_threads(void) { return atomic_load(&num_threads); }
+
+typedef struct job {
+    void (*fn)(void *, int64_t, int64_t);
+    void *arg;
+    int64_t n, chunk;
+    int parts;
+    atomic_int next;      /* next part to claim */
+    atomic_int remaining; /* parts not finished */
+} job;
+
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER; /* one job at a time */
+static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t finished = PTHREAD_COND_INITIALIZER;
+static job *current;       /* under state_lock */
+static uint64_t generation; /* under state_lock */
+static int busy_workers;   /* workers inside the current job, under state_lock */
+static int nworkers;       /* started workers, under pool_lock */
+static _Thread_local int in_parallel;
+
+static void run_parts(job *j)
+{
+    int p;
+    while ((p = atomic_fetch_add(&j->next, 1)) < j->parts) {
+        int64_t b = (int64_t)p * j->chunk;
+        int64_t e = b + j->chunk < j->n ? b + j->chunk : j->n;
+        j->fn(j->arg, b, e);
+        atomic_fetch_sub(&j->remaining, 1);
+    }
+}
+
+static void *worker_main(void *unused)
+{
+    (void)unused;
+    uint64_t seen = 0;
+    in_parallel = 1;
+    pthread_mutex_lock(&state_lock);
+    for (;;) {
+        while (generation == seen || current == NULL) {
+            if (generation != seen) seen = generation; /* a job we missed: gone */
+            pthread_cond_wait(&wake, &state_lock);
+        }
+        seen = generation;
+        job *j = current;
+        busy_workers++;
+        pthread_mutex_unlock(&state_lock);
+        run_parts(j);
+        pthread_mutex_lock(&state_lock);
+        busy_workers--;
+        pthread_cond_broadcast(&finished);
+    }
+    return NULL;
+}
+
+void dispatch_parallel_for(int64_t n, int64_t grain, int64_t align,
+                           void (*fn)(void *arg, int64_t begin, int64_t end), void *arg)
+{
+    if (n <= 0) return;
+    if (align < 1) align = 1;
+    if (grain < 1) grain = 1;
+    int threads = atomic_load(&num_threads);
+    int64_t max_parts = n / grain;
+    int parts = (int)(max_parts < threads ? max_parts : threads);
+    if (parts < 2 || in_parallel || pthread_mutex_trylock(&pool_lock) != 0) {
+        fn(arg, 0, n);
+        return;
+    }
+    while (nworkers < parts - 1) {
+        pthread_t t;
+        if (pthread_create(&t, NULL, worker_main, NULL) != 0) break;
+        pthread_detach(t);
+        nworkers++;
+    }
+    int64_t chunk = (n + parts - 1) / parts;
+    chunk = (chunk + align - 1) / align * align;
+    job j = {.fn = fn, .arg = arg, .n = n, .chunk = chunk};
+    j.parts = (int)((n + chunk - 1) / chunk);
+    atomic_init(&j.next, 0);
+    atomic_init(&j.remaining, j.parts);
+
+    pthread_mutex_lock(&state_lock);
+    current = &j;
+    generation++;
+    pthread_cond_broadcast(&wake);
+    pthread_mutex_unlock(&state_lock);
+
+    in_parallel = 1;
+    run_parts(&j);
+    in_parallel = 0;
+
+    pthread_mutex_lock(&state_lock);
+    while (atomic_load(&j.remaining) > 0 || busy_workers > 0) {
+        pthread_cond_wait(&finished, &state_lock);
+    }
+    current = NULL;
+    pthread_mutex_unlock(&state_lock);
+    pthread_mutex_unlock(&pool_lock);
+}
