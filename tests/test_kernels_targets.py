@@ -75,8 +75,10 @@ def results(tmp_path_factory):
         if not _runnable(target):
             continue
         path = tmp_path_factory.mktemp(target) / "out.npz"
+        # cwd outside the checkout: `python -c` puts cwd first on sys.path, and
+        # from the repository root that is the source dispatch/, not the build.
         proc = subprocess.run([sys.executable, "-c", CHILD, str(path)], check=False, env=_env(disable),
-                              capture_output=True, text=True, timeout=300)
+                              capture_output=True, text=True, timeout=300, cwd=path.parent)
         assert proc.returncode == 0, proc.stderr
         with np.load(path) as z:
             res[target] = {k: z[k] for k in z.files}
@@ -96,8 +98,9 @@ def test_kernel_tests_pass_under_each_target(target):
         pytest.skip(f"this CPU cannot run {target}")
     proc = subprocess.run(  # noqa: PLW1510 - the assertion reports the failure
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+         "-c", str(HERE.parent / "pyproject.toml"), "--rootdir", str(HERE.parent),
          str(HERE / "test_kernels_accuracy.py"), str(HERE / "test_kernels_layout.py")],
-        env=_env(TARGETS[target]), capture_output=True, text=True, timeout=600, cwd=HERE.parent)
+        env=_env(TARGETS[target]), capture_output=True, text=True, timeout=600, cwd=HERE)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
 
 
