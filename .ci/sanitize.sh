@@ -11,6 +11,9 @@ VENV=${VENV:-/tmp/venv-asan}
 CC=${CC:-gcc}
 
 python3 -m venv --system-site-packages "$VENV"
+"$VENV/bin/pip" install -q -r "$ROOT/requirements-dev.txt"
+PATH="$VENV/bin:$PATH"   # meson and ninja, wherever pip put them
+export PATH
 "$VENV/bin/pip" install -q --no-build-isolation -Cbuild-dir="$BUILD" \
     -Csetup-args=-Db_sanitize=address,undefined -Csetup-args=-Db_lundef=false \
     -Csetup-args=-Dbuildtype=debugoptimized -e "$ROOT"
