@@ -27,7 +27,7 @@ LOOPS = {
     "add": 0, "sub": 1, "mul": 2, "div": 3, "maximum": 4, "minimum": 5,
     "sqrt": 14, "exp": 15, "log": 16, "addcmul": 18,
 }
-SOURCES = ("arith", "exp_log", "addcmul", "sum", "triad")
+SOURCES = ("arith", "exp_log", "addcmul", "sum", "triad", "int_arith")
 _DTYPES = {"f": 7, "d": 8}  # buffer format -> dispatch dtype (float32, float64)
 _CTYPES = {"f": "float[1]", "d": "double[1]"}
 
@@ -44,8 +44,8 @@ def chosen(source: str) -> str:
 
 
 def has(op: str, dtype: str) -> bool:
-    """Whether ``op`` has a SIMD kernel for ``dtype`` ("float32", "float64")."""
-    d = {"float32": 7, "float64": 8}.get(dtype, -1)
+    """Whether ``op`` has a SIMD kernel for ``dtype`` ("float32", "float64", "int32", "int64")."""
+    d = {"int32": 4, "int64": 5, "float32": 7, "float64": 8}.get(dtype, -1)
     return op in LOOPS and bool(lib.dispatch_kernels_has(LOOPS[op], d))
 
 

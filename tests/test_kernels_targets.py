@@ -52,6 +52,14 @@ for dt in (np.float32, np.float64):
     o = np.empty_like(x); kernels.run("log", o, x); out[f"log_{name}"] = o
     s = rng.standard_normal(1_000_003).astype(dt)
     out[f"sum_{name}"] = np.array([kernels.sum(s), kernels.sum(s[::7])], dtype=dt)
+from dispatch import iterator
+for dt in (np.int32, np.int64):
+    info = np.iinfo(dt)
+    a = rng.integers(info.min, info.max, 4099, dtype=dt)
+    b = rng.integers(info.min, info.max, 4099, dtype=dt)
+    for op in ("add", "sub", "mul", "maximum", "minimum"):
+        o = np.empty_like(a); iterator.elementwise(op, o, a, b)
+        out[f"{op}_{np.dtype(dt).name}"] = o
 np.savez(sys.argv[1], **out)
 """
 
@@ -99,7 +107,8 @@ def test_kernel_tests_pass_under_each_target(target):
     proc = subprocess.run(  # noqa: PLW1510 - the assertion reports the failure
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
          "-c", str(HERE.parent / "pyproject.toml"), "--rootdir", str(HERE.parent),
-         str(HERE / "test_kernels_accuracy.py"), str(HERE / "test_kernels_layout.py")],
+         str(HERE / "test_kernels_accuracy.py"), str(HERE / "test_kernels_layout.py"),
+         str(HERE / "test_kernels_int.py")],
         env=_env(TARGETS[target]), capture_output=True, text=True, timeout=600, cwd=HERE)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
 
@@ -107,8 +116,11 @@ def test_kernel_tests_pass_under_each_target(target):
 EXACT = ["add", "sub", "mul", "div", "maximum", "minimum", "addcmul", "sqrt", "sum"]
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("op", EXACT)
+EXACT_PAIRS = [(op, dt) for dt in ("float32", "float64") for op in EXACT] + [
+    (op, dt) for dt in ("int32", "int64") for op in ("add", "sub", "mul", "maximum", "minimum")]
+
+
+@pytest.mark.parametrize("op,dtype", EXACT_PAIRS)
 def test_exact_kernels_are_bit_identical_across_targets(results, op, dtype):
     if len(results) < 2:
         pytest.skip("fewer than two targets run here")

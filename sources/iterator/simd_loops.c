@@ -26,7 +26,7 @@
 #include "dispatch/kernels.h"
 #include "dispatch/loops.h"
 
-#define NSLOT_DTYPES 2 /* float32, float64 */
+#define NSLOT_DTYPES 4 /* float32, float64, int32, int64 */
 static _Atomic(dispatch_loop_fn) simd[DISPATCH_NUM_LOOPS][NSLOT_DTYPES];
 
 typedef float (*sum_f32_fn)(const char *, intptr_t, intptr_t);
@@ -36,13 +36,20 @@ static _Atomic(sum_f32_fn) sum_f32;
 static _Atomic(sum_f64_fn) sum_f64;
 static _Atomic(triad_fn) triad;
 
-enum { SRC_ARITH, SRC_EXP_LOG, SRC_ADDCMUL, SRC_SUM, SRC_TRIAD, NSOURCES };
-static const char *const source_names[NSOURCES] = {"arith", "exp_log", "addcmul", "sum", "triad"};
+enum { SRC_ARITH, SRC_EXP_LOG, SRC_ADDCMUL, SRC_SUM, SRC_TRIAD, SRC_INT_ARITH, NSOURCES };
+static const char *const source_names[NSOURCES] = {"arith", "exp_log", "addcmul", "sum", "triad",
+                                                   "int_arith"};
 static _Atomic(const char *) chosen[NSOURCES];
 
 static int slot_of(int dtype)
 {
-    return dtype == DISPATCH_FLOAT32 ? 0 : dtype == DISPATCH_FLOAT64 ? 1 : -1;
+    switch (dtype) {
+    case DISPATCH_FLOAT32: return 0;
+    case DISPATCH_FLOAT64: return 1;
+    case DISPATCH_INT32: return 2;
+    case DISPATCH_INT64: return 3;
+    default: return -1;
+    }
 }
 
 static void set_loop(int loop, int dtype, dispatch_loop_fn fn)
@@ -149,6 +156,34 @@ static void choose_triad(void)
     atomic_store(&chosen[SRC_TRIAD], DISPATCH_CPU_DISPATCH_INFO());
 }
 
+/* ---------------------------------------------------------------- int_arith */
+#include "int_arith.dispatch.h"
+DECLARE_LOOP(dispatch_kernel_add_i32)
+DECLARE_LOOP(dispatch_kernel_sub_i32)
+DECLARE_LOOP(dispatch_kernel_mul_i32)
+DECLARE_LOOP(dispatch_kernel_maximum_i32)
+DECLARE_LOOP(dispatch_kernel_minimum_i32)
+DECLARE_LOOP(dispatch_kernel_add_i64)
+DECLARE_LOOP(dispatch_kernel_sub_i64)
+DECLARE_LOOP(dispatch_kernel_mul_i64)
+DECLARE_LOOP(dispatch_kernel_maximum_i64)
+DECLARE_LOOP(dispatch_kernel_minimum_i64)
+
+static void choose_int_arith(void)
+{
+    CHOOSE_LOOP(DISPATCH_LOOP_ADD, DISPATCH_INT32, dispatch_kernel_add_i32);
+    CHOOSE_LOOP(DISPATCH_LOOP_SUB, DISPATCH_INT32, dispatch_kernel_sub_i32);
+    CHOOSE_LOOP(DISPATCH_LOOP_MUL, DISPATCH_INT32, dispatch_kernel_mul_i32);
+    CHOOSE_LOOP(DISPATCH_LOOP_MAXIMUM, DISPATCH_INT32, dispatch_kernel_maximum_i32);
+    CHOOSE_LOOP(DISPATCH_LOOP_MINIMUM, DISPATCH_INT32, dispatch_kernel_minimum_i32);
+    CHOOSE_LOOP(DISPATCH_LOOP_ADD, DISPATCH_INT64, dispatch_kernel_add_i64);
+    CHOOSE_LOOP(DISPATCH_LOOP_SUB, DISPATCH_INT64, dispatch_kernel_sub_i64);
+    CHOOSE_LOOP(DISPATCH_LOOP_MUL, DISPATCH_INT64, dispatch_kernel_mul_i64);
+    CHOOSE_LOOP(DISPATCH_LOOP_MAXIMUM, DISPATCH_INT64, dispatch_kernel_maximum_i64);
+    CHOOSE_LOOP(DISPATCH_LOOP_MINIMUM, DISPATCH_INT64, dispatch_kernel_minimum_i64);
+    atomic_store(&chosen[SRC_INT_ARITH], DISPATCH_CPU_DISPATCH_INFO());
+}
+
 /* ---------------------------------------------------------------- API */
 static void choose_all(void)
 {
@@ -157,6 +192,7 @@ static void choose_all(void)
     choose_addcmul();
     choose_sum();
     choose_triad();
+    choose_int_arith();
 }
 
 static atomic_int init_state; /* 0 not yet, 1 running, 2 done, -1 failed */

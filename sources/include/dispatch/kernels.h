@@ -22,14 +22,15 @@ extern "C" {
 int dispatch_kernels_simd_init(void);
 
 /* The target chosen for a kernel source ("arith", "exp_log", "addcmul",
- * "sum", "triad"): "AVX512_SKX", "FMA3__AVX2", "SSE42", "baseline"; NULL for
+ * "sum", "triad", "int_arith"): "AVX512_SKX", "FMA3__AVX2", "SSE42", "baseline"; NULL for
  * an unknown source. */
 const char *dispatch_kernels_chosen(const char *source);
 
 /* Run the chosen SIMD loop for (loop, dtype) of loops.h on raw buffers
  * (same arguments as a dispatch_loop_fn). Returns 0, or -1 when there is no
- * SIMD kernel for the pair (only float32/float64 of add, sub, mul, div,
- * maximum, minimum, sqrt, exp, log, addcmul have one). */
+ * SIMD kernel for the pair (float32/float64: add, sub, mul, div, maximum,
+ * minimum, sqrt, exp, log, addcmul; int32/int64: add, sub, mul, maximum,
+ * minimum). */
 int dispatch_kernels_run(int loop, int dtype, char **data, const intptr_t *steps,
                          intptr_t n, void *ctx);
 

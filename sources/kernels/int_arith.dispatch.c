@@ -1,0 +1,73 @@
+/*@targets baseline sse42 (avx2 fma3) avx512_skx */
+/*
+ * add, sub, mul, maximum, minimum for int32 and int64: plain C loops that
+ * the compiler vectorizes under each target's flags (the build is -O3; the
+ * contiguous and scalar-broadcast paths are separate loops with unit
+ * stride, which is what the vectorizer needs; see the assembly check in
+ * the kernels' Note in simd_loops.c). Arithmetic is done in the unsigned type, so it
+ * wraps like two's complement, never undefined behaviour, and every target
+ * gives the same bits (integer operations are exact).
+ * data = {out, a, b}; ctx for add/sub: const T *alpha (out = a +- alpha*b).
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "dispatch/cpu_dispatch.h"
+
+#define I_ADD(T, U, a, b) ((T)((U)(a) + (U)(b)))
+#define I_SUB(T, U, a, b) ((T)((U)(a) - (U)(b)))
+#define I_MUL(T, U, a, b) ((T)((U)(a) * (U)(b)))
+#define I_MAX(T, U, a, b) ((a) > (b) ? (a) : (b))
+#define I_MIN(T, U, a, b) ((a) < (b) ? (a) : (b))
+
+#define INT_LOOP(NAME, T, U, OP, ALPHA)                                                  \
+    void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *steps,           \
+                                           intptr_t n, void *ctx);                       \
+    void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *steps,           \
+                                           intptr_t n, void *ctx)                        \
+    {                                                                                    \
+        const intptr_t sz = (intptr_t)sizeof(T);                                         \
+        T alpha = 1;                                                                     \
+        if ((ALPHA) && ctx) memcpy(&alpha, ctx, sizeof(T));                              \
+        if (alpha != 1) {                                                                \
+            for (intptr_t i = 0; i < n; i++) {                                           \
+                T a, b, r;                                                               \
+                memcpy(&a, data[1] + i * steps[1], sizeof(T));                           \
+                memcpy(&b, data[2] + i * steps[2], sizeof(T));                           \
+                b = I_MUL(T, U, alpha, b);                                               \
+                r = OP(T, U, a, b);                                                      \
+                memcpy(data[0] + i * steps[0], &r, sizeof(T));                           \
+            }                                                                            \
+            return;                                                                      \
+        }                                                                                \
+        T *o = (T *)data[0];                                                             \
+        const T *a = (const T *)data[1], *b = (const T *)data[2];                        \
+        if (steps[0] == sz && steps[1] == sz && steps[2] == sz) {                        \
+            for (intptr_t i = 0; i < n; i++) o[i] = OP(T, U, a[i], b[i]);                \
+        } else if (steps[0] == sz && steps[1] == 0 && steps[2] == sz) {                  \
+            const T s = a[0];                                                            \
+            for (intptr_t i = 0; i < n; i++) o[i] = OP(T, U, s, b[i]);                   \
+        } else if (steps[0] == sz && steps[1] == sz && steps[2] == 0) {                  \
+            const T s = b[0];                                                            \
+            for (intptr_t i = 0; i < n; i++) o[i] = OP(T, U, a[i], s);                   \
+        } else {                                                                         \
+            for (intptr_t i = 0; i < n; i++) {                                           \
+                T x, y, r;                                                               \
+                memcpy(&x, data[1] + i * steps[1], sizeof(T));                           \
+                memcpy(&y, data[2] + i * steps[2], sizeof(T));                           \
+                r = OP(T, U, x, y);                                                      \
+                memcpy(data[0] + i * steps[0], &r, sizeof(T));                           \
+            }                                                                            \
+        }                                                                                \
+    }
+
+INT_LOOP(dispatch_kernel_add_i32, int32_t, uint32_t, I_ADD, 1)
+INT_LOOP(dispatch_kernel_sub_i32, int32_t, uint32_t, I_SUB, 1)
+INT_LOOP(dispatch_kernel_mul_i32, int32_t, uint32_t, I_MUL, 0)
+INT_LOOP(dispatch_kernel_maximum_i32, int32_t, uint32_t, I_MAX, 0)
+INT_LOOP(dispatch_kernel_minimum_i32, int32_t, uint32_t, I_MIN, 0)
+INT_LOOP(dispatch_kernel_add_i64, int64_t, uint64_t, I_ADD, 1)
+INT_LOOP(dispatch_kernel_sub_i64, int64_t, uint64_t, I_SUB, 1)
+INT_LOOP(dispatch_kernel_mul_i64, int64_t, uint64_t, I_MUL, 0)
+INT_LOOP(dispatch_kernel_maximum_i64, int64_t, uint64_t, I_MAX, 0)
+INT_LOOP(dispatch_kernel_minimum_i64, int64_t, uint64_t, I_MIN, 0)
