@@ -1,0 +1,90 @@
+"""Check that each compiled kernel variant uses its target's instruction set.
+
+    python tools/bench/check_isa.py BUILD_DIR [--json]
+
+Disassembles (objdump -d) every ``lib<source>_dispatch_c_<TARGET>.a`` the
+kernels build left in BUILD_DIR/sources/kernels and counts what the target
+allows: 512-bit registers (zmm) for AVX512_SKX, 256-bit (ymm) and FMA for
+FMA3__AVX2, SSE4.1 instructions (blendv, pmulld, ...) for SSE42, and none of
+them for the baseline. A variant breaks the rule when it uses registers wider
+than its target's (it would fault on a CPU that lacks them) or when it uses
+nothing of its target's ISA (the dispatch would buy nothing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+LIB = re.compile(r"lib(?P<source>\w+)_dispatch_c_(?P<target>\w+)\.a$")
+SSE41 = re.compile(r"\b(v?p?blendv|pmulld|pminsd|pmaxsd|pminsq|ptest|roundp|pcmpeqq|pmovsx)")
+
+
+@dataclass
+class Variant:
+    source: str
+    target: str
+    zmm: int
+    ymm: int
+    fma: int
+    sse41: int
+
+    def problems(self) -> list:
+        """What is wrong with this variant's code ([] when nothing)."""
+        t = self.target
+        out = []
+        if t != "AVX512_SKX" and self.zmm:
+            out.append(f"uses zmm registers ({self.zmm}) without AVX-512")
+        if t in ("SSE42", "baseline") and (self.ymm or self.fma):
+            out.append(f"uses ymm/FMA ({self.ymm}/{self.fma}) without AVX2")
+        if t == "baseline" and self.sse41:
+            out.append(f"uses SSE4.1 instructions ({self.sse41}) in the baseline")
+        if t == "AVX512_SKX" and not self.zmm:
+            out.append("uses no zmm register")
+        if t == "FMA3__AVX2" and not self.ymm:
+            out.append("uses no ymm register")
+        return out
+
+
+def scan(build_dir: Path) -> list:
+    """Every kernel variant of the build, with its instruction counts."""
+    found = []
+    for lib in sorted((build_dir / "sources" / "kernels").glob("lib*_dispatch_c_*.a")):
+        m = LIB.search(lib.name)
+        if not m:
+            continue
+        asm = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(lib)], check=True,
+                             capture_output=True, text=True).stdout
+        found.append(Variant(m["source"], m["target"], asm.count("%zmm"), asm.count("%ymm"),
+                             len(re.findall(r"\bvfn?m(add|sub)", asm)), len(SSE41.findall(asm))))
+    return found
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("build_dir", type=Path)
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    variants = scan(args.build_dir)
+    if not variants:
+        print(f"no kernel variants under {args.build_dir}/sources/kernels", file=sys.stderr)
+        return 1
+    bad = 0
+    if args.json:
+        print(json.dumps([{**asdict(v), "problems": v.problems()} for v in variants], indent=1))
+    for v in variants:
+        bad += bool(v.problems())
+        if not args.json:
+            status = "; ".join(v.problems()) or "ok"
+            print(f"{v.source:10s} {v.target:11s} zmm={v.zmm:<5d} ymm={v.ymm:<5d} "
+                  f"fma={v.fma:<4d} sse4.1={v.sse41:<4d} {status}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
