@@ -10,6 +10,7 @@ sqrt addcmul sum) or stay within the exp/log bound of each other.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -27,41 +28,61 @@ TARGETS = {
     "SSE42": "AVX",
     "baseline": "SSE41",
 }
+# Emulated CPUs that lack the higher targets' instructions entirely: running a
+# variant there proves it executes nothing beyond its target (a stray AVX-512
+# or AVX instruction would be SIGILL). qemu-user stops at AVX2; NumPy 2 needs
+# SSE4.2, so the baseline variant is proven with the env override only.
+QEMU = {"SSE42": "Nehalem", "FMA3__AVX2": "Haswell"}
 # A target runs here when the hardware has its features.
 NEEDS = {"AVX512_SKX": "AVX512_SKX", "FMA3__AVX2": "AVX2", "SSE42": "SSE42", "baseline": "SSE2"}
 
 CHILD = r"""
 import sys, numpy as np
-from dispatch import kernels
+from dispatch import iterator, kernels
+inp = dict(np.load(sys.argv[1]))
 out = {"chosen": np.array([kernels.chosen(s) for s in kernels.SOURCES])}
-rng = np.random.default_rng(11)
-for dt in (np.float32, np.float64):
-    a = (rng.standard_normal(4099) * 10.0 ** rng.integers(-20, 20, 4099)).astype(dt)
-    b = (rng.standard_normal(4099) * 10.0 ** rng.integers(-20, 20, 4099)).astype(dt)
-    c = rng.standard_normal(4099).astype(dt)
-    a[:6] = [0.0, -0.0, np.inf, np.nan, 1.0, -1.0]
-    b[:6] = [-0.0, 0.0, np.inf, 1.0, np.nan, -1.0]
-    name = np.dtype(dt).name
+for name in ("float32", "float64"):
+    a, b, c = inp[f"a_{name}"], inp[f"b_{name}"], inp[f"c_{name}"]
     for op in ("add", "sub", "mul", "div", "maximum", "minimum"):
         o = np.empty_like(a); kernels.run(op, o, a, b); out[f"{op}_{name}"] = o
     o = np.empty_like(a); kernels.run("addcmul", o, a, b, c, ctx=0.3); out[f"addcmul_{name}"] = o
     o = np.empty_like(a); kernels.run("sqrt", o, np.abs(a)); out[f"sqrt_{name}"] = o
-    x = rng.uniform(-100, 100, 100_000).astype(dt)
+    x = inp[f"e_{name}"]
     o = np.empty_like(x); kernels.run("exp", o, x); out[f"exp_{name}"] = o
-    x = np.exp2(rng.uniform(-140, 140, 100_000)).astype(dt)
+    x = inp[f"l_{name}"]
     o = np.empty_like(x); kernels.run("log", o, x); out[f"log_{name}"] = o
-    s = rng.standard_normal(1_000_003).astype(dt)
-    out[f"sum_{name}"] = np.array([kernels.sum(s), kernels.sum(s[::7])], dtype=dt)
-from dispatch import iterator
-for dt in (np.int32, np.int64):
-    info = np.iinfo(dt)
-    a = rng.integers(info.min, info.max, 4099, dtype=dt)
-    b = rng.integers(info.min, info.max, 4099, dtype=dt)
+    s = inp[f"s_{name}"]
+    out[f"sum_{name}"] = np.array([kernels.sum(s), kernels.sum(s[::7])], dtype=s.dtype)
+for name in ("int32", "int64"):
+    a, b = inp[f"a_{name}"], inp[f"b_{name}"]
     for op in ("add", "sub", "mul", "maximum", "minimum"):
-        o = np.empty_like(a); iterator.elementwise(op, o, a, b)
-        out[f"{op}_{np.dtype(dt).name}"] = o
-np.savez(sys.argv[1], **out)
+        o = np.empty_like(a); iterator.elementwise(op, o, a, b); out[f"{op}_{name}"] = o
+np.savez(sys.argv[2], **out)
 """
+
+
+def _inputs(path) -> None:
+    """The CHILD's inputs, made once here so every target reads the same bits."""
+    rng = np.random.default_rng(11)
+    inp = {}
+    for dt in (np.float32, np.float64):
+        name = np.dtype(dt).name
+        a = np.ldexp(rng.uniform(-1, 1, 4099), rng.integers(-60, 60, 4099)).astype(dt)
+        b = np.ldexp(rng.uniform(-1, 1, 4099), rng.integers(-60, 60, 4099)).astype(dt)
+        a[:6] = [0.0, -0.0, np.inf, np.nan, 1.0, -1.0]
+        b[:6] = [-0.0, 0.0, np.inf, 1.0, np.nan, -1.0]
+        inp.update({f"a_{name}": a, f"b_{name}": b,
+                    f"c_{name}": rng.uniform(-2, 2, 4099).astype(dt),
+                    f"e_{name}": rng.uniform(-100, 100, 100_000).astype(dt),
+                    f"l_{name}": np.ldexp(rng.uniform(1, 2, 100_000),
+                                          rng.integers(-120, 120, 100_000)).astype(dt),
+                    f"s_{name}": rng.uniform(-1, 1, 1_000_003).astype(dt)})
+    for dt in (np.int32, np.int64):
+        info = np.iinfo(dt)
+        inp[f"a_{np.dtype(dt).name}"] = rng.integers(info.min, info.max, 4099, dtype=dt)
+        inp[f"b_{np.dtype(dt).name}"] = rng.integers(info.min, info.max, 4099, dtype=dt)
+    np.savez(path, **inp)
+
 
 
 def _env(disable: str) -> dict:
@@ -79,17 +100,31 @@ def _runnable(target: str) -> bool:
 def results(tmp_path_factory):
     """Results of CHILD under every runnable target: target -> npz dict."""
     res = {}
+    inputs = tmp_path_factory.mktemp("inputs") / "in.npz"
+    _inputs(inputs)
     for target, disable in TARGETS.items():
         if not _runnable(target):
             continue
         path = tmp_path_factory.mktemp(target) / "out.npz"
         # cwd outside the checkout: `python -c` puts cwd first on sys.path, and
         # from the repository root that is the source dispatch/, not the build.
-        proc = subprocess.run([sys.executable, "-c", CHILD, str(path)], check=False, env=_env(disable),
+        proc = subprocess.run([sys.executable, "-c", CHILD, str(inputs), str(path)],
+                              check=False, env=_env(disable),
                               capture_output=True, text=True, timeout=300, cwd=path.parent)
         assert proc.returncode == 0, proc.stderr
         with np.load(path) as z:
             res[target] = {k: z[k] for k in z.files}
+    qemu = shutil.which("qemu-x86_64")
+    for target, cpu in QEMU.items():
+        if qemu is None:
+            break
+        path = tmp_path_factory.mktemp(f"qemu-{cpu}") / "out.npz"
+        proc = subprocess.run([qemu, "-cpu", cpu, sys.executable, "-c", CHILD, str(inputs),
+                               str(path)], check=False, env=_env(""), capture_output=True,
+                              text=True, timeout=600, cwd=path.parent)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        with np.load(path) as z:
+            res[f"{target}@qemu-{cpu}"] = {k: z[k] for k in z.files}
     return res
 
 
@@ -111,6 +146,14 @@ def test_kernel_tests_pass_under_each_target(target):
          str(HERE / "test_kernels_int.py")],
         env=_env(TARGETS[target]), capture_output=True, text=True, timeout=600, cwd=HERE)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+
+
+@pytest.mark.parametrize("target", list(QEMU))
+def test_emulated_cpu_without_the_higher_isas_chooses_and_runs_the_target(results, target):
+    key = f"{target}@qemu-{QEMU[target]}"
+    if key not in results:
+        pytest.skip("qemu-x86_64 is not installed")
+    assert set(results[key]["chosen"].tolist()) == {target}
 
 
 EXACT = ["add", "sub", "mul", "div", "maximum", "minimum", "addcmul", "sqrt", "sum"]
