@@ -38,9 +38,8 @@
         const intptr_t L = DISPATCH_KERNELS_LANES(S);                                 \
         intptr_t i = 0;                                                               \
         for (; i + 2 * L <= n; i += 2 * L) {                                          \
-            dv_##S v0 = dv_load_##S(src + i), v1 = dv_load_##S(src + i + L);          \
-            dv_store_##S(dst + i, VEC(v0));                                           \
-            dv_store_##S(dst + i + L, VEC(v1));                                       \
+            dv_store_##S(dst + i, VEC(dv_load_##S(src + i)));                         \
+            dv_store_##S(dst + i + L, VEC(dv_load_##S(src + i + L)));                 \
         }                                                                             \
         for (; i + L <= n; i += L)                                                    \
             dv_store_##S(dst + i, VEC(dv_load_##S(src + i)));                         \
