@@ -91,9 +91,9 @@ def test_exp_log_agree_with_mpmath(op, dtype):
     else:
         x = np.exp2(rng.uniform(-120, 120, 300)).astype(dtype)
     y = run1(op, x)
-    mpmath.mp.prec = 120
-    ref = np.array([getattr(mpmath, op)(mpmath.mpf(float(v))) for v in x], dtype=object)
-    ref_ld = np.array([np.longdouble(mpmath.nstr(r, 30)) for r in ref])
+    with mpmath.workprec(120):
+        ref = [getattr(mpmath, op)(mpmath.mpf(float(v))) for v in x]
+        ref_ld = np.array([np.longdouble(mpmath.nstr(r, 30)) for r in ref])
     assert ulp_error(y, ref_ld, dtype).max() <= ULP_BOUND[op]
 
 
