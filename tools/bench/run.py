@@ -16,7 +16,7 @@ Outputs are preallocated everywhere, so no size pays page faults.
 The 16M rows also report our bandwidth as a fraction of the STREAM triad,
 both counted as the bytes memory really moves: a written array is read first
 (write-allocate), so the triad moves 32 bytes per element (STREAM's printed
-figure counts 24), add 3 x 4 = 16 (float32), exp 12, sum 4. A read-only op
+figure counts 24); float32 add moves (2 + 2) x 4 = 16, exp 12, sum 4. A read-only op
 (sum) can exceed 100%: the triad's mix of reads and writes is not the
 fastest pattern memory has.
 """
