@@ -244,3 +244,17 @@ def test_sum_propagates_inf_and_nan(dtype):
     assert kernels.sum(x) == np.inf
     x[17] = np.nan
     assert math.isnan(kernels.sum(x))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_exp_of_subnormal_inputs_is_one(dtype):
+    fi = np.finfo(dtype)
+    x = np.array([fi.smallest_subnormal, -fi.smallest_subnormal, fi.smallest_normal / 3], dtype)
+    assert run1("exp", x).tolist() == [1.0, 1.0, 1.0]
+
+
+def test_exp_leaves_the_floating_point_mode_as_it_found_it():
+    """exp runs with flush-to-zero internally; afterwards subnormals work again."""
+    run1("exp", np.full(1000, -100.0, np.float32))
+    tiny = np.array([1e-38], np.float32) * np.float32(1e-3)
+    assert tiny[0] != 0.0

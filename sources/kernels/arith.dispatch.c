@@ -27,5 +27,5 @@ DISPATCH_KERNELS_BINARY_LOOP(dispatch_kernel_div_f64, double, f64, dv_div_f64, S
 DISPATCH_KERNELS_BINARY_LOOP(dispatch_kernel_maximum_f64, double, f64, dv_max_f64, dv_smax_f64, 0)
 DISPATCH_KERNELS_BINARY_LOOP(dispatch_kernel_minimum_f64, double, f64, dv_min_f64, dv_smin_f64, 0)
 
-DISPATCH_KERNELS_UNARY_LOOP(dispatch_kernel_sqrt_f32, float, f32, dv_sqrt_f32)
-DISPATCH_KERNELS_UNARY_LOOP(dispatch_kernel_sqrt_f64, double, f64, dv_sqrt_f64)
+DISPATCH_KERNELS_UNARY_LOOP(dispatch_kernel_sqrt_f32, float, f32, dv_sqrt_f32, 0)
+DISPATCH_KERNELS_UNARY_LOOP(dispatch_kernel_sqrt_f64, double, f64, dv_sqrt_f64, 0)

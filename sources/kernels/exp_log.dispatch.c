@@ -23,6 +23,12 @@
  * k*ln2_lo folded into the small part. Special values by selection: log(0) =
  * -inf, log(x<0) = NaN, log(inf) = inf, log(NaN) = NaN.
  *
+ * Speed does not depend on the values: no branch on data, and no
+ * arithmetic on subnormals (Note [No denormal arithmetic] in simd.h): exp
+ * runs with DAZ|FTZ and builds subnormal results with integer operations
+ * (dv_ldexp_gradual, on the vectors that have one), log reads subnormal
+ * inputs as integers.
+ *
  * Coefficients: `python3 tools/bench/fit_coefficients.py`.
  *
  * Bounds, in ulps of the correctly rounded result, documented / largest seen
@@ -59,6 +65,7 @@ DV_INLINE dv_f32 exp_vec_f32(dv_f32 x)
     q = dv_muladd_f32(q, r, dv_set1_f32(0x1.5554dep-3f));
     q = dv_muladd_f32(q, r, dv_set1_f32(0.5f));
     dv_f32 p = dv_add_f32(dv_set1_f32(1.0f), dv_muladd_f32(q, dv_mul_f32(r, r), r));
+    if (dv_any_lt_f32(n, -125.0f)) return dv_ldexp_gradual_f32(p, n); /* subnormal results */
     return dv_ldexp_f32(p, n);
 }
 
@@ -82,17 +89,22 @@ DV_INLINE dv_f64 exp_vec_f64(dv_f64 x)
     q = dv_muladd_f64(q, r, dv_set1_f64(0x1.5555555555556p-3));
     q = dv_muladd_f64(q, r, dv_set1_f64(0x1.0000000000001p-1));
     dv_f64 p = dv_add_f64(dv_set1_f64(1.0), dv_muladd_f64(q, dv_mul_f64(r, r), r));
+    if (dv_any_lt_f64(n, -1021.0)) return dv_ldexp_gradual_f64(p, n);
     return dv_ldexp_f64(p, n);
 }
 
 /* ---------------------------------------------------------------- log f32 */
 DV_INLINE dv_f32 log_vec_f32(dv_f32 x)
 {
+    /* A subnormal x = j * 2^-149 is read as the integer j (exact in float):
+     * no arithmetic touches the subnormal (Note [No denormal arithmetic]). */
     dm_f32 tiny = dv_lt_f32(x, dv_set1_f32(0x1p-126f));
-    dv_f32 xs = dv_select_f32(tiny, dv_mul_f32(x, dv_set1_f32(0x1p23f)), x);
+    dv_f32 j = dv_sub_f32(dv_orbits_f32(dv_andbits_f32(x, 0x7fffffff), 0x4B000000),
+                          dv_set1_f32(0x1p23f));
+    dv_f32 xs = dv_select_f32(tiny, j, x);
     dv_f32 k;
     dv_f32 m = dv_split_f32(xs, &k);
-    k = dv_select_f32(tiny, dv_sub_f32(k, dv_set1_f32(23.0f)), k);
+    k = dv_select_f32(tiny, dv_sub_f32(k, dv_set1_f32(149.0f)), k);
     dv_f32 f = dv_sub_f32(m, dv_set1_f32(1.0f));
     dv_f32 s = dv_div_f32(f, dv_add_f32(dv_set1_f32(2.0f), f));
     dv_f32 z = dv_mul_f32(s, s);
@@ -107,17 +119,19 @@ DV_INLINE dv_f32 log_vec_f32(dv_f32 x)
     y = dv_select_f32(dv_eq_f32(x, dv_set1_f32(0.0f)), dv_set1_f32(-__builtin_inff()), y);
     y = dv_select_f32(dv_lt_f32(x, dv_set1_f32(0.0f)), dv_set1_f32(__builtin_nanf("")), y);
     y = dv_select_f32(dv_eq_f32(x, dv_set1_f32(__builtin_inff())), x, y);
-    return dv_select_f32(dv_isnan_f32(x), dv_add_f32(x, x), y);
+    return dv_select_f32(dv_isnan_f32(x), dv_orbits_f32(x, 0x00400000), y); /* quiet NaN */
 }
 
 /* ---------------------------------------------------------------- log f64 */
 DV_INLINE dv_f64 log_vec_f64(dv_f64 x)
 {
     dm_f64 tiny = dv_lt_f64(x, dv_set1_f64(0x1p-1022));
-    dv_f64 xs = dv_select_f64(tiny, dv_mul_f64(x, dv_set1_f64(0x1p52)), x);
+    dv_f64 j = dv_sub_f64(dv_orbits_f64(dv_andbits_f64(x, 0x7fffffffffffffffLL),
+                                        0x4330000000000000LL), dv_set1_f64(0x1p52));
+    dv_f64 xs = dv_select_f64(tiny, j, x);
     dv_f64 k;
     dv_f64 m = dv_split_f64(xs, &k);
-    k = dv_select_f64(tiny, dv_sub_f64(k, dv_set1_f64(52.0)), k);
+    k = dv_select_f64(tiny, dv_sub_f64(k, dv_set1_f64(1074.0)), k);
     dv_f64 f = dv_sub_f64(m, dv_set1_f64(1.0));
     dv_f64 s = dv_div_f64(f, dv_add_f64(dv_set1_f64(2.0), f));
     dv_f64 z = dv_mul_f64(s, s);
@@ -135,10 +149,11 @@ DV_INLINE dv_f64 log_vec_f64(dv_f64 x)
     y = dv_select_f64(dv_eq_f64(x, dv_set1_f64(0.0)), dv_set1_f64(-__builtin_inf()), y);
     y = dv_select_f64(dv_lt_f64(x, dv_set1_f64(0.0)), dv_set1_f64(__builtin_nan("")), y);
     y = dv_select_f64(dv_eq_f64(x, dv_set1_f64(__builtin_inf())), x, y);
-    return dv_select_f64(dv_isnan_f64(x), dv_add_f64(x, x), y);
+    return dv_select_f64(dv_isnan_f64(x), dv_orbits_f64(x, 0x0008000000000000LL), y);
 }
 
-DISPATCH_KERNELS_UNARY_LOOP(dispatch_kernel_exp_f32, float, f32, exp_vec_f32)
-DISPATCH_KERNELS_UNARY_LOOP(dispatch_kernel_exp_f64, double, f64, exp_vec_f64)
-DISPATCH_KERNELS_UNARY_LOOP(dispatch_kernel_log_f32, float, f32, log_vec_f32)
-DISPATCH_KERNELS_UNARY_LOOP(dispatch_kernel_log_f64, double, f64, log_vec_f64)
+/* exp runs with DAZ|FTZ (Note [No denormal arithmetic] in simd.h); log cannot. */
+DISPATCH_KERNELS_UNARY_LOOP(dispatch_kernel_exp_f32, float, f32, exp_vec_f32, 1)
+DISPATCH_KERNELS_UNARY_LOOP(dispatch_kernel_exp_f64, double, f64, exp_vec_f64, 1)
+DISPATCH_KERNELS_UNARY_LOOP(dispatch_kernel_log_f32, float, f32, log_vec_f32, 0)
+DISPATCH_KERNELS_UNARY_LOOP(dispatch_kernel_log_f64, double, f64, log_vec_f64, 0)

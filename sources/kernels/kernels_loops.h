@@ -31,8 +31,9 @@
  * Unary: data = {out, in}. VEC maps one vector; the strided path gathers a
  * chunk into a stack buffer, runs the contiguous path on it in place, and
  * scatters it back, so strided and contiguous inputs take the same arithmetic.
+ * FTZ = 1 runs the loop with DAZ|FTZ set (Note [No denormal arithmetic]).
  */
-#define DISPATCH_KERNELS_UNARY_LOOP(NAME, T, S, VEC)                                  \
+#define DISPATCH_KERNELS_UNARY_LOOP(NAME, T, S, VEC, FTZ)                             \
     static void NAME##_contig_(T *dst, const T *src, intptr_t n)                      \
     {                                                                                 \
         const intptr_t L = DISPATCH_KERNELS_LANES(S);                                 \
@@ -52,19 +53,21 @@
     {                                                                                 \
         (void)ctx;                                                                    \
         const intptr_t os = steps[0], is = steps[1];                                  \
+        const unsigned mode = (FTZ) ? dv_fpmode_enter() : 0u;                         \
         if (is == (intptr_t)sizeof(T) && os == (intptr_t)sizeof(T)) {                 \
             NAME##_contig_((T *)data[0], (const T *)data[1], n);                      \
-            return;                                                                   \
+        } else {                                                                      \
+            T buf[DISPATCH_KERNELS_CHUNK];                                            \
+            for (intptr_t i = 0; i < n; i += DISPATCH_KERNELS_CHUNK) {                \
+                intptr_t m = n - i < DISPATCH_KERNELS_CHUNK ? n - i : DISPATCH_KERNELS_CHUNK; \
+                char *op = data[0] + i * os;                                          \
+                const char *ip = data[1] + i * is;                                    \
+                for (intptr_t j = 0; j < m; j++) memcpy(&buf[j], ip + j * is, sizeof(T)); \
+                NAME##_contig_(buf, buf, m);                                          \
+                for (intptr_t j = 0; j < m; j++) memcpy(op + j * os, &buf[j], sizeof(T)); \
+            }                                                                         \
         }                                                                             \
-        T buf[DISPATCH_KERNELS_CHUNK];                                                \
-        for (intptr_t i = 0; i < n; i += DISPATCH_KERNELS_CHUNK) {                    \
-            intptr_t m = n - i < DISPATCH_KERNELS_CHUNK ? n - i : DISPATCH_KERNELS_CHUNK; \
-            char *op = data[0] + i * os;                                              \
-            const char *ip = data[1] + i * is;                                        \
-            for (intptr_t j = 0; j < m; j++) memcpy(&buf[j], ip + j * is, sizeof(T)); \
-            NAME##_contig_(buf, buf, m);                                              \
-            for (intptr_t j = 0; j < m; j++) memcpy(op + j * os, &buf[j], sizeof(T)); \
-        }                                                                             \
+        if (FTZ) dv_fpmode_leave(mode);                                               \
     }
 
 /*

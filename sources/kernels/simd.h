@@ -112,6 +112,12 @@ DV_INLINE dv_f32 dv_pow2_f32(dv_f32 t)
     return _mm512_castsi512_ps(_mm512_add_epi32(i, _mm512_set1_epi32(127 << 23)));
 }
 /* x = m * 2^k with m in [c, 2c), c = 0x1.6a09e6p-1 (~sqrt(1/2)); x normal > 0. */
+DV_INLINE dv_f32 dv_addbits_f32(dv_f32 v, int32_t c)
+{ return _mm512_castsi512_ps(_mm512_add_epi32(_mm512_castps_si512(v), _mm512_set1_epi32(c))); }
+DV_INLINE dv_f32 dv_orbits_f32(dv_f32 v, int32_t c)
+{ return _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(v), _mm512_set1_epi32(c))); }
+DV_INLINE dv_f32 dv_andbits_f32(dv_f32 v, int32_t c)
+{ return _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(v), _mm512_set1_epi32(c))); }
 DV_INLINE dv_f32 dv_split_f32(dv_f32 x, dv_f32 *k)
 {
     const __m512i c = _mm512_set1_epi32(0x3f3504f3);
@@ -141,6 +147,12 @@ DV_INLINE dv_f64 dv_pow2_f64(dv_f64 t)
     __m512i i = _mm512_slli_epi64(_mm512_castpd_si512(t), 52);
     return _mm512_castsi512_pd(_mm512_add_epi64(i, _mm512_set1_epi64(1023LL << 52)));
 }
+DV_INLINE dv_f64 dv_addbits_f64(dv_f64 v, int64_t c)
+{ return _mm512_castsi512_pd(_mm512_add_epi64(_mm512_castpd_si512(v), _mm512_set1_epi64(c))); }
+DV_INLINE dv_f64 dv_orbits_f64(dv_f64 v, int64_t c)
+{ return _mm512_castsi512_pd(_mm512_or_si512(_mm512_castpd_si512(v), _mm512_set1_epi64(c))); }
+DV_INLINE dv_f64 dv_andbits_f64(dv_f64 v, int64_t c)
+{ return _mm512_castsi512_pd(_mm512_and_si512(_mm512_castpd_si512(v), _mm512_set1_epi64(c))); }
 DV_INLINE dv_f64 dv_split_f64(dv_f64 x, dv_f64 *k)
 {
     /* See dv_split_f64 in the SSE2 branch for the exponent trick. */
@@ -180,6 +192,12 @@ DV_INLINE dv_f32 dv_pow2_f32(dv_f32 t)
     __m256i i = _mm256_slli_epi32(_mm256_castps_si256(t), 23);
     return _mm256_castsi256_ps(_mm256_add_epi32(i, _mm256_set1_epi32(127 << 23)));
 }
+DV_INLINE dv_f32 dv_addbits_f32(dv_f32 v, int32_t c)
+{ return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(v), _mm256_set1_epi32(c))); }
+DV_INLINE dv_f32 dv_orbits_f32(dv_f32 v, int32_t c)
+{ return _mm256_castsi256_ps(_mm256_or_si256(_mm256_castps_si256(v), _mm256_set1_epi32(c))); }
+DV_INLINE dv_f32 dv_andbits_f32(dv_f32 v, int32_t c)
+{ return _mm256_castsi256_ps(_mm256_and_si256(_mm256_castps_si256(v), _mm256_set1_epi32(c))); }
 DV_INLINE dv_f32 dv_split_f32(dv_f32 x, dv_f32 *k)
 {
     const __m256i c = _mm256_set1_epi32(0x3f3504f3);
@@ -213,6 +231,12 @@ DV_INLINE dv_f64 dv_pow2_f64(dv_f64 t)
     __m256i i = _mm256_slli_epi64(_mm256_castpd_si256(t), 52);
     return _mm256_castsi256_pd(_mm256_add_epi64(i, _mm256_set1_epi64x(1023LL << 52)));
 }
+DV_INLINE dv_f64 dv_addbits_f64(dv_f64 v, int64_t c)
+{ return _mm256_castsi256_pd(_mm256_add_epi64(_mm256_castpd_si256(v), _mm256_set1_epi64x(c))); }
+DV_INLINE dv_f64 dv_orbits_f64(dv_f64 v, int64_t c)
+{ return _mm256_castsi256_pd(_mm256_or_si256(_mm256_castpd_si256(v), _mm256_set1_epi64x(c))); }
+DV_INLINE dv_f64 dv_andbits_f64(dv_f64 v, int64_t c)
+{ return _mm256_castsi256_pd(_mm256_and_si256(_mm256_castpd_si256(v), _mm256_set1_epi64x(c))); }
 DV_INLINE dv_f64 dv_split_f64(dv_f64 x, dv_f64 *k)
 {
     const __m256i c = _mm256_set1_epi64x(0x3fe6a09e667f3bcdLL);
@@ -252,6 +276,12 @@ DV_INLINE dv_f32 dv_pow2_f32(dv_f32 t)
     __m128i i = _mm_slli_epi32(_mm_castps_si128(t), 23);
     return _mm_castsi128_ps(_mm_add_epi32(i, _mm_set1_epi32(127 << 23)));
 }
+DV_INLINE dv_f32 dv_addbits_f32(dv_f32 v, int32_t c)
+{ return _mm_castsi128_ps(_mm_add_epi32(_mm_castps_si128(v), _mm_set1_epi32(c))); }
+DV_INLINE dv_f32 dv_orbits_f32(dv_f32 v, int32_t c)
+{ return _mm_castsi128_ps(_mm_or_si128(_mm_castps_si128(v), _mm_set1_epi32(c))); }
+DV_INLINE dv_f32 dv_andbits_f32(dv_f32 v, int32_t c)
+{ return _mm_castsi128_ps(_mm_and_si128(_mm_castps_si128(v), _mm_set1_epi32(c))); }
 DV_INLINE dv_f32 dv_split_f32(dv_f32 x, dv_f32 *k)
 {
     const __m128i c = _mm_set1_epi32(0x3f3504f3);
@@ -286,6 +316,12 @@ DV_INLINE dv_f64 dv_pow2_f64(dv_f64 t)
     __m128i i = _mm_slli_epi64(_mm_castpd_si128(t), 52);
     return _mm_castsi128_pd(_mm_add_epi64(i, _mm_set1_epi64x(1023LL << 52)));
 }
+DV_INLINE dv_f64 dv_addbits_f64(dv_f64 v, int64_t c)
+{ return _mm_castsi128_pd(_mm_add_epi64(_mm_castpd_si128(v), _mm_set1_epi64x(c))); }
+DV_INLINE dv_f64 dv_orbits_f64(dv_f64 v, int64_t c)
+{ return _mm_castsi128_pd(_mm_or_si128(_mm_castpd_si128(v), _mm_set1_epi64x(c))); }
+DV_INLINE dv_f64 dv_andbits_f64(dv_f64 v, int64_t c)
+{ return _mm_castsi128_pd(_mm_and_si128(_mm_castpd_si128(v), _mm_set1_epi64x(c))); }
 /*
  * x = m * 2^k, m in [c, 2c). Without a 64-bit arithmetic shift or an
  * int64->double conversion (both AVX-512 only), bias the exponent difference
@@ -325,6 +361,12 @@ DV_INLINE dv_f32 dv_pow2_f32(dv_f32 t)
     uint32_t i; memcpy(&i, &t, 4); i = (i << 23) + (127u << 23);
     float r; memcpy(&r, &i, 4); return r;
 }
+DV_INLINE dv_f32 dv_addbits_f32(dv_f32 v, int32_t c)
+{ uint32_t i; memcpy(&i, &v, 4); i += (uint32_t)c; memcpy(&v, &i, 4); return v; }
+DV_INLINE dv_f32 dv_orbits_f32(dv_f32 v, int32_t c)
+{ uint32_t i; memcpy(&i, &v, 4); i |= (uint32_t)c; memcpy(&v, &i, 4); return v; }
+DV_INLINE dv_f32 dv_andbits_f32(dv_f32 v, int32_t c)
+{ uint32_t i; memcpy(&i, &v, 4); i &= (uint32_t)c; memcpy(&v, &i, 4); return v; }
 DV_INLINE dv_f32 dv_split_f32(dv_f32 x, dv_f32 *k)
 {
     int32_t ix; memcpy(&ix, &x, 4); ix -= 0x3f3504f3;
@@ -353,6 +395,12 @@ DV_INLINE dv_f64 dv_pow2_f64(dv_f64 t)
     uint64_t i; memcpy(&i, &t, 8); i = (i << 52) + (1023ull << 52);
     double r; memcpy(&r, &i, 8); return r;
 }
+DV_INLINE dv_f64 dv_addbits_f64(dv_f64 v, int64_t c)
+{ uint64_t i; memcpy(&i, &v, 8); i += (uint64_t)c; memcpy(&v, &i, 8); return v; }
+DV_INLINE dv_f64 dv_orbits_f64(dv_f64 v, int64_t c)
+{ uint64_t i; memcpy(&i, &v, 8); i |= (uint64_t)c; memcpy(&v, &i, 8); return v; }
+DV_INLINE dv_f64 dv_andbits_f64(dv_f64 v, int64_t c)
+{ uint64_t i; memcpy(&i, &v, 8); i &= (uint64_t)c; memcpy(&v, &i, 8); return v; }
 DV_INLINE dv_f64 dv_split_f64(dv_f64 x, dv_f64 *k)
 {
     int64_t ix; memcpy(&ix, &x, 8); ix -= 0x3fe6a09e667f3bcdLL;
@@ -393,6 +441,82 @@ DV_INLINE dv_f64 dv_ldexp_f64(dv_f64 p, dv_f64 n)
                       dv_pow2_f64(dv_add_f64(n2, magic)));
 }
 #endif
+
+/*
+ * Note [No denormal arithmetic]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * x86 cores take a microcode assist, ~100x the cost of the instruction,
+ * when an arithmetic instruction reads a subnormal operand or produces a
+ * subnormal or underflowing result (unless MXCSR's DAZ/FTZ modes are on).
+ * A kernel that promises data-independent speed therefore (1) runs with
+ * DAZ|FTZ set for its duration (dv_fpmode_enter/leave) where the algorithm
+ * allows: exp, whose value at a subnormal x is exp(0) = 1 anyway; and (2)
+ * builds subnormal *results* with integer operations (dv_ldexp_gradual), so
+ * gradual underflow stays exact although FTZ is on. exp takes that path only
+ * for a vector with a result below the normal range (a branch that is
+ * rarely taken, and predictable on runs of such inputs): such a vector costs
+ * about 1.4x an ordinary one, never 100x. log cannot treat a subnormal input
+ * as 0; it reads one through integer operations instead.
+ */
+#if defined(__SSE2__)
+DV_INLINE unsigned dv_fpmode_enter(void)
+{
+    unsigned old = _mm_getcsr();
+    _mm_setcsr(old | 0x8040u); /* FTZ (bit 15) | DAZ (bit 6) */
+    return old;
+}
+DV_INLINE void dv_fpmode_leave(unsigned old) { _mm_setcsr(old); }
+#else
+DV_INLINE unsigned dv_fpmode_enter(void) { return 0; }
+DV_INLINE void dv_fpmode_leave(unsigned old) { (void)old; }
+#endif
+
+/* Whether any lane of a is below c (for a rarely taken branch). */
+#if DV_WIDTH == 64
+DV_INLINE int dv_any_lt_f32(dv_f32 a, float c) { return _mm512_cmp_ps_mask(a, _mm512_set1_ps(c), _CMP_LT_OQ) != 0; }
+DV_INLINE int dv_any_lt_f64(dv_f64 a, double c) { return _mm512_cmp_pd_mask(a, _mm512_set1_pd(c), _CMP_LT_OQ) != 0; }
+#elif DV_WIDTH == 32
+DV_INLINE int dv_any_lt_f32(dv_f32 a, float c) { return _mm256_movemask_ps(_mm256_cmp_ps(a, _mm256_set1_ps(c), _CMP_LT_OQ)) != 0; }
+DV_INLINE int dv_any_lt_f64(dv_f64 a, double c) { return _mm256_movemask_pd(_mm256_cmp_pd(a, _mm256_set1_pd(c), _CMP_LT_OQ)) != 0; }
+#elif DV_WIDTH == 16
+DV_INLINE int dv_any_lt_f32(dv_f32 a, float c) { return _mm_movemask_ps(_mm_cmplt_ps(a, _mm_set1_ps(c))) != 0; }
+DV_INLINE int dv_any_lt_f64(dv_f64 a, double c) { return _mm_movemask_pd(_mm_cmplt_pd(a, _mm_set1_pd(c))) != 0; }
+#else
+DV_INLINE int dv_any_lt_f32(dv_f32 a, float c) { return a < c; }
+DV_INLINE int dv_any_lt_f64(dv_f64 a, double c) { return a < c; }
+#endif
+
+/* Correctly rounded p * 2^n for p in [0.5, 2), integer n >= -151 (f32) /
+ * -1076 (f64), subnormal results included, without any floating-point
+ * instruction producing a subnormal: w = p * 2^(n+149) is a normal number,
+ * and when w < 2^23 the result is subnormal with bits round(w), which the
+ * addition w + 2^23 rounds (to nearest even, once) into the low bits. */
+DV_INLINE dv_f32 dv_ldexp_gradual_f32(dv_f32 p, dv_f32 n)
+{
+    dv_f32 e = dv_add_f32(n, dv_set1_f32(149.0f));
+#if DV_WIDTH != 64
+    e = dv_clamp_f32(e, -1.0f, 250.0f); /* the two-step ldexp's range */
+#endif
+    dv_f32 w = dv_ldexp_f32(p, e);
+    dv_f32 sub = dv_addbits_f32(dv_add_f32(w, dv_set1_f32(0x1p23f)), -0x4B000000);
+#if DV_WIDTH != 64
+    n = dv_clamp_f32(n, -126.0f, 250.0f); /* lanes that take `sub` */
+#endif
+    return dv_select_f32(dv_lt_f32(w, dv_set1_f32(0x1p23f)), sub, dv_ldexp_f32(p, n));
+}
+DV_INLINE dv_f64 dv_ldexp_gradual_f64(dv_f64 p, dv_f64 n)
+{
+    dv_f64 e = dv_add_f64(n, dv_set1_f64(1074.0));
+#if DV_WIDTH != 64
+    e = dv_clamp_f64(e, -1.0, 2000.0);
+#endif
+    dv_f64 w = dv_ldexp_f64(p, e);
+    dv_f64 sub = dv_addbits_f64(dv_add_f64(w, dv_set1_f64(0x1p52)), -0x4330000000000000LL);
+#if DV_WIDTH != 64
+    n = dv_clamp_f64(n, -1022.0, 2000.0);
+#endif
+    return dv_select_f64(dv_lt_f64(w, dv_set1_f64(0x1p52)), sub, dv_ldexp_f64(p, n));
+}
 
 /* max/min with the NaN and tie rules of Note [Same answer on every target]. */
 DV_INLINE dv_f32 dv_max_f32(dv_f32 a, dv_f32 b)
