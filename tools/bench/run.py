@@ -123,6 +123,14 @@ def child(args: argparse.Namespace) -> None:
         best, _ = kernels.time_loop(op, out, *xs, reps=max(1, 1_000_000 // n), rounds=31)
         print(json.dumps({"impl": "check", "target": target, "op": op, "dtype": "float32",
                           "n": n, "seconds_c": best * 1e-9}), flush=True)
+    # data independence: exp on inf/NaN/0/subnormal inputs vs ordinary ones
+    n = 65536
+    specials = np.resize(np.array([np.inf, -np.inf, np.nan, 0.0, 1e-40, -1e-40, 1e30, -1e30],
+                                  np.float32), n)
+    for kind, x in (("ordinary", make_inputs(np, "exp", "float32", n)[0]), ("special", specials)):
+        best, _ = kernels.time_loop("exp", np.empty(n, np.float32), x, reps=20, rounds=15)
+        print(json.dumps({"impl": "values", "target": target, "kind": kind,
+                          "seconds_c": best * 1e-9}), flush=True)
     if args.triad:
         for threads in args.threads:
             print(json.dumps({"impl": "triad", "target": target, "threads": threads,
@@ -326,6 +334,11 @@ def table(rows: list, targets: list, threads: list) -> str:
         if (best, op) in checks and ("baseline", op) in checks:
             ratio = checks[("baseline", op)] / checks[(best, op)]
             out.append(f"float32 {op} at {n}, best kernel time baseline / {best}: {ratio:.1f}x")
+    vals = {r["kind"]: r["seconds_c"] for r in rows
+            if r["impl"] == "values" and r["target"] == best}
+    if len(vals) == 2:
+        out.append(f"float32 exp at 64K on inf/NaN/0/subnormal/huge inputs: "
+                   f"{vals['special'] / vals['ordinary']:.2f}x the time on ordinary ones")
     for t, v in sorted(bw.items()):
         out.append(f"STREAM triad ({t} thread{'s' if t > 1 else ''}): {v / 1e9:.1f} GB/s")
     out.append(f"ours = {best} (chosen here), through one cffi call; best/base = kernel time "
