@@ -1,7 +1,7 @@
 /*
  * Using dispatchable sources from C: the macros an extension author calls.
  *
- * A dispatchable source `hello.dispatch.c` starts with `/*@targets ... *\/`;
+ * A dispatchable source `hello.dispatch.c` starts with an @targets comment;
  * the build compiles it once per target with that target's flags (via a
  * generated wrapper that defines DISPATCH__CPU_TARGET_CURRENT) and, when
  * `baseline` is listed, once as it is. Symbols get the target's suffix through
