@@ -132,11 +132,13 @@ def wrapper_source(target: Target, source_name: str) -> str:
     return "\n".join(out)
 
 
+def _stem(source_name: str) -> str:
+    return source_name[: -len(".c")] if source_name.endswith(".c") else source_name
+
+
 def wrapper_name(source_name: str, target: Target) -> str:
-    stem = source_name[: -len(".c")] if source_name.endswith(".c") else source_name
-    return f"{stem}.{target.name.lower()}.c"
+    return f"{_stem(source_name)}.{target.name.lower()}.c"
 
 
 def header_name(source_name: str) -> str:
-    stem = source_name[: -len(".c")] if source_name.endswith(".c") else source_name
-    return f"{stem}.h"
+    return f"{_stem(source_name)}.h"
