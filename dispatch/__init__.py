@@ -16,8 +16,11 @@ from ._cpu import __cpu_baseline__, __cpu_dispatch__, __cpu_features__  # noqa: 
 from ._tensor import *  # noqa: F401,F403  (Tensor, dtypes, factories)
 from ._tensor import __all__ as _tensor_all
 from . import library, ops  # noqa: E402,F401
+from .iterator import get_num_threads, set_num_threads  # noqa: E402
 
-if lib.dispatch_kernels_init() != 0:
+# Choose the probe and the SIMD kernels for this CPU once, now: the chosen
+# loops replace the reference ones in the loop table every operator reads.
+if lib.dispatch_kernels_init() != 0 or lib.dispatch_kernels_simd_init() != 0:
     raise RuntimeError(ffi.string(lib.dispatch_cpu_error()).decode())
 
 
@@ -35,4 +38,5 @@ def probe_targets() -> list:
     return ffi.string(lib.dispatch_probe_targets()).decode().split()
 
 
-__all__ = [*_cpu_all, *_tensor_all, "ops", "library", "probe_target", "probe_targets"]
+__all__ = [*_cpu_all, *_tensor_all, "ops", "library", "probe_target", "probe_targets",
+           "get_num_threads", "set_num_threads"]

@@ -30,3 +30,29 @@ def test_tensor_exp_differs_from_the_c_library_somewhere():
     kernels.run("exp", simd, x)
     libm = np.exp(x.astype(np.float64)).astype(np.float32)  # correctly rounded here
     assert (simd != libm).any()
+
+
+def test_plain_import_registers_the_simd_kernels():
+    """`import dispatch` alone (no `dispatch.kernels`) chooses the SIMD loops:
+    show_runtime lists every kernel source, and a tensor op gives the
+    kernels' bits."""
+    import subprocess
+    import sys
+
+    code = (
+        "import io, contextlib, sys, numpy as np, dispatch\n"
+        "assert 'dispatch.kernels' not in sys.modules\n"
+        "buf = io.StringIO()\n"
+        "with contextlib.redirect_stdout(buf): dispatch.show_runtime()\n"
+        "print(buf.getvalue()); sys.stdout.flush()\n"
+        "x = np.linspace(-20, 20, 4099, dtype=np.float32)\n"
+        "sys.stdout.buffer.write(b'BITS' + dispatch.ops.exp(dispatch.from_numpy(x)).numpy().tobytes())\n"
+    )
+    out = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, check=True).stdout
+    report, bits = out.split(b"BITS", 1)
+    for fn in ("add_f32", "exp_f32", "addcmul_f64", "sum_f64", "add_i64"):
+        assert b"dispatch_kernel_" + fn.encode() in report, report.decode()
+    x = np.linspace(-20, 20, 4099, dtype=np.float32)
+    want = np.empty_like(x)
+    kernels.run("exp", want, x)
+    assert bits == want.tobytes()

@@ -58,6 +58,12 @@ const char *dispatch_loop_name(int loop) {
     return loop >= 0 && loop < DISPATCH_NUM_LOOPS ? names[loop] : "?";
 }
 
+int dispatch_loop_operand_dtype(int loop, int k, int dtype) {
+    if (k == 0 && loop >= DISPATCH_LOOP_EQ && loop <= DISPATCH_LOOP_GE) return DISPATCH_BOOL;
+    if (k == 1 && loop == DISPATCH_LOOP_WHERE) return DISPATCH_BOOL;
+    return dtype;
+}
+
 static int valid(int loop, int dtype) {
     return loop >= 0 && loop < DISPATCH_NUM_LOOPS && dispatch_dtype_is_valid(dtype);
 }

@@ -7,6 +7,7 @@
 
 #include "dispatch/error.h"
 #include "dispatch/loops.h"
+#include "dispatch/iterator.h"
 #include "dispatch/strided.h"
 
 #define LOOP_OF(ctx) ((int)(intptr_t)(ctx))
@@ -73,38 +74,37 @@ static void scalar_to(const dispatch_ivalue *v, int dtype, void *buf) {
 }
 
 /*
- * Run loop over out and the inputs: each input is converted to `compute`
- * (cond inputs of WHERE stay bool: skip_cast marks them) and expanded to out's
- * shape. The reference path of every elementwise operator.
+ * Run loop over out and the inputs through the elementwise engine
+ * (dispatch/iterator.h): it broadcasts the inputs to out's shape, casts those
+ * of another dtype than the loop's chunk by chunk, and splits large work
+ * across threads. A 0-dim input of another dtype (a wrapped Python number) is
+ * cast here once, so the loop sees a stride-0 operand of its own dtype.
  */
 static int run_elementwise(int loop, int compute, dispatch_tensor *out, dispatch_tensor *const *ins,
-                           int nin, unsigned skip_cast, void *ctx) {
-    dispatch_tensor *ops[DISPATCH_MAX_OPERANDS] = {out};
-    int rc = -1;
-    int made = 1;
-    for (int i = 0; i < nin; i++, made++) {
-        dispatch_tensor *c = (skip_cast >> i) & 1 ? (dispatch_tensor_incref(ins[i]), ins[i])
-                                                  : dispatch_tensor_to_dtype(ins[i], compute);
-        if (!c) goto done;
-        ops[1 + i] = dispatch_tensor_expand(c, (int)out->ndim, out->sizes);
-        dispatch_tensor_decref(c);
-        if (!ops[1 + i]) goto done;
+                           int nin, void *ctx) {
+    dispatch_iter_operand ops[DISPATCH_MAX_OPERANDS];
+    int64_t strides[DISPATCH_MAX_OPERANDS][DISPATCH_MAX_DIMS];
+    _Alignas(16) char scalars[DISPATCH_MAX_OPERANDS][16];
+    for (int k = 0; k <= nin; k++) {
+        const dispatch_tensor *t = k ? ins[k - 1] : out;
+        int isz = (int)dispatch_dtype_itemsize(t->dtype);
+        for (int d = 0; d < t->ndim; d++) strides[k][d] = t->strides[d] * isz;
+        ops[k] = (dispatch_iter_operand){t->data, (int)t->ndim, t->sizes, strides[k], t->dtype};
+        int want = dispatch_loop_operand_dtype(loop, k, compute);
+        if (k && t->ndim == 0 && t->dtype != want) {
+            char *cd[2] = {scalars[k], t->data};
+            intptr_t cs[2] = {0, 0};
+            dispatch_cast_loop_get(t->dtype, want)(cd, cs, 1, NULL);
+            ops[k].data = scalars[k];
+            ops[k].dtype = want;
+        }
     }
-    dispatch_loop_fn fn = dispatch_loop_get(loop, compute);
-    if (!fn) {
-        dispatch_error_set(DISPATCH_ERR_TYPE, "%s: not implemented for dtype '%s'",
-                           dispatch_loop_name(loop), dispatch_dtype_name(compute));
-        goto done;
-    }
-    rc = dispatch_strided_run(fn, 1 + nin, ops, ctx);
-done:
-    for (int i = 1; i < made; i++) dispatch_tensor_decref(ops[i]);
-    return rc;
+    return dispatch_iter_elementwise_op(loop, compute, 1 + nin, ops, ctx);
 }
 
 /* Allocate the result of an elementwise op of ins; compute its data on CPU. */
 static int elementwise(const dispatch_operator *op, int loop, int compute, int out_dtype,
-                       dispatch_tensor *const *ins, int nin, unsigned skip_cast, void *ctx,
+                       dispatch_tensor *const *ins, int nin, void *ctx,
                        dispatch_ivalue *rets) {
     int device = 0, nd;
     int64_t shape[DISPATCH_MAX_DIMS];
@@ -116,7 +116,7 @@ static int elementwise(const dispatch_operator *op, int loop, int compute, int o
     dispatch_tensor *out = dispatch_tensor_empty(nd, shape, out_dtype, device);
     if (!out) return -1;
     if (device == DISPATCH_DEVICE_CPU &&
-        run_elementwise(loop, compute, out, ins, nin, skip_cast, ctx) < 0) {
+        run_elementwise(loop, compute, out, ins, nin, ctx) < 0) {
         dispatch_tensor_decref(out);
         return -1;
     }
@@ -160,7 +160,7 @@ DISPATCH_DECLARE_KERNEL(binary) {
             actx = alpha;
         }
     }
-    return elementwise(op, loop, dtype, dtype, ins, 2, 0, actx, rets);
+    return elementwise(op, loop, dtype, dtype, ins, 2, actx, rets);
 }
 
 DISPATCH_DECLARE_KERNEL(compare) {
@@ -168,7 +168,7 @@ DISPATCH_DECLARE_KERNEL(compare) {
     if (expect_tensor(op, &args[0], "self") < 0 || expect_tensor(op, &args[1], "other") < 0)
         return -1;
     dispatch_tensor *ins[2] = {args[0].v.t, args[1].v.t};
-    return elementwise(op, LOOP_OF(ctx), result_type(ins, 2), DISPATCH_BOOL, ins, 2, 0, NULL, rets);
+    return elementwise(op, LOOP_OF(ctx), result_type(ins, 2), DISPATCH_BOOL, ins, 2, NULL, rets);
 }
 
 DISPATCH_DECLARE_KERNEL(unary) {
@@ -180,7 +180,7 @@ DISPATCH_DECLARE_KERNEL(unary) {
                                   "Negation, the `-` operator, on a bool tensor is not supported. "
                                   "If you are trying to invert a mask, use the `~` or "
                                   "`logical_not()` operator instead.");
-    return elementwise(op, LOOP_OF(ctx), in->dtype, in->dtype, &in, 1, 0, NULL, rets);
+    return elementwise(op, LOOP_OF(ctx), in->dtype, in->dtype, &in, 1, NULL, rets);
 }
 
 DISPATCH_DECLARE_KERNEL(unary_float) {
@@ -189,7 +189,7 @@ DISPATCH_DECLARE_KERNEL(unary_float) {
     dispatch_tensor *in = args[0].v.t;
     int dtype = dispatch_dtype_category_of(in->dtype) == DISPATCH_CAT_FLOAT ? in->dtype
                                                                              : DISPATCH_FLOAT32;
-    return elementwise(op, LOOP_OF(ctx), dtype, dtype, &in, 1, 0, NULL, rets);
+    return elementwise(op, LOOP_OF(ctx), dtype, dtype, &in, 1, NULL, rets);
 }
 
 DISPATCH_DECLARE_KERNEL(addcmul) {
@@ -206,7 +206,7 @@ DISPATCH_DECLARE_KERNEL(addcmul) {
                                   "be a floating point number.");
     char value[8];
     scalar_to(&args[3], dtype, value);
-    return elementwise(op, DISPATCH_LOOP_ADDCMUL, dtype, dtype, ins, 3, 0, value, rets);
+    return elementwise(op, DISPATCH_LOOP_ADDCMUL, dtype, dtype, ins, 3, value, rets);
 }
 
 DISPATCH_DECLARE_KERNEL(where) {
@@ -221,12 +221,32 @@ DISPATCH_DECLARE_KERNEL(where) {
                                   "where expected condition to be a boolean tensor, but got a "
                                   "tensor with dtype %s", dispatch_dtype_name(ins[0]->dtype));
     int dtype = result_type(ins + 1, 2);
-    return elementwise(op, DISPATCH_LOOP_WHERE, dtype, dtype, ins, 3, 1u, NULL, rets);
+    return elementwise(op, DISPATCH_LOOP_WHERE, dtype, dtype, ins, 3, NULL, rets);
 }
 
 /* Reductions -------------------------------------------------------------------- */
 
 static const char *const reduce_names[] = {"sum", "mean", "max", "min"};
+
+/* Float reductions run on the engine: the SIMD pairwise sum (see Note
+ * [Deterministic reductions] in sources/iterator/iterator.c), threads. */
+static int reduce_float(int kind, const dispatch_tensor *in, const int *reduced, int keep,
+                        dispatch_tensor *out, dispatch_ivalue *rets) {
+    int64_t istr[DISPATCH_MAX_DIMS], ostr[DISPATCH_MAX_DIMS];
+    int64_t isz = (int64_t)dispatch_dtype_itemsize(in->dtype);
+    uint32_t mask = 0;
+    for (int d = 0; d < in->ndim; d++) {
+        istr[d] = in->strides[d] * isz;
+        if (reduced[d]) mask |= 1u << d;
+    }
+    for (int d = 0; d < out->ndim; d++) ostr[d] = out->strides[d] * isz;
+    dispatch_iter_operand src = {in->data, (int)in->ndim, in->sizes, istr, in->dtype};
+    dispatch_iter_operand dst = {out->data, (int)out->ndim, out->sizes, ostr, out->dtype};
+    if (dispatch_iter_reduce(kind, &src, mask, keep, &dst) == 0) return 0;
+    dispatch_tensor_decref(out);
+    rets[0].tag = DISPATCH_IV_NONE;
+    return -1;
+}
 
 DISPATCH_DECLARE_KERNEL(reduce) {
     UNUSED_KS;
@@ -292,6 +312,9 @@ DISPATCH_DECLARE_KERNEL(reduce) {
     rets[0].tag = DISPATCH_IV_TENSOR;
     rets[0].v.t = out;
     if (in->device != DISPATCH_DEVICE_CPU || out->numel == 0) return 0;
+    if (in->ndim > 0 && src == in->dtype &&
+        (src == DISPATCH_FLOAT32 || src == DISPATCH_FLOAT64))
+        return reduce_float(kind, in, reduced, keep, out, rets);
 
     /* Accumulate every input element into its output slot, in double for
      * floats (NaN propagates through max/min) and in wrapping uint64 / int64

@@ -8,13 +8,14 @@
 #include "dispatch/dispatcher.h"
 #include "dispatch/loops.h"
 
+#include "dispatch/iterator.h"
+
 #define DISPATCH_DECLARE_KERNEL(name)                                                        \
     int dispatch_kernel_##name(const dispatch_operator *op, dispatch_keyset ks,              \
                                dispatch_ivalue *args, dispatch_ivalue *rets, void *ctx)
 
 /* ctx of the elementwise kernels: (void *)(intptr_t) a loop id of loops.h;
- * of reduce: one of the following. */
-enum { DISPATCH_REDUCE_SUM = 0, DISPATCH_REDUCE_MEAN, DISPATCH_REDUCE_MAX, DISPATCH_REDUCE_MIN };
+ * of reduce: a dispatch_reduce_op of dispatch/iterator.h. */
 
 DISPATCH_DECLARE_KERNEL(binary);       /* add/sub (alpha), mul, div, maximum, minimum */
 DISPATCH_DECLARE_KERNEL(compare);      /* eq, ne, lt, le, gt, ge -> bool */

@@ -165,8 +165,7 @@ typedef struct runner {
     const plan *p;
     dispatch_loop_fn loop;
     void *ctx;
-    int loop_dtype;
-    size_t loop_isz;
+    size_t loop_isz[MAXOPS]; /* itemsize of each operand's loop dtype */
     int cast_any;
     int dtype[MAXOPS];
     dispatch_loop_fn cast[MAXOPS]; /* input: op dtype -> loop; output: loop -> op dtype */
@@ -199,17 +198,17 @@ static void run_inner(const runner *r, char **ptrs, intptr_t n)
                 continue;
             }
             lp[k] = bufs[k];
-            ls[k] = (intptr_t)r->loop_isz;
+            ls[k] = (intptr_t)r->loop_isz[k];
             if (k > 0) {
                 char *cd[2] = {bufs[k], at};
-                intptr_t cs[2] = {(intptr_t)r->loop_isz, steps[k]};
+                intptr_t cs[2] = {(intptr_t)r->loop_isz[k], steps[k]};
                 r->cast[k](cd, cs, m, NULL);
             }
         }
         r->loop(lp, ls, m, r->ctx);
         if (r->cast[0] != NULL) {
             char *cd[2] = {ptrs[0] + i * steps[0], bufs[0]};
-            intptr_t cs[2] = {steps[0], (intptr_t)r->loop_isz};
+            intptr_t cs[2] = {steps[0], (intptr_t)r->loop_isz[0]};
             r->cast[0](cd, cs, m, NULL);
         }
     }
@@ -276,13 +275,21 @@ static char *copy_contiguous(const dispatch_iter_operand *src, int nd, const int
 int dispatch_iter_elementwise(dispatch_loop_fn loop, int loop_dtype, int nops,
                               const dispatch_iter_operand *ops, void *ctx)
 {
-    if (loop == NULL) {
-        return dispatch_error_set(DISPATCH_ERR_TYPE, "no loop for dtype %s",
-                                  dispatch_dtype_name(loop_dtype));
-    }
+    int dtypes[MAXOPS];
+    for (int k = 0; k < MAXOPS; k++) dtypes[k] = loop_dtype;
+    return dispatch_iter_elementwise_typed(loop, dtypes, nops, ops, ctx);
+}
+
+int dispatch_iter_elementwise_typed(dispatch_loop_fn loop, const int *loop_dtypes, int nops,
+                                    const dispatch_iter_operand *ops, void *ctx)
+{
     if (nops < 1 || nops > MAXOPS) {
         return dispatch_error_set(DISPATCH_ERR_VALUE, "expected 1 to %d operands, got %d",
                                   MAXOPS, nops);
+    }
+    if (loop == NULL) {
+        return dispatch_error_set(DISPATCH_ERR_TYPE, "no loop for dtype %s",
+                                  dispatch_dtype_name(loop_dtypes[0]));
     }
     int nd;
     int64_t shape[MAXD];
@@ -298,17 +305,18 @@ int dispatch_iter_elementwise(dispatch_loop_fn loop, int loop_dtype, int nops,
                                   "output with shape %s doesn't match the broadcast shape %s",
                                   a, b);
     }
-    runner r = {.loop = loop, .ctx = ctx, .loop_dtype = loop_dtype,
-                .loop_isz = dispatch_dtype_itemsize(loop_dtype)};
+    runner r = {.loop = loop, .ctx = ctx};
     for (int k = 0; k < nops; k++) {
+        int want = loop_dtypes[k];
         r.dtype[k] = ops[k].dtype;
-        if (ops[k].dtype == loop_dtype) continue;
-        r.cast[k] = k == 0 ? dispatch_cast_loop_get(loop_dtype, ops[k].dtype)
-                           : dispatch_cast_loop_get(ops[k].dtype, loop_dtype);
+        r.loop_isz[k] = dispatch_dtype_itemsize(want);
+        if (ops[k].dtype == want) continue;
+        r.cast[k] = k == 0 ? dispatch_cast_loop_get(want, ops[k].dtype)
+                           : dispatch_cast_loop_get(ops[k].dtype, want);
         if (r.cast[k] == NULL) {
             return dispatch_error_set(DISPATCH_ERR_TYPE, "cannot cast %s to %s",
-                                      dispatch_dtype_name(k ? ops[k].dtype : loop_dtype),
-                                      dispatch_dtype_name(k ? loop_dtype : ops[k].dtype));
+                                      dispatch_dtype_name(k ? ops[k].dtype : want),
+                                      dispatch_dtype_name(k ? want : ops[k].dtype));
         }
         r.cast_any = 1;
     }
@@ -373,7 +381,9 @@ int dispatch_iter_elementwise_op(int loop, int loop_dtype, int nops,
         return dispatch_error_set(DISPATCH_ERR_VALUE, "%s takes %d inputs, got %d",
                                   dispatch_loop_name(loop), dispatch_loop_nin(loop), nops - 1);
     }
-    return dispatch_iter_elementwise(fn, loop_dtype, nops, ops, ctx);
+    int dtypes[MAXOPS];
+    for (int k = 0; k < nops; k++) dtypes[k] = dispatch_loop_operand_dtype(loop, k, loop_dtype);
+    return dispatch_iter_elementwise_typed(fn, dtypes, nops, ops, ctx);
 }
 
 /* -------------------------------------------------------------- reductions */

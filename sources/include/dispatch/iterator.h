@@ -60,8 +60,15 @@ typedef struct dispatch_iter_operand {
 int dispatch_iter_elementwise(dispatch_loop_fn loop, int loop_dtype, int nops,
                               const dispatch_iter_operand *ops, void *ctx);
 
+/* The same where operand k of the loop has dtype loop_dtypes[k] (a
+ * comparison writes bool; WHERE reads a bool condition): an operand of any
+ * other dtype is cast to or from it chunk by chunk. */
+int dispatch_iter_elementwise_typed(dispatch_loop_fn loop, const int *loop_dtypes, int nops,
+                                    const dispatch_iter_operand *ops, void *ctx);
+
 /* The same with the loop looked up in the loop table (loops.h) by id:
- * TypeError when the pair has no loop, ValueError for a wrong operand count. */
+ * TypeError when the pair has no loop, ValueError for a wrong operand count.
+ * Operand dtypes follow dispatch_loop_operand_dtype() (loops.h). */
 int dispatch_iter_elementwise_op(int loop, int loop_dtype, int nops,
                                  const dispatch_iter_operand *ops, void *ctx);
 

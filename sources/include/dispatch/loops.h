@@ -64,6 +64,9 @@ typedef enum dispatch_loop_id {
 /* Number of inputs of a loop (ADD: 2, NEG: 1, ADDCMUL: 3, WHERE: 3, FILL: 0). */
 int dispatch_loop_nin(int loop);
 const char *dispatch_loop_name(int loop);
+/* The dtype of operand k (0 = output) of `loop` run for `dtype`: bool for a
+ * comparison's output and WHERE's condition, else dtype itself. */
+int dispatch_loop_operand_dtype(int loop, int k, int dtype);
 
 /* The loop for (loop, dtype), or NULL when the pair is not supported (e.g.
  * SQRT on int32, NEG on bool). */
