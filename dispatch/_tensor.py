@@ -212,6 +212,30 @@ def _binary(h: Any, a: Tensor, b: Any, reverse: builtins.bool = False) -> Any:
     return t
 
 
+def _binary_method(h: Any, reverse: builtins.bool = False) -> Any:
+    """Tensor.__add__ and friends. Tensor <op> Tensor is one C call with the
+    cached cdata pointers (Note [Small calls] in sources/dispatcher/kernels.c);
+    numbers and other types go through _binary."""
+    if reverse:
+        def method(self: Tensor, other: Any) -> Any:
+            return _binary(h, self, other, True)
+        return method
+
+    def method(self: Tensor, other: Any) -> Any:  # noqa: F811
+        if type(other) is Tensor:
+            p = _call_tt(h, self._p, other._p)
+            if not p:
+                _raise()
+            t = _new_tensor(Tensor)
+            t._p = p
+            return t
+        return _binary(h, self, other)
+    return method
+
+
+_new_tensor = object.__new__
+
+
 class Tensor:
     """An n-dimensional view over a refcounted storage (see the module doc)."""
 
@@ -221,9 +245,10 @@ class Tensor:
         raise TypeError("create tensors with dispatch.tensor(), empty(), zeros(), ...")
 
     def __del__(self) -> None:
-        p = getattr(self, "_p", None)
-        if p is not None:
-            _decref(p)
+        try:
+            _decref(self._p)
+        except AttributeError:  # __init__ refused to make it
+            pass
 
     # Metadata --------------------------------------------------------------------------
     @property
@@ -392,47 +417,29 @@ class Tensor:
     __hash__ = object.__hash__
 
     # Operators ----------------------------------------------------------------------------
-    def __add__(self, other: Any) -> Tensor:
-        return _binary(_ADD, self, other)
+    __add__ = _binary_method(_ADD)
+    __radd__ = _binary_method(_ADD, reverse=True)
 
-    def __radd__(self, other: Any) -> Tensor:
-        return _binary(_ADD, self, other, True)
+    __sub__ = _binary_method(_SUB)
+    __rsub__ = _binary_method(_SUB, reverse=True)
 
-    def __sub__(self, other: Any) -> Tensor:
-        return _binary(_SUB, self, other)
+    __mul__ = _binary_method(_MUL)
+    __rmul__ = _binary_method(_MUL, reverse=True)
 
-    def __rsub__(self, other: Any) -> Tensor:
-        return _binary(_SUB, self, other, True)
+    __truediv__ = _binary_method(_DIV)
+    __rtruediv__ = _binary_method(_DIV, reverse=True)
 
-    def __mul__(self, other: Any) -> Tensor:
-        return _binary(_MUL, self, other)
+    __eq__ = _binary_method(_EQ)  # type: ignore[assignment]
 
-    def __rmul__(self, other: Any) -> Tensor:
-        return _binary(_MUL, self, other, True)
+    __ne__ = _binary_method(_NE)  # type: ignore[assignment]
 
-    def __truediv__(self, other: Any) -> Tensor:
-        return _binary(_DIV, self, other)
+    __lt__ = _binary_method(_LT)
 
-    def __rtruediv__(self, other: Any) -> Tensor:
-        return _binary(_DIV, self, other, True)
+    __le__ = _binary_method(_LE)
 
-    def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return _binary(_EQ, self, other)
+    __gt__ = _binary_method(_GT)
 
-    def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return _binary(_NE, self, other)
-
-    def __lt__(self, other: Any) -> Tensor:
-        return _binary(_LT, self, other)
-
-    def __le__(self, other: Any) -> Tensor:
-        return _binary(_LE, self, other)
-
-    def __gt__(self, other: Any) -> Tensor:
-        return _binary(_GT, self, other)
-
-    def __ge__(self, other: Any) -> Tensor:
-        return _binary(_GE, self, other)
+    __ge__ = _binary_method(_GE)
 
     def __neg__(self) -> Tensor:
         return _wrap(_call_t(_NEG, self._p))

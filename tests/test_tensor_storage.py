@@ -10,8 +10,37 @@ import dispatch
 
 
 def test_cpu_allocations_are_64_byte_aligned():
-    for n in (1, 3, 17, 1000):
-        assert dispatch.empty(n, dtype=dispatch.int8).data_ptr() % 64 == 0
+    # both paths of Note [CPU allocations]: malloc below 4 MiB, huge pages above
+    for n in (0, 1, 3, 17, 1000, (4 << 20) - 64, 4 << 20, (8 << 20) + 3):
+        t = dispatch.empty(n, dtype=dispatch.int8)
+        assert t.data_ptr() % 64 == 0
+        if n:  # every byte is ours: write the ends
+            t[0] = 1
+            t[n - 1] = 2
+            assert t[n - 1].item() == 2
+
+
+def test_large_results_are_backed_by_huge_pages_where_the_kernel_allows():
+    """A 64 MiB result is marked MADV_HUGEPAGE; with THP in 'madvise' or
+    'always' mode, its pages come from huge pages (AnonHugePages grows)."""
+    try:
+        mode = open("/sys/kernel/mm/transparent_hugepage/enabled").read()
+    except OSError:
+        pytest.skip("no transparent huge pages on this system")
+    if "[never]" in mode:
+        pytest.skip("transparent huge pages are disabled here")
+
+    def anon_huge_kb():
+        for line in open("/proc/self/smaps_rollup"):
+            if line.startswith("AnonHugePages:"):
+                return int(line.split()[1])
+        pytest.skip("no AnonHugePages in /proc/self/smaps_rollup")
+
+    before = anon_huge_kb()
+    t = dispatch.zeros(1 << 24)  # 64 MiB of float32, written by zeros
+    after = anon_huge_kb()
+    assert t.numel() == 1 << 24
+    assert after - before >= 16 * 1024  # at least a quarter on 2 MiB pages
 
 
 def test_zero_size_tensors_are_allowed():

@@ -41,3 +41,31 @@ double dispatch_bench_noop_ns(int64_t iterations) {
     double ns = (double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec);
     return iterations > 0 ? ns / (double)iterations : 0.0;
 }
+
+/* dispatch_bench_add_ns: one `a + b` on two float32 tensors of n elements,
+ * result freed, timed in C: the whole call minus Python and cffi. */
+double dispatch_bench_add_ns(int64_t n, int64_t iterations) {
+    const dispatch_operator *add = dispatch_find_op("add.Tensor");
+    if (!add) return -1;
+    dispatch_tensor *a = dispatch_tensor_empty(1, &n, DISPATCH_FLOAT32, DISPATCH_DEVICE_CPU);
+    dispatch_tensor *b = a ? dispatch_tensor_empty(1, &n, DISPATCH_FLOAT32, DISPATCH_DEVICE_CPU) : NULL;
+    if (!b) {
+        dispatch_tensor_decref(a);
+        return -1;
+    }
+    for (int64_t i = 0; i < n; i++) ((float *)a->data)[i] = ((float *)b->data)[i] = (float)i;
+    struct timespec t0, t1;
+    int rc = 0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int64_t i = 0; i < iterations && rc == 0; i++) {
+        dispatch_tensor *r = dispatch_call_tt(add, a, b);
+        rc = r ? 0 : -1;
+        dispatch_tensor_decref(r);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    dispatch_tensor_decref(a);
+    dispatch_tensor_decref(b);
+    if (rc) return -1;
+    double ns = (double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec);
+    return iterations > 0 ? ns / (double)iterations : 0.0;
+}

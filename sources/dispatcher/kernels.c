@@ -74,6 +74,45 @@ static void scalar_to(const dispatch_ivalue *v, int dtype, void *buf) {
 }
 
 /*
+ * Note [Small calls]
+ * ~~~~~~~~~~~~~~~~~~
+ * At 16 elements the arithmetic is a few nanoseconds; the call is the rest.
+ * So: glibc's per-thread cache serves the three allocations of a result
+ * (Note [CPU allocations] in sources/core/storage.c), Tensor.__add__ calls C
+ * once with cached pointers (dispatch/_tensor.py), and here, when out is freshly
+ * allocated and contiguous, each input is either contiguous with out's shape
+ * or a 0-dim scalar, all in the loop's dtypes, and the work is too small to
+ * split across threads, the engine's plan would be one flat loop anyway: run
+ * it directly. Returns 1 when it ran.
+ */
+static int flat_run(int loop, int compute, const dispatch_tensor *out,
+                    dispatch_tensor *const *ins, int nin, const dispatch_iter_operand *ops,
+                    void *ctx) {
+    if (out->numel >= 2 * DISPATCH_ITER_GRAIN && dispatch_get_num_threads() > 1) return 0;
+    char *data[DISPATCH_MAX_OPERANDS] = {out->data};
+    intptr_t steps[DISPATCH_MAX_OPERANDS] = {(intptr_t)dispatch_dtype_itemsize(out->dtype)};
+    if (!out->is_contiguous || out->dtype != dispatch_loop_operand_dtype(loop, 0, compute))
+        return 0;
+    for (int k = 1; k <= nin; k++) {
+        const dispatch_tensor *t = ins[k - 1];
+        if (ops[k].dtype != dispatch_loop_operand_dtype(loop, k, compute)) return 0;
+        data[k] = ops[k].data;
+        if (t->ndim == 0) {
+            steps[k] = 0;
+            continue;
+        }
+        if (!t->is_contiguous || t->ndim != out->ndim ||
+            memcmp(t->sizes, out->sizes, sizeof(int64_t) * (size_t)t->ndim) != 0)
+            return 0;
+        steps[k] = (intptr_t)dispatch_dtype_itemsize(t->dtype);
+    }
+    dispatch_loop_fn fn = dispatch_loop_get(loop, compute);
+    if (!fn) return 0; /* the engine reports it */
+    if (out->numel > 0) fn(data, steps, (intptr_t)out->numel, ctx);
+    return 1;
+}
+
+/*
  * Run loop over out and the inputs through the elementwise engine
  * (dispatch/iterator.h): it broadcasts the inputs to out's shape, casts those
  * of another dtype than the loop's chunk by chunk, and splits large work
@@ -99,6 +138,7 @@ static int run_elementwise(int loop, int compute, dispatch_tensor *out, dispatch
             ops[k].dtype = want;
         }
     }
+    if (flat_run(loop, compute, out, ins, nin, ops, ctx)) return 0;
     return dispatch_iter_elementwise_op(loop, compute, 1 + nin, ops, ctx);
 }
 

@@ -165,5 +165,6 @@ void dispatch_tracer_log_clear(void);
  * ("_bench::noop(Tensor self) -> ()", defined on first use with a CPU kernel
  * that does nothing), in nanoseconds, averaged over iterations calls. -1 on error. */
 double dispatch_bench_noop_ns(int64_t iterations);
+double dispatch_bench_add_ns(int64_t n, int64_t iterations);
 
 #endif /* DISPATCH_DISPATCHER_H_ */
