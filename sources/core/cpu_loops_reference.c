@@ -141,13 +141,71 @@ DEF_INT(u8, uint8_t)
 DEF_INT(i16, int16_t)
 DEF_INT(i32, int32_t)
 DEF_INT(i64, int64_t)
+DEF_FLOAT(f32, float, sqrtf, expf, logf)
+DEF_FLOAT(f64, double, sqrt, exp, log)
+
 /* float16 computes in float and rounds once per result, like NumPy. */
+#if DISPATCH_HALF_NATIVE
 #define F16_SQRT(x) sqrtf((float)(x))
 #define F16_EXP(x) expf((float)(x))
 #define F16_LOG(x) logf((float)(x))
+#define HALF_TO_DOUBLE(h) ((double)(h))
+#define HALF_FROM_DOUBLE(x) ((dispatch_half)(x))
 DEF_FLOAT(f16, dispatch_half, F16_SQRT, F16_EXP, F16_LOG)
-DEF_FLOAT(f32, float, sqrtf, expf, logf)
-DEF_FLOAT(f64, double, sqrt, exp, log)
+#else
+/* No _Float16 arithmetic: each float16 loop converts a chunk of its inputs to
+ * float, runs the float32 reference loop, and rounds the results back. The
+ * float32 loop computes exactly what _Float16's excess precision computes (in
+ * float, one rounding at the end), so both builds give the same bits. */
+#define HALF_TO_DOUBLE(h) ((double)dispatch_half_bits_to_float(h))
+#define HALF_FROM_DOUBLE(x) dispatch_half_bits_from_double((double)(x))
+
+static void half_via_float(int loop, char **data, const intptr_t *s, intptr_t n, void *ctx) {
+    enum { CHUNK = 256 };
+    float buf[4][CHUNK], value;
+    void *fctx = NULL;
+    if (ctx) {
+        value = dispatch_half_bits_to_float(LOAD(dispatch_half, ctx));
+        fctx = &value;
+    }
+    int nin = dispatch_loop_nin(loop);
+    int bool_out = loop >= DISPATCH_LOOP_EQ && loop <= DISPATCH_LOOP_GE;
+    dispatch_loop_fn f32 = dispatch_reference_loops[DISPATCH_FLOAT32][loop];
+    for (intptr_t i = 0; i < n; i += CHUNK) {
+        intptr_t m = n - i < CHUNK ? n - i : CHUNK;
+        char *d[4];
+        intptr_t st[4] = {bool_out ? s[0] : (intptr_t)sizeof(float), 4, 4, 4};
+        d[0] = bool_out ? data[0] + i * s[0] : (char *)buf[0];
+        for (int k = 1; k <= nin; k++) {
+            const char *p = data[k] + i * s[k];
+            for (intptr_t j = 0; j < m; j++)
+                buf[k][j] = dispatch_half_bits_to_float(LOAD(dispatch_half, p + j * s[k]));
+            d[k] = (char *)buf[k];
+        }
+        f32(d, st, m, fctx);
+        if (bool_out) continue;
+        char *o = data[0] + i * s[0];
+        for (intptr_t j = 0; j < m; j++)
+            STORE(dispatch_half, o + j * s[0], dispatch_half_bits_from_double(buf[0][j]));
+    }
+}
+
+#define VIA_FLOAT(NAME, LOOP)                                                             \
+    static void NAME##_f16(char **data, const intptr_t *s, intptr_t n, void *ctx) {       \
+        half_via_float(LOOP, data, s, n, ctx);                                            \
+    }
+VIA_FLOAT(eq, DISPATCH_LOOP_EQ) VIA_FLOAT(ne, DISPATCH_LOOP_NE) VIA_FLOAT(lt, DISPATCH_LOOP_LT)
+VIA_FLOAT(le, DISPATCH_LOOP_LE) VIA_FLOAT(gt, DISPATCH_LOOP_GT) VIA_FLOAT(ge, DISPATCH_LOOP_GE)
+VIA_FLOAT(add, DISPATCH_LOOP_ADD) VIA_FLOAT(sub, DISPATCH_LOOP_SUB)
+VIA_FLOAT(mul, DISPATCH_LOOP_MUL) VIA_FLOAT(div, DISPATCH_LOOP_DIV)
+VIA_FLOAT(maximum, DISPATCH_LOOP_MAXIMUM) VIA_FLOAT(minimum, DISPATCH_LOOP_MINIMUM)
+VIA_FLOAT(neg, DISPATCH_LOOP_NEG) VIA_FLOAT(abs, DISPATCH_LOOP_ABS)
+VIA_FLOAT(sqrt, DISPATCH_LOOP_SQRT) VIA_FLOAT(exp, DISPATCH_LOOP_EXP)
+VIA_FLOAT(log, DISPATCH_LOOP_LOG) VIA_FLOAT(addcmul, DISPATCH_LOOP_ADDCMUL)
+DEF_COPY(copy_f16, dispatch_half)
+DEF_WHERE(where_f16, dispatch_half)
+DEF_FILL(fill_f16, dispatch_half)
+#endif
 
 #define ROW_COMMON(S)                                                                     \
     [DISPATCH_LOOP_EQ] = eq_##S, [DISPATCH_LOOP_NE] = ne_##S, [DISPATCH_LOOP_LT] = lt_##S, \
@@ -186,38 +244,38 @@ const dispatch_loop_fn dispatch_reference_loops[DISPATCH_NUM_DTYPES][DISPATCH_NU
 #define FLOAT_TO_I64(x) ((x) >= -9223372036854775808.0 && (x) < 9223372036854775808.0 \
                          ? (int64_t)(x) : INT64_MIN)
 
-#define CAST_LOOP(NAME, FT, TT, CONV)                                                     \
+/* A cast loop reads storage type ST, converts it to the carrier FT with
+ * TO_FT (float16 -> double without _Float16), and stores CONV of `a` as TT. */
+#define CAST_LOOP(NAME, ST, FT, TO_FT, TT, CONV)                                          \
     static void NAME(char **data, const intptr_t *s, intptr_t n, void *ctx) {             \
         (void)ctx;                                                                        \
         char *o = data[0], *pa = data[1];                                                 \
         for (intptr_t i = 0; i < n; i++, o += s[0], pa += s[1]) {                         \
-            FT a = LOAD(FT, pa);                                                          \
+            FT a = TO_FT(LOAD(ST, pa));                                                   \
             STORE(TT, o, CONV);                                                           \
         }                                                                                 \
     }
+#define AS_IS(x) (x)
 
-/* to bool */
-#define CASTS_TO_BOOL(S, FT) CAST_LOOP(cast_##S##_b8, FT, bool8, (bool8)(a != 0))
-/* to an integer type */
-#define CASTS_INT_TO_INT(S, FT, D, TT) CAST_LOOP(cast_##S##_##D, FT, TT, (TT)(W((int64_t)a)))
-#define CASTS_FLOAT_TO_INT(S, FT, D, TT) \
-    CAST_LOOP(cast_##S##_##D, FT, TT, (TT)W(FLOAT_TO_I64((double)a)))
-#define CASTS_TO_FLOAT(S, FT, D, TT) CAST_LOOP(cast_##S##_##D, FT, TT, (TT)a)
-
-#define CASTS_FROM_INTLIKE(S, FT)                                                         \
-    CASTS_TO_BOOL(S, FT)                                                                  \
-    CASTS_INT_TO_INT(S, FT, i8, int8_t) CASTS_INT_TO_INT(S, FT, u8, uint8_t)              \
-    CASTS_INT_TO_INT(S, FT, i16, int16_t) CASTS_INT_TO_INT(S, FT, i32, int32_t)           \
-    CASTS_INT_TO_INT(S, FT, i64, int64_t)                                                 \
-    CASTS_TO_FLOAT(S, FT, f16, dispatch_half) CASTS_TO_FLOAT(S, FT, f32, float)           \
-    CASTS_TO_FLOAT(S, FT, f64, double)
-#define CASTS_FROM_FLOAT(S, FT)                                                           \
-    CASTS_TO_BOOL(S, FT)                                                                  \
-    CASTS_FLOAT_TO_INT(S, FT, i8, int8_t) CASTS_FLOAT_TO_INT(S, FT, u8, uint8_t)          \
-    CASTS_FLOAT_TO_INT(S, FT, i16, int16_t) CASTS_FLOAT_TO_INT(S, FT, i32, int32_t)       \
-    CASTS_FLOAT_TO_INT(S, FT, i64, int64_t)                                               \
-    CASTS_TO_FLOAT(S, FT, f16, dispatch_half) CASTS_TO_FLOAT(S, FT, f32, float)           \
-    CASTS_TO_FLOAT(S, FT, f64, double)
+/* Every cast from source S: storage ST, read as FT through TO_FT. */
+#define CASTS_FROM_INTLIKE(S, ST)                                                         \
+    CAST_LOOP(cast_##S##_b8, ST, ST, AS_IS, bool8, (bool8)(a != 0))                       \
+    CASTS_TO_INTS(S, ST, ST, AS_IS, (int64_t)a)                                           \
+    CASTS_TO_FLOATS(S, ST, ST, AS_IS)
+#define CASTS_FROM_FLOAT(S, ST, FT, TO_FT)                                                \
+    CAST_LOOP(cast_##S##_b8, ST, FT, TO_FT, bool8, (bool8)(a != 0))                       \
+    CASTS_TO_INTS(S, ST, FT, TO_FT, FLOAT_TO_I64((double)a))                              \
+    CASTS_TO_FLOATS(S, ST, FT, TO_FT)
+#define CASTS_TO_INTS(S, ST, FT, TO_FT, I64)                                              \
+    CAST_LOOP(cast_##S##_i8, ST, FT, TO_FT, int8_t, (int8_t)W(I64))                       \
+    CAST_LOOP(cast_##S##_u8, ST, FT, TO_FT, uint8_t, (uint8_t)W(I64))                     \
+    CAST_LOOP(cast_##S##_i16, ST, FT, TO_FT, int16_t, (int16_t)W(I64))                    \
+    CAST_LOOP(cast_##S##_i32, ST, FT, TO_FT, int32_t, (int32_t)W(I64))                    \
+    CAST_LOOP(cast_##S##_i64, ST, FT, TO_FT, int64_t, (int64_t)W(I64))
+#define CASTS_TO_FLOATS(S, ST, FT, TO_FT)                                                 \
+    CAST_LOOP(cast_##S##_f16, ST, FT, TO_FT, dispatch_half, HALF_FROM_DOUBLE(a))          \
+    CAST_LOOP(cast_##S##_f32, ST, FT, TO_FT, float, (float)a)                             \
+    CAST_LOOP(cast_##S##_f64, ST, FT, TO_FT, double, (double)a)
 
 CASTS_FROM_INTLIKE(b8, bool8)
 CASTS_FROM_INTLIKE(i8, int8_t)
@@ -225,9 +283,9 @@ CASTS_FROM_INTLIKE(u8, uint8_t)
 CASTS_FROM_INTLIKE(i16, int16_t)
 CASTS_FROM_INTLIKE(i32, int32_t)
 CASTS_FROM_INTLIKE(i64, int64_t)
-CASTS_FROM_FLOAT(f16, dispatch_half)
-CASTS_FROM_FLOAT(f32, float)
-CASTS_FROM_FLOAT(f64, double)
+CASTS_FROM_FLOAT(f16, dispatch_half, double, HALF_TO_DOUBLE)
+CASTS_FROM_FLOAT(f32, float, float, AS_IS)
+CASTS_FROM_FLOAT(f64, double, double, AS_IS)
 
 #define CAST_ROW(S)                                                                       \
     {cast_##S##_b8, cast_##S##_i8, cast_##S##_u8, cast_##S##_i16, cast_##S##_i32,         \

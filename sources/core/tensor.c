@@ -45,9 +45,11 @@ static void contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides)
 }
 
 static int check_ndim(int ndim) {
-    if (ndim < 0 || ndim > DISPATCH_MAX_DIMS)
-        return dispatch_error_set(DISPATCH_ERR_VALUE, "tensors have at most %d dims, got %d",
-                                  DISPATCH_MAX_DIMS, ndim);
+    if (ndim < 0 || ndim > DISPATCH_MAX_DIMS) {
+        dispatch_error_set(DISPATCH_ERR_VALUE, "tensors have at most %d dims, got %d",
+                           DISPATCH_MAX_DIMS, ndim);
+        return -1; /* visibly: lets gcc bound ndim in the callers' memcpy */
+    }
     return 0;
 }
 
@@ -126,9 +128,9 @@ static dispatch_tensor *make(dispatch_storage *s, int ndim, const int64_t *sizes
     }
     memset(t, 0, sizeof *t);
     t->ndim = ndim;
-    if (ndim) {
-        memcpy(t->sizes, sizes, sizeof(int64_t) * (size_t)ndim);
-        memcpy(t->strides, strides, sizeof(int64_t) * (size_t)ndim);
+    for (int d = 0; d < ndim; d++) {
+        t->sizes[d] = sizes[d];
+        t->strides[d] = strides[d];
     }
     t->offset = offset;
     t->numel = numel;
@@ -208,11 +210,12 @@ long dispatch_tensor_live_count(void) { return atomic_load(&live_tensors); }
 
 static int wrap_dim(int64_t dim, int64_t ndim, int64_t *out) {
     int64_t lo = ndim ? -ndim : -1, hi = ndim ? ndim - 1 : 0;
-    if (dim < lo || dim > hi)
-        return dispatch_error_set(DISPATCH_ERR_INDEX,
-                                  "Dimension out of range (expected to be in range of [%lld, "
-                                  "%lld], but got %lld)",
-                                  (long long)lo, (long long)hi, (long long)dim);
+    if (dim < lo || dim > hi) {
+        dispatch_error_set(DISPATCH_ERR_INDEX,
+                           "Dimension out of range (expected to be in range of [%lld, %lld], but "
+                           "got %lld)", (long long)lo, (long long)hi, (long long)dim);
+        return -1;
+    }
     *out = dim < 0 ? dim + (ndim ? ndim : 1) : dim;
     return 0;
 }
@@ -312,7 +315,7 @@ dispatch_tensor *dispatch_tensor_reshape(dispatch_tensor *t, int ndim, const int
 }
 
 dispatch_tensor *dispatch_tensor_transpose(dispatch_tensor *t, int64_t d0, int64_t d1) {
-    int64_t a, b;
+    int64_t a = 0, b = 0;
     if (wrap_dim(d0, t->ndim, &a) < 0 || wrap_dim(d1, t->ndim, &b) < 0) return NULL;
     int64_t sz[DISPATCH_MAX_DIMS], st[DISPATCH_MAX_DIMS];
     memcpy(sz, t->sizes, sizeof sz);

@@ -34,6 +34,10 @@ import time
 from functools import partial
 from typing import Any, Callable
 
+# NumPy's OpenBLAS (unused here) would keep idle worker threads spinning on
+# the other cores; children inherit this too.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 TARGET_ENV = {  # target -> DISPATCH_DISABLE_CPU_FEATURES that makes it the highest
     "AVX512_SKX": "",
     "FMA3__AVX2": "AVX512F",
@@ -41,10 +45,11 @@ TARGET_ENV = {  # target -> DISPATCH_DISABLE_CPU_FEATURES that makes it the high
     "baseline": "SSE41",
 }
 SIZES = {"1K": 1 << 10, "64K": 1 << 16, "1M": 1 << 20, "16M": 1 << 24}
-OPS = ["add", "mul", "addcmul", "exp", "sum"]
+OPS = ["add", "mul", "addcmul", "sqrt", "exp", "sum"]
 DTYPES = ["float32", "float64"]
 # (arrays read, arrays written) per element, for the bandwidth fraction
-STREAMS = {"add": (2, 1), "mul": (2, 1), "addcmul": (3, 1), "exp": (1, 1), "sum": (1, 0)}
+STREAMS = {"add": (2, 1), "mul": (2, 1), "addcmul": (3, 1), "sqrt": (1, 1), "exp": (1, 1),
+           "sum": (1, 0)}
 
 
 def timeit(fn: Callable[[], Any], budget: float) -> float:
@@ -66,7 +71,7 @@ def timeit(fn: Callable[[], Any], budget: float) -> float:
 def make_inputs(np: Any, op: str, dtype: str, n: int) -> list:
     rng = np.random.default_rng(0)
     lo, hi = (-5.0, 5.0) if op == "exp" else (0.5, 2.0)
-    k = {"add": 2, "mul": 2, "addcmul": 3, "exp": 1, "sum": 1}[op]
+    k = {"add": 2, "mul": 2, "addcmul": 3, "sqrt": 1, "exp": 1, "sum": 1}[op]
     return [rng.uniform(lo, hi, n).astype(dtype) for _ in range(k)]
 
 
@@ -194,8 +199,8 @@ def numpy_call(np: Any, op: str, xs: list, out: Any) -> Callable[[], Any]:
         return partial(np.add, xs[0], xs[1], out=out)
     if op == "mul":
         return partial(np.multiply, xs[0], xs[1], out=out)
-    if op == "exp":
-        return partial(np.exp, xs[0], out=out)
+    if op in ("sqrt", "exp"):
+        return partial(getattr(np, op), xs[0], out=out)
     if op == "sum":
         return partial(np.sum, xs[0])
 
@@ -215,8 +220,8 @@ def torch_call(torch: Any, op: str, xs: list, out: Any) -> Callable[[], Any]:
         return partial(torch.add, ts[0], ts[1], out=tout)
     if op == "mul":
         return partial(torch.mul, ts[0], ts[1], out=tout)
-    if op == "exp":
-        return partial(torch.exp, ts[0], out=tout)
+    if op in ("sqrt", "exp"):
+        return partial(getattr(torch, op), ts[0], out=tout)
     if op == "sum":
         return partial(torch.sum, ts[0])
     return partial(torch.addcmul, ts[0], ts[1], ts[2], value=0.5, out=tout)

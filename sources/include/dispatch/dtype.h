@@ -21,8 +21,22 @@ typedef enum dispatch_dtype {
     DISPATCH_NUM_DTYPES,
 } dispatch_dtype;
 
-/* float16 storage type: IEEE binary16 where the compiler has it. */
+/* float16: IEEE binary16. Compilers with _Float16 arithmetic (gcc >= 12 and
+ * clang >= 15 on x86-64, aarch64) store it as _Float16; others (clang 14 on
+ * x86-64) as its bits, converted with the functions below. Either way the
+ * loops compute in float and round once per result, like NumPy. */
+#if defined(__FLT16_MAX__) && !defined(DISPATCH_SOFT_HALF)
+#define DISPATCH_HALF_NATIVE 1
 typedef _Float16 dispatch_half;
+#else
+#define DISPATCH_HALF_NATIVE 0
+typedef uint16_t dispatch_half;
+#endif
+
+/* binary16 bits <-> float/double, round to nearest even (NaN stays NaN,
+ * overflow gives inf); exact where the value fits. Portable C. */
+float dispatch_half_bits_to_float(uint16_t h);
+uint16_t dispatch_half_bits_from_double(double x);
 
 typedef enum dispatch_dtype_category {
     DISPATCH_CAT_BOOL = 0,
