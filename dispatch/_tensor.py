@@ -19,6 +19,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from . import _fastpath
 from ._core import ffi, lib
 
 __all__ = [
@@ -150,7 +151,7 @@ def _wrap(p: Any) -> Tensor:
     """Own the new reference p (raising the runtime's error when it is NULL)."""
     if p == ffi.NULL:
         _raise()
-    t = object.__new__(Tensor)
+    t = _new_tensor(Tensor)
     t._p = p
     return t
 
@@ -207,48 +208,25 @@ def _binary(h: Any, a: Tensor, b: Any, reverse: builtins.bool = False) -> Any:
             p = _call_ts(h, a._p, 0.0, b, kind, reverse)
     if p == ffi.NULL:
         _raise()
-    t = object.__new__(Tensor)
+    t = _new_tensor(Tensor)
     t._p = p
     return t
 
 
-def _binary_method(h: Any, reverse: builtins.bool = False) -> Any:
-    """Tensor.__add__ and friends. Tensor <op> Tensor is one C call with the
-    cached cdata pointers (Note [Small calls] in sources/dispatcher/kernels.c);
-    numbers and other types go through _binary."""
-    if reverse:
-        def method(self: Tensor, other: Any) -> Any:
-            return _binary(h, self, other, True)
-        return method
-
-    def method(self: Tensor, other: Any) -> Any:  # noqa: F811
-        if type(other) is Tensor:
-            p = _call_tt(h, self._p, other._p)
-            if not p:
-                _raise()
-            t = _new_tensor(Tensor)
-            t._p = p
-            return t
-        return _binary(h, self, other)
-    return method
+_new_tensor = _fastpath.TensorBase.__new__
 
 
-_new_tensor = object.__new__
+class Tensor(_fastpath.TensorBase):
+    """An n-dimensional view over a refcounted storage (see the module doc).
 
+    Its runtime pointer ``_p`` and the operators + - * / == != < <= > >= live
+    in the C base class (Note [Operator fast path] in dispatch/_fastpath.c).
+    """
 
-class Tensor:
-    """An n-dimensional view over a refcounted storage (see the module doc)."""
-
-    __slots__ = ("_p", "__weakref__")
+    __slots__ = ()
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError("create tensors with dispatch.tensor(), empty(), zeros(), ...")
-
-    def __del__(self) -> None:
-        try:
-            _decref(self._p)
-        except AttributeError:  # __init__ refused to make it
-            pass
 
     # Metadata --------------------------------------------------------------------------
     @property
@@ -416,31 +394,7 @@ class Tensor:
 
     __hash__ = object.__hash__
 
-    # Operators ----------------------------------------------------------------------------
-    __add__ = _binary_method(_ADD)
-    __radd__ = _binary_method(_ADD, reverse=True)
-
-    __sub__ = _binary_method(_SUB)
-    __rsub__ = _binary_method(_SUB, reverse=True)
-
-    __mul__ = _binary_method(_MUL)
-    __rmul__ = _binary_method(_MUL, reverse=True)
-
-    __truediv__ = _binary_method(_DIV)
-    __rtruediv__ = _binary_method(_DIV, reverse=True)
-
-    __eq__ = _binary_method(_EQ)  # type: ignore[assignment]
-
-    __ne__ = _binary_method(_NE)  # type: ignore[assignment]
-
-    __lt__ = _binary_method(_LT)
-
-    __le__ = _binary_method(_LE)
-
-    __gt__ = _binary_method(_GT)
-
-    __ge__ = _binary_method(_GE)
-
+    # Operators (+ - * / and comparisons: the C base) ---------------------------------------
     def __neg__(self) -> Tensor:
         return _wrap(_call_t(_NEG, self._p))
 
@@ -454,6 +408,23 @@ class Tensor:
             return lambda *args, **kwargs: op(self, *args, **kwargs)
         raise AttributeError(f"'Tensor' object has no attribute '{name}'")
 
+
+
+
+def _address(p: Any) -> int:
+    return int(ffi.cast("uintptr_t", p))
+
+
+def _fallbacks(reverse: builtins.bool) -> tuple:
+    return tuple((lambda h: lambda a, b: _binary(h, a, b, reverse))(h) for h in _FAST_OPS)
+
+
+# The operators of the C base, in dispatch/_fastpath.c's order.
+_FAST_OPS = (_ADD, _SUB, _MUL, _DIV, _EQ, _NE, _LT, _LE, _GT, _GE)
+_fastpath.init(Tensor, _address(ffi.addressof(lib, "dispatch_call_tt")),
+               _address(ffi.addressof(lib, "dispatch_tensor_decref")),
+               tuple(_address(h) for h in _FAST_OPS), _fallbacks(False), _fallbacks(True),
+               lambda addr: ffi.cast("dispatch_tensor *", addr), _address, _raise)
 
 _METHODS = frozenset({
     "add", "sub", "mul", "div", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge",

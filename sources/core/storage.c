@@ -109,7 +109,13 @@ static dispatch_storage *storage_alloc_struct(void) {
         dispatch_error_set(DISPATCH_ERR_MEMORY, "out of memory allocating a storage header");
         return NULL;
     }
-    *s = (dispatch_storage){0};
+    /* no calloc or zeroing struct copy: see Note [CPU allocations] */
+    s->data = NULL;
+    s->nbytes = 0;
+    s->device = 0;
+    s->allocator = NULL;
+    s->release = NULL;
+    s->release_ctx = NULL;
     atomic_init(&s->refcount, 1);
     atomic_fetch_add(&live_storages, 1);
     return s;

@@ -105,9 +105,32 @@ static int check_bounds(const dispatch_storage *s, int ndim, const int64_t *size
     return 0;
 }
 
-/* The one constructor: fills every field; takes a new reference to s. */
+/* The one constructor: fills every field; takes a new reference to s, or
+ * (steal) takes over the caller's, which it drops on failure. */
+static dispatch_tensor *make_ref(dispatch_storage *s, int ndim, const int64_t *sizes,
+                                 const int64_t *strides, int64_t offset, int dtype, int check,
+                                 int steal);
+static dispatch_tensor *make_header(dispatch_storage *s, int ndim, const int64_t *sizes,
+                                    const int64_t *strides, int64_t offset, int dtype, int check);
+
 static dispatch_tensor *make(dispatch_storage *s, int ndim, const int64_t *sizes,
                              const int64_t *strides, int64_t offset, int dtype, int check) {
+    return make_ref(s, ndim, sizes, strides, offset, dtype, check, 0);
+}
+
+static dispatch_tensor *make_ref(dispatch_storage *s, int ndim, const int64_t *sizes,
+                                 const int64_t *strides, int64_t offset, int dtype, int check,
+                                 int steal) {
+    dispatch_tensor *t = NULL;
+    if (!(t = make_header(s, ndim, sizes, strides, offset, dtype, check)) && steal)
+        dispatch_storage_decref(s);
+    if (t && !steal) dispatch_storage_incref(s);
+    return t;
+}
+
+/* A tensor header over s (no reference taken), or NULL with the error set. */
+static dispatch_tensor *make_header(dispatch_storage *s, int ndim, const int64_t *sizes,
+                                    const int64_t *strides, int64_t offset, int dtype, int check) {
     if (check_ndim(ndim) < 0) return NULL;
     if (!dispatch_dtype_is_valid(dtype)) {
         dispatch_error_set(DISPATCH_ERR_TYPE, "invalid dtype %d", dtype);
@@ -126,12 +149,15 @@ static dispatch_tensor *make(dispatch_storage *s, int ndim, const int64_t *sizes
         dispatch_error_set(DISPATCH_ERR_MEMORY, "out of memory allocating a tensor header");
         return NULL;
     }
-    memset(t, 0, sizeof *t);
+    /* Field by field, not memset: gcc would turn malloc + memset into calloc,
+     * which glibc serves without its per-thread cache (Note [Small calls] in
+     * sources/dispatcher/kernels.c). */
     t->ndim = ndim;
-    for (int d = 0; d < ndim; d++) {
-        t->sizes[d] = sizes[d];
-        t->strides[d] = strides[d];
+    for (int d = 0; d < DISPATCH_MAX_DIMS; d++) {
+        t->sizes[d] = d < ndim ? sizes[d] : 0;
+        t->strides[d] = d < ndim ? strides[d] : 0;
     }
+    t->wrapped_number = 0;
     t->offset = offset;
     t->numel = numel;
     t->dtype = dtype;
@@ -140,7 +166,6 @@ static dispatch_tensor *make(dispatch_storage *s, int ndim, const int64_t *sizes
     t->is_contiguous = dispatch_compute_contiguous(ndim, t->sizes, t->strides);
     char *base = dispatch_storage_data(s);
     t->data = base ? base + offset * (int64_t)dispatch_dtype_itemsize(dtype) : NULL;
-    dispatch_storage_incref(s);
     t->storage = s;
     t->refcount = 1;
     atomic_fetch_add(&live_tensors, 1);
@@ -163,9 +188,7 @@ dispatch_tensor *dispatch_tensor_empty(int ndim, const int64_t *sizes, int dtype
     }
     dispatch_storage *s = dispatch_storage_new(device, (size_t)nbytes);
     if (!s) return NULL;
-    dispatch_tensor *t = make(s, ndim, sizes, NULL, 0, dtype, 0);
-    dispatch_storage_decref(s);
-    return t;
+    return make_ref(s, ndim, sizes, NULL, 0, dtype, 0, 1);
 }
 
 dispatch_tensor *dispatch_tensor_from_storage(dispatch_storage *s, int ndim, const int64_t *sizes,

@@ -1,0 +1,131 @@
+"""The C base of dispatch.Tensor (dispatch/_fastpath.c): the operators run
+in the type slots, and the object owns its runtime pointer. Every way in and
+out: tensor/tensor, tensor/number both ways, comparisons, errors, hashing,
+weak references, the cffi pointer made on demand, reference counts, and a
+Python kernel reached from the slot."""
+
+from __future__ import annotations
+
+import gc
+import operator
+import threading
+import weakref
+
+import numpy as np
+import pytest
+
+import dispatch
+from dispatch import _fastpath, library
+
+OPS = [operator.add, operator.sub, operator.mul, operator.truediv,
+       operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge]
+
+
+@pytest.mark.parametrize("op", OPS, ids=lambda f: f.__name__)
+def test_every_slot_matches_numpy(op):
+    a = np.array([1.5, -2.0, 3.0, 0.0], np.float32)
+    b = np.array([0.5, -2.0, 4.0, 1.0], np.float32)
+    ta, tb = dispatch.from_numpy(a), dispatch.from_numpy(b)
+    for got, want in ((op(ta, tb), op(a, b)), (op(ta, 2), op(a, np.float32(2))),
+                      (op(3, tb), op(np.float32(3), b))):
+        assert isinstance(got, dispatch.Tensor)
+        assert got.numpy().tolist() == want.tolist()
+        assert got.numpy().dtype == want.dtype
+
+
+def test_results_are_tensors_with_a_working_cffi_pointer():
+    r = dispatch.ones(2, 3) + dispatch.ones(3)
+    assert type(r) is dispatch.Tensor and isinstance(r, _fastpath.TensorBase)
+    assert r._p is r._p  # made once, kept
+    assert r.shape == (2, 3) and r._p.numel == 6 and r.tolist() == [[2.0] * 3] * 2
+
+
+def test_unsupported_operands_give_python_type_errors():
+    t = dispatch.ones(2)
+    with pytest.raises(TypeError, match="unsupported operand"):
+        t + "x"
+    with pytest.raises(TypeError, match="unsupported operand"):
+        [1] * 0 - t  # list - Tensor
+    assert (t == "x") is False  # == falls back to identity, as for any Python object
+
+
+def test_runtime_errors_carry_their_message():
+    with pytest.raises(ValueError, match=r"shapes \[2\] and \[3\] cannot be broadcast"):
+        dispatch.ones(2) + dispatch.ones(3)
+    with pytest.raises(TypeError, match="Subtraction, the `-` operator, with two bool"):
+        dispatch.tensor([True]) - dispatch.tensor([False])
+
+
+def test_hash_is_identity_and_weak_references_work():
+    t = dispatch.ones(2)
+    assert hash(t) == hash(t) and {t: 1}[t] == 1
+    ref = weakref.ref(t)
+    assert ref() is t
+    del t
+    gc.collect()
+    assert ref() is None
+
+
+def test_no_reference_is_leaked_or_freed_twice():
+    gc.collect()
+    before_t, before_s = dispatch.live_tensors(), dispatch.live_storages()
+    a, b = dispatch.ones(4), dispatch.zeros(4)
+    for _ in range(200):
+        r = a * b + 1.0 - a
+        _ = r._p.numel  # the pointer made on demand must not change ownership
+        _ = (r < a).sum()
+    del a, b, r, _
+    gc.collect()
+    assert dispatch.live_tensors() == before_t
+    assert dispatch.live_storages() == before_s
+
+
+def test_large_operands_release_the_gil_and_agree_across_threads():
+    """Above 65536 elements the slot releases the GIL: threads run their
+    additions concurrently and each gets its own right answer."""
+    x = np.arange(1 << 18, dtype=np.float64)
+    tx = dispatch.from_numpy(x)
+    out = {}
+
+    def work(k):
+        out[k] = (tx + float(k)).numpy()
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    for k in range(4):
+        assert np.array_equal(out[k], x + k)
+
+
+def test_the_slot_goes_through_the_dispatcher():
+    """Thread-local keys apply: the tracer sees the slot's call, and a
+    Python-key kernel (active only where the key is included) runs from it."""
+    a, b = dispatch.ones(2), dispatch.ones(2)
+    with library.trace() as calls:
+        a * b
+        a < b
+    assert calls == ["mul.Tensor", "lt.Tensor"]
+    seen = []
+
+    @library.impl("sub.Tensor", "Python")
+    def spy(self, other, alpha=1):
+        seen.append("sub")
+        return dispatch.ops.sub(self, other, alpha=alpha)  # Python is excluded inside
+
+    with library.include_keys("Python"):
+        r = a - b
+    assert seen == ["sub"] and r.tolist() == [0.0, 0.0]
+    a - b  # without the key: no Python kernel
+    assert seen == ["sub"]
+
+
+def test_tensor_cannot_be_built_directly():
+    with pytest.raises(TypeError, match="create tensors with"):
+        dispatch.Tensor()
+
+
+def test_init_is_once_only():
+    with pytest.raises(RuntimeError, match="initialised once"):
+        _fastpath.init(dispatch.Tensor, 1, 1, (1,) * 10, (len,) * 10, (len,) * 10, len, len, len)
