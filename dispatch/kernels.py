@@ -27,9 +27,9 @@ LOOPS = {
     "add": 0, "sub": 1, "mul": 2, "div": 3, "maximum": 4, "minimum": 5,
     "sqrt": 14, "exp": 15, "log": 16, "addcmul": 18,
 }
-SOURCES = ("arith", "exp_log", "addcmul", "sum", "triad", "int_arith")
-_DTYPES = {"f": 7, "d": 8}  # buffer format -> dispatch dtype (float32, float64)
-_CTYPES = {"f": "float[1]", "d": "double[1]"}
+SOURCES = ("arith", "exp_log", "addcmul", "sum", "triad", "int_arith", "half_arith")
+_DTYPES = {"e": 6, "f": 7, "d": 8}  # buffer format -> dispatch dtype (float16/32/64)
+_CTYPES = {"e": "uint16_t[1]", "f": "float[1]", "d": "double[1]"}
 
 if lib.dispatch_kernels_simd_init() != 0:
     raise RuntimeError(ffi.string(lib.dispatch_cpu_error()).decode())
@@ -44,8 +44,9 @@ def chosen(source: str) -> str:
 
 
 def has(op: str, dtype: str) -> bool:
-    """Whether ``op`` has a SIMD kernel for ``dtype`` ("float32", "float64", "int32", "int64")."""
-    d = {"int32": 4, "int64": 5, "float32": 7, "float64": 8}.get(dtype, -1)
+    """Whether ``op`` has a SIMD kernel for ``dtype`` ("float16", "float32", "float64",
+    "int32", "int64")."""
+    d = {"int32": 4, "int64": 5, "float16": 6, "float32": 7, "float64": 8}.get(dtype, -1)
     return op in LOOPS and bool(lib.dispatch_kernels_has(LOOPS[op], d))
 
 
@@ -59,19 +60,32 @@ def _operand(buf: Any) -> tuple[Any, int, str, int, Any]:
     if ai is not None:
         if len(ai["shape"]) != 1:
             raise ValueError(f"kernels take 1-d buffers, got shape {ai['shape']}")
-        fmt = {"<f4": "f", "<f8": "d"}.get(ai["typestr"])
+        fmt = {"<f2": "e", "<f4": "f", "<f8": "d"}.get(ai["typestr"])
         if fmt is None:
-            raise TypeError(f"kernels take float32 or float64 buffers, got {ai['typestr']!r}")
-        stride = ai["strides"][0] if ai["strides"] else (4 if fmt == "f" else 8)
+            raise TypeError(f"kernels take float16, float32 or float64 buffers, got "
+                            f"{ai['typestr']!r}")
+        stride = ai["strides"][0] if ai["strides"] else int(ai["typestr"][2:])
         return ffi.cast("char *", ai["data"][0]), stride, fmt, ai["shape"][0], buf
     mv = memoryview(buf)
     fmt = mv.format.lstrip("@=<")
     if mv.ndim != 1 or not mv.c_contiguous:
         raise ValueError("kernels take 1-d contiguous buffers (or NumPy arrays)")
     if fmt not in _DTYPES:
-        raise TypeError(f"kernels take float32 or float64 buffers, got format {mv.format!r}")
+        raise TypeError(f"kernels take float16, float32 or float64 buffers, got format "
+                        f"{mv.format!r}")
     cdata = ffi.from_buffer(mv)
     return ffi.cast("char *", cdata), mv.itemsize, fmt, len(mv), cdata
+
+
+def _ctx(fmt: str, value: float | None) -> Any:
+    """The loop's scalar in the buffer's dtype (float16 as its bits), or NULL."""
+    if value is None:
+        return ffi.NULL
+    if fmt == "e":
+        import numpy as np
+
+        value = int(np.float16(value).view(np.uint16))
+    return ffi.new(_CTYPES[fmt], [value])
 
 
 def run(op: str, out: Any, *inputs: Any, ctx: float | None = None) -> None:
@@ -91,7 +105,7 @@ def run(op: str, out: Any, *inputs: Any, ctx: float | None = None) -> None:
             raise ValueError(f"length mismatch: out has {n} elements, an input {o[3]}")
     data = ffi.new("char *[]", [o[0] for o in ops])
     steps = ffi.new("intptr_t[]", [o[1] for o in ops])
-    c = ffi.new(_CTYPES[fmt], [ctx]) if ctx is not None else ffi.NULL
+    c = _ctx(fmt, ctx)
     if lib.dispatch_kernels_run(LOOPS[op], _DTYPES[fmt], data, steps, n, c) != 0:
         raise ValueError(f"no SIMD kernel {op!r} for format {fmt!r}")
 
@@ -125,7 +139,7 @@ def time_loop(op: str, out: Any, *inputs: Any, ctx: float | None = None,
     n = ops[-1][3]
     data = ffi.new("char *[]", [o[0] for o in ops])
     steps = ffi.new("intptr_t[]", [o[1] for o in ops])
-    c = ffi.new(_CTYPES[fmt], [ctx]) if ctx is not None else ffi.NULL
+    c = _ctx(fmt, ctx)
     res = ffi.new("double[2]")
     if lib.dispatch_kernels_time(loop, _DTYPES[fmt], data, steps, n, c, reps, rounds, res) != 0:
         raise ValueError(f"cannot time {op!r} on format {fmt!r}")

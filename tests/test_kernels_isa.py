@@ -37,7 +37,7 @@ def test_every_source_has_every_x86_target(variants):
         assert {"AVX512_SKX", "FMA3__AVX2", "SSE42", "baseline"} <= targets[source], source
 
 
-@pytest.mark.parametrize("source", ["arith", "addcmul", "sum", "int_arith"])
+@pytest.mark.parametrize("source", ["arith", "addcmul", "sum", "int_arith", "half_arith"])
 def test_bit_identical_kernels_never_fuse_multiply_add(variants, source):
     fused = {v.target: v.fma for v in variants if v.source == source and v.fma}
     assert fused == {}
@@ -47,3 +47,9 @@ def test_exp_log_fuses_on_the_fma_targets(variants):
     fma = {v.target: v.fma for v in variants if v.source == "exp_log"}
     assert fma.get("AVX512_SKX", 0) > 0 and fma.get("FMA3__AVX2", 0) > 0
     assert fma.get("baseline", 0) == 0
+
+
+def test_float16_variants(variants):
+    half = {v.target: v for v in variants if v.source == "half_arith"}
+    assert set(half) == {"AVX512_SPR", "FMA3__AVX2", "baseline"}
+    assert half["AVX512_SPR"].fp16 > 0 and half["FMA3__AVX2"].ymm > 0

@@ -23,7 +23,8 @@ import dispatch
 HERE = Path(__file__).resolve().parent
 # target -> features to disable so that it is the highest one left
 TARGETS = {
-    "AVX512_SKX": "",
+    "AVX512_SPR": "",
+    "AVX512_SKX": "AVX512_SPR",
     "FMA3__AVX2": "AVX512F",
     "SSE42": "AVX",
     "baseline": "SSE41",
@@ -34,7 +35,19 @@ TARGETS = {
 # SSE4.2, so the baseline variant is proven with the env override only.
 QEMU = {"SSE42": "Nehalem", "FMA3__AVX2": "Haswell"}
 # A target runs here when the hardware has its features.
-NEEDS = {"AVX512_SKX": "AVX512_SKX", "FMA3__AVX2": "AVX2", "SSE42": "SSE42", "baseline": "SSE2"}
+NEEDS = {"AVX512_SPR": "AVX512_SPR", "AVX512_SKX": "AVX512_SKX", "FMA3__AVX2": "AVX2", "SSE42": "SSE42", "baseline": "SSE2"}
+
+# Each source's @targets, highest first (the baseline is always there). A
+# forced target makes a source choose the highest of its own at or below it.
+ORDER = list(TARGETS)
+SOURCE_TARGETS = {"half_arith": ["AVX512_SPR", "FMA3__AVX2", "baseline"]}
+DEFAULT_TARGETS = ["AVX512_SKX", "FMA3__AVX2", "SSE42", "baseline"]
+
+
+def expected_choice(source: str, forced: str) -> str:
+    own = SOURCE_TARGETS.get(source, DEFAULT_TARGETS)
+    return next(t for t in own if ORDER.index(t) >= ORDER.index(forced))
+
 
 CHILD = r"""
 import sys, numpy as np
@@ -57,6 +70,13 @@ for name in ("int32", "int64"):
     a, b = inp[f"a_{name}"], inp[f"b_{name}"]
     for op in ("add", "sub", "mul", "maximum", "minimum"):
         o = np.empty_like(a); iterator.elementwise(op, o, a, b); out[f"{op}_{name}"] = o
+a, b = inp["a_float16"], inp["b_float16"]
+for op in ("add", "sub", "mul", "div", "maximum", "minimum"):
+    o = np.empty_like(a); kernels.run(op, o, a, b); out[f"{op}_float16"] = o
+o = np.empty_like(a); kernels.run("add", o, a, b, ctx=-0.3); out["add_alpha_float16"] = o
+o = np.empty_like(a); kernels.run("sqrt", o, np.abs(a)); out["sqrt_float16"] = o
+o = np.empty(len(a[::3]), a.dtype); kernels.run("mul", o, a[::3], np.broadcast_to(b[7], o.shape))
+out["mul_strided_float16"] = o  # a strided and a stride-0 operand
 np.savez(sys.argv[2], **out)
 """
 
@@ -77,6 +97,12 @@ def _inputs(path) -> None:
                     f"l_{name}": np.ldexp(rng.uniform(1, 2, 100_000),
                                           rng.integers(-120, 120, 100_000)).astype(dt),
                     f"s_{name}": rng.uniform(-1, 1, 1_000_003).astype(dt)})
+    # float16: every finite magnitude, subnormals, +-0, inf, NaN
+    a = np.ldexp(rng.uniform(-1, 1, 4099), rng.integers(-26, 17, 4099)).astype(np.float16)
+    b = np.ldexp(rng.uniform(-1, 1, 4099), rng.integers(-26, 17, 4099)).astype(np.float16)
+    a[:6] = [0.0, -0.0, np.inf, np.nan, 1.0, -1.0]
+    b[:6] = [-0.0, 0.0, np.inf, 1.0, np.nan, -1.0]
+    inp.update({"a_float16": a, "b_float16": b})
     for dt in (np.int32, np.int64):
         info = np.iinfo(dt)
         inp[f"a_{np.dtype(dt).name}"] = rng.integers(info.min, info.max, 4099, dtype=dt)
@@ -132,7 +158,8 @@ def results(tmp_path_factory):
 def test_the_forced_target_is_chosen_for_every_kernel_source(results, target):
     if target not in results:
         pytest.skip(f"this CPU cannot run {target}")
-    assert set(results[target]["chosen"].tolist()) == {target}
+    chosen = dict(zip(dispatch.kernels.SOURCES, results[target]["chosen"].tolist()))
+    assert chosen == {s: expected_choice(s, target) for s in dispatch.kernels.SOURCES}
 
 
 @pytest.mark.parametrize("target", list(TARGETS))
@@ -153,13 +180,16 @@ def test_emulated_cpu_without_the_higher_isas_chooses_and_runs_the_target(result
     key = f"{target}@qemu-{QEMU[target]}"
     if key not in results:
         pytest.skip("qemu-x86_64 is not installed")
-    assert set(results[key]["chosen"].tolist()) == {target}
+    chosen = dict(zip(dispatch.kernels.SOURCES, results[key]["chosen"].tolist()))
+    assert chosen == {s: expected_choice(s, target) for s in dispatch.kernels.SOURCES}
 
 
 EXACT = ["add", "sub", "mul", "div", "maximum", "minimum", "addcmul", "sqrt", "sum"]
 
 
 EXACT_PAIRS = [(op, dt) for dt in ("float32", "float64") for op in EXACT] + [
+    (op, "float16") for op in ("add", "sub", "mul", "div", "maximum", "minimum", "sqrt",
+                               "add_alpha", "mul_strided")] + [
     (op, dt) for dt in ("int32", "int64") for op in ("add", "sub", "mul", "maximum", "minimum")]
 
 

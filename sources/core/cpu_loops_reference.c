@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "dispatch/dtype.h"
+#include "dispatch/half.h"
 #include "dispatch/loops.h"
 #include "loops_internal.h"
 
@@ -157,15 +158,15 @@ DEF_FLOAT(f16, dispatch_half, F16_SQRT, F16_EXP, F16_LOG)
  * float, runs the float32 reference loop, and rounds the results back. The
  * float32 loop computes exactly what _Float16's excess precision computes (in
  * float, one rounding at the end), so both builds give the same bits. */
-#define HALF_TO_DOUBLE(h) ((double)dispatch_half_bits_to_float(h))
-#define HALF_FROM_DOUBLE(x) dispatch_half_bits_from_double((double)(x))
+#define HALF_TO_DOUBLE(h) ((double)dispatch_half_to_float_inline(h))
+#define HALF_FROM_DOUBLE(x) dispatch_half_from_double_inline((double)(x))
 
 static void half_via_float(int loop, char **data, const intptr_t *s, intptr_t n, void *ctx) {
     enum { CHUNK = 256 };
     float buf[4][CHUNK], value;
     void *fctx = NULL;
     if (ctx) {
-        value = dispatch_half_bits_to_float(LOAD(dispatch_half, ctx));
+        value = dispatch_half_to_float_inline(LOAD(dispatch_half, ctx));
         fctx = &value;
     }
     int nin = dispatch_loop_nin(loop);
@@ -179,14 +180,14 @@ static void half_via_float(int loop, char **data, const intptr_t *s, intptr_t n,
         for (int k = 1; k <= nin; k++) {
             const char *p = data[k] + i * s[k];
             for (intptr_t j = 0; j < m; j++)
-                buf[k][j] = dispatch_half_bits_to_float(LOAD(dispatch_half, p + j * s[k]));
+                buf[k][j] = dispatch_half_to_float_inline(LOAD(dispatch_half, p + j * s[k]));
             d[k] = (char *)buf[k];
         }
         f32(d, st, m, fctx);
         if (bool_out) continue;
         char *o = data[0] + i * s[0];
         for (intptr_t j = 0; j < m; j++)
-            STORE(dispatch_half, o + j * s[0], dispatch_half_bits_from_double(buf[0][j]));
+            STORE(dispatch_half, o + j * s[0], dispatch_half_from_double_inline(buf[0][j]));
     }
 }
 

@@ -26,7 +26,7 @@
 #include "dispatch/kernels.h"
 #include "dispatch/loops.h"
 
-#define NSLOT_DTYPES 4 /* float32, float64, int32, int64 */
+#define NSLOT_DTYPES 5 /* float32, float64, int32, int64, float16 */
 static _Atomic(dispatch_loop_fn) simd[DISPATCH_NUM_LOOPS][NSLOT_DTYPES];
 
 typedef float (*sum_f32_fn)(const char *, intptr_t, intptr_t);
@@ -36,9 +36,10 @@ static _Atomic(sum_f32_fn) sum_f32;
 static _Atomic(sum_f64_fn) sum_f64;
 static _Atomic(triad_fn) triad;
 
-enum { SRC_ARITH, SRC_EXP_LOG, SRC_ADDCMUL, SRC_SUM, SRC_TRIAD, SRC_INT_ARITH, NSOURCES };
+enum { SRC_ARITH, SRC_EXP_LOG, SRC_ADDCMUL, SRC_SUM, SRC_TRIAD, SRC_INT_ARITH, SRC_HALF_ARITH,
+       NSOURCES };
 static const char *const source_names[NSOURCES] = {"arith", "exp_log", "addcmul", "sum", "triad",
-                                                   "int_arith"};
+                                                   "int_arith", "half_arith"};
 static _Atomic(const char *) chosen[NSOURCES];
 
 static int slot_of(int dtype)
@@ -48,6 +49,7 @@ static int slot_of(int dtype)
     case DISPATCH_FLOAT64: return 1;
     case DISPATCH_INT32: return 2;
     case DISPATCH_INT64: return 3;
+    case DISPATCH_FLOAT16: return 4;
     default: return -1;
     }
 }
@@ -184,6 +186,28 @@ static void choose_int_arith(void)
     atomic_store(&chosen[SRC_INT_ARITH], DISPATCH_CPU_DISPATCH_INFO());
 }
 
+/* ---------------------------------------------------------------- half_arith */
+#include "half_arith.dispatch.h"
+DECLARE_LOOP(dispatch_kernel_add_f16)
+DECLARE_LOOP(dispatch_kernel_sub_f16)
+DECLARE_LOOP(dispatch_kernel_mul_f16)
+DECLARE_LOOP(dispatch_kernel_div_f16)
+DECLARE_LOOP(dispatch_kernel_maximum_f16)
+DECLARE_LOOP(dispatch_kernel_minimum_f16)
+DECLARE_LOOP(dispatch_kernel_sqrt_f16)
+
+static void choose_half_arith(void)
+{
+    CHOOSE_LOOP(DISPATCH_LOOP_ADD, DISPATCH_FLOAT16, dispatch_kernel_add_f16);
+    CHOOSE_LOOP(DISPATCH_LOOP_SUB, DISPATCH_FLOAT16, dispatch_kernel_sub_f16);
+    CHOOSE_LOOP(DISPATCH_LOOP_MUL, DISPATCH_FLOAT16, dispatch_kernel_mul_f16);
+    CHOOSE_LOOP(DISPATCH_LOOP_DIV, DISPATCH_FLOAT16, dispatch_kernel_div_f16);
+    CHOOSE_LOOP(DISPATCH_LOOP_MAXIMUM, DISPATCH_FLOAT16, dispatch_kernel_maximum_f16);
+    CHOOSE_LOOP(DISPATCH_LOOP_MINIMUM, DISPATCH_FLOAT16, dispatch_kernel_minimum_f16);
+    CHOOSE_LOOP(DISPATCH_LOOP_SQRT, DISPATCH_FLOAT16, dispatch_kernel_sqrt_f16);
+    atomic_store(&chosen[SRC_HALF_ARITH], DISPATCH_CPU_DISPATCH_INFO());
+}
+
 /* ---------------------------------------------------------------- API */
 static void choose_all(void)
 {
@@ -193,6 +217,7 @@ static void choose_all(void)
     choose_sum();
     choose_triad();
     choose_int_arith();
+    choose_half_arith();
 }
 
 static atomic_int init_state; /* 0 not yet, 1 running, 2 done, -1 failed */

@@ -4,7 +4,8 @@
 
 Disassembles (objdump -d) every ``lib<source>_dispatch_c_<TARGET>.a`` the
 kernels build left in BUILD_DIR/sources/kernels and counts what the target
-allows: 512-bit registers (zmm) for AVX512_SKX, 256-bit (ymm) and FMA for
+allows: 512-bit registers (zmm) for AVX512_SKX and AVX512_SPR, float16
+arithmetic (vaddph, ...) for AVX512_SPR only, 256-bit (ymm) and FMA for
 FMA3__AVX2, SSE4.1 instructions (blendv, pmulld, ...) for SSE42, and none of
 them for the baseline. A variant breaks the rule when it uses registers wider
 than its target's (it would fault on a CPU that lacks them) or when it uses
@@ -22,6 +23,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 LIB = re.compile(r"lib(?P<source>\w+)_dispatch_c_(?P<target>\w+)\.a$")
+FP16 = re.compile(r"\bv(add|sub|mul|div|max|min|sqrt|cmp)ph\b")
 SSE41 = re.compile(r"\b(v?p?blendv|pmulld|pminsd|pmaxsd|pminsq|ptest|roundp|pcmpeqq|pmovsx)")
 
 
@@ -33,18 +35,23 @@ class Variant:
     ymm: int
     fma: int
     sse41: int
+    fp16: int = 0  # AVX512-FP16 arithmetic (v...ph, vcvtph2ps/vcvtps2ph count as F16C)
 
     def problems(self) -> list:
         """What is wrong with this variant's code ([] when nothing)."""
         t = self.target
         out = []
-        if t != "AVX512_SKX" and self.zmm:
+        if not t.startswith("AVX512") and self.zmm:
             out.append(f"uses zmm registers ({self.zmm}) without AVX-512")
+        if t != "AVX512_SPR" and self.fp16:
+            out.append(f"uses AVX512-FP16 instructions ({self.fp16}) below AVX512_SPR")
+        if t == "AVX512_SPR" and not self.fp16:
+            out.append("uses no AVX512-FP16 instruction")
         if t in ("SSE42", "baseline") and (self.ymm or self.fma):
             out.append(f"uses ymm/FMA ({self.ymm}/{self.fma}) without AVX2")
         if t == "baseline" and self.sse41:
             out.append(f"uses SSE4.1 instructions ({self.sse41}) in the baseline")
-        if t == "AVX512_SKX" and not self.zmm:
+        if t.startswith("AVX512") and not self.zmm:
             out.append("uses no zmm register")
         if t == "FMA3__AVX2" and not self.ymm:
             out.append("uses no ymm register")
@@ -61,7 +68,8 @@ def scan(build_dir: Path) -> list:
         asm = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(lib)], check=True,
                              capture_output=True, text=True).stdout
         found.append(Variant(m["source"], m["target"], asm.count("%zmm"), asm.count("%ymm"),
-                             len(re.findall(r"\bvfn?m(add|sub)", asm)), len(SSE41.findall(asm))))
+                             len(re.findall(r"\bvfn?m(add|sub)", asm)), len(SSE41.findall(asm)),
+                             len(FP16.findall(asm))))
     return found
 
 
@@ -82,7 +90,7 @@ def main() -> int:
         if not args.json:
             status = "; ".join(v.problems()) or "ok"
             print(f"{v.source:10s} {v.target:11s} zmm={v.zmm:<5d} ymm={v.ymm:<5d} "
-                  f"fma={v.fma:<4d} sse4.1={v.sse41:<4d} {status}")
+                  f"fma={v.fma:<4d} sse4.1={v.sse41:<4d} fp16={v.fp16:<4d} {status}")
     return 1 if bad else 0
 
 

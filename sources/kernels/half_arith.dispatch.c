@@ -1,0 +1,192 @@
+/*@targets baseline (avx2 fma3) avx512_spr */
+/*
+ * add, sub, mul, div, maximum, minimum and sqrt for float16.
+ *
+ * Note [float16 on every target]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * The reference (and NumPy) computes float16 in float and rounds the result
+ * to float16 once. Each variant here gives those same bits:
+ *   - baseline: the same, one element at a time, through the portable
+ *     conversions of sources/core/half.c;
+ *   - AVX2 (with F16C): 8 halves widened to float (vcvtph2ps), the float
+ *     operation, and one rounding back (vcvtps2ph, to nearest even);
+ *   - AVX512_SPR: the native float16 instructions on 32 lanes. They round
+ *     the exact result once; rounding it to float first and then to float16
+ *     gives the same value for + - * / and sqrt, because float carries
+ *     24 >= 2 * 11 + 2 significand bits (double rounding is innocuous, Figueroa
+ *     1995). a + alpha * b with alpha != 1 is two operations, so it takes
+ *     the float path like AVX2 does; so does sqrt, where vsqrtph ran at half
+ *     the speed of widening to vsqrtps (tools/bench, 64K elements).
+ * maximum/minimum propagate NaN and return b on equal values (+0 vs -0),
+ * as the reference's FMAX/FMIN do.
+ */
+#include <string.h>
+
+#include "dispatch/cpu_dispatch.h"
+#include "dispatch/dtype.h"
+#include "dispatch/half.h"
+
+#if defined(__AVX2__) || defined(__AVX512FP16__)
+#include <immintrin.h>
+#endif
+
+enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MAX, OP_MIN, OP_SQRT };
+#define CHUNK 256 /* elements gathered per strided chunk */
+
+#if !(defined(__AVX2__) && defined(__F16C__))
+/* One element in float: the reference's arithmetic. */
+static float scalar_op(int op, float a, float b, float alpha)
+{
+    switch (op) {
+    case OP_ADD: return a + alpha * b;
+    case OP_SUB: return a - alpha * b;
+    case OP_MUL: return a * b;
+    case OP_DIV: return a / b;
+    case OP_MAX: return a != a ? a : b != b ? b : a > b ? a : b;
+    case OP_MIN: return a != a ? a : b != b ? b : a < b ? a : b;
+    default: return __builtin_sqrtf(a);
+    }
+}
+
+static void scalar_run(int op, uint16_t *o, const uint16_t *a, const uint16_t *b, intptr_t n,
+                       float alpha)
+{
+    for (intptr_t i = 0; i < n; i++) {
+        float x = dispatch_half_to_float_inline(a[i]);
+        float y = op == OP_SQRT ? 0.0f : dispatch_half_to_float_inline(b[i]);
+        o[i] = dispatch_half_from_double_inline(scalar_op(op, x, y, alpha));
+    }
+}
+#endif
+
+#if defined(__AVX2__) && defined(__F16C__)
+#define ROUND_NEAREST (_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+/* 8 lanes in float. */
+static __m256 vec8(int op, __m256 a, __m256 b, __m256 alpha)
+{
+    switch (op) {
+    case OP_ADD: return _mm256_add_ps(a, _mm256_mul_ps(alpha, b));
+    case OP_SUB: return _mm256_sub_ps(a, _mm256_mul_ps(alpha, b));
+    case OP_MUL: return _mm256_mul_ps(a, b);
+    case OP_DIV: return _mm256_div_ps(a, b);
+    case OP_MAX: /* max_ps returns b on NaN or equal: put a's NaN back */
+        return _mm256_blendv_ps(_mm256_max_ps(a, b), a, _mm256_cmp_ps(a, a, _CMP_UNORD_Q));
+    case OP_MIN:
+        return _mm256_blendv_ps(_mm256_min_ps(a, b), a, _mm256_cmp_ps(a, a, _CMP_UNORD_Q));
+    default: return _mm256_sqrt_ps(a);
+    }
+}
+
+static void float_path8(int op, uint16_t *o, const uint16_t *a, const uint16_t *b, intptr_t n,
+                        float alpha)
+{
+    const __m256 va = _mm256_set1_ps(alpha);
+    intptr_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 x = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(a + i)));
+        __m256 y = op == OP_SQRT ? x : _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(b + i)));
+        _mm_storeu_si128((__m128i *)(o + i), _mm256_cvtps_ph(vec8(op, x, y, va), ROUND_NEAREST));
+    }
+    if (i < n) { /* the tail through a padded block: the same instructions */
+        uint16_t ta[8] = {0}, tb[8] = {0}, to[8];
+        memcpy(ta, a + i, (size_t)(n - i) * 2);
+        if (op != OP_SQRT) memcpy(tb, b + i, (size_t)(n - i) * 2);
+        float_path8(op, to, ta, tb, 8, alpha);
+        memcpy(o + i, to, (size_t)(n - i) * 2);
+    }
+}
+#endif
+
+#if defined(__AVX512FP16__)
+static __m512h vec32(int op, __m512h a, __m512h b)
+{
+    switch (op) {
+    case OP_ADD: return _mm512_add_ph(a, b);
+    case OP_SUB: return _mm512_sub_ph(a, b);
+    case OP_MUL: return _mm512_mul_ph(a, b);
+    case OP_DIV: return _mm512_div_ph(a, b);
+    case OP_MAX:
+        return _mm512_mask_blend_ph(_mm512_cmp_ph_mask(a, a, _CMP_UNORD_Q), _mm512_max_ph(a, b), a);
+    default: /* OP_MIN; sqrt takes the float path */
+        return _mm512_mask_blend_ph(_mm512_cmp_ph_mask(a, a, _CMP_UNORD_Q), _mm512_min_ph(a, b), a);
+    }
+}
+
+static void native_path32(int op, uint16_t *o, const uint16_t *a, const uint16_t *b, intptr_t n)
+{
+    intptr_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        __m512h x = _mm512_loadu_ph(a + i);
+        __m512h y = _mm512_loadu_ph(b + i);
+        _mm512_storeu_ph(o + i, vec32(op, x, y));
+    }
+    if (i < n) { /* masked tail: lanes past n are neither read nor written */
+        __mmask32 m = (__mmask32)((1ull << (n - i)) - 1);
+        __m512h x = _mm512_castsi512_ph(_mm512_maskz_loadu_epi16(m, a + i));
+        __m512h y = _mm512_castsi512_ph(_mm512_maskz_loadu_epi16(m, b + i));
+        _mm512_mask_storeu_epi16(o + i, m, _mm512_castph_si512(vec32(op, x, y)));
+    }
+}
+#endif
+
+/* op on n contiguous elements (b unused for sqrt; alpha 1 means none). */
+static void contiguous(int op, uint16_t *o, const uint16_t *a, const uint16_t *b, intptr_t n,
+                       float alpha)
+{
+#if defined(__AVX512FP16__)
+    /* sqrt: vsqrtph measured 2x slower than widening to vsqrtps here */
+    if (op != OP_SQRT && (alpha == 1.0f || (op != OP_ADD && op != OP_SUB))) {
+        native_path32(op, o, a, b, n);
+        return;
+    }
+#endif
+#if defined(__AVX2__) && defined(__F16C__)
+    float_path8(op, o, a, b, n, alpha);
+#else
+    scalar_run(op, o, a, b, n, alpha);
+#endif
+}
+
+/* The loop of loops.h: any strides (0 included) through chunk buffers. */
+static void run(int op, char **data, const intptr_t *s, intptr_t n, void *ctx)
+{
+    float alpha = 1.0f;
+    if (ctx) {
+        uint16_t bits;
+        memcpy(&bits, ctx, 2);
+        alpha = dispatch_half_bits_to_float(bits);
+    }
+    int nin = op == OP_SQRT ? 1 : 2;
+    if (s[0] == 2 && s[1] == 2 && (nin == 1 || s[2] == 2)) {
+        contiguous(op, (uint16_t *)data[0], (const uint16_t *)data[1],
+                   (const uint16_t *)(nin == 2 ? data[2] : data[1]), n, alpha);
+        return;
+    }
+    uint16_t bo[CHUNK], ba[CHUNK], bb[CHUNK];
+    for (intptr_t i = 0; i < n; i += CHUNK) {
+        intptr_t m = n - i < CHUNK ? n - i : CHUNK;
+        for (intptr_t j = 0; j < m; j++) {
+            memcpy(&ba[j], data[1] + (i + j) * s[1], 2);
+            if (nin == 2) memcpy(&bb[j], data[2] + (i + j) * s[2], 2);
+        }
+        contiguous(op, bo, ba, nin == 2 ? bb : ba, m, alpha);
+        for (intptr_t j = 0; j < m; j++) memcpy(data[0] + (i + j) * s[0], &bo[j], 2);
+    }
+}
+
+#define HALF_LOOP(NAME, OP)                                                           \
+    void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *steps,        \
+                                           intptr_t n, void *ctx);                    \
+    void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *steps,        \
+                                           intptr_t n, void *ctx)                     \
+    {                                                                                 \
+        run(OP, data, steps, n, ctx);                                                 \
+    }
+
+HALF_LOOP(dispatch_kernel_add_f16, OP_ADD)
+HALF_LOOP(dispatch_kernel_sub_f16, OP_SUB)
+HALF_LOOP(dispatch_kernel_mul_f16, OP_MUL)
+HALF_LOOP(dispatch_kernel_div_f16, OP_DIV)
+HALF_LOOP(dispatch_kernel_maximum_f16, OP_MAX)
+HALF_LOOP(dispatch_kernel_minimum_f16, OP_MIN)
+HALF_LOOP(dispatch_kernel_sqrt_f16, OP_SQRT)
