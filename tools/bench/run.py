@@ -48,6 +48,7 @@ SIZES = {"1K": 1 << 10, "64K": 1 << 16, "1M": 1 << 20, "16M": 1 << 24}
 OPS = ["add", "mul", "addcmul", "sqrt", "exp", "sum"]
 DTYPES = ["float32", "float64"]
 # (arrays read, arrays written) per element, for the bandwidth fraction
+F16_OPS, F16_N = ("add", "mul", "sqrt"), 1 << 16  # the float16 line
 STREAMS = {"add": (2, 1), "mul": (2, 1), "addcmul": (3, 1), "sqrt": (1, 1), "exp": (1, 1),
            "sum": (1, 0)}
 
@@ -128,6 +129,11 @@ def child(args: argparse.Namespace) -> None:
         best, _ = kernels.time_loop(op, out, *xs, reps=max(1, 1_000_000 // n), rounds=31)
         print(json.dumps({"impl": "check", "target": target, "op": op, "dtype": "float32",
                           "n": n, "seconds_c": best * 1e-9}), flush=True)
+    for op in F16_OPS:  # float16 (half_arith.dispatch.c chooses its own target)
+        xs = make_inputs(np, op, "float16", F16_N)
+        best, _ = kernels.time_loop(op, np.empty(F16_N, np.float16), *xs, reps=20, rounds=15)
+        print(json.dumps({"impl": "f16", "target": target, "f16_target": kernels.chosen(
+            "half_arith"), "op": op, "seconds_c": best * 1e-9}), flush=True)
     # data independence: exp on inf/NaN/0/subnormal inputs vs ordinary ones
     n = 65536
     specials = np.resize(np.array([np.inf, -np.inf, np.nan, 0.0, 1e-40, -1e-40, 1e30, -1e30],
@@ -236,6 +242,15 @@ def peers(args: argparse.Namespace) -> list:
     except ImportError:
         torch = None
         print("torch not installed: skipping its columns", file=sys.stderr)
+    for op in F16_OPS:
+        xs = make_inputs(np, op, "float16", F16_N)
+        out = np.empty(F16_N, np.float16)
+        rows.append({"impl": "numpy_f16", "op": op,
+                     "seconds": timeit(numpy_call(np, op, xs, out), args.budget)})
+        if torch is not None:
+            torch.set_num_threads(1)
+            rows.append({"impl": "torch_f16", "op": op,
+                         "seconds": timeit(torch_call(torch, op, xs, out), args.budget)})
     for op in args.ops:
         for dtype in args.dtypes:
             for size in args.sizes:
@@ -339,6 +354,16 @@ def table(rows: list, targets: list, threads: list) -> str:
         if (best, op) in checks and ("baseline", op) in checks:
             ratio = checks[("baseline", op)] / checks[(best, op)]
             out.append(f"float32 {op} at {n}, best kernel time baseline / {best}: {ratio:.1f}x")
+    for op in F16_OPS:
+        ours = [r for r in rows if r["impl"] == "f16" and r["op"] == op]
+        peer = {r["impl"]: r["seconds"] for r in rows if r["impl"].endswith("_f16") and
+                r["op"] == op}
+        if ours and "numpy_f16" in peer:
+            cells = ", ".join(f"{r['f16_target']} {r['seconds_c'] * 1e6:.1f}" for r in ours)
+            line = f"float16 {op} at 64K, us: {cells}; numpy {peer['numpy_f16'] * 1e6:.1f}"
+            if "torch_f16" in peer:
+                line += f"; torch1 {peer['torch_f16'] * 1e6:.1f}"
+            out.append(line)
     vals = {r["kind"]: r["seconds_c"] for r in rows
             if r["impl"] == "values" and r["target"] == best}
     if len(vals) == 2:

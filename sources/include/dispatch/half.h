@@ -41,7 +41,7 @@ static inline uint16_t dispatch_half_from_double_inline(double x) {
     /* Keep 11 bits for a normal half, fewer for a subnormal (fixed ulp 2^-24). */
     int shift = 42 + (e < -14 ? -14 - e : 0);
     uint64_t q = m >> shift, rem = m & ((1ull << shift) - 1), halfway = 1ull << (shift - 1);
-    if (rem > halfway || (rem == halfway && (q & 1))) q++;
+    q += rem + (q & 1) > halfway; /* to nearest, ties to even; no branch to mispredict */
     /* Normal: exponent field (e + 15) plus the mantissa, whose implicit bit
      * adds the one missing from (e + 14); a carry out of the mantissa rolls
      * into the exponent, and a subnormal rounding up to 2^-14 becomes the
