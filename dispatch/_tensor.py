@@ -395,6 +395,19 @@ class Tensor(_fastpath.TensorBase):
     __hash__ = object.__hash__
 
     # Operators (+ - * / and comparisons: the C base) ---------------------------------------
+    # In place, like PyTorch: the result is written into self (views see it).
+    def __iadd__(self, other: Any) -> Tensor:
+        return _inplace("add_", self, other)
+
+    def __isub__(self, other: Any) -> Tensor:
+        return _inplace("sub_", self, other)
+
+    def __imul__(self, other: Any) -> Tensor:
+        return _inplace("mul_", self, other)
+
+    def __itruediv__(self, other: Any) -> Tensor:
+        return _inplace("div_", self, other)
+
     def __neg__(self) -> Tensor:
         return _wrap(_call_t(_NEG, self._p))
 
@@ -409,6 +422,12 @@ class Tensor(_fastpath.TensorBase):
         raise AttributeError(f"'Tensor' object has no attribute '{name}'")
 
 
+
+
+def _inplace(name: str, self: Tensor, other: Any) -> Any:
+    if not isinstance(other, (Tensor, builtins.bool, int, float, np.bool_, np.number)):
+        return NotImplemented
+    return getattr(_ops(), name)(self, other)
 
 
 def _address(p: Any) -> int:

@@ -120,7 +120,7 @@ static int flat_run(int loop, int compute, const dispatch_tensor *out,
  * cast here once, so the loop sees a stride-0 operand of its own dtype.
  */
 static int run_elementwise(int loop, int compute, dispatch_tensor *out, dispatch_tensor *const *ins,
-                           int nin, void *ctx) {
+                           int nin, int fresh_out, void *ctx) {
     dispatch_iter_operand ops[DISPATCH_MAX_OPERANDS];
     int64_t strides[DISPATCH_MAX_OPERANDS][DISPATCH_MAX_DIMS];
     _Alignas(16) char scalars[DISPATCH_MAX_OPERANDS][16];
@@ -138,7 +138,9 @@ static int run_elementwise(int loop, int compute, dispatch_tensor *out, dispatch
             ops[k].dtype = want;
         }
     }
-    if (flat_run(loop, compute, out, ins, nin, ops, ctx)) return 0;
+    /* An existing output (in-place ops) may overlap an input: the engine
+     * checks and buffers (Note [Overlapping out=] in iterator.c). */
+    if (fresh_out && flat_run(loop, compute, out, ins, nin, ops, ctx)) return 0;
     return dispatch_iter_elementwise_op(loop, compute, 1 + nin, ops, ctx);
 }
 
@@ -156,7 +158,7 @@ static int elementwise(const dispatch_operator *op, int loop, int compute, int o
     dispatch_tensor *out = dispatch_tensor_empty(nd, shape, out_dtype, device);
     if (!out) return -1;
     if (device == DISPATCH_DEVICE_CPU &&
-        run_elementwise(loop, compute, out, ins, nin, ctx) < 0) {
+        run_elementwise(loop, compute, out, ins, nin, 1, ctx) < 0) {
         dispatch_tensor_decref(out);
         return -1;
     }
@@ -174,12 +176,10 @@ static int expect_tensor(const dispatch_operator *op, const dispatch_ivalue *v, 
 
 /* Kernels ----------------------------------------------------------------------- */
 
-DISPATCH_DECLARE_KERNEL(binary) {
-    UNUSED_KS;
-    int loop = LOOP_OF(ctx);
-    if (expect_tensor(op, &args[0], "self") < 0 || expect_tensor(op, &args[1], "other") < 0)
-        return -1;
-    dispatch_tensor *ins[2] = {args[0].v.t, args[1].v.t};
+/* The compute dtype of binary op `loop` on ins, with alpha (args[2] of
+ * add/sub) written into alpha_buf and *actx pointing at it when it is not 1. */
+static int binary_setup(const dispatch_operator *op, int loop, dispatch_tensor *const *ins,
+                        const dispatch_ivalue *args, char *alpha_buf, void **actx, int *dtype_out) {
     int dtype = result_type(ins, 2);
     if (loop == DISPATCH_LOOP_DIV && dispatch_dtype_category_of(dtype) != DISPATCH_CAT_FLOAT)
         dtype = DISPATCH_FLOAT32; /* true division; the default float dtype */
@@ -187,8 +187,7 @@ DISPATCH_DECLARE_KERNEL(binary) {
         return dispatch_error_set(DISPATCH_ERR_TYPE,
                                   "Subtraction, the `-` operator, with two bool tensors is not "
                                   "supported. Use the `^` or `logical_xor()` operator instead.");
-    char alpha[8];
-    void *actx = NULL;
+    *actx = NULL;
     if (loop == DISPATCH_LOOP_ADD || loop == DISPATCH_LOOP_SUB) {
         const dispatch_ivalue *a = &args[2];
         if (a->tag == DISPATCH_IV_DOUBLE && dispatch_dtype_category_of(dtype) != DISPATCH_CAT_FLOAT)
@@ -196,11 +195,61 @@ DISPATCH_DECLARE_KERNEL(binary) {
                                       "For integral input tensors, argument alpha must not be a "
                                       "floating point number.");
         if (a->tag != DISPATCH_IV_NONE && !(a->tag == DISPATCH_IV_INT && a->v.i == 1)) {
-            scalar_to(a, dtype, alpha);
-            actx = alpha;
+            scalar_to(a, dtype, alpha_buf);
+            *actx = alpha_buf;
         }
     }
+    (void)op;
+    *dtype_out = dtype;
+    return 0;
+}
+
+DISPATCH_DECLARE_KERNEL(binary) {
+    UNUSED_KS;
+    int loop = LOOP_OF(ctx), dtype = 0;
+    if (expect_tensor(op, &args[0], "self") < 0 || expect_tensor(op, &args[1], "other") < 0)
+        return -1;
+    dispatch_tensor *ins[2] = {args[0].v.t, args[1].v.t};
+    char alpha[8];
+    void *actx;
+    if (binary_setup(op, loop, ins, args, alpha, &actx, &dtype) < 0) return -1;
     return elementwise(op, loop, dtype, dtype, ins, 2, actx, rets);
+}
+
+/* self <op>= other: computed in the promoted dtype, written into self (cast
+ * chunk by chunk), other broadcast to self's shape, as PyTorch's add_ etc. */
+DISPATCH_DECLARE_KERNEL(binary_) {
+    UNUSED_KS;
+    int loop = LOOP_OF(ctx), dtype = 0, device = 0;
+    if (expect_tensor(op, &args[0], "self") < 0 || expect_tensor(op, &args[1], "other") < 0)
+        return -1;
+    dispatch_tensor *self = args[0].v.t, *ins[2] = {args[0].v.t, args[1].v.t};
+    char alpha[8];
+    void *actx;
+    if (binary_setup(op, loop, ins, args, alpha, &actx, &dtype) < 0) return -1;
+    if (dispatch_dtype_category_of(dtype) > dispatch_dtype_category_of(self->dtype))
+        return dispatch_error_set(DISPATCH_ERR_RUNTIME,
+                                  "result type %s can't be cast to the desired output type %s",
+                                  dispatch_dtype_name(dtype), dispatch_dtype_name(self->dtype));
+    if (common_device(dispatch_op_name(op), ins, 2, &device) < 0) return -1;
+    if (device == DISPATCH_DEVICE_CPU) {
+        if (!dispatch_loop_get(loop, dtype))
+            return dispatch_error_set(DISPATCH_ERR_TYPE, "\"%s\" not implemented for '%s'",
+                                      dispatch_op_name(op), dispatch_dtype_name(dtype));
+        if (run_elementwise(loop, dtype, self, ins, 2, 0, actx) < 0) return -1;
+    } else {
+        int nd;
+        int64_t shape[DISPATCH_MAX_DIMS];
+        if (broadcast_all(ins, 2, &nd, shape) < 0) return -1;
+        if (nd != self->ndim || memcmp(shape, self->sizes, sizeof(int64_t) * (size_t)nd) != 0)
+            return dispatch_error_set(DISPATCH_ERR_RUNTIME,
+                                      "%s: the result's shape differs from self's: self cannot "
+                                      "be broadcast in place", dispatch_op_name(op));
+    }
+    dispatch_tensor_incref(self);
+    rets[0].tag = DISPATCH_IV_TENSOR;
+    rets[0].v.t = self;
+    return 0;
 }
 
 DISPATCH_DECLARE_KERNEL(compare) {

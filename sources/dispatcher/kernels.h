@@ -18,6 +18,7 @@
  * of reduce: a dispatch_reduce_op of dispatch/iterator.h. */
 
 DISPATCH_DECLARE_KERNEL(binary);       /* add/sub (alpha), mul, div, maximum, minimum */
+DISPATCH_DECLARE_KERNEL(binary_);      /* add_/sub_ (alpha), mul_, div_: in place into self */
 DISPATCH_DECLARE_KERNEL(compare);      /* eq, ne, lt, le, gt, ge -> bool */
 DISPATCH_DECLARE_KERNEL(unary);        /* neg, abs: same dtype */
 DISPATCH_DECLARE_KERNEL(unary_float);  /* sqrt, exp, log: integers -> float32 */
