@@ -28,6 +28,7 @@
 #include "dispatch/tensor.h"
 
 typedef dispatch_tensor *(*call_tt_fn)(const void *op, dispatch_tensor *a, dispatch_tensor *b);
+typedef dispatch_tensor *(*call_t_fn)(const void *op, dispatch_tensor *a);
 typedef void (*decref_fn)(dispatch_tensor *t);
 
 /* The operators, in the order init() receives them. */
@@ -40,6 +41,7 @@ static struct {
     int ready;
     PyTypeObject *tensor_type; /* dispatch.Tensor, the Python subclass */
     call_tt_fn call_tt;
+    call_t_fn call_t;
     decref_fn decref;
     const void *ops[NOPS];
     PyObject *forward[NOPS]; /* fallback(self, other) for non-tensor other */
@@ -105,15 +107,29 @@ static PyObject *wrap(dispatch_tensor *r) {
     return (PyObject *)t;
 }
 
-static PyObject *call2(int op, TensorBase *a, TensorBase *b) {
+static PyObject *call2(const void *op, TensorBase *a, TensorBase *b) {
     dispatch_tensor *pa = pointer_of(a), *pb = pa ? pointer_of(b) : NULL;
     if (!pb) return NULL;
     dispatch_tensor *r;
     if (pa->numel + pb->numel < RELEASE_GIL_NUMEL) {
-        r = S.call_tt(S.ops[op], pa, pb);
+        r = S.call_tt(op, pa, pb);
     } else {
         Py_BEGIN_ALLOW_THREADS
-        r = S.call_tt(S.ops[op], pa, pb);
+        r = S.call_tt(op, pa, pb);
+        Py_END_ALLOW_THREADS
+    }
+    return wrap(r);
+}
+
+static PyObject *call1(const void *op, TensorBase *a) {
+    dispatch_tensor *pa = pointer_of(a);
+    if (!pa) return NULL;
+    dispatch_tensor *r;
+    if (pa->numel < RELEASE_GIL_NUMEL) {
+        r = S.call_t(op, pa);
+    } else {
+        Py_BEGIN_ALLOW_THREADS
+        r = S.call_t(op, pa);
         Py_END_ALLOW_THREADS
     }
     return wrap(r);
@@ -124,7 +140,7 @@ static int is_tensor(PyObject *o) { return PyObject_TypeCheck(o, &TensorBaseType
 static PyObject *binary(int op, PyObject *x, PyObject *y) {
     if (!S.ready) Py_RETURN_NOTIMPLEMENTED;
     int tx = is_tensor(x), ty = is_tensor(y);
-    if (tx && ty) return call2(op, (TensorBase *)x, (TensorBase *)y);
+    if (tx && ty) return call2(S.ops[op], (TensorBase *)x, (TensorBase *)y);
     return tx ? PyObject_CallFunctionObjArgs(S.forward[op], x, y, NULL)
               : PyObject_CallFunctionObjArgs(S.reverse[op], y, x, NULL);
 }
@@ -198,14 +214,15 @@ static void *address(PyObject *o) {
     return p;
 }
 
-/* init(tensor_type, call_tt, decref, ops, forward, reverse, to_cdata,
+/* init(tensor_type, call_tt, call_t, decref, ops, forward, reverse, to_cdata,
  *      to_address, raise_error): see the Note. ops, forward and reverse are
  * tuples in the order of the enum above. */
 static PyObject *init(PyObject *self, PyObject *args) {
     (void)self;
-    PyObject *type, *call_tt, *decref, *ops, *fwd, *rev, *to_cdata, *to_address, *raise_error;
-    if (!PyArg_ParseTuple(args, "O!OOO!O!O!OOO", &PyType_Type, &type, &call_tt, &decref,
-                          &PyTuple_Type, &ops, &PyTuple_Type, &fwd, &PyTuple_Type, &rev,
+    PyObject *type, *call_tt, *call_t, *decref, *ops, *fwd, *rev, *to_cdata, *to_address,
+        *raise_error;
+    if (!PyArg_ParseTuple(args, "O!OOOO!O!O!OOO", &PyType_Type, &type, &call_tt, &call_t,
+                          &decref, &PyTuple_Type, &ops, &PyTuple_Type, &fwd, &PyTuple_Type, &rev,
                           &to_cdata, &to_address, &raise_error))
         return NULL;
     if (!PyType_IsSubtype((PyTypeObject *)type, &TensorBaseType) || PyTuple_GET_SIZE(ops) != NOPS ||
@@ -219,6 +236,7 @@ static PyObject *init(PyObject *self, PyObject *args) {
         return NULL;
     }
     S.call_tt = (call_tt_fn)address(call_tt);
+    S.call_t = (call_t_fn)address(call_t);
     S.decref = (decref_fn)address(decref);
     for (int i = 0; i < NOPS; i++) S.ops[i] = address(PyTuple_GET_ITEM(ops, i));
     if (PyErr_Occurred()) return NULL;
@@ -234,8 +252,44 @@ static PyObject *init(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* call1(op_address, tensor) / call2(op_address, a, b): an operator handle's
+ * (Tensor) or (Tensor, Tensor) overload with defaults for the rest, called
+ * from C: the fast path of dispatch.ops.<name>(...) and Tensor methods. */
+static int check_call(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t want, const void **op) {
+    if (!S.ready || nargs != want) {
+        PyErr_Format(PyExc_TypeError, "expected %zd arguments", want);
+        return -1;
+    }
+    for (Py_ssize_t i = 1; i < nargs; i++) {
+        if (!is_tensor(args[i])) {
+            PyErr_SetString(PyExc_TypeError, "expected Tensor arguments");
+            return -1;
+        }
+    }
+    *op = PyLong_AsVoidPtr(args[0]);
+    return *op ? 0 : -1;
+}
+
+static PyObject *py_call1(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    const void *op;
+    if (check_call(args, nargs, 2, &op) < 0) return NULL;
+    return call1(op, (TensorBase *)args[1]);
+}
+
+static PyObject *py_call2(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    const void *op;
+    if (check_call(args, nargs, 3, &op) < 0) return NULL;
+    return call2(op, (TensorBase *)args[1], (TensorBase *)args[2]);
+}
+
 static PyMethodDef methods[] = {
     {"init", init, METH_VARARGS, "Connect the fast path to dispatch._core (once)."},
+    {"call1", (PyCFunction)(void (*)(void))py_call1, METH_FASTCALL,
+     "call1(op_address, t): the operator's (Tensor) overload, from C."},
+    {"call2", (PyCFunction)(void (*)(void))py_call2, METH_FASTCALL,
+     "call2(op_address, a, b): the operator's (Tensor, Tensor) overload, from C."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -414,12 +414,8 @@ class Tensor(_fastpath.TensorBase):
     def __abs__(self) -> Tensor:
         return _wrap(_call_t(_ABS, self._p))
 
-    # Operator methods (dispatch.ops.<name>(self, ...)) --------------------------------------
-    def __getattr__(self, name: str) -> Any:
-        if name in _METHODS:
-            op = getattr(_ops(), name)
-            return lambda *args, **kwargs: op(self, *args, **kwargs)
-        raise AttributeError(f"'Tensor' object has no attribute '{name}'")
+    # Operator methods t.<name>(...) = dispatch.ops.<name>(t, ...): set on the
+    # class below (_METHODS), so a call is no attribute miss.
 
 
 
@@ -441,6 +437,7 @@ def _fallbacks(reverse: builtins.bool) -> tuple:
 # The operators of the C base, in dispatch/_fastpath.c's order.
 _FAST_OPS = (_ADD, _SUB, _MUL, _DIV, _EQ, _NE, _LT, _LE, _GT, _GE)
 _fastpath.init(Tensor, _address(ffi.addressof(lib, "dispatch_call_tt")),
+               _address(ffi.addressof(lib, "dispatch_call_t")),
                _address(ffi.addressof(lib, "dispatch_tensor_decref")),
                tuple(_address(h) for h in _FAST_OPS), _fallbacks(False), _fallbacks(True),
                lambda addr: ffi.cast("dispatch_tensor *", addr), _address, _raise)
@@ -448,13 +445,34 @@ _fastpath.init(Tensor, _address(ffi.addressof(lib, "dispatch_call_tt")),
 _METHODS = frozenset({
     "add", "sub", "mul", "div", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge",
     "neg", "abs", "sqrt", "exp", "log", "addcmul", "sum", "mean", "max", "min", "dot",
-    "copy_", "fill_", "cast",
+    "copy_", "fill_", "cast", "add_", "sub_", "mul_", "div_",
 })
 
 
+def _operator_method(name: str) -> Any:
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+        return getattr(_ops(), name)(self, *args, **kwargs)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"dispatch.ops.{name}(self, ...)"
+    return method
+
+
+for _name in _METHODS:
+    setattr(Tensor, _name, _operator_method(_name))
+
+
+_ops_module: Any = None
+
+
 def _ops() -> Any:
-    from . import ops
-    return ops
+    """dispatch.ops (imported late: it imports this module)."""
+    global _ops_module
+    if _ops_module is None:
+        from . import ops
+
+        _ops_module = ops
+    return _ops_module
 
 
 # Indexing -------------------------------------------------------------------------------

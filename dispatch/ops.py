@@ -19,6 +19,7 @@ import numpy as np
 
 from . import _tensor
 from ._core import ffi, lib
+from ._fastpath import call1 as _call1, call2 as _call2
 from ._ops_generated import OPERATORS
 from ._tensor import Tensor, _raise, _wrap
 
@@ -169,7 +170,7 @@ class OpOverload:
 
     def _bind(self, args: tuple, kwargs: dict, iv: Any, keep: list) -> int:
         params = self.args
-        npos = sum(1 for a in params if not a.kwarg_only)
+        npos = builtins.sum(1 for a in params if not a.kwarg_only)
         if len(args) > npos:
             raise _NoMatch
         n = len(args)
@@ -182,7 +183,7 @@ class OpOverload:
                 raise _NoMatch
             _convert(iv[i], params[i], v, keep)
             given.add(i)
-        last = max(given) + 1 if given else 0
+        last = builtins.max(given) + 1 if given else 0
         for i in range(last):
             if i not in given:
                 if not params[i].has_default:
@@ -235,6 +236,9 @@ class OpOverloadPacket:
         # positionally, everything else defaulted, one Tensor returned.
         self._fast1 = self._fast(1)
         self._fast2 = self._fast(2)
+        # their addresses, for dispatch._fastpath.call1/call2
+        self._fast1_at = int(ffi.cast("uintptr_t", self._fast1)) if self._fast1 else None
+        self._fast2_at = int(ffi.cast("uintptr_t", self._fast2)) if self._fast2 else None
 
     def _fast(self, n: int) -> Any:
         for o in self.overloads:
@@ -260,11 +264,11 @@ class OpOverloadPacket:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if not kwargs:
             n = len(args)
-            if n == 2 and self._fast2 is not None and type(args[0]) is Tensor \
+            if n == 2 and self._fast2_at is not None and type(args[0]) is Tensor \
                     and type(args[1]) is Tensor:
-                return _wrap(lib.dispatch_call_tt(self._fast2, args[0]._p, args[1]._p))
-            if n == 1 and self._fast1 is not None and type(args[0]) is Tensor:
-                return _wrap(lib.dispatch_call_t(self._fast1, args[0]._p))
+                return _call2(self._fast2_at, args[0], args[1])
+            if n == 1 and self._fast1_at is not None and type(args[0]) is Tensor:
+                return _call1(self._fast1_at, args[0])
         iv = ffi.new("dispatch_ivalue[16]")
         for o in self.overloads:
             keep: list = []
@@ -299,7 +303,9 @@ def _registered_overloads(name: str) -> list[OpOverload]:
 
 def _invalidate(name: str) -> None:
     """Forget the packet of name (library.define added an overload)."""
-    _packets.pop(name.split(".")[0], None)
+    base = name.split(".")[0]
+    _packets.pop(base, None)
+    globals().pop(base, None)
 
 
 def __getattr__(name: str) -> OpOverloadPacket:
@@ -316,6 +322,8 @@ def __getattr__(name: str) -> OpOverloadPacket:
         overloads.sort(key=lambda o: order.get(o.name, len(order)))
     packet = OpOverloadPacket(name, overloads, OPERATORS.get(name, ((), ""))[1])
     _packets[name] = packet
+    if name in OPERATORS and name not in _MODULE_NAMES:
+        globals()[name] = packet  # later lookups are plain module attributes
     return packet
 
 
@@ -324,3 +332,8 @@ def __dir__() -> list[str]:
     for i in range(lib.dispatch_num_ops()):
         names.add(ffi.string(lib.dispatch_op_name(lib.dispatch_op_at(i))).decode().split(".")[0])
     return sorted(names | set(__all__))
+
+
+# Names this module defines itself: an operator of the same name is never
+# cached over them (it stays reachable through __getattr__ only if absent).
+_MODULE_NAMES = frozenset(globals())

@@ -128,4 +128,42 @@ def test_tensor_cannot_be_built_directly():
 
 def test_init_is_once_only():
     with pytest.raises(RuntimeError, match="initialised once"):
-        _fastpath.init(dispatch.Tensor, 1, 1, (1,) * 10, (len,) * 10, (len,) * 10, len, len, len)
+        _fastpath.init(dispatch.Tensor, 1, 1, 1, (1,) * 10, (len,) * 10, (len,) * 10, len, len,
+                       len)
+
+
+def test_call1_call2_check_their_arguments():
+    with pytest.raises(TypeError, match="expected 2 arguments"):
+        _fastpath.call1(1)
+    with pytest.raises(TypeError, match="expected Tensor arguments"):
+        _fastpath.call2(1, dispatch.ones(1), 2.0)
+
+
+def test_ops_and_methods_take_the_c_path_and_stay_correct():
+    """ops.<name> is cached as a module attribute after first use (the
+    module's own helpers still see the builtins sum/max), and Tensor methods
+    are real methods."""
+    from dispatch import ops
+
+    t = dispatch.tensor([[1.0, 2.0], [3.0, 4.0]])
+    assert ops.sum(t).item() == 10.0 and "sum" in vars(ops)
+    assert ops.sum(t, dim=0).tolist() == [4.0, 6.0]  # the binding path: builtins.sum/max
+    assert ops.sum(t, 1, keepdim=True).tolist() == [[3.0], [7.0]]
+    assert t.sum().item() == 10.0 and t.exp().shape == (2, 2)
+    assert "sum" in vars(dispatch.Tensor)
+    with pytest.raises(AttributeError, match="has no attribute 'nosuch'"):
+        t.nosuch  # noqa: B018
+
+
+def test_a_new_overload_replaces_the_cached_packet():
+    """A built-in name's packet is cached in the module; library.define of a
+    new overload drops it, so the next lookup sees the new overload."""
+    from dispatch import library, ops
+
+    t = dispatch.tensor([1.0, -2.0])
+    assert ops.neg(t).tolist() == [-1.0, 2.0] and "neg" in vars(ops)
+    library.define("neg.fastcache(Tensor self, Tensor other) -> Tensor")
+    library.impl("neg.fastcache", "CPU")(lambda self, other: self - other)
+    assert "neg" not in vars(ops)
+    assert ops.neg(t, t).tolist() == [0.0, 0.0]
+    assert ops.neg(t).tolist() == [-1.0, 2.0]  # the table's overload still binds first

@@ -270,6 +270,72 @@ def peers(args: argparse.Namespace) -> list:
     return rows
 
 
+def api_rows(args: argparse.Namespace) -> list:
+    """The public APIs, out of place, 1 thread: dispatch.Tensor vs NumPy
+    arrays vs torch tensors (every call allocates its result)."""
+    import numpy as np
+
+    import dispatch
+
+    try:
+        import torch
+        torch.set_num_threads(1)
+    except ImportError:
+        torch = None
+    dispatch.set_num_threads(1)
+    ops = dispatch.ops
+    calls = {
+        "add": (lambda t: t[0] + t[1], lambda a: a[0] + a[1]),
+        "mul": (lambda t: t[0] * t[1], lambda a: a[0] * a[1]),
+        "addcmul": (lambda t: ops.addcmul(t[0], t[1], t[2], value=0.5),
+                    lambda a: a[0] + 0.5 * a[1] * a[2]),
+        "sqrt": (lambda t: ops.sqrt(t[0]), lambda a: np.sqrt(a[0])),
+        "exp": (lambda t: ops.exp(t[0]), lambda a: np.exp(a[0])),
+        "sum": (lambda t: t[0].sum(), lambda a: a[0].sum()),
+    }
+    tcalls = {
+        "add": lambda x: x[0] + x[1], "mul": lambda x: x[0] * x[1],
+        "addcmul": lambda x: torch.addcmul(x[0], x[1], x[2], value=0.5),
+        "sqrt": lambda x: torch.sqrt(x[0]), "exp": lambda x: torch.exp(x[0]),
+        "sum": lambda x: x[0].sum(),
+    }
+    rows = []
+    for op in args.ops:
+        for dtype in args.dtypes:
+            for size in args.sizes:
+                xs = make_inputs(np, op, dtype, SIZES[size])
+                ts = [dispatch.from_numpy(x) for x in xs]
+                ours, numpy_fn = calls[op]
+                row = {"impl": "api", "op": op, "dtype": dtype, "size": size,
+                       "ours": timeit(partial(ours, ts), args.budget),
+                       "numpy": timeit(partial(numpy_fn, xs), args.budget)}
+                if torch is not None:
+                    row["torch"] = timeit(partial(tcalls[op], [torch.from_numpy(x) for x in xs]),
+                                          args.budget)
+                rows.append(row)
+    return rows
+
+
+def api_table(rows: list) -> str:
+    head = ["op", "dtype", "size", "ours us", "numpy us", "torch1 us", "ours/np", "ours/torch1"]
+    lines = [head]
+    for r in rows:
+        if r["impl"] != "api":
+            continue
+        t = r.get("torch")
+        lines.append([r["op"], r["dtype"], r["size"], f"{r['ours'] * 1e6:.2f}",
+                      f"{r['numpy'] * 1e6:.2f}", f"{t * 1e6:.2f}" if t else "-",
+                      f"{r['ours'] / r['numpy']:.2f}", f"{r['ours'] / t:.2f}" if t else "-"])
+    if len(lines) == 1:
+        return ""
+    widths = [max(len(str(row[i])) for row in lines) for i in range(len(head))]
+    out = ["  ".join(str(c).rjust(w) for c, w in zip(row, widths)) for row in lines]
+    out.insert(1, "-" * len(out[0]))
+    out.insert(0, "Public API, out of place (a + b, ops.exp(a), a.sum(); NumPy's addcmul is "
+                  "a + 0.5*b*c), 1 thread, our chosen targets:")
+    return "\n".join(out)
+
+
 # ---------------------------------------------------------------- parent
 def run_targets(args: argparse.Namespace) -> list:
     rows = []
@@ -427,8 +493,10 @@ def main(argv: list | None = None) -> int:
         return 0
     if args.targets is None:
         args.targets = list(TARGET_ENV) if args.full else ["AVX512_SKX", "FMA3__AVX2", "baseline"]
-    rows = run_targets(args) + peers(args)
+    rows = run_targets(args) + peers(args) + api_rows(args)
     print(table(rows, args.targets, args.threads))
+    print()
+    print(api_table(rows))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)
