@@ -436,9 +436,10 @@ def _fallbacks(reverse: builtins.bool) -> tuple:
 
 # The operators of the C base, in dispatch/_fastpath.c's order.
 _FAST_OPS = (_ADD, _SUB, _MUL, _DIV, _EQ, _NE, _LT, _LE, _GT, _GE)
-_fastpath.init(Tensor, _address(ffi.addressof(lib, "dispatch_call_tt")),
-               _address(ffi.addressof(lib, "dispatch_call_t")),
-               _address(ffi.addressof(lib, "dispatch_tensor_decref")),
+_fastpath.init(Tensor, dtype, tuple(_address(ffi.addressof(lib, f)) for f in (
+                   "dispatch_call_tt", "dispatch_call_t", "dispatch_call_tensors_scalar",
+                   "dispatch_tensor_decref", "dispatch_call", "dispatch_op_default",
+                   "dispatch_ivalue_release")),
                tuple(_address(h) for h in _FAST_OPS), _fallbacks(False), _fallbacks(True),
                lambda addr: ffi.cast("dispatch_tensor *", addr), _address, _raise)
 

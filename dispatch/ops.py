@@ -19,7 +19,9 @@ import numpy as np
 
 from . import _tensor
 from ._core import ffi, lib
-from ._fastpath import call1 as _call1, call2 as _call2
+from ._fastpath import FALLBACK as _FALLBACK, NO_MATCH as _NO_MATCH
+from ._fastpath import bind_call as _bind_call, call1 as _call1, call2 as _call2
+from ._fastpath import call_scalar as _call_scalar
 from ._ops_generated import OPERATORS
 from ._tensor import Tensor, _raise, _wrap
 
@@ -164,22 +166,27 @@ class OpOverload:
         lib.dispatch_schema_format(s, buf, 4096)
         self.schema = ffi.string(buf).decode()
         self._names = {a.name: i for i, a in enumerate(self.args)}
+        self._npos = builtins.sum(1 for a in self.args if not a.kwarg_only)
+        # for dispatch._fastpath.bind_call (Note [Binding in C] in _fastpath.c)
+        self._at = int(ffi.cast("uintptr_t", handle))
+        self._spec = bytes(a.kind | a.is_list << 3 | a.optional << 4 | a.kwarg_only << 5 |
+                           a.has_default << 6 for a in self.args)
+        self._names_t = tuple(a.name for a in self.args)
 
     def __repr__(self) -> str:
         return f"<OpOverload {self.schema}>"
 
     def _bind(self, args: tuple, kwargs: dict, iv: Any, keep: list) -> int:
-        params = self.args
-        npos = builtins.sum(1 for a in params if not a.kwarg_only)
-        if len(args) > npos:
-            raise _NoMatch
+        params, names = self.args, self._names
         n = len(args)
+        if n > self._npos or any(k not in names for k in kwargs):
+            raise _NoMatch  # before any conversion: the next overload may fit
         for i, v in enumerate(args):
             _convert(iv[i], params[i], v, keep)
         given = set(range(n))
         for k, v in kwargs.items():
-            i = self._names.get(k)
-            if i is None or i in given:
+            i = names[k]
+            if i in given:
                 raise _NoMatch
             _convert(iv[i], params[i], v, keep)
             given.add(i)
@@ -224,6 +231,29 @@ class OpOverload:
             lib.dispatch_string_free(p)
 
 
+def _would_bind(o: OpOverload, n: int, key: str, vtype: type) -> builtins.bool:
+    """Whether o._bind accepts n Tensors positionally and key=<a vtype value>
+    (the same rules, on types only)."""
+    a = o.args
+    i = o._names.get(key)
+    if i is None or i < n or n > o._npos:
+        return False
+    if not all(x.kind == _TENSOR and not x.is_list for x in a[:n]):
+        return False
+    if any(not x.has_default for j, x in enumerate(a) if j >= n and j != i):
+        return False
+    p, is_bool, is_int = a[i], vtype is builtins.bool, vtype is int
+    if p.is_list:
+        return is_int
+    return (p.kind in (_TENSOR, _SCALAR) or (p.kind == _INT and is_int)
+            or (p.kind == _FLOAT and not is_bool) or (p.kind == _BOOL and is_bool))
+
+
+# Bind calls in C (Note [Binding in C] in dispatch/_fastpath.c); the tests
+# turn it off to compare with the Python binder.
+_C_BINDING = True
+
+
 class OpOverloadPacket:
     """All overloads of one operator name; calls resolve by argument types."""
 
@@ -239,6 +269,7 @@ class OpOverloadPacket:
         # their addresses, for dispatch._fastpath.call1/call2
         self._fast1_at = int(ffi.cast("uintptr_t", self._fast1)) if self._fast1 else None
         self._fast2_at = int(ffi.cast("uintptr_t", self._fast2)) if self._fast2 else None
+        self._kw_plans: dict = {}  # (n tensors, keyword, value type) -> (address, index)
 
     def _fast(self, n: int) -> Any:
         for o in self.overloads:
@@ -250,6 +281,19 @@ class OpOverloadPacket:
                 return o._h
             if len(a) >= n and all(not x.kwarg_only for x in a[:n]):
                 return None  # an earlier overload would bind first: no shortcut
+        return None
+
+    def _kw_plan(self, n: int, key: str, vtype: type) -> Any:
+        """(address, index) when the overload that (n tensors, key=<vtype>)
+        binds to takes the tensors first and a Scalar at key, else None."""
+        for o in self.overloads:
+            if not _would_bind(o, n, key, vtype):
+                continue
+            a, i = o.args, o._names[key]
+            if o.nrets == 1 and a[i].kind == _SCALAR and not a[i].is_list and all(
+                    x.kind == _TENSOR and not x.is_list for x in a[:n]):
+                return int(ffi.cast("uintptr_t", o._h)), i
+            return None
         return None
 
     def __repr__(self) -> str:
@@ -269,6 +313,26 @@ class OpOverloadPacket:
                 return _call2(self._fast2_at, args[0], args[1])
             if n == 1 and self._fast1_at is not None and type(args[0]) is Tensor:
                 return _call1(self._fast1_at, args[0])
+        elif len(kwargs) == 1 and all(type(a) is Tensor for a in args):
+            (key, value), = kwargs.items()
+            vtype = type(value)
+            if vtype in (int, float, builtins.bool):
+                plan_key = (len(args), key, vtype)
+                plan = self._kw_plans.get(plan_key, False)
+                if plan is False:
+                    plan = self._kw_plans[plan_key] = self._kw_plan(len(args), key, vtype)
+                if plan is not None and (vtype is not int or -2**63 <= value < 2**63):
+                    return _call_scalar(plan[0], plan[1], value, *args)
+        for o in self.overloads if _C_BINDING else ():  # in C where it can: same rules
+            r = _bind_call(o._at, o._spec, o._names_t, o.nrets, args, kwargs or None)
+            if r is _NO_MATCH:
+                continue
+            if r is _FALLBACK:
+                break
+            return r
+        else:
+            if _C_BINDING:
+                self._no_overload(args, kwargs)
         iv = ffi.new("dispatch_ivalue[16]")
         for o in self.overloads:
             keep: list = []
@@ -277,6 +341,9 @@ class OpOverloadPacket:
             except _NoMatch:
                 continue
             return o._run(iv, n)
+        self._no_overload(args, kwargs)
+
+    def _no_overload(self, args: tuple, kwargs: dict) -> None:
         got = ", ".join([type(a).__name__ for a in args] +
                         [f"{k}={type(v).__name__}" for k, v in kwargs.items()])
         raise TypeError(f"{self.name}() received an invalid combination of arguments - got "

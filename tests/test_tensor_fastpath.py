@@ -13,6 +13,8 @@ import weakref
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import dispatch
 from dispatch import _fastpath, library
@@ -128,8 +130,8 @@ def test_tensor_cannot_be_built_directly():
 
 def test_init_is_once_only():
     with pytest.raises(RuntimeError, match="initialised once"):
-        _fastpath.init(dispatch.Tensor, 1, 1, 1, (1,) * 10, (len,) * 10, (len,) * 10, len, len,
-                       len)
+        _fastpath.init(dispatch.Tensor, dispatch.dtype, (1,) * 7, (1,) * 10, (len,) * 10,
+                       (len,) * 10, len, len, len)
 
 
 def test_call1_call2_check_their_arguments():
@@ -167,3 +169,76 @@ def test_a_new_overload_replaces_the_cached_packet():
     assert "neg" not in vars(ops)
     assert ops.neg(t, t).tolist() == [0.0, 0.0]
     assert ops.neg(t).tolist() == [-1.0, 2.0]  # the table's overload still binds first
+
+
+# The C binder against the Python one (Note [Binding in C]) ---------------------------------
+_VALUES = st.sampled_from([
+    None, True, False, 0, 1, -1, 2, 2**70, 0.5, -2.0, float("nan"), (0,), (1,), [0, 1], (0, 0),
+    (), [True], (0.5,), np.int64(1), np.float32(0.5), np.bool_(True), "x", "dim",
+    dispatch.float64, dispatch.int32,
+])
+_OPS = ["sum", "mean", "max", "min", "add", "sub", "mul", "addcmul", "where", "cast", "exp",
+        "maximum", "dot", "fill_", "add_"]
+_KEYS = ["dim", "keepdim", "dtype", "alpha", "value", "other", "self", "tensor1", "bogus"]
+
+
+def _outcome(fn):
+    try:
+        r = fn()
+    except Exception as e:  # noqa: BLE001 - the kind of failure is what we compare
+        return ("raise", type(e).__name__)
+    if isinstance(r, dispatch.Tensor):
+        return ("tensor", r.dtype.name, r.shape, r.numpy().tobytes())
+    return ("value", repr(r))
+
+
+@settings(max_examples=400, deadline=None)
+@given(op=st.sampled_from(_OPS), ntensors=st.integers(0, 3),
+       extra=st.lists(_VALUES, max_size=2),
+       kw=st.dictionaries(st.sampled_from(_KEYS), st.one_of(_VALUES, st.just("T")), max_size=2))
+def test_c_binding_agrees_with_the_python_binding(op, ntensors, extra, kw):
+    from dispatch import ops
+
+    def fresh():
+        ts = [dispatch.tensor([[1.0, -2.0], [3.0, 4.0]]),
+              dispatch.tensor([[0.5, 2.0], [1.0, -1.0]]),
+              dispatch.tensor([[True, False], [False, True]])][:ntensors]
+        kws = {k: (dispatch.tensor([2.0, 1.0]) if v == "T" else v) for k, v in kw.items()}
+        return ts + list(extra), kws
+
+    args, kws = fresh()
+    c = _outcome(lambda: getattr(ops, op)(*args, **kws))
+    ops._C_BINDING = False
+    try:
+        args, kws = fresh()
+        py = _outcome(lambda: getattr(ops, op)(*args, **kws))
+    finally:
+        ops._C_BINDING = True
+    assert c == py
+
+
+@settings(max_examples=200, deadline=None)
+@given(op=st.sampled_from(["sum", "mean", "max", "min"]),
+       dim=st.sampled_from([0, 1, -1, (0,), (0, 1), [1], (1, 0)]),
+       keepdim=st.sampled_from([None, True, False]), as_kw=st.booleans(),
+       dtype=st.sampled_from([None, dispatch.float64]))
+def test_c_binding_agrees_on_reductions(op, dim, keepdim, as_kw, dtype):
+    """The common, valid calls (the random ones above mostly fail to bind)."""
+    from dispatch import ops
+
+    x = dispatch.tensor([[1.0, -2.0, 0.5], [3.0, 4.0, -1.0]])
+    args = (x,) if as_kw else (x, dim)
+    kws = {"dim": dim} if as_kw else {}
+    if keepdim is not None:
+        kws["keepdim"] = keepdim
+    if dtype is not None and op in ("sum", "mean"):
+        kws["dtype"] = dtype
+    c = _outcome(lambda: getattr(ops, op)(*args, **kws))
+    ops._C_BINDING = False
+    try:
+        py = _outcome(lambda: getattr(ops, op)(*args, **kws))
+    finally:
+        ops._C_BINDING = True
+    assert c == py
+    if not isinstance(dim, (tuple, list)) or op in ("sum", "mean"):
+        assert c[0] == "tensor", c

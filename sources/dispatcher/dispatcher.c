@@ -490,6 +490,27 @@ dispatch_tensor *dispatch_call_tt(const dispatch_operator *op, dispatch_tensor *
     return single_tensor_result(op, dispatch_call(op, args, 2, rets), rets);
 }
 
+dispatch_tensor *dispatch_call_tensors_scalar(const dispatch_operator *op,
+                                              dispatch_tensor *const *ts, int nt, int si,
+                                              double d, int64_t i, int kind) {
+    dispatch_ivalue args[DISPATCH_SCHEMA_MAX_ARGS], rets[DISPATCH_MAX_RETS];
+    if (nt < 0 || si < nt || si >= DISPATCH_SCHEMA_MAX_ARGS) {
+        dispatch_error_set(DISPATCH_ERR_VALUE, "%s: bad fast-call layout (%d tensors, scalar "
+                           "at %d)", op->name, nt, si);
+        return NULL;
+    }
+    for (int k = 0; k < nt; k++) {
+        args[k].tag = DISPATCH_IV_TENSOR;
+        args[k].v.t = ts[k];
+    }
+    for (int k = nt; k < si; k++)
+        if (dispatch_op_default(op, k, &args[k]) < 0) return NULL;
+    args[si].tag = kind == 1 ? DISPATCH_IV_DOUBLE : kind == 2 ? DISPATCH_IV_BOOL : DISPATCH_IV_INT;
+    if (kind == 1) args[si].v.d = d;
+    else args[si].v.i = kind == 2 ? i != 0 : i;
+    return single_tensor_result(op, dispatch_call(op, args, si + 1, rets), rets);
+}
+
 dispatch_tensor *dispatch_call_ts(const dispatch_operator *op, dispatch_tensor *a, double d,
                                   int64_t i, int kind, int reverse) {
     dispatch_tensor *w = kind == 1   ? dispatch_tensor_wrap_double(d)

@@ -136,6 +136,12 @@ dispatch_keyset dispatch_compute_keyset(const dispatch_operator *op, const dispa
 dispatch_tensor *dispatch_call_t(const dispatch_operator *op, dispatch_tensor *a);
 dispatch_tensor *dispatch_call_tt(const dispatch_operator *op, dispatch_tensor *a,
                                   dispatch_tensor *b);
+/* nt tensors as the first arguments and one Scalar at argument si >= nt
+ * (kind 0: int i, 1: float d, 2: bool i); the arguments between take their
+ * defaults, as do those after. E.g. addcmul(a, b, c, value=0.5). */
+dispatch_tensor *dispatch_call_tensors_scalar(const dispatch_operator *op,
+                                              dispatch_tensor *const *ts, int nt, int si,
+                                              double d, int64_t i, int kind);
 /* Tensor op Python number (kind 0: int, 1: float, 2: bool); reverse swaps the operands. */
 dispatch_tensor *dispatch_call_ts(const dispatch_operator *op, dispatch_tensor *a, double d,
                                   int64_t i, int kind, int reverse);
