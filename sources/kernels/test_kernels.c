@@ -1,0 +1,163 @@
+/*
+ * The chosen SIMD loops against the portable reference loops, in C: every
+ * (loop, dtype) that has a kernel, on contiguous, strided and broadcast
+ * operands with ragged tails and special values. + - * / max min sqrt and
+ * the integer and float16 loops must give the reference's bits (any NaN
+ * matches any NaN); exp/log stay within 2 ulp of the C library.
+ *
+ * It runs natively (the x86 variants this CPU picks) and, cross-compiled,
+ * under qemu-aarch64 (tests/test_cross_aarch64.py), where it checks the
+ * ASIMD code of sources/kernels/simd.h.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dispatch/dtype.h"
+#include "dispatch/kernels.h"
+#include "dispatch/loops.h"
+
+#define N 1037 /* not a multiple of any vector width */
+
+static int failures, checked;
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+
+static uint64_t next(void) {
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return rng;
+}
+
+/* A value for lane i: mostly ordinary, some special. */
+static double value(int i, int positive) {
+    static const double special[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 1e-310, -1e-40,
+                                      1e300, 3.0, -2.5};
+    double x;
+    if (i % 17 == 3) x = special[(next() >> 8) % 10];
+    else x = ldexp((double)(next() >> 11) * 0x1p-53 - 0.5, (int)(next() % 40) - 20);
+    return positive ? fabs(x) : x;
+}
+
+static void fill(int dtype, char *p, int n, int positive) {
+    for (int i = 0; i < n; i++) {
+        double x = value(i, positive);
+        switch (dtype) {
+        case DISPATCH_FLOAT32: ((float *)p)[i] = (float)x; break;
+        case DISPATCH_FLOAT64: ((double *)p)[i] = x; break;
+        case DISPATCH_FLOAT16: ((uint16_t *)p)[i] = dispatch_half_bits_from_double(x); break;
+        case DISPATCH_INT32: ((int32_t *)p)[i] = (int32_t)next(); break;
+        default: ((int64_t *)p)[i] = (int64_t)next(); break;
+        }
+    }
+}
+
+static double as_double(int dtype, const char *p) {
+    switch (dtype) {
+    case DISPATCH_FLOAT32: return *(const float *)p;
+    case DISPATCH_FLOAT64: return *(const double *)p;
+    default: return dispatch_half_bits_to_float(*(const uint16_t *)p);
+    }
+}
+
+/* Whether a and b agree: the same bits, both NaN, or (ulps > 0) at most
+ * ulps representable values apart. */
+static int agree(int dtype, const char *a, const char *b, int ulps) {
+    size_t isz = dispatch_dtype_itemsize(dtype);
+    if (memcmp(a, b, isz) == 0) return 1;
+    if (dtype == DISPATCH_INT32 || dtype == DISPATCH_INT64) return 0;
+    double x = as_double(dtype, a), y = as_double(dtype, b);
+    if (isnan(x) && isnan(y)) return 1;
+    if (!ulps || isnan(x) || isnan(y) || signbit(x) != signbit(y)) return 0;
+    int64_t ix = 0, iy = 0;
+    memcpy(&ix, a, isz);
+    memcpy(&iy, b, isz);
+    return llabs(ix - iy) <= ulps;
+}
+
+static void check(int loop, int dtype, int ulps) {
+    if (!dispatch_kernels_has(loop, dtype)) return;
+    checked++;
+    int nin = dispatch_loop_nin(loop);
+    size_t isz = dispatch_dtype_itemsize(dtype);
+    int positive = loop == DISPATCH_LOOP_SQRT || loop == DISPATCH_LOOP_LOG;
+    char *in[3], *got = malloc(2 * N * isz), *want = malloc(2 * N * isz);
+    for (int k = 0; k < nin; k++) {
+        in[k] = malloc(2 * N * isz);
+        fill(dtype, in[k], 2 * N, positive);
+    }
+    char value_buf[8] = {0};
+    void *ctx = NULL;
+    if (loop == DISPATCH_LOOP_ADDCMUL || loop == DISPATCH_LOOP_SUB) { /* value / alpha */
+        fill(dtype, value_buf, 1, 0);
+        ctx = value_buf;
+    }
+    dispatch_loop_fn ref = dispatch_loop_reference(loop, dtype);
+    /* layouts: contiguous; every operand strided by 2; input 1 broadcast */
+    for (int layout = 0; layout < 3; layout++) {
+        intptr_t step = (intptr_t)isz * (layout == 1 ? 2 : 1);
+        for (int n = 0; n <= N; n += n < 40 ? 1 : 331) {
+            char *dg[4] = {got}, *dw[4] = {want};
+            intptr_t st[4] = {step};
+            for (int k = 0; k < nin; k++) {
+                dg[1 + k] = dw[1 + k] = in[k];
+                st[1 + k] = layout == 2 && k == 0 ? 0 : step;
+            }
+            memset(got, 0, 2 * N * isz);
+            memset(want, 0, 2 * N * isz);
+            if (dispatch_kernels_run(loop, dtype, dg, st, n, ctx) != 0) {
+                printf("FAIL %s/%s: no kernel ran\n", dispatch_loop_name(loop),
+                       dispatch_dtype_name(dtype));
+                failures++;
+                goto done;
+            }
+            ref(dw, st, n, ctx);
+            for (int i = 0; i < n; i++) {
+                if (!agree(dtype, got + i * step, want + i * step, ulps)) {
+                    if (failures++ < 20)
+                        printf("FAIL %s/%s layout %d n %d lane %d: %.17g, reference %.17g\n",
+                               dispatch_loop_name(loop), dispatch_dtype_name(dtype), layout, n,
+                               i, dtype >= DISPATCH_FLOAT16 ? as_double(dtype, got + i * step) : 0,
+                               dtype >= DISPATCH_FLOAT16 ? as_double(dtype, want + i * step) : 0);
+                    break;
+                }
+            }
+        }
+    }
+done:
+    for (int k = 0; k < nin; k++) free(in[k]);
+    free(got);
+    free(want);
+}
+
+int main(void) {
+    if (dispatch_kernels_simd_init() != 0) {
+        printf("FAIL: the kernels did not initialise\n");
+        return 1;
+    }
+    static const char *const sources[] = {"arith", "exp_log", "addcmul", "int_arith",
+                                          "half_arith"};
+    for (int s = 0; s < 5; s++)
+        printf("%-10s %s\n", sources[s], dispatch_kernels_chosen(sources[s]));
+    static const int exact[] = {DISPATCH_LOOP_ADD, DISPATCH_LOOP_SUB, DISPATCH_LOOP_MUL,
+                                DISPATCH_LOOP_DIV, DISPATCH_LOOP_MAXIMUM, DISPATCH_LOOP_MINIMUM,
+                                DISPATCH_LOOP_SQRT};
+    static const int dtypes[] = {DISPATCH_FLOAT16, DISPATCH_FLOAT32, DISPATCH_FLOAT64,
+                                 DISPATCH_INT32, DISPATCH_INT64};
+    for (int d = 0; d < 5; d++) {
+        for (int l = 0; l < 7; l++) check(exact[l], dtypes[d], 0);
+    }
+    /* addcmul is a + v*b*c without fusing: exact too; exp/log: 2 ulp of libm */
+    for (int d = 1; d < 3; d++) {
+        check(DISPATCH_LOOP_ADDCMUL, dtypes[d], 0);
+        check(DISPATCH_LOOP_EXP, dtypes[d], 2);
+        check(DISPATCH_LOOP_LOG, dtypes[d], 2);
+    }
+    printf("%d (loop, dtype) kernels checked\n", checked);
+    if (checked != 37) { /* 7 x f16/f32/f64 + 5 x i32/i64 + addcmul/exp/log x f32/f64 */
+        printf("FAIL: fewer kernels than expected\n");
+        failures++;
+    }
+    printf(failures ? "%d failures\n" : "ok\n", failures);
+    return failures != 0;
+}
