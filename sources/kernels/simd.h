@@ -1,7 +1,8 @@
 /*
- * A small vector vocabulary for the kernels: one set of names over four
- * widths (AVX-512, AVX2, SSE2 and plain scalar C), so a kernel file reads as
- * one algorithm and the target differences live here.
+ * A small vector vocabulary for the kernels: one set of names over AVX-512,
+ * AVX2, SSE2, AArch64 Advanced SIMD (ASIMD, the aarch64 baseline) and plain
+ * scalar C, so a kernel file reads as one algorithm and the target
+ * differences live here.
  *
  * Note [Width from the compiler's flags]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -10,9 +11,9 @@
  * macros. We pick the width from those rather than from DISPATCH_HAVE_*: they
  * always agree with what the compiler may emit (the toolkit's macros follow
  * the same flags), and the same source also compiles in a bare `gcc -mavx2`
- * test harness. The baseline build of an x86-64 source gets SSE2; any other
- * architecture gets the scalar branch (one lane), which the compiler may
- * still auto-vectorize under its own flags.
+ * test harness. The baseline build of an x86-64 source gets SSE2, of an
+ * aarch64 source ASIMD; any other architecture gets the scalar branch (one
+ * lane), which the compiler may still auto-vectorize under its own flags.
  *
  * Note [Same answer on every target]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -62,6 +63,15 @@
     typedef __m128d dv_f64;
     typedef __m128 dm_f32;
     typedef __m128d dm_f64;
+#elif defined(__aarch64__) && defined(__ARM_NEON)
+    #include <arm_neon.h>
+    #define DV_WIDTH 16
+    #define DV_NEON 1
+    #define DV_NAME "asimd"
+    typedef float32x4_t dv_f32;
+    typedef float64x2_t dv_f64;
+    typedef uint32x4_t dm_f32;
+    typedef uint64x2_t dm_f64;
 #else
     #define DV_WIDTH 0
     #define DV_NAME "scalar"
@@ -79,7 +89,7 @@
     #define DV_LANES_F64 1
 #endif
 
-#if defined(__FMA__) || defined(__AVX512F__)
+#if defined(__FMA__) || defined(__AVX512F__) || defined(DV_NEON)
     #define DV_HAVE_FMA 1
 #else
     #define DV_HAVE_FMA 0
@@ -249,7 +259,7 @@ DV_INLINE dv_f64 dv_split_f64(dv_f64 x, dv_f64 *k)
 }
 
 /* ------------------------------------------------------------------------ */
-#elif DV_WIDTH == 16
+#elif DV_WIDTH == 16 && !defined(DV_NEON)
 
 DV_INLINE dv_f32 dv_load_f32(const float *p) { return _mm_loadu_ps(p); }
 DV_INLINE void dv_store_f32(float *p, dv_f32 v) { _mm_storeu_ps(p, v); }
@@ -336,6 +346,81 @@ DV_INLINE dv_f64 dv_split_f64(dv_f64 x, dv_f64 *k)
     *k = _mm_sub_pd(_mm_castsi128_pd(e), _mm_set1_pd(4503599627370496.0 + 1100.0));
     ix = _mm_add_epi64(_mm_and_si128(ix, _mm_set1_epi64x(0x000fffffffffffffLL)), c);
     return _mm_castsi128_pd(ix);
+}
+
+/* ------------------------------------------------------------------------ */
+#elif defined(DV_NEON) /* AArch64 Advanced SIMD: 128 bits, FMA always */
+
+DV_INLINE dv_f32 dv_load_f32(const float *p) { return vld1q_f32(p); }
+DV_INLINE void dv_store_f32(float *p, dv_f32 v) { vst1q_f32(p, v); }
+DV_INLINE dv_f32 dv_set1_f32(float x) { return vdupq_n_f32(x); }
+DV_INLINE dv_f32 dv_add_f32(dv_f32 a, dv_f32 b) { return vaddq_f32(a, b); }
+DV_INLINE dv_f32 dv_sub_f32(dv_f32 a, dv_f32 b) { return vsubq_f32(a, b); }
+DV_INLINE dv_f32 dv_mul_f32(dv_f32 a, dv_f32 b) { return vmulq_f32(a, b); }
+DV_INLINE dv_f32 dv_div_f32(dv_f32 a, dv_f32 b) { return vdivq_f32(a, b); }
+DV_INLINE dv_f32 dv_sqrt_f32(dv_f32 a) { return vsqrtq_f32(a); }
+DV_INLINE dv_f32 dv_muladd_f32(dv_f32 a, dv_f32 b, dv_f32 c) { return vfmaq_f32(c, a, b); }
+DV_INLINE dm_f32 dv_isnan_f32(dv_f32 a) { return vmvnq_u32(vceqq_f32(a, a)); }
+DV_INLINE dm_f32 dv_lt_f32(dv_f32 a, dv_f32 b) { return vcltq_f32(a, b); }
+DV_INLINE dm_f32 dv_eq_f32(dv_f32 a, dv_f32 b) { return vceqq_f32(a, b); }
+DV_INLINE dv_f32 dv_select_f32(dm_f32 m, dv_f32 a, dv_f32 b) { return vbslq_f32(m, a, b); }
+/* vmax/vmin (not vmaxnm) return a NaN operand: NaN stays NaN, as on x86 */
+DV_INLINE dv_f32 dv_clamp_f32(dv_f32 a, float lo, float hi)
+{ return vminq_f32(vdupq_n_f32(hi), vmaxq_f32(vdupq_n_f32(lo), a)); }
+DV_INLINE dv_f32 dv_pow2_f32(dv_f32 t)
+{
+    uint32x4_t i = vshlq_n_u32(vreinterpretq_u32_f32(t), 23);
+    return vreinterpretq_f32_u32(vaddq_u32(i, vdupq_n_u32(127u << 23)));
+}
+DV_INLINE dv_f32 dv_addbits_f32(dv_f32 v, int32_t c)
+{ return vreinterpretq_f32_s32(vaddq_s32(vreinterpretq_s32_f32(v), vdupq_n_s32(c))); }
+DV_INLINE dv_f32 dv_orbits_f32(dv_f32 v, int32_t c)
+{ return vreinterpretq_f32_s32(vorrq_s32(vreinterpretq_s32_f32(v), vdupq_n_s32(c))); }
+DV_INLINE dv_f32 dv_andbits_f32(dv_f32 v, int32_t c)
+{ return vreinterpretq_f32_s32(vandq_s32(vreinterpretq_s32_f32(v), vdupq_n_s32(c))); }
+DV_INLINE dv_f32 dv_split_f32(dv_f32 x, dv_f32 *k)
+{
+    const int32x4_t c = vdupq_n_s32(0x3f3504f3);
+    int32x4_t ix = vsubq_s32(vreinterpretq_s32_f32(x), c);
+    *k = vcvtq_f32_s32(vshrq_n_s32(ix, 23));
+    ix = vaddq_s32(vandq_s32(ix, vdupq_n_s32(0x007fffff)), c);
+    return vreinterpretq_f32_s32(ix);
+}
+
+DV_INLINE dv_f64 dv_load_f64(const double *p) { return vld1q_f64(p); }
+DV_INLINE void dv_store_f64(double *p, dv_f64 v) { vst1q_f64(p, v); }
+DV_INLINE dv_f64 dv_set1_f64(double x) { return vdupq_n_f64(x); }
+DV_INLINE dv_f64 dv_add_f64(dv_f64 a, dv_f64 b) { return vaddq_f64(a, b); }
+DV_INLINE dv_f64 dv_sub_f64(dv_f64 a, dv_f64 b) { return vsubq_f64(a, b); }
+DV_INLINE dv_f64 dv_mul_f64(dv_f64 a, dv_f64 b) { return vmulq_f64(a, b); }
+DV_INLINE dv_f64 dv_div_f64(dv_f64 a, dv_f64 b) { return vdivq_f64(a, b); }
+DV_INLINE dv_f64 dv_sqrt_f64(dv_f64 a) { return vsqrtq_f64(a); }
+DV_INLINE dv_f64 dv_muladd_f64(dv_f64 a, dv_f64 b, dv_f64 c) { return vfmaq_f64(c, a, b); }
+DV_INLINE dm_f64 dv_isnan_f64(dv_f64 a)
+{ return vreinterpretq_u64_u32(vmvnq_u32(vreinterpretq_u32_u64(vceqq_f64(a, a)))); }
+DV_INLINE dm_f64 dv_lt_f64(dv_f64 a, dv_f64 b) { return vcltq_f64(a, b); }
+DV_INLINE dm_f64 dv_eq_f64(dv_f64 a, dv_f64 b) { return vceqq_f64(a, b); }
+DV_INLINE dv_f64 dv_select_f64(dm_f64 m, dv_f64 a, dv_f64 b) { return vbslq_f64(m, a, b); }
+DV_INLINE dv_f64 dv_clamp_f64(dv_f64 a, double lo, double hi)
+{ return vminq_f64(vdupq_n_f64(hi), vmaxq_f64(vdupq_n_f64(lo), a)); }
+DV_INLINE dv_f64 dv_pow2_f64(dv_f64 t)
+{
+    uint64x2_t i = vshlq_n_u64(vreinterpretq_u64_f64(t), 52);
+    return vreinterpretq_f64_u64(vaddq_u64(i, vdupq_n_u64(1023ull << 52)));
+}
+DV_INLINE dv_f64 dv_addbits_f64(dv_f64 v, int64_t c)
+{ return vreinterpretq_f64_s64(vaddq_s64(vreinterpretq_s64_f64(v), vdupq_n_s64(c))); }
+DV_INLINE dv_f64 dv_orbits_f64(dv_f64 v, int64_t c)
+{ return vreinterpretq_f64_s64(vorrq_s64(vreinterpretq_s64_f64(v), vdupq_n_s64(c))); }
+DV_INLINE dv_f64 dv_andbits_f64(dv_f64 v, int64_t c)
+{ return vreinterpretq_f64_s64(vandq_s64(vreinterpretq_s64_f64(v), vdupq_n_s64(c))); }
+DV_INLINE dv_f64 dv_split_f64(dv_f64 x, dv_f64 *k)
+{
+    const int64x2_t c = vdupq_n_s64(0x3fe6a09e667f3bcdLL);
+    int64x2_t ix = vsubq_s64(vreinterpretq_s64_f64(x), c);
+    *k = vcvtq_f64_s64(vshrq_n_s64(ix, 52));
+    ix = vaddq_s64(vandq_s64(ix, vdupq_n_s64(0x000fffffffffffffLL)), c);
+    return vreinterpretq_f64_s64(ix);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -466,6 +551,17 @@ DV_INLINE unsigned dv_fpmode_enter(void)
     return old;
 }
 DV_INLINE void dv_fpmode_leave(unsigned old) { _mm_setcsr(old); }
+#elif defined(__aarch64__)
+/* FPCR.FZ (bit 24) flushes subnormal inputs and results: x86's DAZ|FTZ. */
+DV_INLINE unsigned dv_fpmode_enter(void)
+{
+    uint64_t old;
+    __asm__ __volatile__("mrs %0, fpcr" : "=r"(old));
+    __asm__ __volatile__("msr fpcr, %0" : : "r"(old | (1ull << 24)));
+    return (unsigned)old;
+}
+DV_INLINE void dv_fpmode_leave(unsigned old)
+{ __asm__ __volatile__("msr fpcr, %0" : : "r"((uint64_t)old)); }
 #else
 DV_INLINE unsigned dv_fpmode_enter(void) { return 0; }
 DV_INLINE void dv_fpmode_leave(unsigned old) { (void)old; }
@@ -478,6 +574,10 @@ DV_INLINE int dv_any_lt_f64(dv_f64 a, double c) { return _mm512_cmp_pd_mask(a, _
 #elif DV_WIDTH == 32
 DV_INLINE int dv_any_lt_f32(dv_f32 a, float c) { return _mm256_movemask_ps(_mm256_cmp_ps(a, _mm256_set1_ps(c), _CMP_LT_OQ)) != 0; }
 DV_INLINE int dv_any_lt_f64(dv_f64 a, double c) { return _mm256_movemask_pd(_mm256_cmp_pd(a, _mm256_set1_pd(c), _CMP_LT_OQ)) != 0; }
+#elif defined(DV_NEON)
+DV_INLINE int dv_any_lt_f32(dv_f32 a, float c) { return vmaxvq_u32(vcltq_f32(a, vdupq_n_f32(c))) != 0; }
+DV_INLINE int dv_any_lt_f64(dv_f64 a, double c)
+{ return vmaxvq_u32(vreinterpretq_u32_u64(vcltq_f64(a, vdupq_n_f64(c)))) != 0; }
 #elif DV_WIDTH == 16
 DV_INLINE int dv_any_lt_f32(dv_f32 a, float c) { return _mm_movemask_ps(_mm_cmplt_ps(a, _mm_set1_ps(c))) != 0; }
 DV_INLINE int dv_any_lt_f64(dv_f64 a, double c) { return _mm_movemask_pd(_mm_cmplt_pd(a, _mm_set1_pd(c))) != 0; }

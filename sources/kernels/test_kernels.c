@@ -130,6 +130,39 @@ done:
     free(want);
 }
 
+/* The pairwise sum: within its error bound of the exact sum, and the same
+ * bits for the same values read contiguously or with a stride. */
+static void check_sum(void) {
+    for (int n = 0; n < 70000; n = n * 3 + 1) {
+        float *f = malloc(sizeof(float) * (size_t)n * 3 + 4);
+        double *d = malloc(sizeof(double) * (size_t)n * 3 + 8);
+        long double exact_f = 0, exact_d = 0, abs_f = 0, abs_d = 0;
+        for (int i = 0; i < n; i++) {
+            double x = value(i, 0);
+            if (!isfinite(x) || fabs(x) > 1e30) x = 1.5;
+            f[i] = (float)x;
+            d[i] = x;
+            exact_f += f[i], abs_f += fabsl((long double)f[i]);
+            exact_d += d[i], abs_d += fabsl((long double)d[i]);
+        }
+        for (int i = 0; i < n; i++) f[n + 2 * i] = f[i], d[n + 2 * i] = d[i];
+        float sf = dispatch_kernels_sum_f32((const char *)f, 4, n);
+        double sd = dispatch_kernels_sum_f64((const char *)d, 8, n);
+        float sf2 = dispatch_kernels_sum_f32((const char *)(f + n), 8, n);
+        double sd2 = dispatch_kernels_sum_f64((const char *)(d + n), 16, n);
+        /* Higham's bound with depth h <= 64 (Note in sum.dispatch.c) */
+        int ok = fabsl(sf - exact_f) <= 64 * 0x1p-24L * abs_f &&
+                 fabsl(sd - exact_d) <= 64 * 0x1p-53L * abs_d &&
+                 memcmp(&sf, &sf2, 4) == 0 && memcmp(&sd, &sd2, 8) == 0;
+        checked++;
+        if (!ok && failures++ < 20)
+            printf("FAIL sum n %d: %.9g (strided %.9g) vs %.9Lg; %.17g (strided %.17g) vs %.17Lg\n",
+                   n, sf, sf2, exact_f, sd, sd2, exact_d);
+        free(f);
+        free(d);
+    }
+}
+
 int main(void) {
     if (dispatch_kernels_simd_init() != 0) {
         printf("FAIL: the kernels did not initialise\n");
@@ -153,8 +186,10 @@ int main(void) {
         check(DISPATCH_LOOP_EXP, dtypes[d], 2);
         check(DISPATCH_LOOP_LOG, dtypes[d], 2);
     }
-    printf("%d (loop, dtype) kernels checked\n", checked);
-    if (checked != 37) { /* 7 x f16/f32/f64 + 5 x i32/i64 + addcmul/exp/log x f32/f64 */
+    int loops = checked;
+    check_sum();
+    printf("%d (loop, dtype) kernels and %d sums checked\n", loops, checked - loops);
+    if (loops != 37) { /* 7 x f16/f32/f64 + 5 x i32/i64 + addcmul/exp/log x f32/f64 */
         printf("FAIL: fewer kernels than expected\n");
         failures++;
     }

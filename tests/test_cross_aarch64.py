@@ -1,0 +1,55 @@
+"""The C runtime on a second architecture: cross-compiled for aarch64 with
+Debian's gcc-aarch64-linux-gnu (tests/cross/aarch64-linux-gnu.ini,
+-Dpython=false) and its C tests run under qemu-aarch64. On aarch64 the
+kernels' baseline is ASIMD (sources/kernels/simd.h's NEON branch): the
+kernel test compares every chosen loop with the reference loops there, the
+CPU test reads the hwcaps qemu reports, the float16 test checks the
+portable conversions against aarch64's own _Float16."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+CROSS = REPO / "tests" / "cross" / "aarch64-linux-gnu.ini"
+
+pytestmark = pytest.mark.skipif(
+    not (shutil.which("aarch64-linux-gnu-gcc") and shutil.which("qemu-aarch64")
+         and Path("/usr/aarch64-linux-gnu").is_dir()),
+    reason="needs gcc-aarch64-linux-gnu, libc6-dev-arm64-cross and qemu-user")
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory, build_tool):
+    tree = tmp_path_factory.mktemp("aarch64")
+    for cmd in ([build_tool("meson"), "setup", str(tree), str(REPO), "--cross-file", str(CROSS),
+                 "-Dpython=false"], [build_tool("ninja"), "-C", str(tree)]):
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
+    return tree
+
+
+def test_c_tests_pass_under_qemu_aarch64(tree, build_tool):
+    r = subprocess.run([build_tool("meson"), "test", "-C", str(tree), "--print-errorlogs", "-v"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout[-6000:]
+    for name in ("cpu_runtime", "dispatcher", "kernels", "half"):
+        assert re.search(rf"dispatch:{name}\s+OK", r.stdout), name
+    assert "37 (loop, dtype) kernels and 11 sums checked" in r.stdout
+
+
+def test_the_aarch64_kernels_are_asimd_code(tree):
+    objdump = shutil.which("aarch64-linux-gnu-objdump")
+    if objdump is None:
+        pytest.skip("no aarch64-linux-gnu-objdump")
+    for source, pattern in (("arith", r"\bfadd\s+v\d+\.4s"), ("exp_log", r"\bfmla\s+v\d+\.2d"),
+                            ("sum", r"\bfadd\s+v\d+\.2d")):
+        lib = tree / "sources" / "kernels" / f"lib{source}_dispatch_c_baseline.a"
+        asm = subprocess.run([objdump, "-d", str(lib)], capture_output=True, text=True,
+                             check=True).stdout
+        assert re.search(pattern, asm), f"{source}: no {pattern} in its ASIMD build"
