@@ -53,3 +53,26 @@ def test_the_aarch64_kernels_are_asimd_code(tree):
         asm = subprocess.run([objdump, "-d", str(lib)], capture_output=True, text=True,
                              check=True).stdout
         assert re.search(pattern, asm), f"{source}: no {pattern} in its ASIMD build"
+
+
+@pytest.mark.parametrize("cpu,half_target", [("cortex-a53", "baseline"),
+                                             ("cortex-a76", "ASIMDHP"), ("max", "ASIMDHP")])
+def test_float16_variant_follows_the_emulated_cpu(tree, cpu, half_target):
+    """half_arith has an ASIMDHP variant: a Cortex-A53 (ARMv8.0, no float16
+    arithmetic) gets the baseline and passes; an A76 gets ASIMDHP and gives
+    the same bits; a stray FP16 instruction on the A53 would be SIGILL."""
+    r = subprocess.run(["qemu-aarch64", "-cpu", cpu, "-L", "/usr/aarch64-linux-gnu",
+                        str(tree / "sources" / "test_kernels")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
+    chosen = dict(line.split() for line in r.stdout.splitlines()[:5])
+    assert chosen["half_arith"] == half_target and chosen["arith"] == "baseline"
+
+
+def test_the_asimdhp_variant_uses_float16_arithmetic(tree):
+    objdump = shutil.which("aarch64-linux-gnu-objdump")
+    if objdump is None:
+        pytest.skip("no aarch64-linux-gnu-objdump")
+    lib = tree / "sources" / "kernels" / "libhalf_arith_dispatch_c_ASIMDHP.a"
+    asm = subprocess.run([objdump, "-d", str(lib)], capture_output=True, text=True,
+                         check=True).stdout
+    assert re.search(r"\bfadd\s+v\d+\.8h", asm) and re.search(r"\bfsqrt\s+v\d+\.8h", asm)

@@ -1,4 +1,4 @@
-/*@targets baseline (avx2 fma3) avx512_spr */
+/*@targets baseline (avx2 fma3) avx512_spr asimdhp */
 /*
  * add, sub, mul, div, maximum, minimum and sqrt for float16.
  *
@@ -10,7 +10,8 @@
  *     conversions of sources/core/half.c;
  *   - AVX2 (with F16C): 8 halves widened to float (vcvtph2ps), the float
  *     operation, and one rounding back (vcvtps2ph, to nearest even);
- *   - AVX512_SPR: the native float16 instructions on 32 lanes. They round
+ *   - AVX512_SPR (32 lanes) and aarch64's ASIMDHP (8 lanes): the native
+ *     float16 instructions. They round
  *     the exact result once; rounding it to float first and then to float16
  *     gives the same value for + - * / and sqrt, because float carries
  *     24 >= 2 * 11 + 2 significand bits (double rounding is innocuous, Figueroa
@@ -29,11 +30,15 @@
 #if defined(__AVX2__) || defined(__AVX512FP16__)
 #include <immintrin.h>
 #endif
+#if defined(__ARM_FEATURE_FP16_VECTOR_ARITHMETIC)
+#include <arm_neon.h>
+#define HALF_NEON 1
+#endif
 
 enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MAX, OP_MIN, OP_SQRT };
 #define CHUNK 256 /* elements gathered per strided chunk */
 
-#if !(defined(__AVX2__) && defined(__F16C__))
+#if !(defined(__AVX2__) && defined(__F16C__)) || defined(HALF_NEON)
 /* One element in float: the reference's arithmetic. */
 static float scalar_op(int op, float a, float b, float alpha)
 {
@@ -129,6 +134,41 @@ static void native_path32(int op, uint16_t *o, const uint16_t *a, const uint16_t
 }
 #endif
 
+#if defined(HALF_NEON)
+static float16x8_t neon8(int op, float16x8_t a, float16x8_t b)
+{
+    uint16x8_t a_nan = vmvnq_u16(vceqq_f16(a, a));
+    switch (op) {
+    case OP_ADD: return vaddq_f16(a, b);
+    case OP_SUB: return vsubq_f16(a, b);
+    case OP_MUL: return vmulq_f16(a, b);
+    case OP_DIV: return vdivq_f16(a, b);
+    case OP_MAX: /* b unless a > b; a where a is NaN: the reference's rule */
+        return vbslq_f16(a_nan, a, vbslq_f16(vcltq_f16(b, a), a, b));
+    case OP_MIN:
+        return vbslq_f16(a_nan, a, vbslq_f16(vcltq_f16(a, b), a, b));
+    default: return vsqrtq_f16(a);
+    }
+}
+
+static void native_path8(int op, uint16_t *o, const uint16_t *a, const uint16_t *b, intptr_t n)
+{
+    intptr_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        float16x8_t x = vreinterpretq_f16_u16(vld1q_u16(a + i));
+        float16x8_t y = vreinterpretq_f16_u16(vld1q_u16(b + i));
+        vst1q_u16(o + i, vreinterpretq_u16_f16(neon8(op, x, y)));
+    }
+    if (i < n) { /* the tail through a padded block: the same instructions */
+        uint16_t ta[8] = {0}, tb[8] = {0}, to[8];
+        memcpy(ta, a + i, (size_t)(n - i) * 2);
+        memcpy(tb, b + i, (size_t)(n - i) * 2);
+        native_path8(op, to, ta, tb, 8);
+        memcpy(o + i, to, (size_t)(n - i) * 2);
+    }
+}
+#endif
+
 /* op on n contiguous elements (b unused for sqrt; alpha 1 means none). */
 static void contiguous(int op, uint16_t *o, const uint16_t *a, const uint16_t *b, intptr_t n,
                        float alpha)
@@ -137,6 +177,12 @@ static void contiguous(int op, uint16_t *o, const uint16_t *a, const uint16_t *b
     /* sqrt: vsqrtph measured 2x slower than widening to vsqrtps here */
     if (op != OP_SQRT && (alpha == 1.0f || (op != OP_ADD && op != OP_SUB))) {
         native_path32(op, o, a, b, n);
+        return;
+    }
+#endif
+#if defined(HALF_NEON)
+    if (alpha == 1.0f || (op != OP_ADD && op != OP_SUB)) {
+        native_path8(op, o, a, b, n); /* sqrt too: correctly rounded */
         return;
     }
 #endif
