@@ -119,31 +119,31 @@ static PyObject *wrap(dispatch_tensor *r) {
     return (PyObject *)t;
 }
 
+/* Let other Python threads run during a call on numel input elements; NULL
+ * (the GIL kept) below RELEASE_GIL_NUMEL. Pair with reacquire(). */
+static PyThreadState *release_for(int64_t numel) {
+    return numel < RELEASE_GIL_NUMEL ? NULL : PyEval_SaveThread();
+}
+
+static void reacquire(PyThreadState *ts) {
+    if (ts) PyEval_RestoreThread(ts);
+}
+
 static PyObject *call2(const void *op, TensorBase *a, TensorBase *b) {
     dispatch_tensor *pa = pointer_of(a), *pb = pa ? pointer_of(b) : NULL;
     if (!pb) return NULL;
-    dispatch_tensor *r;
-    if (pa->numel + pb->numel < RELEASE_GIL_NUMEL) {
-        r = S.call_tt(op, pa, pb);
-    } else {
-        Py_BEGIN_ALLOW_THREADS
-        r = S.call_tt(op, pa, pb);
-        Py_END_ALLOW_THREADS
-    }
+    PyThreadState *ts = release_for(pa->numel + pb->numel);
+    dispatch_tensor *r = S.call_tt(op, pa, pb);
+    reacquire(ts);
     return wrap(r);
 }
 
 static PyObject *call1(const void *op, TensorBase *a) {
     dispatch_tensor *pa = pointer_of(a);
     if (!pa) return NULL;
-    dispatch_tensor *r;
-    if (pa->numel < RELEASE_GIL_NUMEL) {
-        r = S.call_t(op, pa);
-    } else {
-        Py_BEGIN_ALLOW_THREADS
-        r = S.call_t(op, pa);
-        Py_END_ALLOW_THREADS
-    }
+    PyThreadState *ts = release_for(pa->numel);
+    dispatch_tensor *r = S.call_t(op, pa);
+    reacquire(ts);
     return wrap(r);
 }
 
@@ -343,14 +343,9 @@ static PyObject *py_call_scalar(PyObject *self, PyObject *const *args, Py_ssize_
         if (!(ts[k] = pointer_of((TensorBase *)args[3 + k]))) return NULL;
         numel += ts[k]->numel;
     }
-    dispatch_tensor *r;
-    if (numel < RELEASE_GIL_NUMEL) {
-        r = S.call_tensors_scalar(op, ts, (int)nt, (int)si, d, (int64_t)i, kind);
-    } else {
-        Py_BEGIN_ALLOW_THREADS
-        r = S.call_tensors_scalar(op, ts, (int)nt, (int)si, d, (int64_t)i, kind);
-        Py_END_ALLOW_THREADS
-    }
+    PyThreadState *state = release_for(numel);
+    dispatch_tensor *r = S.call_tensors_scalar(op, ts, (int)nt, (int)si, d, (int64_t)i, kind);
+    reacquire(state);
     return wrap(r);
 }
 
@@ -532,10 +527,12 @@ static PyObject *py_bind_call(PyObject *self, PyObject *const *args, Py_ssize_t 
     if (rc == BIND_ERROR) return NULL;
     if (rc == BIND_NO_MATCH) return Py_NewRef(S.no_match);
     if (rc == BIND_FALLBACK) return Py_NewRef(S.fallback);
-    int status;
-    Py_BEGIN_ALLOW_THREADS
-    status = S.call(op, iv, last, rets);
-    Py_END_ALLOW_THREADS
+    int64_t numel = 0;
+    for (int k = 0; k < last; k++)
+        if (iv[k].tag == DISPATCH_IV_TENSOR) numel += iv[k].v.t->numel;
+    PyThreadState *ts = release_for(numel);
+    int status = S.call(op, iv, last, rets);
+    reacquire(ts);
     if (status < 0) return wrap(NULL); /* raises the runtime's error */
     PyObject *out = NULL;
     if (nrets == 1) {

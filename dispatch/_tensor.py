@@ -166,7 +166,6 @@ def _sizes(shape: tuple) -> tuple:
 _decref = lib.dispatch_tensor_decref
 _call_tt = lib.dispatch_call_tt
 _call_ts = lib.dispatch_call_ts
-_call_t = lib.dispatch_call_t
 _SCALAR_KIND = {builtins.bool: 2, int: 0, float: 1}
 
 
@@ -409,10 +408,10 @@ class Tensor(_fastpath.TensorBase):
         return _inplace("div_", self, other)
 
     def __neg__(self) -> Tensor:
-        return _wrap(_call_t(_NEG, self._p))
+        return _fastpath.call1(_NEG_AT, self)
 
     def __abs__(self) -> Tensor:
-        return _wrap(_call_t(_ABS, self._p))
+        return _fastpath.call1(_ABS_AT, self)
 
     # Operator methods t.<name>(...) = dispatch.ops.<name>(t, ...): set on the
     # class below (_METHODS), so a call is no attribute miss.
@@ -434,6 +433,7 @@ def _fallbacks(reverse: builtins.bool) -> tuple:
     return tuple((lambda h: lambda a, b: _binary(h, a, b, reverse))(h) for h in _FAST_OPS)
 
 
+_NEG_AT, _ABS_AT = _address(_NEG), _address(_ABS)
 # The operators of the C base, in dispatch/_fastpath.c's order.
 _FAST_OPS = (_ADD, _SUB, _MUL, _DIV, _EQ, _NE, _LT, _LE, _GT, _GE)
 _fastpath.init(Tensor, dtype, tuple(_address(ffi.addressof(lib, f)) for f in (

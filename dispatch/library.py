@@ -136,38 +136,40 @@ def fallthrough(name: str, key: str) -> None:
     _warn_if_any(stacklevel=3)
 
 
+def _key_names(ks: int) -> list[str]:
+    return [n for n in KEYS if ks >> _key(n) & 1]
+
+
 def included_keys() -> list[str]:
     """This thread's include set, by name."""
-    ks = lib.dispatch_tls_included()
-    return [n for n in KEYS if ks >> _key(n) & 1]
+    return _key_names(lib.dispatch_tls_included())
 
 
 def excluded_keys() -> list[str]:
     """This thread's exclude set, by name."""
-    ks = lib.dispatch_tls_excluded()
-    return [n for n in KEYS if ks >> _key(n) & 1]
+    return _key_names(lib.dispatch_tls_excluded())
 
 
 @contextlib.contextmanager
-def include_keys(*names: str) -> Iterator[None]:
+def _added_to(get: Callable[[], int], put: Callable[[int], None],
+              names: tuple[str, ...]) -> Iterator[None]:
+    """Add names to a thread-local key set (get/put), restoring it on exit."""
+    saved = get()
+    put(saved | _keyset(names))
+    try:
+        yield
+    finally:
+        put(saved)
+
+
+def include_keys(*names: str) -> contextlib.AbstractContextManager[None]:
     """Add keys to every call's key set in this thread (e.g. "Python", "Tracer")."""
-    saved = lib.dispatch_tls_included()
-    lib.dispatch_tls_set_included(saved | _keyset(names))
-    try:
-        yield
-    finally:
-        lib.dispatch_tls_set_included(saved)
+    return _added_to(lib.dispatch_tls_included, lib.dispatch_tls_set_included, names)
 
 
-@contextlib.contextmanager
-def exclude_keys(*names: str) -> Iterator[None]:
+def exclude_keys(*names: str) -> contextlib.AbstractContextManager[None]:
     """Remove keys from every call's key set in this thread."""
-    saved = lib.dispatch_tls_excluded()
-    lib.dispatch_tls_set_excluded(saved | _keyset(names))
-    try:
-        yield
-    finally:
-        lib.dispatch_tls_set_excluded(saved)
+    return _added_to(lib.dispatch_tls_excluded, lib.dispatch_tls_set_excluded, names)
 
 
 @contextlib.contextmanager

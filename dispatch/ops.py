@@ -262,23 +262,21 @@ class OpOverloadPacket:
         self.overloads = overloads
         self.__doc__ = doc + "\n\nOverloads:\n" + "\n".join(
             f"  {o.schema}" for o in overloads)
-        # Fast paths: the first overload taking (Tensor) / (Tensor, Tensor)
-        # positionally, everything else defaulted, one Tensor returned.
-        self._fast1 = self._fast(1)
-        self._fast2 = self._fast(2)
-        # their addresses, for dispatch._fastpath.call1/call2
-        self._fast1_at = int(ffi.cast("uintptr_t", self._fast1)) if self._fast1 else None
-        self._fast2_at = int(ffi.cast("uintptr_t", self._fast2)) if self._fast2 else None
+        # Fast paths (dispatch._fastpath.call1/call2 take the handle's address):
+        # the first overload taking (Tensor) / (Tensor, Tensor) positionally,
+        # everything else defaulted, one Tensor returned.
+        self._fast1_at = self._fast(1)
+        self._fast2_at = self._fast(2)
         self._kw_plans: dict = {}  # (n tensors, keyword, value type) -> (address, index)
 
-    def _fast(self, n: int) -> Any:
+    def _fast(self, n: int) -> int | None:
         for o in self.overloads:
             a = o.args
             if (len(a) >= n and o.nrets == 1
                     and all(x.kind == _TENSOR and not x.is_list and not x.kwarg_only
                             for x in a[:n])
                     and all(x.has_default for x in a[n:])):
-                return o._h
+                return o._at
             if len(a) >= n and all(not x.kwarg_only for x in a[:n]):
                 return None  # an earlier overload would bind first: no shortcut
         return None
@@ -292,7 +290,7 @@ class OpOverloadPacket:
             a, i = o.args, o._names[key]
             if o.nrets == 1 and a[i].kind == _SCALAR and not a[i].is_list and all(
                     x.kind == _TENSOR and not x.is_list for x in a[:n]):
-                return int(ffi.cast("uintptr_t", o._h)), i
+                return o._at, i
             return None
         return None
 

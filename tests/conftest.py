@@ -18,7 +18,7 @@ def tool(name: str) -> str:
     """A build tool from this venv or PATH (skips the test when absent)."""
     found = shutil.which(name, path=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
     if not found:
-        pytest.skip(f"{name} is not installed")
+        pytest.skip(f"{name} is not installed (pip install -r requirements-dev.txt)")
     return found
 
 

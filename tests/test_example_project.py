@@ -7,40 +7,32 @@ import filecmp
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "tests" / "examples" / "hello"
-BIN = Path(sys.executable).parent
 
 
-def _tool(name: str) -> str:
-    found = shutil.which(name, path=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
-    if not found:
-        pytest.skip(f"{name} is not installed (pip install -r requirements-dev.txt)")
-    return found
-
-
-def _setup(tmp: Path, name: str, *options: str) -> Path:
+def _setup(tool, tmp: Path, name: str, *options: str) -> Path:
+    """Build the example in tmp; tool is conftest's build_tool (meson, ninja)."""
     src = tmp / f"src-{name}"
     shutil.copytree(EXAMPLE, src)
     (src / "subprojects").mkdir()
     (src / "subprojects" / "dispatch").symlink_to(REPO, target_is_directory=True)
     build = tmp / f"build-{name}"
     env = {**os.environ, "DISPATCHGEN_CACHE_DIR": str(tmp / "cache")}
-    subprocess.run([_tool("meson"), "setup", str(build), str(src), *options],
+    subprocess.run([tool("meson"), "setup", str(build), str(src), *options],
                    check=True, capture_output=True, text=True, env=env)
-    subprocess.run([_tool("ninja"), "-C", str(build)], check=True, capture_output=True,
+    subprocess.run([tool("ninja"), "-C", str(build)], check=True, capture_output=True,
                    text=True)
     return build
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory) -> Path:
-    return _setup(tmp_path_factory.mktemp("hello"), "default")
+def built(tmp_path_factory, build_tool) -> Path:
+    return _setup(build_tool, tmp_path_factory.mktemp("hello"), "default")
 
 
 def test_every_target_symbol_is_linked(built: Path) -> None:
@@ -76,8 +68,9 @@ def test_dispatch_cpu_features_restrict_the_choice(built: Path) -> None:
     assert out.stdout.split()[0] in ("SSE42", "baseline")
 
 
-def test_two_configures_generate_byte_identical_files(tmp_path: Path, built: Path) -> None:
-    again = _setup(tmp_path, "again")
+def test_two_configures_generate_byte_identical_files(tmp_path: Path, built: Path,
+                                                     build_tool) -> None:
+    again = _setup(build_tool, tmp_path, "again")
     generated = ["hello.dispatch.h", "hello.dispatch.avx512_skx.c",
                  "hello.dispatch.fma3__avx2.c", "hello.dispatch.sse42.c",
                  "subprojects/dispatch/sources/include/dispatch/_cpu_dispatch.h",
@@ -88,8 +81,8 @@ def test_two_configures_generate_byte_identical_files(tmp_path: Path, built: Pat
         assert str(built) not in (built / rel).read_text()
 
 
-def test_a_narrower_dispatch_builds_fewer_targets(tmp_path: Path) -> None:
-    build = _setup(tmp_path, "narrow", "-Ddispatch:cpu-baseline=avx2",
+def test_a_narrower_dispatch_builds_fewer_targets(tmp_path: Path, build_tool) -> None:
+    build = _setup(build_tool, tmp_path, "narrow", "-Ddispatch:cpu-baseline=avx2",
                    "-Ddispatch:cpu-dispatch=avx512_skx")
     symbols = subprocess.run(["nm", str(build / "hello")], check=True, capture_output=True,
                              text=True).stdout.split()

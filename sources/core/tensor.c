@@ -105,6 +105,17 @@ static int check_bounds(const dispatch_storage *s, int ndim, const int64_t *size
     return 0;
 }
 
+/* numel of a tensor with these sizes and dtype, or -1 with the error set
+ * (too many dims, an invalid dtype, a negative size or overflow). */
+static int64_t checked_shape(int ndim, const int64_t *sizes, int dtype) {
+    if (check_ndim(ndim) < 0) return -1;
+    if (!dispatch_dtype_is_valid(dtype)) {
+        dispatch_error_set(DISPATCH_ERR_TYPE, "invalid dtype %d", dtype);
+        return -1;
+    }
+    return checked_numel(ndim, sizes);
+}
+
 /* The one constructor: fills every field; takes a new reference to s, or
  * (steal) takes over the caller's, which it drops on failure. */
 static dispatch_tensor *make_ref(dispatch_storage *s, int ndim, const int64_t *sizes,
@@ -131,12 +142,7 @@ static dispatch_tensor *make_ref(dispatch_storage *s, int ndim, const int64_t *s
 /* A tensor header over s (no reference taken), or NULL with the error set. */
 static dispatch_tensor *make_header(dispatch_storage *s, int ndim, const int64_t *sizes,
                                     const int64_t *strides, int64_t offset, int dtype, int check) {
-    if (check_ndim(ndim) < 0) return NULL;
-    if (!dispatch_dtype_is_valid(dtype)) {
-        dispatch_error_set(DISPATCH_ERR_TYPE, "invalid dtype %d", dtype);
-        return NULL;
-    }
-    int64_t numel = checked_numel(ndim, sizes);
+    int64_t numel = checked_shape(ndim, sizes, dtype);
     if (numel < 0) return NULL;
     int64_t st[DISPATCH_MAX_DIMS];
     if (!strides) {
@@ -173,12 +179,7 @@ static dispatch_tensor *make_header(dispatch_storage *s, int ndim, const int64_t
 }
 
 dispatch_tensor *dispatch_tensor_empty(int ndim, const int64_t *sizes, int dtype, int device) {
-    if (check_ndim(ndim) < 0) return NULL;
-    if (!dispatch_dtype_is_valid(dtype)) {
-        dispatch_error_set(DISPATCH_ERR_TYPE, "invalid dtype %d", dtype);
-        return NULL;
-    }
-    int64_t numel = checked_numel(ndim, sizes);
+    int64_t numel = checked_shape(ndim, sizes, dtype);
     if (numel < 0) return NULL;
     int64_t nbytes;
     if (__builtin_mul_overflow(numel, (int64_t)dispatch_dtype_itemsize(dtype), &nbytes)) {

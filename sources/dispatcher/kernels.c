@@ -167,6 +167,14 @@ static int elementwise(const dispatch_operator *op, int loop, int compute, int o
     return 0;
 }
 
+/* An in-place kernel's return: self, as a new reference. */
+static int return_self(dispatch_tensor *self, dispatch_ivalue *rets) {
+    dispatch_tensor_incref(self);
+    rets[0].tag = DISPATCH_IV_TENSOR;
+    rets[0].v.t = self;
+    return 0;
+}
+
 static int expect_tensor(const dispatch_operator *op, const dispatch_ivalue *v, const char *arg) {
     if (v->tag != DISPATCH_IV_TENSOR)
         return dispatch_error_set(DISPATCH_ERR_TYPE, "%s: argument '%s' must be a Tensor",
@@ -178,8 +186,8 @@ static int expect_tensor(const dispatch_operator *op, const dispatch_ivalue *v, 
 
 /* The compute dtype of binary op `loop` on ins, with alpha (args[2] of
  * add/sub) written into alpha_buf and *actx pointing at it when it is not 1. */
-static int binary_setup(const dispatch_operator *op, int loop, dispatch_tensor *const *ins,
-                        const dispatch_ivalue *args, char *alpha_buf, void **actx, int *dtype_out) {
+static int binary_setup(int loop, dispatch_tensor *const *ins, const dispatch_ivalue *args,
+                        char *alpha_buf, void **actx, int *dtype_out) {
     int dtype = result_type(ins, 2);
     if (loop == DISPATCH_LOOP_DIV && dispatch_dtype_category_of(dtype) != DISPATCH_CAT_FLOAT)
         dtype = DISPATCH_FLOAT32; /* true division; the default float dtype */
@@ -199,7 +207,6 @@ static int binary_setup(const dispatch_operator *op, int loop, dispatch_tensor *
             *actx = alpha_buf;
         }
     }
-    (void)op;
     *dtype_out = dtype;
     return 0;
 }
@@ -212,7 +219,7 @@ DISPATCH_DECLARE_KERNEL(binary) {
     dispatch_tensor *ins[2] = {args[0].v.t, args[1].v.t};
     char alpha[8];
     void *actx;
-    if (binary_setup(op, loop, ins, args, alpha, &actx, &dtype) < 0) return -1;
+    if (binary_setup(loop, ins, args, alpha, &actx, &dtype) < 0) return -1;
     return elementwise(op, loop, dtype, dtype, ins, 2, actx, rets);
 }
 
@@ -226,7 +233,7 @@ DISPATCH_DECLARE_KERNEL(binary_) {
     dispatch_tensor *self = args[0].v.t, *ins[2] = {args[0].v.t, args[1].v.t};
     char alpha[8];
     void *actx;
-    if (binary_setup(op, loop, ins, args, alpha, &actx, &dtype) < 0) return -1;
+    if (binary_setup(loop, ins, args, alpha, &actx, &dtype) < 0) return -1;
     if (dispatch_dtype_category_of(dtype) > dispatch_dtype_category_of(self->dtype))
         return dispatch_error_set(DISPATCH_ERR_RUNTIME,
                                   "result type %s can't be cast to the desired output type %s",
@@ -246,10 +253,7 @@ DISPATCH_DECLARE_KERNEL(binary_) {
                                       "%s: the result's shape differs from self's: self cannot "
                                       "be broadcast in place", dispatch_op_name(op));
     }
-    dispatch_tensor_incref(self);
-    rets[0].tag = DISPATCH_IV_TENSOR;
-    rets[0].v.t = self;
-    return 0;
+    return return_self(self, rets);
 }
 
 DISPATCH_DECLARE_KERNEL(compare) {
@@ -529,10 +533,7 @@ DISPATCH_DECLARE_KERNEL(copy_) {
     if (expect_tensor(op, &args[0], "self") < 0 || expect_tensor(op, &args[1], "src") < 0)
         return -1;
     if (dispatch_tensor_copy_(args[0].v.t, args[1].v.t) < 0) return -1;
-    dispatch_tensor_incref(args[0].v.t);
-    rets[0].tag = DISPATCH_IV_TENSOR;
-    rets[0].v.t = args[0].v.t;
-    return 0;
+    return return_self(args[0].v.t, rets);
 }
 
 DISPATCH_DECLARE_KERNEL(fill_) {
@@ -554,10 +555,7 @@ DISPATCH_DECLARE_KERNEL(fill_) {
                                  value) < 0)
             return -1;
     }
-    dispatch_tensor_incref(self);
-    rets[0].tag = DISPATCH_IV_TENSOR;
-    rets[0].v.t = self;
-    return 0;
+    return return_self(self, rets);
 }
 
 DISPATCH_DECLARE_KERNEL(cast) {

@@ -26,6 +26,7 @@
 #include "dispatch/cpu_dispatch.h"
 #include "dispatch/dtype.h"
 #include "dispatch/half.h"
+#include "simd.h"
 
 #if defined(__AVX2__) || defined(__AVX512FP16__)
 #include <immintrin.h>
@@ -47,8 +48,8 @@ static float scalar_op(int op, float a, float b, float alpha)
     case OP_SUB: return a - alpha * b;
     case OP_MUL: return a * b;
     case OP_DIV: return a / b;
-    case OP_MAX: return a != a ? a : b != b ? b : a > b ? a : b;
-    case OP_MIN: return a != a ? a : b != b ? b : a < b ? a : b;
+    case OP_MAX: return dv_smax_f32(a, b); /* simd.h's NaN and tie rules */
+    case OP_MIN: return dv_smin_f32(a, b);
     default: return __builtin_sqrtf(a);
     }
 }
