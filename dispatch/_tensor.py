@@ -350,7 +350,8 @@ class Tensor(_fastpath.TensorBase):
             "shape": tuple(p.sizes[0:n]),
             "strides": tuple(s * d.itemsize for s in p.strides[0:n]),
             "typestr": d.numpy.str,
-            "data": (int(ffi.cast("uintptr_t", p.data)), False),
+            "data": (int(ffi.cast("uintptr_t", p.data)),
+                     builtins.bool(lib.dispatch_storage_is_readonly(p.storage))),
         }
 
     def numpy(self) -> np.ndarray:
@@ -552,7 +553,13 @@ def ones(*size: int, dtype: Any = None, device: Any = None) -> Tensor:
 
 
 def from_numpy(a: np.ndarray) -> Tensor:
-    """A tensor sharing a's memory (zero-copy); a stays alive as long as the storage."""
+    """A tensor sharing a's memory (zero-copy); a stays alive as long as the storage.
+
+    A read-only array (writeable flag False: a read-only memmap, np.frombuffer
+    of bytes, ...) gives a read-only tensor: it and its views can be read, and
+    every write (add_, +=, fill_, copy_, t[i] = v) raises ValueError; its
+    NumPy export is read-only too.
+    """
     if not isinstance(a, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(a).__name__})")
     d = _BY_NUMPY.get(a.dtype.newbyteorder("=")) if a.dtype.isnative else None
@@ -565,9 +572,6 @@ def from_numpy(a: np.ndarray) -> Tensor:
     if any(s % a.itemsize for s in a.strides):
         raise ValueError(f"strides {a.strides} of the given numpy array are not multiples of "
                          f"its itemsize {a.itemsize}")
-    if not a.flags.writeable:
-        warnings.warn("The given NumPy array is not writable; writing to the tensor would "
-                      "modify it anyway.", UserWarning, stacklevel=2)
     nbytes = 0 if a.size == 0 else (
         sum((n - 1) * s for n, s in zip(a.shape, a.strides)) + a.itemsize)
     handle = ffi.new_handle(a)
@@ -580,6 +584,8 @@ def from_numpy(a: np.ndarray) -> Tensor:
         with _owners_lock:
             _owners.pop(key, None)
         _raise()
+    if not a.flags.writeable:  # Note [Read-only tensors] in sources/dispatcher/dispatcher.c
+        lib.dispatch_storage_set_readonly(s)
     strides = [st // a.itemsize for st in a.strides]
     p = lib.dispatch_tensor_from_storage(s, a.ndim, list(a.shape), strides, 0, d.num)
     lib.dispatch_storage_decref(s)  # the tensor holds the storage now (or it is released)

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ._core import ffi, lib
 
 __all__ = ["DTYPES", "LOOPS", "elementwise", "get_num_threads", "reduce", "set_num_threads"]
@@ -23,10 +25,13 @@ DTYPES = {"bool": 0, "int8": 1, "uint8": 2, "int16": 3, "int32": 4, "int64": 5,
           "float16": 6, "float32": 7, "float64": 8}
 _TYPESTR = {"|b1": 0, "|i1": 1, "|u1": 2, "<i2": 3, "<i4": 4, "<i8": 5, "<f2": 6, "<f4": 7,
             "<f8": 8}
-_CTX = {7: "float[1]", 8: "double[1]", 4: "int32_t[1]", 5: "int64_t[1]"}
+_CTX = {0: "bool[1]", 1: "int8_t[1]", 2: "uint8_t[1]", 3: "int16_t[1]", 4: "int32_t[1]",
+        5: "int64_t[1]", 6: "uint16_t[1]", 7: "float[1]", 8: "double[1]"}
 # loops.h order
 LOOPS = {name: i for i, name in enumerate(
     ["add", "sub", "mul", "div", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "neg", "abs", "sqrt", "exp", "log", "copy", "addcmul", "where", "fill"])}
+_CTX_OPTIONAL = frozenset({"add", "sub"})       # alpha; None means 1
+_CTX_REQUIRED = frozenset({"addcmul", "fill"})  # value
 _REDUCE = {"sum": 0, "mean": 1, "max": 2, "min": 3}
 _ERRORS = {1: RuntimeError, 2: ValueError, 3: TypeError, 4: IndexError, 5: NotImplementedError,
            6: MemoryError}
@@ -38,11 +43,28 @@ def _raise() -> None:
     raise _ERRORS.get(kind, RuntimeError)(msg)
 
 
-def _operand(arr: Any, keep: list) -> Any:
-    ai = arr.__array_interface__
+def _operand(arr: Any, keep: list, what: str, writable: bool = False) -> Any:
+    """(data, ndim, shape, strides, dtype) of a NumPy array or buffer, checked.
+
+    Everything comes from the array itself (Note [Checked raw buffers] in
+    dispatch/kernels.py): a NumPy array's own interface, or else NumPy's view
+    of the buffer protocol (so formats, item sizes and read-only flags are
+    the buffer's); anything else is a TypeError.
+    """
+    if not isinstance(arr, np.ndarray):
+        try:
+            arr = np.asarray(memoryview(arr)) if not hasattr(arr, "__array_interface__") \
+                else np.asarray(arr)
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"{what} must be a NumPy array or a buffer, got "
+                            f"{type(arr).__name__} ({e})") from None
+    ai = np.ndarray.__array_interface__.__get__(arr)
     dtype = _TYPESTR.get(ai["typestr"])
     if dtype is None:
-        raise TypeError(f"unsupported element type {ai['typestr']!r}")
+        raise TypeError(f"{what}: unsupported element type {ai['typestr']!r}")
+    if writable and ai["data"][1]:
+        raise ValueError(f"{what} is read-only (a NumPy array whose writeable flag is False, "
+                         "a read-only memmap or bytes); pass a writable array")
     shape = ai["shape"]
     itemsize = int(ai["typestr"][2:])
     strides = ai["strides"]
@@ -57,34 +79,70 @@ def _operand(arr: Any, keep: list) -> Any:
     return ffi.cast("char *", ai["data"][0]), len(shape), shp, std, dtype
 
 
+def _ctx(op: str, loop_dtype: int, ctx: Any) -> Any:
+    if ctx is None:
+        if op in _CTX_REQUIRED:
+            raise TypeError(f"{op} needs ctx= (its scalar value)")
+        return ffi.NULL
+    if op not in _CTX_OPTIONAL and op not in _CTX_REQUIRED:
+        raise TypeError(f"{op} takes no ctx (got ctx={ctx!r})")
+    if loop_dtype == 6:  # float16: its bits
+        ctx = int(np.array(ctx, np.float16).view(np.uint16))
+    try:
+        return ffi.new(_CTX[loop_dtype], [ctx])
+    except (TypeError, OverflowError) as e:
+        name = next(k for k, v in DTYPES.items() if v == loop_dtype)
+        raise type(e)(f"ctx={ctx!r} does not fit the loop's dtype {name}: {e}") from None
+
+
 def elementwise(op: str, out: Any, *inputs: Any, dtype: str | None = None,
                 ctx: float | None = None) -> None:
     """Run loop ``op`` (loops.h name) into ``out``, broadcasting the inputs.
 
     ``dtype`` is the loop's dtype (default: out's); operands of another dtype
-    are cast chunk by chunk. ``ctx`` is the loop's scalar (alpha, value).
+    are cast chunk by chunk. ``ctx`` is the loop's scalar (alpha of add/sub,
+    optional; the value of addcmul and fill, required; other loops take
+    none). ``out`` must be writable; ValueError/TypeError otherwise.
     """
     if op not in LOOPS:
-        raise ValueError(f"unknown loop {op!r}")
+        raise ValueError(f"unknown loop {op!r}; known: {', '.join(LOOPS)}")
+    if dtype is not None and dtype not in DTYPES:
+        raise ValueError(f"unknown dtype {dtype!r}; known: {', '.join(DTYPES)}")
+    if len(inputs) + 1 > 8:  # DISPATCH_ITER_MAX_OPERANDS
+        raise ValueError(f"{op} takes at most 7 inputs, got {len(inputs)}")
     keep: list = []
     ops = ffi.new("dispatch_iter_operand[]", len(inputs) + 1)
     for i, a in enumerate((out, *inputs)):
-        (ops[i].data, ops[i].ndim, ops[i].shape, ops[i].strides, ops[i].dtype) = _operand(a, keep)
+        (ops[i].data, ops[i].ndim, ops[i].shape, ops[i].strides, ops[i].dtype) = _operand(
+            a, keep, "out" if i == 0 else f"input {i}", writable=i == 0)
     loop_dtype = DTYPES[dtype] if dtype else ops[0].dtype
-    c = ffi.new(_CTX[loop_dtype], [ctx]) if ctx is not None else ffi.NULL
+    c = _ctx(op, loop_dtype, ctx)
     if lib.dispatch_iter_elementwise_op(LOOPS[op], loop_dtype, len(inputs) + 1, ops, c) != 0:
         _raise()
 
 
 def reduce(op: str, x: Any, out: Any, dims: tuple | None = None, keepdim: bool = False) -> None:
     """``out = op(x)`` over ``dims`` (all when None); op: sum, mean, max, min."""
+    if op not in _REDUCE:
+        raise ValueError(f"unknown reduction {op!r}; known: {', '.join(_REDUCE)}")
     keep: list = []
     src = ffi.new("dispatch_iter_operand *")
     dst = ffi.new("dispatch_iter_operand *")
-    (src.data, src.ndim, src.shape, src.strides, src.dtype) = _operand(x, keep)
-    (dst.data, dst.ndim, dst.shape, dst.strides, dst.dtype) = _operand(out, keep)
+    (src.data, src.ndim, src.shape, src.strides, src.dtype) = _operand(x, keep, "x")
+    (dst.data, dst.ndim, dst.shape, dst.strides, dst.dtype) = _operand(out, keep, "out",
+                                                                       writable=True)
     nd = src.ndim
-    mask = (1 << nd) - 1 if dims is None else sum(1 << (d % nd if nd else 0) for d in dims)
+    if dims is None:
+        mask = (1 << nd) - 1
+    else:
+        mask = 0
+        for d in dims:
+            if not isinstance(d, int) or isinstance(d, bool) or not -max(nd, 1) <= d < max(nd, 1):
+                raise IndexError(f"dim {d!r} out of range for {nd} dims")
+            bit = 1 << (d % nd if nd else 0)
+            if mask & bit:
+                raise ValueError(f"dim {d} appears more than once in dims={tuple(dims)}")
+            mask |= bit
     if lib.dispatch_iter_reduce(_REDUCE[op], src, mask, int(keepdim), dst) != 0:
         _raise()
 

@@ -19,6 +19,7 @@ struct dispatch_storage {
     const dispatch_allocator *allocator; /* NULL for foreign memory */
     void (*release)(void *ctx);
     void *release_ctx;
+    int readonly; /* set once, before the storage is shared: dispatch_storage_set_readonly */
 };
 
 static atomic_long live_storages;
@@ -180,6 +181,7 @@ static dispatch_storage *storage_alloc_struct(void) {
     s->allocator = NULL;
     s->release = NULL;
     s->release_ctx = NULL;
+    s->readonly = 0;
     atomic_init(&s->refcount, 1);
     atomic_fetch_add(&live_storages, 1);
     return s;
@@ -244,3 +246,5 @@ size_t dispatch_storage_nbytes(const dispatch_storage *s) { return s->nbytes; }
 int dispatch_storage_device(const dispatch_storage *s) { return s->device; }
 long dispatch_storage_refcount(const dispatch_storage *s) { return atomic_load(&s->refcount); }
 long dispatch_storage_live_count(void) { return atomic_load(&live_storages); }
+void dispatch_storage_set_readonly(dispatch_storage *s) { s->readonly = 1; }
+int dispatch_storage_is_readonly(const dispatch_storage *s) { return s != NULL && s->readonly; }

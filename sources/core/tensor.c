@@ -533,7 +533,16 @@ static void byte_range(const dispatch_tensor *t, int64_t *lo, int64_t *hi) {
     *hi = (last + 1) * isz;
 }
 
+int dispatch_tensor_check_writable(const dispatch_tensor *t, const char *what) {
+    if (!dispatch_storage_is_readonly(t->storage)) return 0;
+    return dispatch_error_set(DISPATCH_ERR_VALUE,
+                              "%s: the tensor is read-only (its memory is a read-only NumPy "
+                              "array, memmap or buffer); clone() it, or pass a writable array "
+                              "to from_numpy", what);
+}
+
 int dispatch_tensor_copy_(dispatch_tensor *dst, dispatch_tensor *src) {
+    if (dispatch_tensor_check_writable(dst, "copy_") < 0) return -1;
     if (has_internal_overlap(dst))
         return dispatch_error_set(DISPATCH_ERR_RUNTIME,
                                   "unsupported operation: more than one element of the written-to "

@@ -456,9 +456,23 @@ static int fill_defaults(const dispatch_operator *op, dispatch_ivalue *args, int
     return 0;
 }
 
+/* Note [Read-only tensors]: an argument the schema writes (Tensor(a!)) must
+ * not live on a read-only storage; checked here, once for every operator
+ * (built-in or defined from Python) and every backend. */
+static int check_written_args(const dispatch_operator *op, const dispatch_ivalue *args) {
+    for (int i = 0; i < op->ntensor_args; i++) {
+        int a = op->tensor_args[i];
+        if (op->schema.args[a].alias_write && args[a].tag == DISPATCH_IV_TENSOR &&
+            dispatch_tensor_check_writable(args[a].v.t, op->name) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 int dispatch_call(const dispatch_operator *op, dispatch_ivalue *args, int nargs,
                   dispatch_ivalue *rets) {
     if (fill_defaults(op, args, nargs) < 0) return -1;
+    if (check_written_args(op, args) < 0) return -1;
     return dispatch_redispatch(op, dispatch_compute_keyset(op, args), args, rets);
 }
 

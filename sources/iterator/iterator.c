@@ -381,6 +381,10 @@ int dispatch_iter_elementwise_op(int loop, int loop_dtype, int nops,
         return dispatch_error_set(DISPATCH_ERR_VALUE, "%s takes %d inputs, got %d",
                                   dispatch_loop_name(loop), dispatch_loop_nin(loop), nops - 1);
     }
+    if (ctx == NULL && (loop == DISPATCH_LOOP_ADDCMUL || loop == DISPATCH_LOOP_FILL)) {
+        return dispatch_error_set(DISPATCH_ERR_VALUE, "%s needs its scalar value (ctx is NULL)",
+                                  dispatch_loop_name(loop));
+    }
     int dtypes[MAXOPS];
     for (int k = 0; k < nops; k++) dtypes[k] = dispatch_loop_operand_dtype(loop, k, loop_dtype);
     return dispatch_iter_elementwise_typed(fn, dtypes, nops, ops, ctx);

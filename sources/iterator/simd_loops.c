@@ -261,7 +261,8 @@ int dispatch_kernels_run(int loop, int dtype, char **data, const intptr_t *steps
                          void *ctx)
 {
     dispatch_loop_fn fn = lookup(loop, dtype);
-    if (fn == NULL) return -1;
+    if (fn == NULL || data == NULL || steps == NULL || n < 0) return -1;
+    if (ctx == NULL && (loop == DISPATCH_LOOP_ADDCMUL || loop == DISPATCH_LOOP_FILL)) return -1;
     fn(data, steps, n, ctx);
     return 0;
 }
@@ -303,13 +304,17 @@ int dispatch_kernels_time(int loop, int dtype, char **data, const intptr_t *step
     double t[64];
     dispatch_loop_fn fn = NULL;
     if (rounds < 1 || rounds > 64 || reps < 1) return -1;
+    if (data == NULL || steps == NULL || out == NULL || n < 0) return -1;
     if (dispatch_kernels_simd_init() != 0) return -1;
     if (loop >= 0) {
         fn = lookup(loop, dtype);
         if (fn == NULL) return -1;
-    } else if (loop == -1) {
-        if (slot_of(dtype) < 0) return -1;
-    } else if (loop != -2) {
+        if (ctx == NULL && (loop == DISPATCH_LOOP_ADDCMUL || loop == DISPATCH_LOOP_FILL)) return -1;
+    } else if (loop == -1) { /* the sums read float32 or float64, nothing else */
+        if (dtype != DISPATCH_FLOAT32 && dtype != DISPATCH_FLOAT64) return -1;
+    } else if (loop == -2) { /* the triad: float64, s in *ctx */
+        if (dtype != DISPATCH_FLOAT64 || ctx == NULL) return -1;
+    } else {
         return -1;
     }
     for (int r = 0; r < rounds; r++) {

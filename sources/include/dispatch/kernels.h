@@ -30,7 +30,9 @@ const char *dispatch_kernels_chosen(const char *source);
  * (same arguments as a dispatch_loop_fn). Returns 0, or -1 when there is no
  * SIMD kernel for the pair (float32/float64: add, sub, mul, div, maximum,
  * minimum, sqrt, exp, log, addcmul; int32/int64: add, sub, mul, maximum,
- * minimum). */
+ * minimum), when data or steps is NULL or n < 0, or when ctx is NULL for a
+ * loop that reads it (addcmul). The buffers themselves cannot be checked
+ * here: dispatch/kernels.py checks lengths, dtypes and writability. */
 int dispatch_kernels_run(int loop, int dtype, char **data, const intptr_t *steps,
                          intptr_t n, void *ctx);
 
@@ -51,8 +53,9 @@ void dispatch_kernels_triad_f64(double *a, const double *b, const double *c, dou
  * return the best and the median time of one call in nanoseconds over
  * `rounds` rounds (out[0] = min, out[1] = median). loop = -1 times the sum
  * of data[1] (result stored to data[0]), loop = -2 the triad (data = {a, b,
- * c}, ctx: const double *s). Returns 0, or -1 for a pair without a kernel or
- * rounds > 64. */
+ * c}, ctx: const double *s). Returns 0, or -1 for a pair without a kernel,
+ * rounds > 64, a sum of a dtype other than float32/float64, a triad that is
+ * not float64 or has no ctx, or the NULL and n checks of dispatch_kernels_run. */
 int dispatch_kernels_time(int loop, int dtype, char **data, const intptr_t *steps,
                           intptr_t n, void *ctx, intptr_t reps, int rounds, double *out);
 

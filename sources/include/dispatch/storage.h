@@ -50,6 +50,13 @@ void *dispatch_storage_data(const dispatch_storage *s);
 size_t dispatch_storage_nbytes(const dispatch_storage *s);
 int dispatch_storage_device(const dispatch_storage *s);
 long dispatch_storage_refcount(const dispatch_storage *s);
+/* Read-only storages (foreign memory that must not be written: a NumPy array
+ * whose writeable flag is False, a read-only memmap, bytes). The flag is set
+ * once, right after dispatch_storage_from_foreign and before any tensor
+ * shares the storage, and never cleared; every tensor on the storage (views
+ * included) is then read-only: see dispatch_tensor_check_writable. */
+void dispatch_storage_set_readonly(dispatch_storage *s);
+int dispatch_storage_is_readonly(const dispatch_storage *s); /* 0 for NULL */
 
 /* Number of storages alive in the process (for leak tests). */
 long dispatch_storage_live_count(void);

@@ -74,6 +74,10 @@ dispatch_tensor *dispatch_tensor_clone(dispatch_tensor *t);
 dispatch_tensor *dispatch_tensor_to_dtype(dispatch_tensor *t, int dtype); /* new ref to t if same */
 /* Elementwise dst[...] = (dst dtype) src[...], src broadcast to dst; handles overlap. */
 int dispatch_tensor_copy_(dispatch_tensor *dst, dispatch_tensor *src);
+/* 0 when t may be written, else -1 with a ValueError naming `what` (an
+ * operator's name): t's storage is read-only (dispatch_storage_set_readonly).
+ * dispatch_call() checks it for every Tensor(a!) argument, copy_ here. */
+int dispatch_tensor_check_writable(const dispatch_tensor *t, const char *what);
 
 /* Broadcasting ------------------------------------------------------------- */
 /* NumPy's rule; on mismatch a ValueError naming both shapes. */
