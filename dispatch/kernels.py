@@ -23,6 +23,7 @@ overlaps no input except exactly (``out is a`` is fine).
 
 from __future__ import annotations
 
+import numbers
 import sys
 from typing import Any, NamedTuple
 
@@ -169,11 +170,9 @@ def _ctx(op: str, fmt: str, value: float | None) -> Any:
         return ffi.NULL
     if op not in _CTX_OPTIONAL and op not in _CTX_REQUIRED:
         raise TypeError(f"{op} takes no ctx (got ctx={value!r})")
-    if not isinstance(value, (int, float)) or isinstance(value, bool):
-        try:
-            value = float(value)
-        except (TypeError, ValueError):
-            raise TypeError(f"ctx must be a number, got {type(value).__name__}") from None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"ctx must be a real number, got {type(value).__name__}")
+    value = float(value)
     if fmt == "e":
         import numpy as np
 

@@ -100,6 +100,11 @@ def test_run_addcmul_without_ctx_raises_not_dereferences_null():
 def test_run_ctx_on_a_loop_that_ignores_it_raises():
     with pytest.raises(TypeError, match="mul takes no ctx"):
         kernels.run("mul", np.zeros(4), np.ones(4), np.ones(4), ctx=2.0)
+    with pytest.raises(TypeError, match="ctx must be a real number, got str"):
+        kernels.run("add", np.zeros(4), np.ones(4), np.ones(4), ctx="2")
+    out = np.zeros(2, np.float32)
+    kernels.run("add", out, np.ones(2, np.float32), np.ones(2, np.float32), ctx=np.float32(2))
+    assert out.tolist() == [3.0, 3.0]
 
 
 def test_unknown_op_names_are_a_clear_error():
