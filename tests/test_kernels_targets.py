@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import dispatch
+import dispatch.kernels  # noqa: F401  (used as dispatch.kernels below)
 
 HERE = Path(__file__).resolve().parent
 # target -> features to disable so that it is the highest one left
