@@ -1,7 +1,7 @@
 #!/bin/sh
 # AddressSanitizer + UndefinedBehaviorSanitizer job: build the package with
 # -Db_sanitize=address,undefined, run the C test binaries (meson test), then
-# the runtime's Python tests with libasan preloaded into the interpreter.
+# the whole Python suite with libasan preloaded into the interpreter.
 #
 #   .ci/sanitize.sh            (BUILD=build-asan VENV=/tmp/venv-asan by default)
 set -eu
@@ -29,5 +29,6 @@ meson test -C "$BUILD" --print-errorlogs
 LIBASAN=$("$CC" -print-file-name=libasan.so)
 export ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=0
 cd "$ROOT"
-LD_PRELOAD="$LIBASAN" "$VENV/bin/python" -m pytest -q -p no:cacheprovider \
-    tests/test_tensor_*.py tests/test_dispatcher_*.py tests/test_ops_*.py
+# The whole suite, not a subset; tests that would run this ASan build under
+# qemu-user skip here, saying why (tests/conftest.py), and run in the plain job.
+LD_PRELOAD="$LIBASAN" "$VENV/bin/python" -m pytest -q -p no:cacheprovider

@@ -13,6 +13,35 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 
+# The sanitizer job (.ci/sanitize.sh) runs this suite with libasan preloaded.
+# Under qemu-user a preloaded ASan runtime is killed before main (its shadow
+# reservation does not fit qemu's guest address space): programs started under
+# qemu get an environment without LD_PRELOAD, and tests that run the ASan-built
+# package itself under qemu (marked runs_package_under_qemu) skip there; the
+# plain CI run covers them.
+SANITIZED = "libasan" in os.environ.get("LD_PRELOAD", "")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "runs_package_under_qemu: runs the installed package "
+                            "under qemu-user (skipped in the sanitizer job)")
+
+
+def pytest_collection_modifyitems(config, items):
+    if not SANITIZED:
+        return
+    skip = pytest.mark.skip(reason="the ASan-built package cannot run under qemu-user "
+                            "(sanitizer job); the plain CI run covers this test")
+    for item in items:
+        if item.get_closest_marker("runs_package_under_qemu"):
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def sanitized() -> bool:
+    """True in the sanitizer job (libasan preloaded into this interpreter)."""
+    return SANITIZED
+
 
 def tool(name: str) -> str:
     """A build tool from this venv or PATH (skips the test when absent)."""

@@ -31,6 +31,7 @@ pytestmark = [
                        reason="qemu-x86_64 checks need an x86_64 host"),
     pytest.mark.skipif(QEMU is None,
                        reason="qemu-x86_64 not found (Debian: apt-get install qemu-user)"),
+    pytest.mark.runs_package_under_qemu,
 ]
 
 # What each emulated CPU has at most, and the probe kernel's target there.

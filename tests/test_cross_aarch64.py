@@ -8,6 +8,7 @@ portable conversions against aarch64's own _Float16."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -23,6 +24,9 @@ pytestmark = pytest.mark.skipif(
          and Path("/usr/aarch64-linux-gnu").is_dir()),
     reason="needs gcc-aarch64-linux-gnu, libc6-dev-arm64-cross and qemu-user")
 
+# qemu's aarch64 guests never get the sanitizer job's x86 libasan (tests/conftest.py).
+GUEST_ENV = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+
 
 @pytest.fixture(scope="module")
 def tree(tmp_path_factory, build_tool):
@@ -36,7 +40,7 @@ def tree(tmp_path_factory, build_tool):
 
 def test_c_tests_pass_under_qemu_aarch64(tree, build_tool):
     r = subprocess.run([build_tool("meson"), "test", "-C", str(tree), "--print-errorlogs", "-v"],
-                       capture_output=True, text=True)
+                       capture_output=True, text=True, env=GUEST_ENV)
     assert r.returncode == 0, r.stdout[-6000:]
     for name in ("cpu_runtime", "dispatcher", "kernels", "half"):
         assert re.search(rf"dispatch:{name}\s+OK", r.stdout), name
@@ -62,7 +66,8 @@ def test_float16_variant_follows_the_emulated_cpu(tree, cpu, half_target):
     arithmetic) gets the baseline and passes; an A76 gets ASIMDHP and gives
     the same bits; a stray FP16 instruction on the A53 would be SIGILL."""
     r = subprocess.run(["qemu-aarch64", "-cpu", cpu, "-L", "/usr/aarch64-linux-gnu",
-                        str(tree / "sources" / "test_kernels")], capture_output=True, text=True)
+                        str(tree / "sources" / "test_kernels")], capture_output=True, text=True,
+                       env=GUEST_ENV)
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
     chosen = dict(line.split() for line in r.stdout.splitlines()[:5])
     assert chosen["half_arith"] == half_target and chosen["arith"] == "baseline"
