@@ -132,6 +132,7 @@ class Arch:
     groups: Tuple[Group, ...] = ()
     not_macros: Tuple[str, ...] = ()
     by_name: Dict[str, Feature] = field(init=False, repr=False, compare=False)
+    _successors: Dict[str, FrozenSet[str]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "by_name", {f.name: f for f in self.features})
@@ -143,6 +144,11 @@ class Arch:
             for m in g.members:
                 if m not in self.by_name:
                     raise ValueError(f"{self.name}: group {g.name} has unknown {m}")
+        # Computed once: `-name` in an option value asks for them per token, so a
+        # long value must not redo the closure of every feature each time.
+        closures = {f.name: self.closure([f.name]) for f in self.features}
+        object.__setattr__(self, "_successors", {
+            name: frozenset(f for f, c in closures.items() if name in c) for name in closures})
 
     @property
     def group_by_name(self) -> Dict[str, Group]:
@@ -162,7 +168,7 @@ class Arch:
 
     def successors(self, name: str) -> FrozenSet[str]:
         """Every feature that implies ``name`` (directly or not), and ``name``."""
-        return frozenset(f.name for f in self.features if name in self.closure([f.name]))
+        return self._successors.get(name, frozenset())
 
     def sort(self, names: Iterable[str], reverse: bool = False) -> List[str]:
         """By interest (then table order), lowest first unless ``reverse``."""
