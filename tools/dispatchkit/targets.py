@@ -43,6 +43,7 @@ from .features import ALL_NAMES, Arch
 
 POLICIES = ("$keep_baseline", "$keep_sort", "$maxopt", "$werror", "$autovec")
 _TOKEN = re.compile(r"[()]|[^\s*,/()]+")
+_NAME = re.compile(r"[A-Z0-9_]+")
 _START = "/*@targets"
 MAX_GROUP_DEPTH = 16
 MAX_GROUP_NAMES = 10_000
@@ -209,7 +210,7 @@ def _known(arch: Arch) -> str:
 def _resolve_name(text: str, arch: Arch, loc: str) -> Optional[Tuple[str, ...]]:
     """Features of one name, or None when it belongs to another architecture."""
     name = text.upper()
-    if not re.fullmatch(r"[A-Z0-9_]+", name):
+    if not _NAME.fullmatch(name):
         raise DispatchError(f"'{shown(text)}' is not a target name", loc)
     if name in arch.by_name:
         return (name,)
