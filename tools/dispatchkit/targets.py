@@ -35,7 +35,7 @@ import configparser
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from .config import BuildConfig
 from .errors import DispatchError, shown
@@ -106,13 +106,8 @@ def find_statement(text: str, filename: str) -> Tuple[str, int]:
 
 def tokenize(body: str, line: int) -> List[Token]:
     """Tokens of ``body``, whose first line is ``line``; linear in its length."""
-    tokens: List[Token] = []
-    pos = 0
-    for m in _TOKEN.finditer(body):
-        line += body.count("\n", pos, m.start())  # only the newlines since the last token
-        pos = m.start()
-        tokens.append(Token(m.group(0), line))
-    return tokens
+    return [Token(text, number) for number, chunk in enumerate(body.split("\n"), line)
+            for text in _TOKEN.findall(chunk)]
 
 
 @dataclass
@@ -122,6 +117,7 @@ class _Groups:
     bodies: Dict[str, str]
     tokens: Dict[str, List[str]] = field(default_factory=dict)  # tokenized once
     left: int = MAX_GROUP_NAMES
+    multi_names: Dict[FrozenSet[str], str] = field(default_factory=dict)  # (a b) written again
 
     def expand(self, name: str, text: str, expanding: Tuple[str, ...], loc: str) -> List[str]:
         """The names group ``name`` (written ``text``) stands for, one level down."""
@@ -177,7 +173,7 @@ def _parse_tokens(tokens: Sequence[Token], stmt: Statement, arch: Arch,
             members = tokens[i + 1:close]
             if not members:
                 raise DispatchError("empty parentheses '()'", loc)
-            _add_multi(members, stmt, arch, loc)
+            _add_multi(members, stmt, arch, loc, groups.multi_names)
             i = close + 1
             continue
         if text == ")":
@@ -231,7 +227,8 @@ def _add_single(text: str, stmt: Statement, arch: Arch, loc: str) -> None:
     stmt.targets.append(TargetSpec(name, features, int(loc.rsplit(":", 1)[1])))
 
 
-def _add_multi(members: Sequence[Token], stmt: Statement, arch: Arch, loc: str) -> None:
+def _add_multi(members: Sequence[Token], stmt: Statement, arch: Arch, loc: str,
+               names: Dict[FrozenSet[str], str]) -> None:
     features: List[str] = []
     foreign: List[str] = []
     for tok in members:
@@ -248,8 +245,10 @@ def _add_multi(members: Sequence[Token], stmt: Statement, arch: Arch, loc: str) 
         stmt.notes.append(f"{loc}: skipped '({' '.join(t.text for t in members)})': "
                           f"{' '.join(foreign)} not a feature of {arch.name}")
         return
-    stmt.targets.append(TargetSpec(multi_name(features, arch), tuple(features),
-                                   int(loc.rsplit(":", 1)[1])))
+    key = frozenset(features)
+    if key not in names:
+        names[key] = multi_name(features, arch)
+    stmt.targets.append(TargetSpec(names[key], tuple(features), int(loc.rsplit(":", 1)[1])))
 
 
 def multi_name(features: Sequence[str], arch: Arch) -> str:
