@@ -14,7 +14,7 @@ from typing import List, Optional
 
 from . import generate
 from .config import BuildConfig, configure
-from .errors import DispatchError
+from .errors import DispatchError, printable
 from .probe import default_cache_dir
 from .targets import load_groups, parse, resolve
 
@@ -81,8 +81,9 @@ def cmd_report(args: argparse.Namespace) -> None:
 def cmd_configure(args: argparse.Namespace) -> None:
     config = _config_from(args)
     out = Path(args.outdir)
-    generate.write_if_changed(out / "_cpu_dispatch.h", generate.cpu_dispatch_header(config))
-    generate.write_if_changed(out / "dispatch_config.json", config.to_json())
+    # Both or neither: a later step reads the JSON, the C code the header.
+    generate.write_files([(out / "_cpu_dispatch.h", generate.cpu_dispatch_header(config)),
+                          (out / "dispatch_config.json", config.to_json())])
     if not args.meson:
         print(report_text(config))
         return
@@ -91,7 +92,7 @@ def cmd_configure(args: argparse.Namespace) -> None:
     print(f"baseline_flags\t{' '.join(config.baseline_flags)}")
     print(f"dispatch\t{' '.join(config.dispatch)}")
     for line in report_text(config).splitlines():
-        print(f"note\t{line}")
+        print(f"note\t{printable(line)}")
 
 
 def cmd_targets(args: argparse.Namespace) -> None:
@@ -103,20 +104,20 @@ def cmd_targets(args: argparse.Namespace) -> None:
         results.append(res.to_dict())
         if not args.json:
             names = [t.name for t in res.targets] + (["baseline"] if res.baseline else [])
-            print(f"{src}: {' '.join(names) or '(nothing to build)'}")
+            print(f"{printable(str(src))}: {' '.join(names) or '(nothing to build)'}")
             for t in res.targets:
                 print(f"  {t.name}: {' '.join(t.flags)}")
             for s in res.skipped:
                 print(f"  skipped {s['target']}: {s['reason']}")
             for n in res.notes:
-                print(f"  note: {n}")
+                print(f"  note: {printable(n)}")
     if args.json:
         print(json.dumps(results[0] if len(results) == 1 else results, indent=2))
 
 
 def _resolve_file(src: Path, config: BuildConfig, groups: dict, disable_opt: bool):
     try:
-        text = Path(src).read_text()
+        text = Path(src).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise DispatchError(f"cannot read: {exc}", str(src)) from None
     return resolve(parse(text, str(src), config.table, groups), config, disable_opt)
@@ -132,6 +133,7 @@ def cmd_meson_source(args: argparse.Namespace) -> None:
     """
     config = BuildConfig.load(args.config)
     src = Path(args.source)
+    generate.check_source_path(src)
     res = _resolve_file(src, config, load_groups(args.groups), args.disable_optimization)
     out = Path(args.outdir)
     stem = src.name.replace(".", "_")
@@ -141,18 +143,20 @@ def cmd_meson_source(args: argparse.Namespace) -> None:
         print(f"wrapper\t{stem}_{t.name}\t{t.name}\t{' '.join(t.flags)}\t"
               f"{generate.wrapper_name(src.name, t)}")
     if res.baseline:
-        print(f"baseline\t{stem}_baseline\t{src.resolve()}\t{' '.join(config.baseline_flags)}")
+        print(f"baseline\t{stem}_baseline\t{os.path.realpath(src)}\t"
+              f"{' '.join(config.baseline_flags)}")
     built = [t.name for t in res.targets] + (["baseline"] if res.baseline else [])
     print(f"note\t{src.name}: builds {' '.join(built) or 'nothing'}")
     for s in res.skipped:
-        print(f"note\t{src.name}: skipped {s['target']}: {s['reason']}")
+        print(f"note\t{src.name}: skipped {s['target']}: {printable(s['reason'])}")
     for n in res.notes:
-        print(f"note\t{n}")
+        print(f"note\t{printable(n)}")
 
 
 def cmd_wrapper(args: argparse.Namespace) -> None:
     """Print the wrapper source of one target of one source."""
     config = BuildConfig.load(args.config)
+    generate.check_source_path(Path(args.source))
     res = _resolve_file(args.source, config, load_groups(args.groups), False)
     target = next((t for t in res.targets if t.name == args.target.upper()), None)
     if target is None:
@@ -212,5 +216,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         args.func(args)
     except DispatchError as exc:
         print(f"dispatchgen: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # an I/O failure not named where it happened: still one line
+        print(f"dispatchgen: error: {printable(str(exc))}", file=sys.stderr)
         return 2
     return 0

@@ -7,11 +7,12 @@ the compiler again.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shlex
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .errors import DispatchError
 from .features import ARCHES, Arch, arch_from_macros
@@ -54,11 +55,16 @@ class BuildConfig:
 
     @classmethod
     def load(cls, path: Path) -> "BuildConfig":
+        """Read a dispatch_config.json; anything but what to_json writes is an error."""
         try:
-            data = json.loads(Path(path).read_text())
-            return cls(**data)
-        except (OSError, ValueError, TypeError) as exc:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, ValueError, RecursionError) as exc:
             raise DispatchError(f"cannot read build configuration: {exc}", str(path)) from None
+        problem = _config_problem(data)
+        if problem:
+            raise DispatchError(f"cannot read build configuration: {problem} (run "
+                                "configure again to rewrite it)", str(path))
+        return cls(**data)
 
     def policy_flags(self, policies: Sequence[str], features: Sequence[str]) -> List[str]:
         flags: List[str] = []
@@ -68,6 +74,68 @@ class BuildConfig:
                 for name in self.table.sort(self.table.closure(features)):
                     flags += [f for f in self.table.by_name[name].autovec if f not in flags]
         return flags
+
+
+def _strs(v: Any) -> bool:
+    return isinstance(v, list) and all(isinstance(x, str) for x in v)
+
+
+def _str_map(value_ok: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    return lambda v: isinstance(v, dict) and all(isinstance(k, str) and value_ok(x)
+                                                  for k, x in v.items())
+
+
+_STR: Tuple[Callable[[Any], bool], str] = (lambda v: isinstance(v, str), "a string")
+_STRS = (_strs, "a list of strings")
+_FIELD_TYPES = {
+    "arch": _STR, "compiler": _STRS, "compiler_family": _STR, "compiler_version": _STR,
+    "cflags": _STRS, "requested_baseline": _STR, "requested_dispatch": _STR,
+    "baseline": _STRS, "baseline_flags": _STRS, "dispatch": _STRS,
+    "dispatch_flags": (_str_map(_strs), "an object of lists of strings"),
+    "skipped": (lambda v: isinstance(v, list) and all(_str_map(_STR[0])(x) for x in v),
+                "a list of objects of strings"),
+    "notes": _STRS,
+    "unsupported": (_str_map(_STR[0]), "an object of strings"),
+}
+
+
+def _config_problem(data: Any) -> str:
+    """What is wrong with a loaded configuration ('' when nothing): the JSON types
+    of every field, the arch and feature names, and that the flags and reasons
+    meson gets on one line are printable text."""
+    if not isinstance(data, dict):
+        return f"expected a JSON object, got {type(data).__name__}"
+    fields = {f.name: f for f in dataclasses.fields(BuildConfig)}
+    for key in data:
+        if key not in fields:
+            return f"unknown key {key!r}"
+    for name, f in fields.items():
+        if name not in data:
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                return f"{name!r} is missing"
+            continue
+        ok, what = _FIELD_TYPES[name]
+        if not ok(data[name]):
+            return f"{name!r} must be {what}, got {_json_type(data[name])}"
+    arch = ARCHES.get(data["arch"])
+    if arch is None:
+        return f"'arch' is {data['arch']!r}, not one of {', '.join(ARCHES)}"
+    for name in ("baseline", "dispatch", "dispatch_flags", "unsupported"):
+        unknown = next((n for n in data.get(name, ()) if n not in arch.by_name), None)
+        if unknown is not None:
+            return f"{name!r} names {unknown!r}, not a feature of {arch.name}"
+    texts = [*data["baseline_flags"], *(f for v in data["dispatch_flags"].values() for f in v),
+             *data.get("unsupported", {}).values()]
+    bad = next((t for t in texts if not t.isprintable()), None)
+    if bad is not None:
+        return f"{bad!r} is not printable text"
+    return ""
+
+
+def _json_type(value: Any) -> str:
+    names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean",
+             int: "a number", float: "a number", type(None): "null"}
+    return names.get(type(value), type(value).__name__)
 
 
 def split_words(value: str) -> List[str]:

@@ -17,4 +17,24 @@ class DispatchError(Exception):
         self.where = where
 
     def __str__(self) -> str:
-        return f"{self.where}: {self.message}" if self.where else self.message
+        # One printable line whatever the user wrote: a file name or token with
+        # a newline, an escape sequence or an undecodable byte (a surrogate) is
+        # shown escaped.
+        return printable(f"{self.where}: {self.message}" if self.where else self.message)
+
+
+def printable(text: str) -> str:
+    """``text`` with every non-printable character escaped (``\\n``, ``\\x1b``, ``\\udcff``).
+
+    >>> printable("a\\tb")
+    'a\\\\tb'
+    """
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def shown(token: str, limit: int = 60) -> str:
+    """A user's token as an error quotes it: escaped, and cut after ``limit`` characters."""
+    token = printable(token)
+    return token if len(token) <= limit else token[:limit] + "..."

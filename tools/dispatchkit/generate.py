@@ -8,27 +8,116 @@ no needless recompiles after a reconfigure).
 
 from __future__ import annotations
 
+import os
+import stat
+import tempfile
 from pathlib import Path
-from typing import List
+from typing import List, Optional, Sequence, Tuple
 
 from .config import BuildConfig
+from .errors import DispatchError
 from .targets import Resolved, Target
 
 _TOOL = "tools/dispatchgen.py"
 
 
 def write_if_changed(path: Path, text: str) -> bool:
-    path = Path(path)
+    """Write one file (see write_files); False when it already held ``text``."""
+    return bool(write_files([(Path(path), text)]))
+
+
+def write_files(files: Sequence[Tuple[Path, str]]) -> List[Path]:
+    """Write each (path, text) whose content differs; returns those written.
+
+    See Note [Writing outputs]. Any failure is a DispatchError naming the path,
+    raised before any file is replaced.
+    """
+    todo = [(Path(p), text) for p, text in files if _differs(Path(p), text)]
+    staged: List[Tuple[str, Path]] = []
     try:
-        if path.read_text() == text:
-            return False
+        for path, text in todo:
+            staged.append((_stage(path, text), path))
+        for tmp, path in staged:
+            if path.is_dir():  # made since _differs looked: os.replace would fail midway
+                raise DispatchError("cannot write: it is a directory", str(path))
+        for i, (tmp, path) in enumerate(staged):
+            try:
+                os.replace(tmp, path)
+            except OSError as exc:
+                raise DispatchError(f"cannot write: {_why(exc)}", str(path)) from None
+            staged[i] = ("", path)
+    finally:
+        for tmp, _ in staged:
+            if tmp:
+                _unlink(tmp)
+    return [path for path, _ in todo]
+
+
+# Note [Writing outputs]: several outputs form one set (configure's header and
+# JSON must agree), and meson may run two generators on the same build tree at
+# once. So every output is first written in full to its own temporary file
+# (mkstemp: unique, never shared with another writer) in the target's directory,
+# and only once all of them are ready is each renamed over its target
+# (os.replace, atomic): a reader sees the old file or the new one, never a part,
+# and a failure (bad --outdir, a directory in the way, a full disk) leaves the
+# old set as it was. Unchanged files are not touched, so their mtimes hold.
+
+
+def _differs(path: Path, text: str) -> bool:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read() != text
+    except IsADirectoryError:
+        raise DispatchError("cannot write: it is a directory", str(path)) from None
+    except FileNotFoundError:
+        return True
+    except (OSError, UnicodeDecodeError, ValueError):
+        return True  # unreadable or not ours: _stage says why if it cannot be replaced
+
+
+def _stage(path: Path, text: str) -> str:
+    """A complete temporary copy of ``path``'s new content, beside it."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except (OSError, ValueError) as exc:
+        raise DispatchError(f"cannot write into {str(path.parent)!r}: {_why(exc)}",
+                            str(path)) from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+            os.chmod(tmp, _file_mode(path))  # mkstemp makes it 0600
+    except (OSError, ValueError) as exc:
+        _unlink(tmp)
+        raise DispatchError(f"cannot write: {_why(exc)}", str(path)) from None
+    return tmp
+
+
+_UMASK: Optional[int] = None
+
+
+def _file_mode(path: Path) -> int:
+    """The mode a plain open() would give a new file, or the existing file's."""
+    global _UMASK
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
     except OSError:
         pass
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
-    return True
+    if _UMASK is None:
+        _UMASK = os.umask(0o022)  # the only way to read it; put it back at once
+        os.umask(_UMASK)
+    return 0o666 & ~_UMASK
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def _why(exc: Exception) -> str:
+    return exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
 
 
 def _xmacro(name: str, items: List[str]) -> str:
@@ -130,6 +219,37 @@ def wrapper_source(target: Target, source_name: str) -> str:
     out += [f"#define DISPATCH__CPU_TARGET_{n}" for n in target.enables]
     out += [f'#include "{source_name}"', ""]
     return "\n".join(out)
+
+
+# `??` then one of these is a trigraph, which C11 (gcc -std=c11) replaces even
+# inside an #include "..." name.
+_TRIGRAPH_ENDS = "=(/)'<!>-"
+
+
+def check_source_path(src: Path) -> None:
+    """Refuse a dispatchable source whose path the generated files cannot carry.
+
+    Its name goes into `#include "<name>"` and C comments of the generated
+    files, its path into meson's tab-separated lines; a character that would
+    end or change either is a DispatchError naming the file.
+
+    >>> check_source_path(Path("src/add.dispatch.c"))
+    """
+    name = src.name
+    for path in (str(src), os.path.realpath(src)):  # as given, as meson gets it
+        bad = next((c for c in path if not c.isprintable() and c != " "), None)
+        if bad is not None:
+            raise DispatchError(
+                f"unusable source path: it holds {bad!r}; a dispatchable source's path "
+                "must be printable text (no tab, newline, control character or "
+                "undecodable byte)", path)
+    bad = next((c for c in name if c in '"\\'), None)
+    if bad is None and any(name[i:i + 2] == "??" and name[i + 2] in _TRIGRAPH_ENDS
+                           for i in range(len(name) - 2)):
+        bad = "??"
+    if bad is not None:
+        raise DispatchError(f"unusable source name: {bad!r} cannot appear in the "
+                            f'generated #include "..." of it; rename the file', str(src))
 
 
 def _stem(source_name: str) -> str:

@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List
 
-from .errors import DispatchError
+from .errors import DispatchError, shown
 from .features import ALL_NAMES, Arch
 
 _SPLIT = re.compile(r"[\s,]+")
@@ -68,18 +68,20 @@ def parse_option(value: str, arch: Arch, option: str,
         if token[0] in "$#":
             kind = "policies" if token[0] == "$" else "target groups"
             raise DispatchError(
-                f"'{token}' is not allowed in an option value: {kind} belong in "
+                f"'{shown(token)}' is not allowed in an option value: {kind} belong in "
                 "/*@targets ... */ statements", option)
         op, name = ("-", token[1:]) if token[0] == "-" else (
             ("+", token[1:]) if token[0] == "+" else ("+", token))
         name = name.upper()
         if not name:
-            raise DispatchError(f"'{token}' is an operator without a feature name", option)
+            raise DispatchError(f"'{shown(token)}' is an operator without a feature name",
+                                option)
         if not re.fullmatch(r"[A-Z0-9_.]+", name):
-            raise DispatchError(f"'{token}' is not a feature name", option)
+            raise DispatchError(f"'{shown(token)}' is not a feature name", option)
         if name in KEYWORDS:
             if op == "-" or token[0] == "+":
-                raise DispatchError(f"'{token}': '{name.lower()}' takes no '+' or '-'", option)
+                raise DispatchError(f"'{shown(token)}': '{name.lower()}' takes no '+' or '-'",
+                                    option)
             _apply_keyword(name, arch, sel, native, token)
         elif name in arch.by_name or name in groups:
             members = groups[name].members if name in groups else (name,)
@@ -90,11 +92,11 @@ def parse_option(value: str, arch: Arch, option: str,
                     for gone in arch.successors(member):
                         sel.origin.pop(gone, None)
         elif name in ALL_NAMES:
-            sel.notes.append(f"{option}: skipped '{token}': not a feature of {arch.name}")
+            sel.notes.append(f"{option}: skipped '{shown(token)}': not a feature of {arch.name}")
         else:
             known = " ".join([*arch.by_name, *groups, *(k.lower() for k in KEYWORDS)])
             raise DispatchError(
-                f"unknown CPU feature '{token}'; {arch.name} knows: {known}", option)
+                f"unknown CPU feature '{shown(token)}'; {arch.name} knows: {known}", option)
     return sel
 
 

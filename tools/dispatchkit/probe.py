@@ -12,7 +12,9 @@ size and mtime of each program in the compiler command, plus the user's
 cflags) and keyed by version, flags and test-source text, in one JSON file per
 identity under the cache directory. A warm configure runs one preprocessor
 call at most and no compiles. Installing another compiler at the same path
-changes its size or mtime and so its identity.
+changes its size or mtime and so its identity. The cache is only a cache: an
+unreadable file or an entry of the wrong type (another version, a hand edit)
+is a miss, asked again and rewritten.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
-from .errors import DispatchError
+from .errors import DispatchError, printable
 
 CHECKS_DIR = Path(__file__).with_name("checks")
 _CACHE_FORMAT = 1
@@ -75,8 +77,8 @@ class Probe:
         if self._cache_path is None:
             return {}
         try:
-            data = json.loads(self._cache_path.read_text())
-        except (OSError, ValueError):
+            data = json.loads(self._cache_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError, RecursionError):
             return {}
         return data if isinstance(data, dict) else {}
 
@@ -84,22 +86,28 @@ class Probe:
         """Write the cache atomically; an unwritable cache dir only costs speed."""
         if self._cache_path is None or not self._dirty:
             return
+        tmp = None
         try:
             self._cache_path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=self._cache_path.parent, suffix=".tmp")
-            with os.fdopen(fd, "w") as fh:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 json.dump(self._cache, fh, sort_keys=True)
             os.replace(tmp, self._cache_path)
             self._dirty = False
         except OSError:
-            pass
+            if tmp is not None:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
 
     # -- questions ---------------------------------------------------------
     def macros(self, extra: Sequence[str] = ()) -> Dict[str, str]:
         """Predefined macros with the user's cflags plus ``extra``."""
         key = "macros " + " ".join(extra)
         cached = self._cache.get(key)
-        if isinstance(cached, dict):
+        if isinstance(cached, dict) and all(isinstance(k, str) and isinstance(v, str)
+                                            for k, v in cached.items()):
             return cached
         with tempfile.TemporaryDirectory(prefix="dispatchgen-") as tmp:
             src = Path(tmp) / "empty.c"
@@ -139,8 +147,9 @@ class Probe:
             text = (CHECKS_DIR / check).read_text()
             ckey = "compile " + hashlib.sha256(
                 json.dumps([version, list(flags), text]).encode()).hexdigest()[:32]
-            if ckey in self._cache:
-                results[key] = self._cache[ckey]
+            cached = self._cache.get(ckey)
+            if isinstance(cached, str) and cached.isprintable():  # '' or the error
+                results[key] = cached
             else:
                 todo.append((key, ckey, check, list(flags)))
         if todo:
@@ -155,18 +164,21 @@ class Probe:
     # -- plumbing ----------------------------------------------------------
     def _compile(self, tmp: str, check: str, flags: List[str]) -> str:
         self.compiles_run += 1
-        obj = Path(tmp) / (check + "." + hashlib.sha1(" ".join(flags).encode()).hexdigest()[:8] + ".o")
+        digest = hashlib.sha1(" ".join(flags).encode()).hexdigest()[:8]
+        obj = Path(tmp) / f"{check}.{digest}.o"
         cmd = [*self.argv, *self.cflags, *flags, "-Werror", "-c", str(CHECKS_DIR / check),
                "-o", str(obj)]
         proc = self._run(cmd)
         if proc.returncode == 0 and obj.exists():
             return ""
-        return _first_error(proc.stderr) or f"exit status {proc.returncode}"
+        # printable: the reason goes into dispatch_config.json and meson's lines
+        return printable(_first_error(proc.stderr)) or f"exit status {proc.returncode}"
 
     def _run(self, cmd: List[str]) -> subprocess.CompletedProcess:
         try:
-            return subprocess.run(cmd, capture_output=True, text=True, check=False,
-                                  env={**os.environ, "LC_ALL": "C"})
+            # errors="replace": a compiler may print bytes that are not UTF-8
+            return subprocess.run(cmd, capture_output=True, encoding="utf-8", errors="replace",
+                                  check=False, env={**os.environ, "LC_ALL": "C"})
         except OSError as exc:
             raise DispatchError(f"--cc: cannot run '{cmd[0]}': {exc.strerror}") from None
 

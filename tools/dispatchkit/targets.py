@@ -8,7 +8,8 @@ are split on whitespace, `*`, `,` and `/`; parentheses stand alone.
                   left once implied ones are dropped: (avx2 fma3) -> FMA3__AVX2
     baseline      also compile the source as it is, with the baseline flags
     #name         the targets of a group from the project's dispatch
-                  configuration (an INI file, section [groups])
+                  configuration (an INI file, section [groups]); groups may
+                  use groups, see Note [Group expansion is bounded]
     $keep_baseline  keep targets the baseline already covers
     $keep_sort      keep the written order instead of highest interest first
     $maxopt         compile the targets at -O3
@@ -19,6 +20,13 @@ are split on whitespace, `*`, `,` and `/`; parentheses stand alone.
 Names of another architecture are skipped with a note, so one statement can
 list the targets of every architecture. Everything else that is wrong is a
 DispatchError naming file:line and the token.
+
+Note [Group expansion is bounded]: a group may name other groups, so a few
+lines of INI can describe a huge statement (40 groups each naming the next
+twice is 2**40 names) or one nested thousands deep. Expansion stops with an
+error on a cycle, past MAX_GROUP_DEPTH nested groups, or once the groups of a
+statement have produced MAX_GROUP_NAMES names in all: far beyond any real
+use, small enough to fail at once.
 """
 
 from __future__ import annotations
@@ -27,15 +35,18 @@ import configparser
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from .config import BuildConfig
-from .errors import DispatchError
+from .errors import DispatchError, shown
 from .features import ALL_NAMES, Arch
 
 POLICIES = ("$keep_baseline", "$keep_sort", "$maxopt", "$werror", "$autovec")
 _TOKEN = re.compile(r"[()]|[^\s*,/()]+")
+_NAME = re.compile(r"[A-Z0-9_]+")
 _START = "/*@targets"
+MAX_GROUP_DEPTH = 16
+MAX_GROUP_NAMES = 10_000
 
 
 @dataclass
@@ -67,11 +78,13 @@ def load_groups(path: Optional[Path]) -> Dict[str, str]:
     """Target groups (`#name`) from an INI file's [groups] section."""
     if path is None:
         return {}
-    parser = configparser.ConfigParser()
+    # No interpolation: '%' means nothing in @targets, and `%(name)s` references
+    # would be a second, unbounded expansion (see Note [Group expansion is bounded]).
+    parser = configparser.ConfigParser(interpolation=None)
     try:
-        with open(path) as fh:
+        with open(path, encoding="utf-8") as fh:
             parser.read_file(fh)
-    except (OSError, configparser.Error) as exc:
+    except (OSError, UnicodeDecodeError, configparser.Error) as exc:
         raise DispatchError(f"cannot read target groups: {exc}", str(path)) from None
     if not parser.has_section("groups"):
         return {}
@@ -92,8 +105,40 @@ def find_statement(text: str, filename: str) -> Tuple[str, int]:
 
 
 def tokenize(body: str, line: int) -> List[Token]:
-    return [Token(m.group(0), line + body.count("\n", 0, m.start()))
-            for m in _TOKEN.finditer(body)]
+    """Tokens of ``body``, whose first line is ``line``; linear in its length."""
+    return [Token(text, number) for number, chunk in enumerate(body.split("\n"), line)
+            for text in _TOKEN.findall(chunk)]
+
+
+@dataclass
+class _Groups:
+    """The user's target groups, and how much a statement may still expand."""
+
+    bodies: Dict[str, str]
+    tokens: Dict[str, List[str]] = field(default_factory=dict)  # tokenized once
+    left: int = MAX_GROUP_NAMES
+    multi_names: Dict[FrozenSet[str], str] = field(default_factory=dict)  # (a b) written again
+
+    def expand(self, name: str, text: str, expanding: Tuple[str, ...], loc: str) -> List[str]:
+        """The names group ``name`` (written ``text``) stands for, one level down."""
+        if name not in self.bodies:
+            known = " ".join("#" + shown(g, 30) for g in sorted(self.bodies)) or "none defined"
+            raise DispatchError(f"unknown target group '{shown(text)}'; known: {known}", loc)
+        if name in expanding:
+            chain = " -> ".join("#" + shown(g, 30) for g in (*expanding, name))
+            raise DispatchError(f"target group '{shown(text)}' includes itself ({chain})", loc)
+        if len(expanding) >= MAX_GROUP_DEPTH:
+            raise DispatchError(f"target group '{shown(text)}' is nested more than "
+                                f"{MAX_GROUP_DEPTH} groups deep (in #{shown(expanding[0], 30)})",
+                                loc)
+        if name not in self.tokens:
+            self.tokens[name] = [t.text for t in tokenize(self.bodies[name], 0)]
+        self.left -= len(self.tokens[name])
+        if self.left < 0:
+            raise DispatchError(f"target groups expand to more than {MAX_GROUP_NAMES} names "
+                                f"(at '{shown(text)}'): do groups name other groups "
+                                "several times?", loc)
+        return self.tokens[name]
 
 
 def parse(text: str, filename: str, arch: Arch,
@@ -105,7 +150,7 @@ def parse(text: str, filename: str, arch: Arch,
         raise DispatchError("empty @targets statement: name at least one target or "
                             "'baseline'", f"{filename}:{line}")
     stmt = Statement(filename, line)
-    _parse_tokens(tokens, stmt, arch, groups or {}, ())
+    _parse_tokens(tokens, stmt, arch, _Groups(groups or {}), ())
     # Only another architecture's names: nothing to build here, which is fine.
     if not stmt.targets and not stmt.baseline and not stmt.notes:
         raise DispatchError("@targets statement names no target", f"{filename}:{line}")
@@ -113,7 +158,7 @@ def parse(text: str, filename: str, arch: Arch,
 
 
 def _parse_tokens(tokens: Sequence[Token], stmt: Statement, arch: Arch,
-                  groups: Dict[str, str], expanding: Tuple[str, ...]) -> None:
+                  groups: _Groups, expanding: Tuple[str, ...]) -> None:
     where = stmt.file
     i = 0
     while i < len(tokens):
@@ -128,28 +173,25 @@ def _parse_tokens(tokens: Sequence[Token], stmt: Statement, arch: Arch,
             members = tokens[i + 1:close]
             if not members:
                 raise DispatchError("empty parentheses '()'", loc)
-            _add_multi(members, stmt, arch, loc)
+            _add_multi(members, stmt, arch, loc, groups.multi_names)
             i = close + 1
             continue
         if text == ")":
             raise DispatchError("unbalanced ')': no '(' before it", loc)
         if text[0] in "+-":
-            raise DispatchError(f"'{text}': '+' and '-' belong in option values, not in "
+            raise DispatchError(f"'{shown(text)}': '+' and '-' belong in option values, not in "
                                 "@targets", loc)
         if text[0] == "$":
             if text.lower() not in POLICIES:
-                raise DispatchError(f"unknown policy '{text}'; known: {' '.join(POLICIES)}", loc)
+                raise DispatchError(f"unknown policy '{shown(text)}'; known: "
+                                    f"{' '.join(POLICIES)}", loc)
             if text.lower() not in stmt.policies:
                 stmt.policies.append(text.lower())
         elif text[0] == "#":
             name = text[1:].lower()
-            if name not in groups:
-                known = " ".join("#" + g for g in sorted(groups)) or "none defined"
-                raise DispatchError(f"unknown target group '{text}'; known: {known}", loc)
-            if name in expanding:
-                raise DispatchError(f"target group '{text}' includes itself", loc)
-            _parse_tokens([Token(t.text, tok.line) for t in tokenize(groups[name], 0)],
-                          stmt, arch, groups, expanding + (name,))
+            body = groups.expand(name, text, expanding, loc)
+            _parse_tokens([Token(t, tok.line) for t in body], stmt, arch, groups,
+                          expanding + (name,))
         elif text.lower() == "baseline":
             stmt.baseline = True
         else:
@@ -164,15 +206,16 @@ def _known(arch: Arch) -> str:
 def _resolve_name(text: str, arch: Arch, loc: str) -> Optional[Tuple[str, ...]]:
     """Features of one name, or None when it belongs to another architecture."""
     name = text.upper()
-    if not re.fullmatch(r"[A-Z0-9_]+", name):
-        raise DispatchError(f"'{text}' is not a target name", loc)
+    if not _NAME.fullmatch(name):
+        raise DispatchError(f"'{shown(text)}' is not a target name", loc)
     if name in arch.by_name:
         return (name,)
     if name in arch.group_by_name:
         return arch.group_by_name[name].members
     if name in ALL_NAMES:
         return None
-    raise DispatchError(f"unknown target '{text}'; {arch.name} knows: {_known(arch)}", loc)
+    raise DispatchError(f"unknown target '{shown(text)}'; {arch.name} knows: {_known(arch)}",
+                        loc)
 
 
 def _add_single(text: str, stmt: Statement, arch: Arch, loc: str) -> None:
@@ -184,13 +227,14 @@ def _add_single(text: str, stmt: Statement, arch: Arch, loc: str) -> None:
     stmt.targets.append(TargetSpec(name, features, int(loc.rsplit(":", 1)[1])))
 
 
-def _add_multi(members: Sequence[Token], stmt: Statement, arch: Arch, loc: str) -> None:
+def _add_multi(members: Sequence[Token], stmt: Statement, arch: Arch, loc: str,
+               names: Dict[FrozenSet[str], str]) -> None:
     features: List[str] = []
     foreign: List[str] = []
     for tok in members:
         mloc = f"{stmt.file}:{tok.line}"
         if tok.text[0] in "$#" or tok.text.lower() == "baseline" or tok.text[0] in "+-":
-            raise DispatchError(f"'{tok.text}' is not allowed inside parentheses: only "
+            raise DispatchError(f"'{shown(tok.text)}' is not allowed inside parentheses: only "
                                 "feature names", mloc)
         resolved = _resolve_name(tok.text, arch, mloc)
         if resolved is None:
@@ -201,8 +245,10 @@ def _add_multi(members: Sequence[Token], stmt: Statement, arch: Arch, loc: str) 
         stmt.notes.append(f"{loc}: skipped '({' '.join(t.text for t in members)})': "
                           f"{' '.join(foreign)} not a feature of {arch.name}")
         return
-    stmt.targets.append(TargetSpec(multi_name(features, arch), tuple(features),
-                                   int(loc.rsplit(":", 1)[1])))
+    key = frozenset(features)
+    if key not in names:
+        names[key] = multi_name(features, arch)
+    stmt.targets.append(TargetSpec(names[key], tuple(features), int(loc.rsplit(":", 1)[1])))
 
 
 def multi_name(features: Sequence[str], arch: Arch) -> str:

@@ -132,6 +132,9 @@ class Arch:
     groups: Tuple[Group, ...] = ()
     not_macros: Tuple[str, ...] = ()
     by_name: Dict[str, Feature] = field(init=False, repr=False, compare=False)
+    _successors: Dict[str, FrozenSet[str]] = field(init=False, repr=False, compare=False)
+    _order: Dict[str, int] = field(init=False, repr=False, compare=False)
+    _groups: Dict[str, Group] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "by_name", {f.name: f for f in self.features})
@@ -143,10 +146,17 @@ class Arch:
             for m in g.members:
                 if m not in self.by_name:
                     raise ValueError(f"{self.name}: group {g.name} has unknown {m}")
+        # Computed once: `-name` in an option value asks for them per token, so a
+        # long value must not redo the closure of every feature each time.
+        closures = {f.name: self.closure([f.name]) for f in self.features}
+        object.__setattr__(self, "_order", {f.name: i for i, f in enumerate(self.features)})
+        object.__setattr__(self, "_groups", {g.name: g for g in self.groups})
+        object.__setattr__(self, "_successors", {
+            name: frozenset(f for f, c in closures.items() if name in c) for name in closures})
 
     @property
     def group_by_name(self) -> Dict[str, Group]:
-        return {g.name: g for g in self.groups}
+        return self._groups
 
     def closure(self, names: Iterable[str]) -> FrozenSet[str]:
         """``names`` and everything they imply, transitively (cycles allowed)."""
@@ -162,11 +172,11 @@ class Arch:
 
     def successors(self, name: str) -> FrozenSet[str]:
         """Every feature that implies ``name`` (directly or not), and ``name``."""
-        return frozenset(f.name for f in self.features if name in self.closure([f.name]))
+        return self._successors.get(name, frozenset())
 
     def sort(self, names: Iterable[str], reverse: bool = False) -> List[str]:
         """By interest (then table order), lowest first unless ``reverse``."""
-        order = {f.name: i for i, f in enumerate(self.features)}
+        order = self._order
         return sorted(
             set(names),
             key=lambda n: (self.by_name[n].interest, order[n]),

@@ -1,0 +1,505 @@
+"""The generator attacked as a hostile user would (issue 10): huge statements,
+exploding target groups, I/O failures, racing writers, corrupt config and
+cache files, source names the generated files cannot carry. Each is one clean
+error (or a right result), never a traceback, a hang or a half-written set."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from dispatchkit import generate
+from dispatchkit.config import BuildConfig, configure
+from dispatchkit.errors import DispatchError
+from dispatchkit.features import X86_64
+from dispatchkit.options import parse_option
+from dispatchkit.probe import Probe
+from dispatchkit.targets import MAX_GROUP_DEPTH, MAX_GROUP_NAMES, load_groups, parse, tokenize
+
+TOOLS = Path(__file__).resolve().parents[2] / "tools"
+
+needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc is not installed")
+SOURCE = "/*@targets baseline sse42 avx2 */\nint DISPATCH_CPU_DISPATCH_CURFX(f)(void);\n"
+
+
+def one_clean_error(proc: subprocess.CompletedProcess, *words: str) -> str:
+    """The CLI contract: exit 2, one line on stderr, no traceback."""
+    assert proc.returncode == 2, (proc.returncode, proc.stderr)
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("dispatchgen: error: ")
+    for word in words:
+        assert word in lines[0], lines[0]
+    return lines[0]
+
+
+@pytest.fixture
+def gcc_args(cache_dir, gcc_config):
+    return ["--cc", "gcc", "--cflags", "", "--cache-dir", str(cache_dir)]
+
+
+# -- 1. tokenizing is linear ----------------------------------------------------
+
+MEGABYTE = 1 << 20
+
+
+def test_a_1mb_targets_statement_parses_in_well_under_a_second():
+    body = "avx2 sse42\n * (avx2 fma3), vsx2\n" * (MEGABYTE // 32)
+    text = f"/*@targets {body} */\n"
+    assert len(text) >= MEGABYTE
+    start = time.perf_counter()
+    stmt = parse(text, "big.c", X86_64)
+    elapsed = time.perf_counter() - start
+    print(f"1 MB @targets statement: {elapsed:.3f} s")  # about 0.5 s; 37-78 s before
+    assert elapsed < 5
+    assert len(stmt.targets) == 3 * (MEGABYTE // 32)
+
+
+def test_a_1mb_statement_still_reports_the_exact_line_of_a_bad_token():
+    lines = MEGABYTE // 5
+    text = "int a;\n" + "/*@targets\n" + "avx2\n" * lines + "  avx3 */\n"
+    start = time.perf_counter()
+    with pytest.raises(DispatchError) as info:
+        parse(text, "big.c", X86_64)
+    assert time.perf_counter() - start < 5
+    assert info.value.where == f"big.c:{lines + 3}" and "'avx3'" in info.value.message
+
+
+def test_tokens_keep_their_lines():
+    toks = tokenize("a\n\n b (c\n d)\n\n", 7)
+    assert [(t.text, t.line) for t in toks] == [("a", 7), ("b", 9), ("(", 9), ("c", 9),
+                                                ("d", 10), (")", 10)]
+
+
+def test_a_1mb_text_before_the_statement_and_a_1mb_option_value_are_fast():
+    start = time.perf_counter()
+    stmt = parse("/" * MEGABYTE + "/*@targets avx2 */", "f.c", X86_64)
+    sel = parse_option("max -avx512f " * (MEGABYTE // 13), X86_64, "cpu-dispatch", list)
+    elapsed = time.perf_counter() - start
+    print(f"1 MB before the statement + 1 MB option value: {elapsed:.3f} s")
+    assert elapsed < 5
+    assert stmt.line == 1 and "AVX512F" not in sel.names
+
+
+def test_an_error_quotes_a_huge_token_cut_short():
+    with pytest.raises(DispatchError) as info:
+        parse("/*@targets " + "x" * MEGABYTE + " */", "f.c", X86_64)
+    assert len(str(info.value)) < 1000 and "xxx..." in str(info.value)
+
+
+@needs_gcc
+def test_the_cli_reads_a_1mb_source_quickly(cli, gcc_args, tmp_path):
+    src = tmp_path / "big.dispatch.c"
+    src.write_text("/*@targets baseline " + "avx2 sse42\n" * (MEGABYTE // 11) + "*/\n")
+    start = time.perf_counter()
+    proc = cli(["targets", *gcc_args, str(src)])
+    elapsed = time.perf_counter() - start
+    print(f"dispatchgen targets on a 1 MB source: {elapsed:.3f} s")
+    assert proc.returncode == 0, proc.stderr
+    assert elapsed < 10
+    assert proc.stdout.startswith(f"{src}: AVX2 SSE42 baseline")
+
+
+# -- 2. group expansion is bounded ------------------------------------------------
+
+def doubling_chain(levels: int, fan_out: int = 2) -> dict:
+    groups = {f"g{i}": " ".join([f"#g{i + 1}"] * fan_out) for i in range(levels)}
+    groups[f"g{levels}"] = "avx2"
+    return groups
+
+
+def test_a_40_level_doubling_chain_of_groups_is_an_error_at_once():
+    start = time.perf_counter()
+    with pytest.raises(DispatchError) as info:
+        parse("/*@targets\n #g0 */", "f.c", X86_64, doubling_chain(40))
+    assert time.perf_counter() - start < 1
+    assert info.value.where == "f.c:2"
+    assert f"nested more than {MAX_GROUP_DEPTH} groups deep" in info.value.message
+
+
+def test_a_3000_deep_chain_of_groups_is_an_error_not_a_recursion_error():
+    with pytest.raises(DispatchError, match="nested more than"):
+        parse("/*@targets #g0 */", "f.c", X86_64, doubling_chain(3000, fan_out=1))
+
+
+def test_groups_within_the_depth_limit_still_expand():
+    stmt = parse("/*@targets #g0 */", "f.c", X86_64, doubling_chain(MAX_GROUP_DEPTH - 1, 1))
+    assert [t.name for t in stmt.targets] == ["AVX2"]
+
+
+def test_groups_expanding_to_too_many_names_are_an_error_at_once():
+    start = time.perf_counter()
+    with pytest.raises(DispatchError) as info:  # 10**10 names, 10 levels deep
+        parse("/*@targets #g0 */", "f.c", X86_64, doubling_chain(10, fan_out=10))
+    assert time.perf_counter() - start < 1
+    assert f"expand to more than {MAX_GROUP_NAMES} names" in info.value.message
+
+
+def test_a_group_cycle_is_an_error_naming_the_cycle():
+    with pytest.raises(DispatchError) as info:
+        parse("/*@targets avx2\n #a */", "f.c", X86_64, {"a": "sse42 #b", "b": "#c", "c": "#a"})
+    assert info.value.where == "f.c:2"
+    assert "'#a' includes itself (#a -> #b -> #c -> #a)" in info.value.message
+
+
+def test_groups_ini_values_are_not_interpolated(tmp_path):
+    # configparser's default `%(name)s` interpolation was a second, unbounded
+    # expansion, and a lone '%' was a traceback.
+    ini = tmp_path / "groups.ini"
+    lines = ["[groups]", "pct = avx2 %"]
+    lines += [f"i{k} = " + f"%(i{k + 1})s " * 20 for k in range(10)] + ["i10 = avx2"]
+    ini.write_text("\n".join(lines) + "\n")
+    groups = load_groups(ini)
+    assert groups["pct"] == "avx2 %" and groups["i0"].startswith("%(i1)s")
+    with pytest.raises(DispatchError, match="'%' is not a target name"):
+        parse("/*@targets #pct */", "f.c", X86_64, groups)
+
+
+def test_a_groups_file_that_is_not_utf8_is_an_error(tmp_path):
+    ini = tmp_path / "groups.ini"
+    ini.write_bytes(b"[groups]\ng = avx2 \xff\n")
+    with pytest.raises(DispatchError, match="cannot read target groups"):
+        load_groups(ini)
+
+
+@needs_gcc
+def test_the_cli_refuses_an_exploding_groups_file_in_one_line(cli, gcc_args, tmp_path):
+    ini = tmp_path / "groups.ini"
+    ini.write_text("[groups]\n" + "".join(f"g{k} = #g{k + 1} #g{k + 1}\n" for k in range(40))
+                   + "g40 = avx2\n")
+    src = tmp_path / "k.dispatch.c"
+    src.write_text("/*@targets #g0 */\n")
+    proc = cli(["targets", *gcc_args, "--groups", str(ini), str(src)], timeout=60)
+    one_clean_error(proc, f"{src}:1", "nested more than")
+
+
+# -- 3. I/O failures: one error, no partial output -------------------------------------
+
+@needs_gcc
+def test_configure_into_an_outdir_that_is_a_file_is_one_error(cli, gcc_args, tmp_path):
+    out = tmp_path / "not-a-dir"
+    out.write_text("x")
+    one_clean_error(cli(["configure", *gcc_args, "--outdir", str(out)]), "not-a-dir")
+    one_clean_error(cli(["configure", *gcc_args, "--outdir", str(out / "sub")]), "not-a-dir")
+    assert out.read_text() == "x"
+
+
+@needs_gcc
+def test_a_directory_where_the_config_should_be_leaves_the_old_header(cli, gcc_args, tmp_path):
+    out = tmp_path / "build"
+    assert cli(["configure", *gcc_args, "--outdir", str(out),
+                "--cpu-dispatch", "avx2"]).returncode == 0
+    header = (out / "_cpu_dispatch.h").read_bytes()
+    (out / "dispatch_config.json").unlink()
+    (out / "dispatch_config.json").mkdir()
+    proc = cli(["configure", *gcc_args, "--outdir", str(out), "--cpu-dispatch", "avx512_skx"])
+    one_clean_error(proc, "dispatch_config.json", "is a directory")
+    assert (out / "_cpu_dispatch.h").read_bytes() == header  # not rewritten for avx512_skx
+    assert sorted(p.name for p in out.iterdir()) == ["_cpu_dispatch.h", "dispatch_config.json"]
+
+
+@needs_gcc
+def test_meson_source_into_a_bad_outdir_is_one_error(cli, gcc_args, tmp_path):
+    build = tmp_path / "build"
+    assert cli(["configure", *gcc_args, "--outdir", str(build)]).returncode == 0
+    src = tmp_path / "k.dispatch.c"
+    src.write_text(SOURCE)
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    proc = cli(["meson-source", str(src), "--config", str(build / "dispatch_config.json"),
+                "--outdir", str(blocker)])
+    one_clean_error(proc, "file")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "k.dispatch.h").mkdir()
+    proc = cli(["meson-source", str(src), "--config", str(build / "dispatch_config.json"),
+                "--outdir", str(tmp_path / "out")])
+    one_clean_error(proc, "k.dispatch.h", "is a directory")
+
+
+def test_a_failed_set_replaces_nothing_and_leaves_no_temporary_file(tmp_path):
+    (tmp_path / "a.h").write_text("old a")
+    (tmp_path / "blocker").write_text("")
+    with pytest.raises(DispatchError, match="cannot write"):
+        generate.write_files([(tmp_path / "a.h", "new a"),
+                              (tmp_path / "blocker" / "b.json", "new b")])
+    assert (tmp_path / "a.h").read_text() == "old a"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.h", "blocker"]
+
+
+def test_written_files_get_the_usual_mode_not_mkstemps_0600(tmp_path):
+    old = os.umask(0o022)
+    try:
+        generate.write_files([(tmp_path / "new.h", "x")])
+    finally:
+        os.umask(old)
+    assert (tmp_path / "new.h").stat().st_mode & 0o777 == 0o644
+    (tmp_path / "new.h").chmod(0o640)
+    generate.write_files([(tmp_path / "new.h", "y")])
+    assert (tmp_path / "new.h").stat().st_mode & 0o777 == 0o640
+
+
+def test_unchanged_files_are_not_rewritten(tmp_path):
+    path = tmp_path / "a.h"
+    assert generate.write_files([(path, "x")]) == [path]
+    mtime = path.stat().st_mtime_ns
+    assert generate.write_files([(path, "x")]) == []
+    assert path.stat().st_mtime_ns == mtime
+
+
+WRITER = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from pathlib import Path
+from dispatchkit.generate import write_files
+out, me, rounds = Path(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+texts = [Path(p).read_text() for p in sys.argv[5:]]
+for i in range(rounds):
+    t = texts[(i + me) % len(texts)]
+    write_files([(out / "_cpu_dispatch.h", t), (out / "dispatch_config.json", t)])
+"""
+
+READER = """
+import os, sys, time
+from pathlib import Path
+out, done = Path(sys.argv[1]), Path(sys.argv[2])
+valid = {Path(p).read_text() for p in sys.argv[3:]}
+reads = bad = 0
+while not done.exists():
+    for name in ("_cpu_dispatch.h", "dispatch_config.json"):
+        try:
+            text = (out / name).read_text()
+        except FileNotFoundError:
+            continue
+        reads += 1
+        bad += text not in valid
+print(reads, bad)
+"""
+
+
+def test_concurrent_writers_never_show_a_reader_a_torn_file(tmp_path):
+    # A fixed `<name>.tmp` shared by all writers gave 4% torn reads with 4 writers.
+    out = tmp_path / "out"
+    contents = []
+    for k in range(3):
+        path = tmp_path / f"content{k}.txt"
+        path.write_text(json.dumps({"set": k, "pad": [str(k) * 64] * (2000 + 1000 * k)}))
+        contents.append(str(path))
+    done = tmp_path / "done"
+    readers = [subprocess.Popen([sys.executable, "-c", READER, str(out), str(done), *contents],
+                                stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    writers = [subprocess.Popen([sys.executable, "-c", WRITER, str(TOOLS), str(out), str(me),
+                                 "150", *contents]) for me in range(4)]
+    try:
+        assert [w.wait(timeout=120) for w in writers] == [0, 0, 0, 0]
+    finally:
+        done.write_text("")
+        results = [r.communicate(timeout=60)[0].split() for r in readers]
+    reads = sum(int(r[0]) for r in results)
+    torn = sum(int(r[1]) for r in results)
+    print(f"{reads} reads during 4 x 150 writes, {torn} torn")
+    assert reads > 0 and torn == 0
+    assert sorted(p.name for p in out.iterdir()) == ["_cpu_dispatch.h", "dispatch_config.json"]
+
+
+# -- 4. config and cache files with wrong types -----------------------------------------
+
+@pytest.fixture
+def config_dict(gcc_config):
+    return json.loads(gcc_config.to_json())
+
+
+@needs_gcc
+@pytest.mark.parametrize("change, message", [
+    ({"baseline": 42}, "'baseline' must be a list of strings, got a number"),
+    ({"baseline": ["SSE", None]}, "'baseline' must be a list of strings, got a list"),
+    ({"arch": "vax"}, "'arch' is 'vax', not one of x86_64"),
+    ({"arch": ["x86_64"]}, "'arch' must be a string, got a list"),
+    ({"dispatch": ["AVX2", "NOPE"]}, "'dispatch' names 'NOPE', not a feature of x86_64"),
+    ({"dispatch_flags": {"AVX2": "-mavx2"}}, "'dispatch_flags' must be an object of lists"),
+    ({"unsupported": {"AVX2": 42}}, "'unsupported' must be an object of strings, got an obj"),
+    ({"skipped": [1]}, "'skipped' must be a list of objects of strings"),
+    ({"baseline_flags": ["-msse\tx"]}, "'-msse\\tx' is not printable text"),
+    ({"unsupported": {"AVX2": "no\nnote\tinjected"}}, "is not printable text"),
+    ({"surprise": 1}, "unknown key 'surprise'"),
+    ({"compiler_family": None}, "'compiler_family' must be a string, got null"),
+])
+def test_a_config_with_wrong_types_is_an_error_naming_file_and_field(config_dict, tmp_path,
+                                                                     change, message):
+    config_dict.update(change)
+    path = tmp_path / "dispatch_config.json"
+    path.write_text(json.dumps(config_dict))
+    with pytest.raises(DispatchError) as info:
+        BuildConfig.load(path)
+    assert info.value.where == str(path)
+    assert message in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+@needs_gcc
+def test_a_config_missing_a_field_is_an_error(config_dict, tmp_path):
+    del config_dict["dispatch"]
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(config_dict))
+    with pytest.raises(DispatchError, match="'dispatch' is missing"):
+        BuildConfig.load(path)
+
+
+@pytest.mark.parametrize("text", ["[" * 100_000, '{"arch": ' * 50_000, "1e999999",
+                                  "9" * 10_000, '"\\ud800"'],
+                         ids=["deep-list", "deep-object", "inf", "huge-int", "surrogate"])
+def test_a_pathological_config_is_an_error_not_a_traceback(tmp_path, text):
+    path = tmp_path / "c.json"
+    path.write_text(text)
+    with pytest.raises(DispatchError, match="cannot read build configuration"):
+        BuildConfig.load(path)
+
+
+@needs_gcc
+def test_meson_source_with_a_corrupt_config_is_one_line(cli, config_dict, tmp_path):
+    config_dict["dispatch_flags"] = {"AVX2": [1]}
+    cfg = tmp_path / "dispatch_config.json"
+    cfg.write_text(json.dumps(config_dict))
+    src = tmp_path / "k.dispatch.c"
+    src.write_text(SOURCE)
+    proc = cli(["meson-source", str(src), "--config", str(cfg), "--outdir", str(tmp_path)])
+    one_clean_error(proc, str(cfg), "'dispatch_flags'")
+
+
+def copied_cache(cache_dir: Path, tmp_path: Path) -> Path:
+    """A copy of the session's probe cache; returns the path of gcc's file in it."""
+    dest = tmp_path / "cache"
+    shutil.copytree(cache_dir, dest)
+    path = Probe(["gcc"], [], dest)._cache_path
+    assert path is not None and path.is_file()
+    return path
+
+
+@needs_gcc
+def test_a_cache_entry_of_the_wrong_type_is_a_miss_and_rewritten(cache_dir, gcc_config,
+                                                                 tmp_path):
+    path = copied_cache(cache_dir, tmp_path)
+    data = json.loads(path.read_text())
+    compiles = sorted(k for k in data if k.startswith("compile "))[:3]
+    data[compiles[0]] = 42              # read as "compiler lacks it (42)" before
+    data[compiles[1]] = ["not", "str"]
+    data[compiles[2]] = "error: two\nlines"
+    macros = next(k for k in data if k.startswith("macros"))
+    data[macros] = {"__x86_64__": 1}
+    path.write_text(json.dumps(data))
+    cfg = configure("gcc", "", "min", "max -xop -fma4", path.parent)
+    assert cfg == gcc_config
+    fixed = json.loads(path.read_text())
+    assert all(fixed[k] == "" for k in compiles)
+    assert all(isinstance(v, str) for v in fixed[macros].values())
+
+
+@needs_gcc
+@pytest.mark.parametrize("text", ["[]", "[" * 100_000, "\xff", '{"macros ": 7}'],
+                         ids=["list", "deep-list", "not-utf8", "macros-not-an-object"])
+def test_a_corrupt_cache_file_is_ignored_and_rewritten(cache_dir, gcc_config, tmp_path, text):
+    path = copied_cache(cache_dir, tmp_path)
+    path.write_text(text, encoding="latin-1")
+    probe = Probe(["gcc"], [], path.parent)
+    assert "__x86_64__" in probe.macros()  # asked again, not read from the bad file
+    probe.save()
+    data = json.loads(path.read_text())
+    assert isinstance(data, dict) and "__x86_64__" in data["macros "]
+
+
+@needs_gcc
+def test_a_cache_path_that_is_a_directory_costs_only_speed(cache_dir, gcc_config, tmp_path):
+    path = copied_cache(cache_dir, tmp_path)
+    path.unlink()
+    path.mkdir()
+    probe = Probe(["gcc"], [], path.parent)
+    assert "__x86_64__" in probe.macros()
+    probe.save()
+    assert not [p.name for p in path.parent.iterdir() if p.name.endswith(".tmp")]
+
+
+@needs_gcc
+def test_a_compiler_printing_bytes_that_are_not_utf8_is_not_a_traceback(cli, tmp_path):
+    cc = tmp_path / "cc"
+    cc.write_text("#!/bin/sh\nprintf 'error: \\377\\376 no\\n' >&2\nexit 1\n")
+    cc.chmod(0o755)
+    proc = cli(["report", "--cc", str(cc), "--no-cache"])
+    one_clean_error(proc, "failed")
+
+
+# -- 5. source names the generated files cannot carry ----------------------------------
+
+@pytest.fixture
+def built(cli, gcc_args, tmp_path) -> Path:
+    out = tmp_path / "build"
+    assert cli(["configure", *gcc_args, "--outdir", str(out)]).returncode == 0
+    return out / "dispatch_config.json"
+
+
+@needs_gcc
+@pytest.mark.parametrize("name, shown", [
+    ("a\tb.dispatch.c", "\\t"), ("a\nb.dispatch.c", "\\n"), ('a"b.dispatch.c', "'\"'"),
+    ("a\\b.dispatch.c", "'\\\\'"), ("a??=b.dispatch.c", "'??'"), ("a\x1bb.dispatch.c", "\\x1b"),
+    ("a\rb.dispatch.c", "\\r"), ("a\u2028b.dispatch.c", "\\u2028"),
+])
+def test_an_unusable_source_name_is_refused_naming_it(cli, built, tmp_path, name, shown):
+    src = tmp_path / name
+    src.write_text(SOURCE)
+    out = tmp_path / "out"
+    for args in (["meson-source", str(src), "--config", str(built), "--outdir", str(out)],
+                 ["wrapper", str(src), "avx2", "--config", str(built)]):
+        proc = cli(args)
+        line = one_clean_error(proc, "unusable source", shown)
+        assert proc.stdout == ""
+    assert "b.dispatch.c" in line
+    assert not out.exists()
+
+
+@needs_gcc
+def test_a_source_in_a_directory_with_a_tab_is_refused(cli, built, tmp_path):
+    src = tmp_path / "we\tird" / "k.dispatch.c"
+    src.parent.mkdir()
+    src.write_text(SOURCE)
+    proc = cli(["meson-source", str(src), "--config", str(built), "--outdir", str(tmp_path)])
+    one_clean_error(proc, "unusable source path", "we\\tird")
+
+
+@needs_gcc
+def test_a_source_name_that_is_not_utf8_is_refused(built, tmp_path):
+    raw = os.fsencode(tmp_path) + b"/k\xff.dispatch.c"
+    with open(raw, "w") as fh:
+        fh.write(SOURCE)
+    proc = subprocess.run([sys.executable, str(TOOLS / "dispatchgen.py"), "meson-source", raw,
+                           "--config", str(built), "--outdir", str(tmp_path / "out")],
+                          capture_output=True, text=True, env={**os.environ, "LC_ALL": "C"})
+    one_clean_error(proc, "unusable source path", "\\udcff")
+
+
+@needs_gcc
+def test_a_source_name_with_spaces_and_accents_is_fine(cli, built, tmp_path):
+    src = tmp_path / "my kernel é.dispatch.c"
+    src.write_text(SOURCE)
+    out = tmp_path / "out"
+    proc = cli(["meson-source", str(src), "--config", str(built), "--outdir", str(out)])
+    assert proc.returncode == 0, proc.stderr
+    fields = [ln.split("\t") for ln in proc.stdout.splitlines()]
+    assert ["baseline", "my kernel é_dispatch_c_baseline", str(src.resolve())] == \
+        next(f for f in fields if f[0] == "baseline")[:3]
+    proc = cli(["wrapper", str(src), "avx2", "--config", str(built)])
+    assert proc.returncode == 0 and '#include "my kernel é.dispatch.c"' in proc.stdout
+
+
+def test_every_error_is_one_printable_line():
+    err = DispatchError("unknown target 'a\x1bb'", "dir\nname.c:3")
+    assert str(err) == "dir\\nname.c:3: unknown target 'a\\x1bb'"
+
+
+def test_the_unusable_name_check_is_silent_for_ordinary_names():
+    generate.check_source_path(Path("sources/kernels/add-1.dispatch.c"))
+    generate.check_source_path(Path("a?b??.c"))
