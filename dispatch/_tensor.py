@@ -600,7 +600,8 @@ def _infer_array(data: Any) -> np.ndarray:
         return data
     arr = np.asarray(data)
     if arr.dtype == np.float64 and not isinstance(data, np.generic):
-        arr = arr.astype(np.float32)
+        with np.errstate(over="ignore"):  # beyond float32: inf, as torch
+            arr = arr.astype(np.float32)
     elif arr.dtype.kind in "iu" and not isinstance(data, np.generic) and not (
             arr.dtype == np.uint64 and arr.size and arr.max() > np.iinfo(np.int64).max):
         arr = arr.astype(np.int64)  # (ints past int64 stay uint64: tensor() checked them)
@@ -649,7 +650,8 @@ def tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     d = _as_dtype(arr.dtype if dtype is None else dtype)
     t = empty(*arr.shape, dtype=d, device=device)
     if t._p.device == 0 and t._p.numel:
-        np.copyto(t.numpy(), arr, casting="unsafe")
+        with np.errstate(over="ignore"):  # floats beyond the dtype: inf, as torch
+            np.copyto(t.numpy(), arr, casting="unsafe")
     return t
 
 

@@ -265,6 +265,7 @@ static int binary_setup(int loop, dispatch_tensor *const *ins, const dispatch_iv
                                       "For integral input tensors, argument alpha must not be a "
                                       "floating point number.");
         if (a->tag != DISPATCH_IV_NONE && !(a->tag == DISPATCH_IV_INT && a->v.i == 1)) {
+            if (scalar_check(a, dtype) < 0) return -1; /* as torch's alpha.to<T>() */
             scalar_to(a, dtype, alpha_buf);
             *actx = alpha_buf;
         }
@@ -387,6 +388,8 @@ DISPATCH_DECLARE_KERNEL(addcmul) {
                                   "addcmul: for integral input tensors, argument value must not "
                                   "be a floating point number.");
     char value[8];
+    if (scalar_check(&args[3], dtype == DISPATCH_FLOAT16 ? DISPATCH_FLOAT32 : dtype) < 0)
+        return -1;
     if (dtype != DISPATCH_FLOAT16) {
         scalar_to(&args[3], dtype, value);
         return elementwise(op, DISPATCH_LOOP_ADDCMUL, dtype, dtype, ins, 3, value, rets);
