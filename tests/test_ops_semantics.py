@@ -404,3 +404,26 @@ def test_abs_and_neg_of_bool_raise():
     with pytest.raises(TypeError, match="Negation, the `-` operator, on a bool tensor"):
         -d.tensor([True])
     assert abs(d.tensor([-1])).tolist() == [1]
+
+
+def test_float16_scalar_kernels_same_bits_on_baseline():
+    import os
+    import subprocess
+    import sys
+
+    code = ("import numpy as np, dispatch as d\n"
+            "x = d.tensor(np.linspace(-70, 70, 1001).astype(np.float16))\n"
+            "rs = [x * 0.1, x / 0.3, 0.7 / x, x[::3] * 65520.0, 1e-3 * x]\n"
+            "print(d.kernels.chosen('half_arith'), ' '.join(np.asarray(r.numpy()).view(np.uint16)"
+            ".tobytes().hex() for r in rs))\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DISPATCH_")}
+    outs = []
+    for disable in ("", "AVX2 FMA3 F16C AVX512F"):
+        if disable:
+            env["DISPATCH_DISABLE_CPU_FEATURES"] = disable
+        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                           timeout=120)
+        assert r.returncode == 0, r.stderr
+        outs.append(r.stdout.split(" ", 1))
+    assert outs[1][0] == "baseline"
+    assert outs[0][1] == outs[1][1]

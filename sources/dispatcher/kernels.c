@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "dispatch/error.h"
+#include "dispatch/kernels.h"
 #include "dispatch/loops.h"
 #include "dispatch/iterator.h"
 #include "dispatch/strided.h"
@@ -97,8 +98,8 @@ static int scalar_check(const dispatch_ivalue *v, int dtype) {
         if (dtype == DISPATCH_INT64 && d >= 9223372036854775807.0) bad = 1;
     } else if (v->tag == DISPATCH_IV_INT && dtype == DISPATCH_FLOAT16) {
         bad = v->v.i > 65504 || v->v.i < -65504;
-    } else if (v->tag == DISPATCH_IV_INT && dispatch_dtype_category_of(dtype) != DISPATCH_CAT_FLOAT &&
-               dtype != DISPATCH_INT64) {
+    } else if (v->tag == DISPATCH_IV_INT && dtype != DISPATCH_INT64 &&
+               dispatch_dtype_category_of(dtype) != DISPATCH_CAT_FLOAT) {
         int64_t i = v->v.i, h = (int64_t)hi[dtype];
         bad = dtype == DISPATCH_UINT8 ? (i > h || i < -h) : (i < (int64_t)lo[dtype] || i > h);
     }
@@ -252,7 +253,8 @@ static int binary_setup(int loop, dispatch_tensor *const *ins, const dispatch_iv
         return dispatch_error_set(DISPATCH_ERR_TYPE,
                                   "Subtraction, the `-` operator, with two bool tensors is not "
                                   "supported. Use the `^` or `logical_xor()` operator instead.");
-    if (loop == DISPATCH_LOOP_SUB && (ins[0]->dtype == DISPATCH_BOOL || ins[1]->dtype == DISPATCH_BOOL))
+    if (loop == DISPATCH_LOOP_SUB &&
+        (ins[0]->dtype == DISPATCH_BOOL || ins[1]->dtype == DISPATCH_BOOL))
         return dispatch_error_set(DISPATCH_ERR_TYPE,
                                   "Subtraction, the `-` operator, with a bool tensor is not "
                                   "supported. If you are trying to invert a mask, use the `~` or "
@@ -281,21 +283,45 @@ static int binary_setup(int loop, dispatch_tensor *const *ins, const dispatch_iv
  * number, or a 0-dim tensor, as the second operand; a Python number on
  * either side of *) keep the scalar in float32 and round the float32 result
  * once: h * 0.1 is 0.6001 for h = 6, where rounding 0.1 to float16 first
- * gives 0.5996. Here those calls run the float32 loop with a float16 output
- * (the engine widens the float16 operand and narrows the result, both
- * exact up to that one rounding). add and sub round the scalar to float16
- * first, as PyTorch does, and so keep the float16 loop.
+ * gives 0.5996. Those calls run the loops of dispatch_kernels_half_scalar_loop
+ * (kernels.h): the float16 operand widened, the float32 scalar, one rounding.
+ * A number on the left of / is the same, s / x in float rounded once (PyTorch
+ * multiplies by a rounded reciprocal there). add and sub round the scalar to
+ * float16 first, as PyTorch does, and so keep the float16 loop.
  */
-static int half_scalar_compute(int loop, int dtype, dispatch_tensor *const *ins) {
+static int half_scalar_operand(int loop, int dtype, dispatch_tensor *const *ins) {
     if (dtype != DISPATCH_FLOAT16 || (loop != DISPATCH_LOOP_MUL && loop != DISPATCH_LOOP_DIV))
-        return dtype;
+        return -1;
     for (int k = 1; k >= 0; k--) {
         const dispatch_tensor *t = ins[k];
         if (k == 0 && !t->wrapped_number) break;
         if (t->ndim == 0 && t->device == DISPATCH_DEVICE_CPU && t->dtype != DISPATCH_FLOAT16)
-            return DISPATCH_FLOAT32;
+            return k;
     }
-    return dtype;
+    return -1;
+}
+
+/* out = ins[0] <loop> ins[1], where ins[k] is the scalar (above). */
+static int half_scalar_run(int loop, int k, dispatch_tensor *out, dispatch_tensor *const *ins) {
+    const dispatch_tensor *x = ins[1 - k];
+    float s;
+    char *cd[2] = {(char *)&s, ins[k]->data};
+    intptr_t cs[2] = {0, 0};
+    dispatch_cast_loop_get(ins[k]->dtype, DISPATCH_FLOAT32)(cd, cs, 1, NULL);
+    dispatch_loop_fn fn = dispatch_kernels_half_scalar_loop(loop == DISPATCH_LOOP_MUL ? 0
+                                                            : k == 1 ? 1 : 2);
+    if (!fn)
+        return dispatch_error_set(DISPATCH_ERR_RUNTIME, "the float16 kernels failed to load");
+    int64_t strides[2][DISPATCH_MAX_DIMS];
+    const dispatch_tensor *ts[2] = {out, x};
+    dispatch_iter_operand ops[2];
+    for (int j = 0; j < 2; j++) {
+        int64_t isz = (int64_t)dispatch_dtype_itemsize(ts[j]->dtype);
+        for (int d = 0; d < ts[j]->ndim; d++) strides[j][d] = ts[j]->strides[d] * isz;
+        ops[j] = (dispatch_iter_operand){ts[j]->data, (int)ts[j]->ndim, ts[j]->sizes, strides[j],
+                                         ts[j]->dtype};
+    }
+    return dispatch_iter_elementwise(fn, DISPATCH_FLOAT16, 2, ops, &s);
 }
 
 DISPATCH_DECLARE_KERNEL(binary) {
@@ -307,7 +333,21 @@ DISPATCH_DECLARE_KERNEL(binary) {
     char alpha[8];
     void *actx;
     if (binary_setup(loop, ins, args, alpha, &actx, &dtype) < 0) return -1;
-    return elementwise(op, loop, half_scalar_compute(loop, dtype, ins), dtype, ins, 2, actx, rets);
+    int k = half_scalar_operand(loop, dtype, ins);
+    if (k < 0) return elementwise(op, loop, dtype, dtype, ins, 2, actx, rets);
+    int device = 0, nd;
+    int64_t shape[DISPATCH_MAX_DIMS];
+    if (common_device(dispatch_op_name(op), ins, 2, &device) < 0) return -1;
+    if (broadcast_all(ins, 2, &nd, shape) < 0) return -1;
+    dispatch_tensor *out = dispatch_tensor_empty(nd, shape, DISPATCH_FLOAT16, device);
+    if (!out) return -1;
+    if (device == DISPATCH_DEVICE_CPU && half_scalar_run(loop, k, out, ins) < 0) {
+        dispatch_tensor_decref(out);
+        return -1;
+    }
+    rets[0].tag = DISPATCH_IV_TENSOR;
+    rets[0].v.t = out;
+    return 0;
 }
 
 /* self <op>= other: computed in the promoted dtype, written into self (cast
@@ -330,7 +370,9 @@ DISPATCH_DECLARE_KERNEL(binary_) {
         if (!dispatch_loop_get(loop, dtype))
             return dispatch_error_set(DISPATCH_ERR_TYPE, "\"%s\" not implemented for '%s'",
                                       dispatch_op_name(op), dispatch_dtype_name(dtype));
-        if (run_elementwise(loop, half_scalar_compute(loop, dtype, ins), self, ins, 2, 0, actx) < 0)
+        int k = half_scalar_operand(loop, dtype, ins);
+        if ((k >= 0 ? half_scalar_run(loop, k, self, ins)
+                    : run_elementwise(loop, dtype, self, ins, 2, 0, actx)) < 0)
             return -1;
     } else {
         int nd;
