@@ -411,7 +411,7 @@ def test_float16_scalar_kernels_same_bits_on_baseline():
     import subprocess
     import sys
 
-    code = ("import numpy as np, dispatch as d\n"
+    code = ("import numpy as np, dispatch as d, dispatch.kernels\n"
             "x = d.tensor(np.linspace(-70, 70, 1001).astype(np.float16))\n"
             "rs = [x * 0.1, x / 0.3, 0.7 / x, x[::3] * 65520.0, 1e-3 * x]\n"
             "print(d.kernels.chosen('half_arith'), ' '.join(np.asarray(r.numpy()).view(np.uint16)"
