@@ -197,6 +197,8 @@ def _binary(h: Any, a: Tensor, b: Any, reverse: builtins.bool = False) -> Any:
                 b, kind = int(b), 0
             elif isinstance(b, (float, np.floating)):
                 b, kind = float(b), 1
+            elif isinstance(b, np.ndarray):  # a tensor of its dtype (0-d: a 0-dim tensor)
+                b, kind = tensor(b), -1
             else:
                 return NotImplemented
         if kind == -1:
@@ -223,6 +225,10 @@ class Tensor(_fastpath.TensorBase):
     """
 
     __slots__ = ()
+
+    # NumPy's operators defer to ours: np.float64(2.5) * t and np.ones(3) + t
+    # are t's reflected operators (a Tensor, torch's promotion), not ndarrays.
+    __array_ufunc__ = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError("create tensors with dispatch.tensor(), empty(), zeros(), ...")
@@ -421,6 +427,8 @@ class Tensor(_fastpath.TensorBase):
 
 
 def _inplace(name: str, self: Tensor, other: Any) -> Any:
+    if isinstance(other, np.ndarray):
+        other = tensor(other)
     if not isinstance(other, (Tensor, builtins.bool, int, float, np.bool_, np.number)):
         return NotImplemented
     return getattr(_ops(), name)(self, other)
@@ -598,24 +606,58 @@ def _infer_array(data: Any) -> np.ndarray:
         return data
     arr = np.asarray(data)
     if arr.dtype == np.float64 and not isinstance(data, np.generic):
-        arr = arr.astype(np.float32)
-    elif arr.dtype.kind in "iu" and not isinstance(data, np.generic):
-        arr = arr.astype(np.int64)
+        with np.errstate(over="ignore"):  # beyond float32: inf, as torch
+            arr = arr.astype(np.float32)
+    elif arr.dtype.kind in "iu" and not isinstance(data, np.generic) and not (
+            arr.dtype == np.uint64 and arr.size and arr.max() > np.iinfo(np.int64).max):
+        arr = arr.astype(np.int64)  # (ints past int64 stay uint64: tensor() checked them)
     return arr
 
 
+def _check_python_values(raw: np.ndarray, d: dtype) -> None:
+    """Python numbers bound for an integer dtype must fit it, as torch's
+    checked conversion says (floats truncate; negative ints down to -255 wrap
+    into uint8); an int beyond int64 never fits."""
+    if raw.dtype.kind == "u" and raw.dtype.itemsize == 8 and d.numpy.kind in "iu" \
+            and d is not uint8 and raw.size and raw.max() > np.iinfo(np.int64).max:
+        raise ValueError(f"value cannot be converted to type {d.name} without overflow: "
+                         f"{raw.max()}")
+    if d.numpy.kind not in "iu" or raw.dtype.kind not in "iuf" or raw.size == 0:
+        return
+    info = np.iinfo(d.numpy)
+    if raw.dtype.kind == "f":
+        hi = float(info.max) if info.max < 2**53 else float(2**63)
+        ok = (raw >= float(info.min)) & ((raw <= hi) if hi != 2.0**63 else (raw < hi))
+    else:
+        lo = -int(info.max) if d is uint8 else int(info.min)
+        ok = (raw <= info.max) & (raw >= lo) if raw.dtype.kind == "i" else raw <= info.max
+    if not ok.all():
+        bad = raw[~ok].flat[0] if raw.ndim else raw[()]
+        raise ValueError(f"value cannot be converted to type {d.name} without overflow: {bad}")
+
+
 def tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
-    """A new tensor holding a copy of data (nested sequences, numbers, arrays, tensors)."""
+    """A new tensor holding a copy of data (nested sequences, numbers, arrays, tensors).
+
+    Python numbers (not NumPy arrays) are checked as torch does: one that does
+    not fit an integer dtype is a ValueError, never a wrapped value."""
     if isinstance(data, Tensor):
         t = data.clone()
         return t if dtype is None else t.to(dtype)
+    if not isinstance(data, np.ndarray):
+        raw = np.asarray(data)
+        target = _as_dtype(dtype) if dtype is not None else (
+            int64 if raw.dtype.kind in "iu" else None)
+        if target is not None:
+            _check_python_values(raw, target)
     arr = _infer_array(data)
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"can't make a tensor from data of type {arr.dtype}")
     d = _as_dtype(arr.dtype if dtype is None else dtype)
     t = empty(*arr.shape, dtype=d, device=device)
     if t._p.device == 0 and t._p.numel:
-        np.copyto(t.numpy(), arr, casting="unsafe")
+        with np.errstate(over="ignore"):  # floats beyond the dtype: inf, as torch
+            np.copyto(t.numpy(), arr, casting="unsafe")
     return t
 
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "dispatch/error.h"
+#include "dispatch/kernels.h"
 #include "dispatch/loops.h"
 #include "dispatch/iterator.h"
 #include "dispatch/strided.h"
@@ -70,6 +71,63 @@ static void scalar_to(const dispatch_ivalue *v, int dtype, void *buf) {
         int64_t i = v->tag == DISPATCH_IV_NONE ? 1 : v->v.i;
         data[1] = (char *)&i;
         dispatch_cast_loop_get(DISPATCH_INT64, dtype)(data, strides, 1, NULL);
+    }
+}
+
+/* Whether the Python number v fits dtype, by PyTorch's rule (c10::overflows):
+ * integers and floats beyond an integer dtype's range, NaN and infinities
+ * for integers, finite floats beyond a float dtype's range; negative ints
+ * down to -max wrap into unsigned dtypes; bool takes anything. Sets the
+ * error and returns -1 when it does not. */
+static int scalar_check(const dispatch_ivalue *v, int dtype) {
+    static const double lo[] = {[DISPATCH_INT8] = -128.0, [DISPATCH_UINT8] = 0.0,
+                                [DISPATCH_INT16] = -32768.0, [DISPATCH_INT32] = -2147483648.0,
+                                [DISPATCH_INT64] = -9223372036854775808.0};
+    static const double hi[] = {[DISPATCH_INT8] = 127.0, [DISPATCH_UINT8] = 255.0,
+                                [DISPATCH_INT16] = 32767.0, [DISPATCH_INT32] = 2147483647.0,
+                                [DISPATCH_INT64] = 9223372036854775807.0};
+    int bad = 0;
+    if (dtype == DISPATCH_BOOL || dtype == DISPATCH_FLOAT64 || v->tag == DISPATCH_IV_BOOL ||
+        v->tag == DISPATCH_IV_NONE)
+        return 0;
+    if (v->tag == DISPATCH_IV_DOUBLE) {
+        double d = v->v.d;
+        if (dtype == DISPATCH_FLOAT32) bad = isfinite(d) && fabs(d) > 3.4028234663852886e38;
+        else if (dtype == DISPATCH_FLOAT16) bad = isfinite(d) && fabs(d) > 65504.0;
+        else bad = !(d >= lo[dtype] && d <= hi[dtype]); /* NaN too; 2**63 is out */
+        if (dtype == DISPATCH_INT64 && d >= 9223372036854775807.0) bad = 1;
+    } else if (v->tag == DISPATCH_IV_INT && dtype == DISPATCH_FLOAT16) {
+        bad = v->v.i > 65504 || v->v.i < -65504;
+    } else if (v->tag == DISPATCH_IV_INT && dtype != DISPATCH_INT64 &&
+               dispatch_dtype_category_of(dtype) != DISPATCH_CAT_FLOAT) {
+        int64_t i = v->v.i, h = (int64_t)hi[dtype];
+        bad = dtype == DISPATCH_UINT8 ? (i > h || i < -h) : (i < (int64_t)lo[dtype] || i > h);
+    }
+    if (!bad) return 0;
+    if (v->tag == DISPATCH_IV_DOUBLE)
+        return dispatch_error_set(DISPATCH_ERR_VALUE,
+                                  "value cannot be converted to type %s without overflow: %g",
+                                  dispatch_dtype_name(dtype), v->v.d);
+    return dispatch_error_set(DISPATCH_ERR_VALUE,
+                              "value cannot be converted to type %s without overflow: %lld",
+                              dispatch_dtype_name(dtype), (long long)v->v.i);
+}
+
+/* The number a wrapped 0-dim tensor holds, as an ivalue (for scalar_check). */
+static void wrapped_value(const dispatch_tensor *t, dispatch_ivalue *v) {
+    char *data[2];
+    intptr_t strides[2] = {0, 0};
+    data[1] = t->data;
+    if (t->dtype == DISPATCH_BOOL) {
+        v->tag = DISPATCH_IV_BOOL;
+    } else if (dispatch_dtype_category_of(t->dtype) == DISPATCH_CAT_FLOAT) {
+        v->tag = DISPATCH_IV_DOUBLE;
+        data[0] = (char *)&v->v.d;
+        dispatch_cast_loop_get(t->dtype, DISPATCH_FLOAT64)(data, strides, 1, NULL);
+    } else {
+        v->tag = DISPATCH_IV_INT;
+        data[0] = (char *)&v->v.i;
+        dispatch_cast_loop_get(t->dtype, DISPATCH_INT64)(data, strides, 1, NULL);
     }
 }
 
@@ -195,6 +253,12 @@ static int binary_setup(int loop, dispatch_tensor *const *ins, const dispatch_iv
         return dispatch_error_set(DISPATCH_ERR_TYPE,
                                   "Subtraction, the `-` operator, with two bool tensors is not "
                                   "supported. Use the `^` or `logical_xor()` operator instead.");
+    if (loop == DISPATCH_LOOP_SUB &&
+        (ins[0]->dtype == DISPATCH_BOOL || ins[1]->dtype == DISPATCH_BOOL))
+        return dispatch_error_set(DISPATCH_ERR_TYPE,
+                                  "Subtraction, the `-` operator, with a bool tensor is not "
+                                  "supported. If you are trying to invert a mask, use the `~` or "
+                                  "`logical_not()` operator instead.");
     *actx = NULL;
     if (loop == DISPATCH_LOOP_ADD || loop == DISPATCH_LOOP_SUB) {
         const dispatch_ivalue *a = &args[2];
@@ -203,12 +267,61 @@ static int binary_setup(int loop, dispatch_tensor *const *ins, const dispatch_iv
                                       "For integral input tensors, argument alpha must not be a "
                                       "floating point number.");
         if (a->tag != DISPATCH_IV_NONE && !(a->tag == DISPATCH_IV_INT && a->v.i == 1)) {
+            if (scalar_check(a, dtype) < 0) return -1; /* as torch's alpha.to<T>() */
             scalar_to(a, dtype, alpha_buf);
             *actx = alpha_buf;
         }
     }
     *dtype_out = dtype;
     return 0;
+}
+
+/*
+ * Note [float16 with a scalar]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * PyTorch's CPU mul and div of a float16 tensor by a scalar (a Python
+ * number, or a 0-dim tensor, as the second operand; a Python number on
+ * either side of *) keep the scalar in float32 and round the float32 result
+ * once: h * 0.1 is 0.6001 for h = 6, where rounding 0.1 to float16 first
+ * gives 0.5996. Those calls run the loops of dispatch_kernels_half_scalar_loop
+ * (kernels.h): the float16 operand widened, the float32 scalar, one rounding.
+ * A number on the left of / is the same, s / x in float rounded once (PyTorch
+ * multiplies by a rounded reciprocal there). add and sub round the scalar to
+ * float16 first, as PyTorch does, and so keep the float16 loop.
+ */
+static int half_scalar_operand(int loop, int dtype, dispatch_tensor *const *ins) {
+    if (dtype != DISPATCH_FLOAT16 || (loop != DISPATCH_LOOP_MUL && loop != DISPATCH_LOOP_DIV))
+        return -1;
+    for (int k = 1; k >= 0; k--) {
+        const dispatch_tensor *t = ins[k];
+        if (k == 0 && !t->wrapped_number) break;
+        if (t->ndim == 0 && t->device == DISPATCH_DEVICE_CPU && t->dtype != DISPATCH_FLOAT16)
+            return k;
+    }
+    return -1;
+}
+
+/* out = ins[0] <loop> ins[1], where ins[k] is the scalar (above). */
+static int half_scalar_run(int loop, int k, dispatch_tensor *out, dispatch_tensor *const *ins) {
+    const dispatch_tensor *x = ins[1 - k];
+    float s;
+    char *cd[2] = {(char *)&s, ins[k]->data};
+    intptr_t cs[2] = {0, 0};
+    dispatch_cast_loop_get(ins[k]->dtype, DISPATCH_FLOAT32)(cd, cs, 1, NULL);
+    dispatch_loop_fn fn = dispatch_kernels_half_scalar_loop(loop == DISPATCH_LOOP_MUL ? 0
+                                                            : k == 1 ? 1 : 2);
+    if (!fn)
+        return dispatch_error_set(DISPATCH_ERR_RUNTIME, "the float16 kernels failed to load");
+    int64_t strides[2][DISPATCH_MAX_DIMS];
+    const dispatch_tensor *ts[2] = {out, x};
+    dispatch_iter_operand ops[2];
+    for (int j = 0; j < 2; j++) {
+        int64_t isz = (int64_t)dispatch_dtype_itemsize(ts[j]->dtype);
+        for (int d = 0; d < ts[j]->ndim; d++) strides[j][d] = ts[j]->strides[d] * isz;
+        ops[j] = (dispatch_iter_operand){ts[j]->data, (int)ts[j]->ndim, ts[j]->sizes, strides[j],
+                                         ts[j]->dtype};
+    }
+    return dispatch_iter_elementwise(fn, DISPATCH_FLOAT16, 2, ops, &s);
 }
 
 DISPATCH_DECLARE_KERNEL(binary) {
@@ -220,7 +333,21 @@ DISPATCH_DECLARE_KERNEL(binary) {
     char alpha[8];
     void *actx;
     if (binary_setup(loop, ins, args, alpha, &actx, &dtype) < 0) return -1;
-    return elementwise(op, loop, dtype, dtype, ins, 2, actx, rets);
+    int k = half_scalar_operand(loop, dtype, ins);
+    if (k < 0) return elementwise(op, loop, dtype, dtype, ins, 2, actx, rets);
+    int device = 0, nd;
+    int64_t shape[DISPATCH_MAX_DIMS];
+    if (common_device(dispatch_op_name(op), ins, 2, &device) < 0) return -1;
+    if (broadcast_all(ins, 2, &nd, shape) < 0) return -1;
+    dispatch_tensor *out = dispatch_tensor_empty(nd, shape, DISPATCH_FLOAT16, device);
+    if (!out) return -1;
+    if (device == DISPATCH_DEVICE_CPU && half_scalar_run(loop, k, out, ins) < 0) {
+        dispatch_tensor_decref(out);
+        return -1;
+    }
+    rets[0].tag = DISPATCH_IV_TENSOR;
+    rets[0].v.t = out;
+    return 0;
 }
 
 /* self <op>= other: computed in the promoted dtype, written into self (cast
@@ -243,7 +370,10 @@ DISPATCH_DECLARE_KERNEL(binary_) {
         if (!dispatch_loop_get(loop, dtype))
             return dispatch_error_set(DISPATCH_ERR_TYPE, "\"%s\" not implemented for '%s'",
                                       dispatch_op_name(op), dispatch_dtype_name(dtype));
-        if (run_elementwise(loop, dtype, self, ins, 2, 0, actx) < 0) return -1;
+        int k = half_scalar_operand(loop, dtype, ins);
+        if ((k >= 0 ? half_scalar_run(loop, k, self, ins)
+                    : run_elementwise(loop, dtype, self, ins, 2, 0, actx)) < 0)
+            return -1;
     } else {
         int nd;
         int64_t shape[DISPATCH_MAX_DIMS];
@@ -273,6 +403,8 @@ DISPATCH_DECLARE_KERNEL(unary) {
                                   "Negation, the `-` operator, on a bool tensor is not supported. "
                                   "If you are trying to invert a mask, use the `~` or "
                                   "`logical_not()` operator instead.");
+    if (LOOP_OF(ctx) == DISPATCH_LOOP_ABS && in->dtype == DISPATCH_BOOL)
+        return dispatch_error_set(DISPATCH_ERR_TYPE, "\"abs\" not implemented for 'bool'");
     return elementwise(op, LOOP_OF(ctx), in->dtype, in->dtype, &in, 1, NULL, rets);
 }
 
@@ -298,8 +430,26 @@ DISPATCH_DECLARE_KERNEL(addcmul) {
                                   "addcmul: for integral input tensors, argument value must not "
                                   "be a floating point number.");
     char value[8];
-    scalar_to(&args[3], dtype, value);
-    return elementwise(op, DISPATCH_LOOP_ADDCMUL, dtype, dtype, ins, 3, value, rets);
+    if (scalar_check(&args[3], dtype == DISPATCH_FLOAT16 ? DISPATCH_FLOAT32 : dtype) < 0)
+        return -1;
+    if (dtype != DISPATCH_FLOAT16) {
+        scalar_to(&args[3], dtype, value);
+        return elementwise(op, DISPATCH_LOOP_ADDCMUL, dtype, dtype, ins, 3, value, rets);
+    }
+    /* float16, as PyTorch: the operands as float16, then self + value * t1 *
+     * t2 in float32 with value in float32, rounded once (Note [float16 with
+     * a scalar]). */
+    scalar_to(&args[3], DISPATCH_FLOAT32, value);
+    dispatch_tensor *h[3] = {NULL, NULL, NULL};
+    int rc = 0;
+    for (int k = 0; k < 3 && rc == 0; k++)
+        if (!(h[k] = dispatch_tensor_to_dtype(ins[k], DISPATCH_FLOAT16))) rc = -1;
+    if (rc == 0)
+        rc = elementwise(op, DISPATCH_LOOP_ADDCMUL, DISPATCH_FLOAT32, DISPATCH_FLOAT16, h, 3, value,
+                         rets);
+    for (int k = 0; k < 3; k++)
+        if (h[k]) dispatch_tensor_decref(h[k]);
+    return rc;
 }
 
 DISPATCH_DECLARE_KERNEL(where) {
@@ -314,6 +464,12 @@ DISPATCH_DECLARE_KERNEL(where) {
                                   "where expected condition to be a boolean tensor, but got a "
                                   "tensor with dtype %s", dispatch_dtype_name(ins[0]->dtype));
     int dtype = result_type(ins + 1, 2);
+    for (int k = 1; k < 3 && dtype != DISPATCH_FLOAT16; k++) { /* as PyTorch: float16 takes inf */
+        if (!ins[k]->wrapped_number) continue;
+        dispatch_ivalue v;
+        wrapped_value(ins[k], &v);
+        if (scalar_check(&v, dtype) < 0) return -1;
+    }
     return elementwise(op, DISPATCH_LOOP_WHERE, dtype, dtype, ins, 3, NULL, rets);
 }
 
@@ -377,15 +533,33 @@ DISPATCH_DECLARE_KERNEL(reduce) {
         }
     }
     /* dtypes */
-    int src = in->dtype;
-    if (dtype_arg && dtype_arg->tag == DISPATCH_IV_INT) src = (int)dtype_arg->v.i;
+    int src = in->dtype, given = dtype_arg && dtype_arg->tag == DISPATCH_IV_INT;
+    if (given) src = (int)dtype_arg->v.i;
+    if (!dispatch_dtype_is_valid(src))
+        return dispatch_error_set(DISPATCH_ERR_TYPE, "%s: dtype must be a dtype", name);
     int is_float = dispatch_dtype_category_of(src) == DISPATCH_CAT_FLOAT;
     int out_dtype = src;
-    if (kind == DISPATCH_REDUCE_SUM && !is_float) out_dtype = DISPATCH_INT64;
+    if (kind == DISPATCH_REDUCE_SUM && !is_float && !given) out_dtype = DISPATCH_INT64;
     if (kind == DISPATCH_REDUCE_MEAN && !is_float)
         return dispatch_error_set(DISPATCH_ERR_TYPE,
-                                  "mean(): could not infer output dtype. Input dtype must be a "
-                                  "floating point dtype, got: %s", dispatch_dtype_name(src));
+                                  given ? "mean(): could not infer output dtype. Optional dtype "
+                                          "must be a floating point dtype. Got: %s"
+                                        : "mean(): could not infer output dtype. Input dtype must "
+                                          "be a floating point dtype, got: %s",
+                                  dispatch_dtype_name(src));
+    if (src != in->dtype) {
+        /* dtype=: as PyTorch, cast the input first, then reduce in that
+         * dtype (sum(dtype=int8) of 300. is int8 44; float16 of 70000 is
+         * inf). The same call again on the cast input. */
+        dispatch_tensor *cast = dispatch_tensor_to_dtype(in, src);
+        if (!cast) return -1;
+        dispatch_ivalue saved = args[0];
+        args[0].v.t = cast;
+        int rc = dispatch_kernel_reduce(op, ks, args, rets, ctx);
+        args[0] = saved;
+        dispatch_tensor_decref(cast);
+        return rc;
+    }
     /* shapes */
     int64_t out_sizes[DISPATCH_MAX_DIMS], keep_sizes[DISPATCH_MAX_DIMS];
     int out_nd = 0;
@@ -468,6 +642,48 @@ DISPATCH_DECLARE_KERNEL(reduce) {
     return 0;
 }
 
+/* A float dot product as accurately as sum: each product in float64
+ * (exact for float16/float32 inputs), then the engine's pairwise float64
+ * sum of them (Note [Deterministic reductions] in iterator.c: the same bits
+ * for any thread count), rounded once to out's dtype. */
+static int dot_float(const dispatch_tensor *a, const dispatch_tensor *b, dispatch_tensor *out) {
+    int64_t n = a->sizes[0];
+    size_t bytes;
+    if (__builtin_mul_overflow((size_t)n, sizeof(double), &bytes))
+        return dispatch_error_set(DISPATCH_ERR_MEMORY, "dot: %lld elements are too many",
+                                  (long long)n);
+    double *prod = malloc(bytes ? bytes : 1);
+    if (!prod)
+        return dispatch_error_set(DISPATCH_ERR_MEMORY, "dot: out of memory for %lld products",
+                                  (long long)n);
+    /* a and b cast to float64 straight into prod and a second buffer, then
+     * multiplied: three strided loops instead of one per element. */
+    double *bb = malloc(bytes ? bytes : 1);
+    if (!bb) {
+        free(prod);
+        return dispatch_error_set(DISPATCH_ERR_MEMORY, "dot: out of memory for %lld products",
+                                  (long long)n);
+    }
+    intptr_t isz = (intptr_t)dispatch_dtype_itemsize(a->dtype);
+    char *ca[2] = {(char *)prod, a->data}, *cb[2] = {(char *)bb, b->data};
+    intptr_t sa[2] = {8, (intptr_t)a->strides[0] * isz}, sb[2] = {8, (intptr_t)b->strides[0] * isz};
+    dispatch_cast_loop_get(a->dtype, DISPATCH_FLOAT64)(ca, sa, (intptr_t)n, NULL);
+    dispatch_cast_loop_get(b->dtype, DISPATCH_FLOAT64)(cb, sb, (intptr_t)n, NULL);
+    for (int64_t i = 0; i < n; i++) prod[i] *= bb[i];
+    free(bb);
+    double total = 0;
+    int64_t size = n, istride = 8, ostride = 0;
+    dispatch_iter_operand src = {(char *)prod, 1, &size, &istride, DISPATCH_FLOAT64};
+    dispatch_iter_operand dst = {(char *)&total, 0, NULL, &ostride, DISPATCH_FLOAT64};
+    int rc = n ? dispatch_iter_reduce(DISPATCH_REDUCE_SUM, &src, 1u, 0, &dst) : 0;
+    free(prod);
+    if (rc < 0) return -1;
+    char *data[2] = {out->data, (char *)&total};
+    intptr_t zero[2] = {0, 0};
+    dispatch_cast_loop_get(DISPATCH_FLOAT64, out->dtype)(data, zero, 1, NULL);
+    return 0;
+}
+
 DISPATCH_DECLARE_KERNEL(dot) {
     UNUSED_KS;
     (void)ctx;
@@ -501,6 +717,12 @@ DISPATCH_DECLARE_KERNEL(dot) {
     int is_float = dispatch_dtype_category_of(a->dtype) == DISPATCH_CAT_FLOAT;
     size_t isz = dispatch_dtype_itemsize(a->dtype);
     intptr_t zero[2] = {0, 0};
+    if (is_float && dot_float(a, b, out) < 0) {
+        dispatch_tensor_decref(out);
+        rets[0].tag = DISPATCH_IV_NONE;
+        return -1;
+    }
+    if (is_float) return 0;
     double dsum = 0;
     uint64_t isum = 0;
     dispatch_loop_fn to_d = dispatch_cast_loop_get(a->dtype, DISPATCH_FLOAT64);
@@ -542,6 +764,7 @@ DISPATCH_DECLARE_KERNEL(fill_) {
     if (expect_tensor(op, &args[0], "self") < 0) return -1;
     dispatch_tensor *self = args[0].v.t;
     const dispatch_ivalue *v = &args[1];
+    if (v->tag != DISPATCH_IV_TENSOR && scalar_check(v, self->dtype) < 0) return -1;
     if (v->tag == DISPATCH_IV_TENSOR) {
         if (v->v.t->ndim != 0)
             return dispatch_error_set(DISPATCH_ERR_VALUE,

@@ -195,6 +195,10 @@ DECLARE_LOOP(dispatch_kernel_div_f16)
 DECLARE_LOOP(dispatch_kernel_maximum_f16)
 DECLARE_LOOP(dispatch_kernel_minimum_f16)
 DECLARE_LOOP(dispatch_kernel_sqrt_f16)
+DECLARE_LOOP(dispatch_kernel_mul_f16_f32scalar)
+DECLARE_LOOP(dispatch_kernel_div_f16_f32scalar)
+DECLARE_LOOP(dispatch_kernel_rdiv_f16_f32scalar)
+static _Atomic(dispatch_loop_fn) half_scalar[3]; /* mul, div, rdiv */
 
 static void choose_half_arith(void)
 {
@@ -205,6 +209,9 @@ static void choose_half_arith(void)
     CHOOSE_LOOP(DISPATCH_LOOP_MAXIMUM, DISPATCH_FLOAT16, dispatch_kernel_maximum_f16);
     CHOOSE_LOOP(DISPATCH_LOOP_MINIMUM, DISPATCH_FLOAT16, dispatch_kernel_minimum_f16);
     CHOOSE_LOOP(DISPATCH_LOOP_SQRT, DISPATCH_FLOAT16, dispatch_kernel_sqrt_f16);
+    atomic_store(&half_scalar[0], DISPATCH_CPU_DISPATCH_CALL(dispatch_kernel_mul_f16_f32scalar, ));
+    atomic_store(&half_scalar[1], DISPATCH_CPU_DISPATCH_CALL(dispatch_kernel_div_f16_f32scalar, ));
+    atomic_store(&half_scalar[2], DISPATCH_CPU_DISPATCH_CALL(dispatch_kernel_rdiv_f16_f32scalar, ));
     atomic_store(&chosen[SRC_HALF_ARITH], DISPATCH_CPU_DISPATCH_INFO());
 }
 
@@ -265,6 +272,12 @@ int dispatch_kernels_run(int loop, int dtype, char **data, const intptr_t *steps
     if (ctx == NULL && (loop == DISPATCH_LOOP_ADDCMUL || loop == DISPATCH_LOOP_FILL)) return -1;
     fn(data, steps, n, ctx);
     return 0;
+}
+
+dispatch_loop_fn dispatch_kernels_half_scalar_loop(int which)
+{
+    if (which < 0 || which > 2 || dispatch_kernels_simd_init() != 0) return NULL;
+    return atomic_load_explicit(&half_scalar[which], memory_order_relaxed);
 }
 
 float dispatch_kernels_sum_f32(const char *p, intptr_t stride, intptr_t n)

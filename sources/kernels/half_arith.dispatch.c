@@ -237,3 +237,63 @@ HALF_LOOP(dispatch_kernel_div_f16, OP_DIV)
 HALF_LOOP(dispatch_kernel_maximum_f16, OP_MAX)
 HALF_LOOP(dispatch_kernel_minimum_f16, OP_MIN)
 HALF_LOOP(dispatch_kernel_sqrt_f16, OP_SQRT)
+
+/*
+ * float16 by a float32 scalar: out = x * s, x / s or s / x, computed in
+ * float and rounded once to float16, as PyTorch's CPU float16 mul/div by a
+ * scalar (Note [float16 with a scalar] in sources/dispatcher/kernels.c).
+ * data = {out, x}, float16; ctx: const float *s. Every target widens x to
+ * float exactly and rounds the float result to nearest even, so all give
+ * the same bits.
+ */
+enum { SOP_MUL, SOP_DIV, SOP_RDIV };
+
+static void scalar_contiguous(int op, uint16_t *o, const uint16_t *a, intptr_t n, float s)
+{
+    intptr_t i = 0;
+#if defined(__AVX2__) && defined(__F16C__)
+    const __m256 vs = _mm256_set1_ps(s);
+    for (; i + 8 <= n; i += 8) {
+        __m256 x = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(a + i)));
+        __m256 r = op == SOP_MUL   ? _mm256_mul_ps(x, vs)
+                   : op == SOP_DIV ? _mm256_div_ps(x, vs)
+                                   : _mm256_div_ps(vs, x);
+        _mm_storeu_si128((__m128i *)(o + i), _mm256_cvtps_ph(r, ROUND_NEAREST));
+    }
+#endif
+    for (; i < n; i++) { /* the float result is a double exactly: one rounding */
+        float x = dispatch_half_to_float_inline(a[i]);
+        float r = op == SOP_MUL ? x * s : op == SOP_DIV ? x / s : s / x;
+        o[i] = dispatch_half_from_double_inline((double)r);
+    }
+}
+
+static void scalar_loop(int op, char **data, const intptr_t *st, intptr_t n, const void *ctx)
+{
+    float s;
+    memcpy(&s, ctx, sizeof s);
+    if (st[0] == 2 && st[1] == 2) {
+        scalar_contiguous(op, (uint16_t *)data[0], (const uint16_t *)data[1], n, s);
+        return;
+    }
+    uint16_t bo[CHUNK], ba[CHUNK];
+    for (intptr_t i = 0; i < n; i += CHUNK) {
+        intptr_t m = n - i < CHUNK ? n - i : CHUNK;
+        for (intptr_t j = 0; j < m; j++) memcpy(&ba[j], data[1] + (i + j) * st[1], 2);
+        scalar_contiguous(op, bo, ba, m, s);
+        for (intptr_t j = 0; j < m; j++) memcpy(data[0] + (i + j) * st[0], &bo[j], 2);
+    }
+}
+
+#define HALF_SCALAR_LOOP(NAME, OP)                                                    \
+    void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *steps,        \
+                                           intptr_t n, void *ctx);                    \
+    void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *steps,        \
+                                           intptr_t n, void *ctx)                     \
+    {                                                                                 \
+        scalar_loop(OP, data, steps, n, ctx);                                         \
+    }
+
+HALF_SCALAR_LOOP(dispatch_kernel_mul_f16_f32scalar, SOP_MUL)
+HALF_SCALAR_LOOP(dispatch_kernel_div_f16_f32scalar, SOP_DIV)
+HALF_SCALAR_LOOP(dispatch_kernel_rdiv_f16_f32scalar, SOP_RDIV)

@@ -14,6 +14,8 @@
 
 #include <stdint.h>
 
+#include "dispatch/loops.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -38,6 +40,12 @@ int dispatch_kernels_run(int loop, int dtype, char **data, const intptr_t *steps
 
 /* 1 when (loop, dtype) has a SIMD kernel, else 0. */
 int dispatch_kernels_has(int loop, int dtype);
+
+/* float16 x by a float32 scalar s, in float, rounded once (PyTorch's float16
+ * mul/div by a scalar): which = 0: x * s, 1: x / s, 2: s / x. A loop over
+ * data = {out, x} (both float16) with ctx a const float *s; NULL when which
+ * is out of range or the kernels failed to initialise. */
+dispatch_loop_fn dispatch_kernels_half_scalar_loop(int which);
 
 /* Blocked pairwise sum of n elements `stride` bytes apart; the same bits on
  * every target, layout and thread count. See Note [Sum order independent of
