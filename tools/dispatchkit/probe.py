@@ -103,9 +103,16 @@ class Probe:
 
     # -- questions ---------------------------------------------------------
     def macros(self, extra: Sequence[str] = ()) -> Dict[str, str]:
-        """Predefined macros with the user's cflags plus ``extra``."""
+        """Predefined macros with the user's cflags plus ``extra``.
+
+        Answers for ``-march=native`` (any flag naming ``native``) depend on
+        the CPU, not only on the compiler the cache is keyed by: they are asked
+        anew on every configure and never cached (a cache in a shared home or
+        a container image must not decide what `native` means elsewhere).
+        """
         key = "macros " + " ".join(extra)
-        cached = self._cache.get(key)
+        cacheable = not any("native" in flag for flag in [*self.cflags, *extra])
+        cached = self._cache.get(key) if cacheable else None
         if isinstance(cached, dict) and all(isinstance(k, str) and isinstance(v, str)
                                             for k, v in cached.items()):
             return cached
@@ -121,8 +128,9 @@ class Probe:
             parts = line.split(None, 2)
             if len(parts) >= 2 and parts[0] == "#define":
                 found[parts[1]] = parts[2] if len(parts) > 2 else ""
-        self._cache[key] = found
-        self._dirty = True
+        if cacheable:
+            self._cache[key] = found
+            self._dirty = True
         return found
 
     def family_and_version(self) -> Tuple[str, str]:
