@@ -4,10 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-/* After vsnprintf cut its output (n bytes wanted, cap bytes of room), back
- * the end up to a UTF-8 character boundary, so a message never ends in half a
- * character (Python decodes messages as UTF-8). */
-static void cut_at_char_boundary(char *buf, size_t cap, int n) {
+void dispatch_utf8_cut(char *buf, size_t cap, int n) {
     if (n < 0 || (size_t)n < cap || cap == 0) return;
     size_t len = cap - 1, k = len;
     while (k > 0 && len - k < 4 && ((unsigned char)buf[k - 1] & 0xC0) == 0x80) k--;
@@ -27,7 +24,7 @@ int dispatch_error_set(dispatch_error_kind kind, const char *fmt, ...) {
     va_start(ap, fmt);
     int n = vsnprintf(tls_message, sizeof tls_message, fmt, ap);
     va_end(ap);
-    cut_at_char_boundary(tls_message, sizeof tls_message, n);
+    dispatch_utf8_cut(tls_message, sizeof tls_message, n);
     tls_kind = kind;
     return -1;
 }
@@ -50,7 +47,7 @@ void dispatch_warning_set(const char *fmt, ...) {
     va_start(ap, fmt);
     int n = vsnprintf(tls_warning, sizeof tls_warning, fmt, ap);
     va_end(ap);
-    cut_at_char_boundary(tls_warning, sizeof tls_warning, n);
+    dispatch_utf8_cut(tls_warning, sizeof tls_warning, n);
     tls_has_warning = 1;
 }
 
