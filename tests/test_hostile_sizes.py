@@ -191,3 +191,10 @@ def test_long_non_ascii_cpu_features_token_is_cut_on_a_character_boundary():
     assert proc.returncode == 1, err
     assert "UnicodeDecodeError" not in err
     assert f"names '{'é' * 32}', which is not a CPU feature" in err
+
+
+def test_broadcasting_to_an_overflowing_shape_raises_naming_it():
+    a = d.zeros(1).expand(2**40, 1)
+    b = d.zeros(1).expand(1, 2**40)
+    with pytest.raises(ValueError, match=r"1099511627776, 1099511627776"):
+        a + b

@@ -101,6 +101,13 @@ def test_output_partly_overlapping_its_input_reads_the_input_first():
     assert z.tolist() == [1, 2, 3, 4, 5, 5]
 
 
+def test_input_broadcast_from_the_output_is_read_before_it_is_written():
+    z = d.tensor([1.0, 2.0, 3.0, 4.0], dtype=d.float64)
+    out = z[1:3]
+    out.add_(z[1:2].expand(2))  # reads z[1] == 2 for both elements
+    assert z.tolist() == [1, 4, 5, 4]
+
+
 # The fuzzer --------------------------------------------------------------------------------
 
 N = 24  # elements of the base buffer
