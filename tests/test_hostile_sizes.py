@@ -198,3 +198,8 @@ def test_broadcasting_to_an_overflowing_shape_raises_naming_it():
     b = d.zeros(1).expand(1, 2**40)
     with pytest.raises(ValueError, match=r"1099511627776, 1099511627776"):
         a + b
+
+
+def test_empty_view_with_a_huge_storage_offset_raises():
+    with pytest.raises(ValueError, match="storage offset 4611686018427387904 is too large"):
+        d.arange(6).as_strided((0,), (1,), 2**62)

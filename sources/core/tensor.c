@@ -91,8 +91,14 @@ static int check_bounds(const dispatch_storage *s, int ndim, const int64_t *size
         if (strides[d] < 0)
             return dispatch_error_set(DISPATCH_ERR_VALUE, "negative stride %lld at dim %d",
                                       (long long)strides[d], d);
-    if (numel == 0) return 0;
     int64_t last = offset, term, need = 0;
+    if (numel == 0) { /* nothing is read, but the data pointer is still made */
+        if (__builtin_mul_overflow(offset, (int64_t)dispatch_dtype_itemsize(dtype), &need))
+            return dispatch_error_set(DISPATCH_ERR_VALUE,
+                                      "storage offset %lld is too large: in bytes it overflows "
+                                      "int64", (long long)offset);
+        return 0;
+    }
     int overflow = 0;
     for (int d = 0; d < ndim && !overflow; d++)
         overflow = __builtin_mul_overflow(sizes[d] - 1, strides[d], &term) ||
