@@ -21,7 +21,7 @@ from .iterator import get_num_threads, set_num_threads  # noqa: E402
 # Choose the probe and the SIMD kernels for this CPU once, now: the chosen
 # loops replace the reference ones in the loop table every operator reads.
 if lib.dispatch_kernels_init() != 0 or lib.dispatch_kernels_simd_init() != 0:
-    raise RuntimeError(ffi.string(lib.dispatch_cpu_error()).decode())
+    raise RuntimeError(ffi.string(lib.dispatch_cpu_error()).decode(errors="backslashreplace"))
 
 
 def probe_target() -> str:

@@ -51,7 +51,7 @@ class DispatchRecord:
 
 
 def _text(ptr) -> str:
-    return "" if ptr == ffi.NULL else ffi.string(ptr).decode()
+    return "" if ptr == ffi.NULL else ffi.string(ptr).decode(errors="backslashreplace")
 
 
 def _check_env(rc: int) -> None:

@@ -48,7 +48,7 @@ def _raise() -> None:
         lib.dispatch_error_clear()
         if exc is not None:
             raise exc
-    msg = ffi.string(lib.dispatch_error_message()).decode()
+    msg = ffi.string(lib.dispatch_error_message()).decode(errors="backslashreplace")
     lib.dispatch_error_clear()
     raise _EXCEPTIONS.get(kind, RuntimeError)(msg or "unknown error in the dispatch runtime")
 
@@ -57,7 +57,7 @@ def _warn_if_any(stacklevel: int = 3) -> None:
     """Turn a warning the C runtime recorded (e.g. a duplicate kernel) into a UserWarning."""
     msg = lib.dispatch_warning_message()
     if msg != ffi.NULL:
-        text = ffi.string(msg).decode()
+        text = ffi.string(msg).decode(errors="backslashreplace")
         lib.dispatch_warning_clear()
         warnings.warn(text, UserWarning, stacklevel=stacklevel)
 
@@ -161,6 +161,15 @@ def _sizes(shape: tuple) -> tuple:
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
     return shape
+
+
+def _int64s(values: Sequence[int], what: str = "shape") -> list:
+    """values as a list for C, each in int64's range (else a ValueError naming them)."""
+    out = list(values)
+    for v in out:
+        if isinstance(v, int) and not _INT64_MIN <= v <= _INT64_MAX:
+            raise ValueError(f"{what} {tuple(out)} is too large: {v} does not fit in int64")
+    return out
 
 
 _decref = lib.dispatch_tensor_decref
@@ -286,11 +295,11 @@ class Tensor(_fastpath.TensorBase):
     # Views ------------------------------------------------------------------------------
     def view(self, *shape: int) -> Tensor:
         shape = _sizes(shape)
-        return _wrap(lib.dispatch_tensor_view(self._p, len(shape), shape))
+        return _wrap(lib.dispatch_tensor_view(self._p, len(shape), _int64s(shape)))
 
     def reshape(self, *shape: int) -> Tensor:
         shape = _sizes(shape)
-        return _wrap(lib.dispatch_tensor_reshape(self._p, len(shape), shape))
+        return _wrap(lib.dispatch_tensor_reshape(self._p, len(shape), _int64s(shape)))
 
     def transpose(self, dim0: int, dim1: int) -> Tensor:
         return _wrap(lib.dispatch_tensor_transpose(self._p, dim0, dim1))
@@ -308,7 +317,7 @@ class Tensor(_fastpath.TensorBase):
 
     def expand(self, *sizes: int) -> Tensor:
         sizes = _sizes(sizes)
-        return _wrap(lib.dispatch_tensor_expand(self._p, len(sizes), sizes))
+        return _wrap(lib.dispatch_tensor_expand(self._p, len(sizes), _int64s(sizes)))
 
     def broadcast_to(self, shape: Sequence[int]) -> Tensor:
         return self.expand(*shape)
@@ -318,8 +327,9 @@ class Tensor(_fastpath.TensorBase):
         if len(size) != len(stride):
             raise ValueError(f"as_strided: {len(size)} sizes but {len(stride)} strides")
         off = self._p.offset if storage_offset is None else storage_offset
-        return _wrap(lib.dispatch_tensor_as_strided(self._p, len(size), list(size),
-                                                    list(stride), off))
+        _int64s((off,), "storage offset")
+        return _wrap(lib.dispatch_tensor_as_strided(self._p, len(size), _int64s(size),
+                                                    _int64s(stride, "strides"), off))
 
     def __getitem__(self, index: Any) -> Tensor:
         return _wrap(_index(self._p, index))
@@ -354,7 +364,10 @@ class Tensor(_fastpath.TensorBase):
         return {
             "version": 3,
             "shape": tuple(p.sizes[0:n]),
-            "strides": tuple(s * d.itemsize for s in p.strides[0:n]),
+            # a size-1 dim never steps: its stride may be anything in C (even
+            # beyond NumPy's intp once in bytes), so NumPy gets 0
+            "strides": tuple(s * d.itemsize if size > 1 else 0
+                             for s, size in zip(p.strides[0:n], p.sizes[0:n])),
             "typestr": d.numpy.str,
             "data": (int(ffi.cast("uintptr_t", p.data)),
                      builtins.bool(lib.dispatch_storage_is_readonly(p.storage))),
@@ -487,6 +500,13 @@ def _ops() -> Any:
 
 # Indexing -------------------------------------------------------------------------------
 
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def _clamp64(v: int) -> int:
+    return _INT64_MIN if v < _INT64_MIN else _INT64_MAX if v > _INT64_MAX else v
+
+
 def _index(p: Any, index: Any) -> Any:
     """The C view for t[index]: ints, slices (step > 0), None and Ellipsis."""
     items = index if isinstance(index, tuple) else (index,)
@@ -515,14 +535,20 @@ def _index(p: Any, index: Any) -> Any:
                 nxt = lib.dispatch_tensor_unsqueeze(cur, dim)
                 dim += 1
             elif isinstance(it, slice):
-                step = 1 if it.step is None else int(it.step)
+                # Bounds beyond int64 clamp (as slice.indices would); a step
+                # beyond it takes one element at most, as INT64_MAX does.
+                step = 1 if it.step is None else _clamp64(int(it.step))
                 nxt = lib.dispatch_tensor_slice(
-                    cur, dim, 0 if it.start is None else int(it.start),
-                    0 if it.stop is None else int(it.stop), step,
+                    cur, dim, 0 if it.start is None else _clamp64(int(it.start)),
+                    0 if it.stop is None else _clamp64(int(it.stop)), step,
                     it.start is not None, it.stop is not None)
                 dim += 1
             else:
-                nxt = lib.dispatch_tensor_select(cur, dim, int(it))
+                i = int(it)
+                if _clamp64(i) != i:
+                    raise IndexError(f"index {i} is out of bounds for dimension {dim} with size "
+                                     f"{cur.sizes[dim]}")
+                nxt = lib.dispatch_tensor_select(cur, dim, i)
             if nxt == ffi.NULL:
                 _raise()
             _decref(cur)
@@ -539,7 +565,8 @@ def empty(*size: int, dtype: Any = None, device: Any = None) -> Tensor:
     """An uninitialised tensor (float32 unless dtype says otherwise)."""
     size = _sizes(size)
     d = float32 if dtype is None else _as_dtype(dtype)
-    return _wrap(lib.dispatch_tensor_empty(len(size), list(size), d.num, _device_num(device)))
+    return _wrap(lib.dispatch_tensor_empty(len(size), _int64s(size), d.num,
+                                           _device_num(device)))
 
 
 def full(size: Sequence[int], fill_value: Any, *, dtype: Any = None, device: Any = None) -> Tensor:

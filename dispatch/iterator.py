@@ -39,7 +39,7 @@ _ERRORS = {1: RuntimeError, 2: ValueError, 3: TypeError, 4: IndexError, 5: NotIm
 
 def _raise() -> None:
     kind = lib.dispatch_error_kind_get()
-    msg = ffi.string(lib.dispatch_error_message()).decode()
+    msg = ffi.string(lib.dispatch_error_message()).decode(errors="backslashreplace")
     raise _ERRORS.get(kind, RuntimeError)(msg)
 
 

@@ -47,7 +47,7 @@ _CTX_OPTIONAL = frozenset({"add", "sub"})  # alpha; NULL means 1
 _CTX_REQUIRED = frozenset({"addcmul"})     # value
 
 if lib.dispatch_kernels_simd_init() != 0:
-    raise RuntimeError(ffi.string(lib.dispatch_cpu_error()).decode())
+    raise RuntimeError(ffi.string(lib.dispatch_cpu_error()).decode(errors="backslashreplace"))
 
 
 def chosen(source: str) -> str:
@@ -55,7 +55,7 @@ def chosen(source: str) -> str:
     p = lib.dispatch_kernels_chosen(source.encode())
     if p == ffi.NULL:
         raise ValueError(f"unknown kernel source {source!r}; known: {', '.join(SOURCES)}")
-    return ffi.string(p).decode()
+    return ffi.string(p).decode(errors="backslashreplace")
 
 
 def has(op: str, dtype: str) -> bool:

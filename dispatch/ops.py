@@ -164,7 +164,7 @@ class OpOverload:
         self.nrets = int(s.nrets)
         buf = ffi.new("char[4096]")
         lib.dispatch_schema_format(s, buf, 4096)
-        self.schema = ffi.string(buf).decode()
+        self.schema = ffi.string(buf).decode(errors="backslashreplace")
         self._names = {a.name: i for i, a in enumerate(self.args)}
         self._npos = builtins.sum(1 for a in self.args if not a.kwarg_only)
         # for dispatch._fastpath.bind_call (Note [Binding in C] in _fastpath.c)
@@ -226,7 +226,7 @@ class OpOverload:
         if p == ffi.NULL:
             _raise()
         try:
-            return ffi.string(p).decode()
+            return ffi.string(p).decode(errors="backslashreplace")
         finally:
             lib.dispatch_string_free(p)
 

@@ -4,6 +4,16 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+void dispatch_utf8_cut(char *buf, size_t cap, int n) {
+    if (n < 0 || (size_t)n < cap || cap == 0) return;
+    size_t len = cap - 1, k = len;
+    while (k > 0 && len - k < 4 && ((unsigned char)buf[k - 1] & 0xC0) == 0x80) k--;
+    if (k == 0) return;
+    unsigned char lead = (unsigned char)buf[k - 1];
+    size_t need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+    if (lead >= 0xC0 && len - (k - 1) < need) buf[k - 1] = '\0';
+}
+
 static _Thread_local int tls_kind = DISPATCH_OK;
 static _Thread_local char tls_message[DISPATCH_ERROR_MAX];
 static _Thread_local char tls_warning[DISPATCH_ERROR_MAX];
@@ -12,8 +22,9 @@ static _Thread_local int tls_has_warning = 0;
 int dispatch_error_set(dispatch_error_kind kind, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(tls_message, sizeof tls_message, fmt, ap);
+    int n = vsnprintf(tls_message, sizeof tls_message, fmt, ap);
     va_end(ap);
+    dispatch_utf8_cut(tls_message, sizeof tls_message, n);
     tls_kind = kind;
     return -1;
 }
@@ -34,8 +45,9 @@ void dispatch_error_clear(void) {
 void dispatch_warning_set(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(tls_warning, sizeof tls_warning, fmt, ap);
+    int n = vsnprintf(tls_warning, sizeof tls_warning, fmt, ap);
     va_end(ap);
+    dispatch_utf8_cut(tls_warning, sizeof tls_warning, n);
     tls_has_warning = 1;
 }
 

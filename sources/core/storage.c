@@ -68,7 +68,9 @@ static char *cache_take(size_t total) {
         const char *env = getenv("DISPATCH_CPU_CACHE_MB");
         char *end;
         long mb = env && *env ? strtol(env, &end, 10) : 256;
-        cache.limit = env && *env && (*end || mb < 0) ? (size_t)256 << 20 : (size_t)mb << 20;
+        cache.limit = env && *env && (*end || mb < 0) ? (size_t)256 << 20
+                      : (unsigned long)mb > (SIZE_MAX >> 20) ? SIZE_MAX /* no overflow: no limit */
+                                                             : (size_t)mb << 20;
         cache.configured = 1;
     }
     for (int k = 0; k < CACHE_SLOTS; k++) {

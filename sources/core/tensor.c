@@ -40,7 +40,7 @@ static void contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides)
     int64_t acc = 1;
     for (int d = ndim - 1; d >= 0; d--) {
         strides[d] = acc;
-        acc *= sizes[d] > 1 ? sizes[d] : 1;
+        acc *= sizes[d] > 1 ? sizes[d] : 1; /* fits: see checked_numel */
     }
 }
 
@@ -55,21 +55,30 @@ static int check_ndim(int ndim) {
 
 /* numel of sizes, or -1 with a ValueError on a negative size or overflow. */
 static int64_t checked_numel(int ndim, const int64_t *sizes) {
-    int64_t n = 1;
+    char buf[256];
+    int empty = 0;
     for (int d = 0; d < ndim; d++) {
         if (sizes[d] < 0) {
-            char buf[256];
             format_shape(buf, sizeof buf, ndim, sizes);
             dispatch_error_set(DISPATCH_ERR_VALUE, "negative dimension %lld in shape %s",
                                (long long)sizes[d], buf);
             return -1;
         }
-        if (__builtin_mul_overflow(n, sizes[d], &n)) {
-            dispatch_error_set(DISPATCH_ERR_VALUE, "the number of elements overflows int64");
+        empty |= sizes[d] == 0;
+    }
+    /* The product of the nonzero sizes must fit too, even when a size is 0:
+     * the contiguous strides are made of it. */
+    int64_t n = 1;
+    for (int d = 0; d < ndim; d++) {
+        if (sizes[d] && __builtin_mul_overflow(n, sizes[d], &n)) {
+            format_shape(buf, sizeof buf, ndim, sizes);
+            dispatch_error_set(DISPATCH_ERR_VALUE,
+                               "shape %s is too large: the number of elements overflows int64",
+                               buf);
             return -1;
         }
     }
-    return n;
+    return empty ? 0 : n;
 }
 
 /* The bytes a view needs from its storage, or -1 with the error set. */
@@ -82,24 +91,33 @@ static int check_bounds(const dispatch_storage *s, int ndim, const int64_t *size
         if (strides[d] < 0)
             return dispatch_error_set(DISPATCH_ERR_VALUE, "negative stride %lld at dim %d",
                                       (long long)strides[d], d);
-    if (numel == 0) return 0;
-    int64_t last = offset, term;
-    for (int d = 0; d < ndim; d++) {
-        if (__builtin_mul_overflow(sizes[d] - 1, strides[d], &term) ||
-            __builtin_add_overflow(last, term, &last))
-            return dispatch_error_set(DISPATCH_ERR_VALUE, "view extent overflows int64");
+    int64_t last = offset, term, need = 0;
+    if (numel == 0) { /* nothing is read, but the data pointer is still made */
+        if (__builtin_mul_overflow(offset, (int64_t)dispatch_dtype_itemsize(dtype), &need))
+            return dispatch_error_set(DISPATCH_ERR_VALUE,
+                                      "storage offset %lld is too large: in bytes it overflows "
+                                      "int64", (long long)offset);
+        return 0;
     }
-    int64_t need;
-    if (__builtin_mul_overflow(last + 1, (int64_t)dispatch_dtype_itemsize(dtype), &need) ||
-        (uint64_t)need > dispatch_storage_nbytes(s)) {
-        char buf[256], sbuf[256];
+    int overflow = 0;
+    for (int d = 0; d < ndim && !overflow; d++)
+        overflow = __builtin_mul_overflow(sizes[d] - 1, strides[d], &term) ||
+                   __builtin_add_overflow(last, term, &last);
+    overflow = overflow || __builtin_add_overflow(last, 1, &need) ||
+               __builtin_mul_overflow(need, (int64_t)dispatch_dtype_itemsize(dtype), &need);
+    if (overflow || (uint64_t)need > dispatch_storage_nbytes(s)) {
+        char buf[256], sbuf[256], nbuf[64];
         format_shape(buf, sizeof buf, ndim, sizes);
         format_shape(sbuf, sizeof sbuf, ndim, strides);
+        if (overflow)
+            snprintf(nbuf, sizeof nbuf, "more than %lld", (long long)INT64_MAX);
+        else
+            snprintf(nbuf, sizeof nbuf, "%lld", (long long)need);
         return dispatch_error_set(
             DISPATCH_ERR_VALUE,
             "setStorage: sizes %s, strides %s, storage offset %lld and itemsize %zu require a "
-            "storage of at least %lld bytes, but the storage has %zu bytes",
-            buf, sbuf, (long long)offset, dispatch_dtype_itemsize(dtype), (long long)need,
+            "storage of at least %s bytes, but the storage has %zu bytes",
+            buf, sbuf, (long long)offset, dispatch_dtype_itemsize(dtype), nbuf,
             dispatch_storage_nbytes(s));
     }
     return 0;
@@ -183,8 +201,10 @@ dispatch_tensor *dispatch_tensor_empty(int ndim, const int64_t *sizes, int dtype
     if (numel < 0) return NULL;
     int64_t nbytes;
     if (__builtin_mul_overflow(numel, (int64_t)dispatch_dtype_itemsize(dtype), &nbytes)) {
-        dispatch_error_set(DISPATCH_ERR_MEMORY, "cannot allocate %lld elements of %s: the size "
-                           "in bytes overflows", (long long)numel, dispatch_dtype_name(dtype));
+        char buf[256];
+        format_shape(buf, sizeof buf, ndim, sizes);
+        dispatch_error_set(DISPATCH_ERR_MEMORY, "cannot allocate a tensor of shape %s and dtype "
+                           "%s: its size in bytes overflows", buf, dispatch_dtype_name(dtype));
         return NULL;
     }
     dispatch_storage *s = dispatch_storage_new(device, (size_t)nbytes);
@@ -251,8 +271,9 @@ dispatch_tensor *dispatch_tensor_as_strided(dispatch_tensor *t, int ndim, const 
 
 /* Replace one -1 in sizes by what numel asks; ValueError when impossible. */
 static int infer_size(int ndim, const int64_t *in, int64_t numel, int64_t *out) {
-    int infer = -1;
-    int64_t prod = 1;
+    int infer = -1, zero = 0;
+    int64_t nonzero = 1;
+    char buf[256];
     for (int d = 0; d < ndim; d++) {
         out[d] = in[d];
         if (in[d] == -1) {
@@ -262,11 +283,16 @@ static int infer_size(int ndim, const int64_t *in, int64_t numel, int64_t *out) 
         } else if (in[d] < 0) {
             return dispatch_error_set(DISPATCH_ERR_VALUE, "invalid shape dimension %lld",
                                       (long long)in[d]);
-        } else {
-            prod *= in[d];
+        } else if (in[d] && __builtin_mul_overflow(nonzero, in[d], &nonzero)) {
+            format_shape(buf, sizeof buf, ndim, in);
+            return dispatch_error_set(DISPATCH_ERR_VALUE,
+                                      "shape '%s' is too large: the number of elements overflows "
+                                      "int64", buf);
+        } else if (in[d] == 0) {
+            zero = 1;
         }
     }
-    char buf[256];
+    int64_t prod = zero ? 0 : nonzero;
     if (infer >= 0) {
         if (prod == 0 || numel % prod != 0) {
             format_shape(buf, sizeof buf, ndim, in);
@@ -296,9 +322,13 @@ static int view_strides(int ndim, const int64_t *sizes, const int64_t *strides, 
     int64_t tensor_numel = 1, view_numel = 1;
     for (int d = ndim - 1; d >= 0; d--) {
         tensor_numel *= sizes[d];
-        if (d == 0 || (sizes[d - 1] != 1 && strides[d - 1] != tensor_numel * chunk_base_stride)) {
+        int64_t next; /* overflows only for strides of size-1 dims: not contiguous then */
+        if (d == 0 || (sizes[d - 1] != 1 &&
+                       (__builtin_mul_overflow(tensor_numel, chunk_base_stride, &next) ||
+                        strides[d - 1] != next))) {
             while (view_d >= 0 && (view_numel < tensor_numel || newsizes[view_d] == 1)) {
-                newstrides[view_d] = view_numel * chunk_base_stride;
+                if (__builtin_mul_overflow(view_numel, chunk_base_stride, &newstrides[view_d]))
+                    return 1;
                 view_numel *= newsizes[view_d];
                 view_d--;
             }
@@ -393,6 +423,8 @@ dispatch_tensor *dispatch_tensor_slice(dispatch_tensor *t, int64_t dim, int64_t 
                            (long long)step);
         return NULL;
     }
+    /* Normalised as Python's slice.indices and PyTorch do, without overflow:
+     * n >= 0, so start + n and stop + n cannot overflow when negative. */
     int64_t n = t->sizes[d];
     if (!has_start) start = 0;
     if (!has_stop) stop = n;
@@ -403,8 +435,23 @@ dispatch_tensor *dispatch_tensor_slice(dispatch_tensor *t, int64_t dim, int64_t 
     int64_t sz[DISPATCH_MAX_DIMS], st[DISPATCH_MAX_DIMS];
     memcpy(sz, t->sizes, sizeof sz);
     memcpy(st, t->strides, sizeof st);
-    sz[d] = (stop - start + step - 1) / step;
-    st[d] = t->strides[d] * step;
+    sz[d] = stop > start ? (stop - start - 1) / step + 1 : 0; /* 0 <= stop - start <= n */
+    /* PyTorch's stride is step * stride. A result of 0 or 1 elements never
+     * steps, so where that product (or its size in bytes) would overflow it
+     * keeps the old stride; 2 or more elements that far apart cannot be in
+     * one storage. */
+    int64_t bytes;
+    if (__builtin_mul_overflow(t->strides[d], step, &st[d]) ||
+        __builtin_mul_overflow(st[d], (int64_t)dispatch_dtype_itemsize(t->dtype), &bytes)) {
+        if (sz[d] > 1) {
+            dispatch_error_set(DISPATCH_ERR_VALUE,
+                               "slice step %lld on dim %lld (stride %lld) gives a stride that "
+                               "overflows int64", (long long)step, (long long)d,
+                               (long long)t->strides[d]);
+            return NULL;
+        }
+        st[d] = t->strides[d];
+    }
     int64_t offset = sz[d] ? t->offset + start * t->strides[d] : t->offset;
     return make(t->storage, (int)t->ndim, sz, st, offset, t->dtype, 0);
 }
@@ -440,7 +487,9 @@ dispatch_tensor *dispatch_tensor_unsqueeze(dispatch_tensor *t, int64_t dim) {
     for (int i = 0; i <= t->ndim; i++) {
         if (i == d) {
             sz[i] = 1;
-            st[i] = i < t->ndim ? t->strides[k] * t->sizes[k] : 1;
+            /* any stride serves a size-1 dim: 1 where PyTorch's would overflow */
+            if (i >= t->ndim || __builtin_mul_overflow(t->strides[k], t->sizes[k], &st[i]))
+                st[i] = 1;
         } else {
             sz[i] = t->sizes[k];
             st[i] = t->strides[k++];
@@ -518,19 +567,23 @@ int dispatch_broadcast_shapes(int na, const int64_t *a, int nb, const int64_t *b
 
 /* Copies ------------------------------------------------------------------ */
 
+/* 1 when two elements of t share memory (Note [Overlapping outputs] in
+ * strided.c), 0 when none do, -1 with the error set. */
 static int has_internal_overlap(const dispatch_tensor *t) {
+    int64_t isz = (int64_t)dispatch_dtype_itemsize(t->dtype), bst[DISPATCH_MAX_DIMS];
     for (int d = 0; d < t->ndim; d++)
-        if (t->strides[d] == 0 && t->sizes[d] > 1) return 1;
-    return 0;
+        if (t->sizes[d] > 1 && __builtin_mul_overflow(t->strides[d], isz, &bst[d])) return 1;
+        else if (t->sizes[d] <= 1) bst[d] = 0;
+    return dispatch_overlaps_itself((int)t->ndim, t->sizes, bst, isz);
 }
 
-/* Byte range [lo, hi) a tensor touches in its storage. */
-static void byte_range(const dispatch_tensor *t, int64_t *lo, int64_t *hi) {
-    int64_t last = t->offset;
+/* Address range [lo, hi) a non-empty tensor touches (strides are >= 0). */
+static void byte_range(const dispatch_tensor *t, uintptr_t *lo, uintptr_t *hi) {
+    int64_t last = 0;
     for (int d = 0; d < t->ndim; d++) last += (t->sizes[d] - 1) * t->strides[d];
     int64_t isz = (int64_t)dispatch_dtype_itemsize(t->dtype);
-    *lo = t->offset * isz;
-    *hi = (last + 1) * isz;
+    *lo = (uintptr_t)t->data;
+    *hi = *lo + (uintptr_t)((last + 1) * isz);
 }
 
 int dispatch_tensor_check_writable(const dispatch_tensor *t, const char *what) {
@@ -543,7 +596,9 @@ int dispatch_tensor_check_writable(const dispatch_tensor *t, const char *what) {
 
 int dispatch_tensor_copy_(dispatch_tensor *dst, dispatch_tensor *src) {
     if (dispatch_tensor_check_writable(dst, "copy_") < 0) return -1;
-    if (has_internal_overlap(dst))
+    int self_overlap = has_internal_overlap(dst);
+    if (self_overlap < 0) return -1;
+    if (self_overlap)
         return dispatch_error_set(DISPATCH_ERR_RUNTIME,
                                   "unsupported operation: more than one element of the written-to "
                                   "tensor refers to a single memory location. Please clone() the "
@@ -560,8 +615,10 @@ int dispatch_tensor_copy_(dispatch_tensor *dst, dispatch_tensor *src) {
                                   dispatch_device_name(src->device),
                                   dispatch_device_name(dst->device));
     }
-    if (src->storage == dst->storage && src->numel) {
-        int64_t a0, a1, b0, b1;
+    /* Two storages may share memory too (from_numpy of two views of one
+     * array): compare addresses, not storages. */
+    if (src->numel) {
+        uintptr_t a0, a1, b0, b1;
         byte_range(dst, &a0, &a1);
         byte_range(src, &b0, &b1);
         if (a0 < b1 && b0 < a1) { /* may overlap: read from a private copy */

@@ -434,9 +434,17 @@ static int dispatch__cpu_apply_env(const unsigned char detected[DISPATCH_CPU_FEA
     while (dispatch__cpu_next_token(&cursor, &tok, &len)) {
         const int id = dispatch__cpu_lookup(tok, len);
         if (id == DISPATCH_CPU_FEATURE_NONE) {
+            /* At most 64 bytes of the token, cut on a UTF-8 character boundary
+             * (the bytes are shown as they are; Python decodes the message
+             * with backslashreplace, so an invalid byte shows as \xff). */
+            size_t shown = len;
+            if (shown > 64) {
+                shown = 64;
+                while (shown > 61 && ((unsigned char)tok[shown] & 0xC0) == 0x80) shown--;
+            }
             dispatch__cpu_fail(err, DISPATCH_CPU_ERROR_ENV,
                 "%s names '%.*s', which is not a CPU feature; the features of %s are: ",
-                var, (int)(len > 64 ? 64 : len), tok, dispatch_cpu_arch());
+                var, (int)shown, tok, dispatch_cpu_arch());
             unsigned char arch[DISPATCH_CPU_FEATURE_MAX] = {0};
             for (int i = 0; i < TABLE_N; ++i) {
                 arch[dispatch__cpu_table[i].id] = (unsigned char)dispatch__cpu_table[i].on_this_arch;

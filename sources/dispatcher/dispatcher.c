@@ -226,7 +226,8 @@ static dispatch_operator *new_operator(const char *schema_text, const char *debu
     if (dispatch_schema_parse(schema_text, &op->schema) < 0) goto fail;
     const dispatch_schema *s = &op->schema;
     snprintf(op->name, sizeof op->name, "%s%s%s", s->name, s->overload[0] ? "." : "", s->overload);
-    snprintf(op->debug, sizeof op->debug, "%s", debug ? debug : "<unknown>");
+    dispatch_utf8_cut(op->debug, sizeof op->debug,
+                      snprintf(op->debug, sizeof op->debug, "%s", debug ? debug : "<unknown>"));
     for (int i = 0; i < s->nargs; i++) {
         const dispatch_schema_arg *a = &s->args[i];
         if (a->kind == DISPATCH_TYPE_STR) {
@@ -303,7 +304,8 @@ static int set_registration(registration *r, const char *what, int key, dispatch
     r->fn = fn;
     r->ctx = ctx;
     r->present = 1;
-    snprintf(r->debug, sizeof r->debug, "%s", debug ? debug : "<unknown>");
+    dispatch_utf8_cut(r->debug, sizeof r->debug,
+                      snprintf(r->debug, sizeof r->debug, "%s", debug ? debug : "<unknown>"));
     return replaced;
 }
 

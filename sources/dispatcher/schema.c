@@ -7,6 +7,11 @@
 
 #include "dispatch/error.h"
 
+/* The largest N of a fixed-size list type T[N]: a shape has at most
+ * DISPATCH_MAX_DIMS entries, so anything near int's range is a typo. */
+#define DISPATCH_SCHEMA_MAX_LIST 1000000
+#define DISPATCH_SCHEMA_MAX_LIST_TEXT "1000000"
+
 typedef struct parser {
     const char *text;
     const char *p;
@@ -76,7 +81,11 @@ static int parse_type(parser *ps, dispatch_schema_arg *a) {
     if (accept(ps, "[")) {
         a->is_list = 1;
         skip_ws(ps);
-        while (isdigit((unsigned char)*ps->p)) a->list_size = a->list_size * 10 + (*ps->p++ - '0');
+        while (isdigit((unsigned char)*ps->p)) {
+            if (a->list_size > (DISPATCH_SCHEMA_MAX_LIST - (*ps->p - '0')) / 10)
+                return fail(ps, "list size too large (at most " DISPATCH_SCHEMA_MAX_LIST_TEXT ")");
+            a->list_size = a->list_size * 10 + (*ps->p++ - '0');
+        }
         if (!accept(ps, "]")) return fail(ps, "expected ']'");
     }
     if (accept(ps, "?")) a->is_optional = 1;
@@ -181,7 +190,10 @@ static int format_type(const dispatch_schema_arg *a, char *buf, int size) {
 }
 
 int dispatch_schema_format(const dispatch_schema *s, char *buf, int size) {
-    char tmp[4096];
+    /* Room for the longest schema (names and defaults < 64 bytes, at most
+     * DISPATCH_SCHEMA_MAX_ARGS of each, list sizes <= 7 digits: ~4.3 KB), so
+     * no snprintf below is ever cut and n never passes sizeof tmp. */
+    char tmp[8192];
     int n = snprintf(tmp, sizeof tmp, "%s%s%s(", s->name, s->overload[0] ? "." : "", s->overload);
     int star = 0;
     for (int i = 0; i < s->nargs; i++) {

@@ -7,6 +7,7 @@
 #include "dispatch/error.h"
 #include "dispatch/iterator.h"
 #include "dispatch/kernels.h"
+#include "dispatch/strided.h"
 
 #define MAXD DISPATCH_ITER_MAX_DIMS
 #define MAXOPS DISPATCH_ITER_MAX_OPERANDS
@@ -51,6 +52,16 @@ int dispatch_iter_broadcast_shape(int n, const dispatch_iter_operand *ops, int *
                                       "shapes %s and %s cannot be broadcast together: dimension "
                                       "%d is %lld in one and %lld in the other",
                                       a, b, d - ops[k].ndim, (long long)*t, (long long)s);
+        }
+    }
+    int64_t numel = 1;
+    for (int d = 0; d < nd; d++) {
+        if (shape[d] < 0 || __builtin_mul_overflow(numel, shape[d], &numel)) {
+            char a[256];
+            format_shape(a, sizeof a, nd, shape);
+            return dispatch_error_set(DISPATCH_ERR_VALUE,
+                                      "invalid broadcast shape %s: a negative size, or the "
+                                      "number of elements overflows int64", a);
         }
     }
     *ndim = nd;
@@ -150,13 +161,14 @@ static void extent(const plan *p, int k, size_t itemsize, char **lo, char **hi)
     *hi = p->data[k] + b + (intptr_t)itemsize;
 }
 
-/* Whether the output plan steps on one element twice (a broadcast view). */
-static int self_overlapping(const plan *p, int k)
+/* Whether two elements of operand k share memory: 1, 0, or -1 with the error
+ * set (Note [Overlapping outputs] in sources/core/strided.c; exact, not only
+ * broadcast dims). */
+static int self_overlapping(const plan *p, int k, size_t itemsize)
 {
-    for (int d = 0; d < p->ndim; d++) {
-        if (p->shape[d] > 1 && p->strides[k][d] == 0) return 1;
-    }
-    return 0;
+    int64_t st[MAXD];
+    for (int d = 0; d < p->ndim; d++) st[d] = (int64_t)p->strides[k][d];
+    return dispatch_overlaps_itself(p->ndim, p->shape, st, (int64_t)itemsize);
 }
 
 /* --------------------------------------------------------------- running */
@@ -249,8 +261,11 @@ static void run_range(void *arg, int64_t begin, int64_t end)
 static char *copy_contiguous(const dispatch_iter_operand *src, int nd, const int64_t *shape,
                              int64_t numel, intptr_t *bs_out)
 {
-    size_t isz = dispatch_dtype_itemsize(src->dtype);
-    char *buf = malloc((size_t)numel * isz + 1);
+    size_t isz = dispatch_dtype_itemsize(src->dtype), nbytes;
+    if (numel < 0 || __builtin_mul_overflow((size_t)numel, isz, &nbytes) ||
+        nbytes > SIZE_MAX - 1)
+        return NULL;
+    char *buf = malloc(nbytes + 1);
     if (!buf) return NULL;
     intptr_t bs[MAXD];
     broadcast_strides(src, nd, shape, bs);
@@ -329,7 +344,9 @@ int dispatch_iter_elementwise_typed(dispatch_loop_fn loop, const int *loop_dtype
     plan p;
     make_plan(&p, nops, data, nd, shape, bs);
     if (p.numel == 0) return 0;
-    if (self_overlapping(&p, 0)) {
+    int overlap = self_overlapping(&p, 0, dispatch_dtype_itemsize(ops[0].dtype));
+    if (overlap < 0) return -1;
+    if (overlap) {
         return dispatch_error_set(DISPATCH_ERR_VALUE,
                                   "the output overlaps itself (more than one element refers to "
                                   "one memory location); write to a contiguous output instead");
@@ -351,9 +368,12 @@ int dispatch_iter_elementwise_typed(dispatch_loop_fn loop, const int *loop_dtype
         tmp[k] = copy_contiguous(&ops[k], nd, shape, p.numel, bs[k]);
         if (tmp[k] == NULL) {
             for (int j = 1; j < k; j++) free(tmp[j]);
-            return dispatch_error_set(DISPATCH_ERR_MEMORY, "cannot allocate %lld bytes",
-                                      (long long)p.numel *
-                                          (long long)dispatch_dtype_itemsize(ops[k].dtype));
+            char a[256];
+            format_shape(a, sizeof a, nd, shape);
+            return dispatch_error_set(DISPATCH_ERR_MEMORY,
+                                      "cannot allocate a copy of an input of shape %s and "
+                                      "dtype %s (it overlaps the output)",
+                                      a, dispatch_dtype_name(ops[k].dtype));
         }
         data[k] = tmp[k];
         replanned = 1;
@@ -538,8 +558,15 @@ int dispatch_iter_reduce(int op, const dispatch_iter_operand *in, uint32_t dim_m
     int ond = 0;
     int64_t count = 1;
     for (int d = 0; d < nd; d++) {
+        if (in->shape[d] < 0) {
+            return dispatch_error_set(DISPATCH_ERR_VALUE, "negative dimension %lld in a reduction",
+                                      (long long)in->shape[d]);
+        }
         if (dim_mask & (1u << d)) {
-            count *= in->shape[d];
+            if (__builtin_mul_overflow(count, in->shape[d], &count)) {
+                return dispatch_error_set(DISPATCH_ERR_VALUE,
+                                          "reduction: the number of elements overflows int64");
+            }
             if (keepdim) oshape[ond++] = 1;
         } else {
             oshape[ond++] = in->shape[d];
@@ -569,7 +596,10 @@ int dispatch_iter_reduce(int op, const dispatch_iter_operand *in, uint32_t dim_m
             j.oshape[j.no] = in->shape[d];
             j.istrides[j.no] = (intptr_t)in->strides[d];
             j.ostrides[j.no] = (intptr_t)out->strides[od];
-            nout *= in->shape[d];
+            if (__builtin_mul_overflow(nout, in->shape[d], &nout)) {
+                return dispatch_error_set(DISPATCH_ERR_VALUE,
+                                          "reduction: the number of elements overflows int64");
+            }
             j.no++;
         }
         od--;
@@ -597,8 +627,6 @@ int dispatch_iter_reduce(int op, const dispatch_iter_operand *in, uint32_t dim_m
     if (!one_stride) {
         /* Gather: tmp[o][r] row-major over the reduced dims, per output o. */
         size_t isz = dispatch_dtype_itemsize(in->dtype);
-        tmp = malloc((size_t)(nout * count) * isz + 1);
-        if (!tmp) return dispatch_error_set(DISPATCH_ERR_MEMORY, "cannot allocate a buffer");
         int64_t perm_shape[MAXD];
         int64_t perm_strides[MAXD];
         int np = 0;
@@ -616,12 +644,18 @@ int dispatch_iter_reduce(int op, const dispatch_iter_operand *in, uint32_t dim_m
         }
         dispatch_iter_operand src = {in->data, nd, perm_shape, perm_strides, in->dtype};
         intptr_t unused[MAXD];
-        char *c = copy_contiguous(&src, nd, perm_shape, nout * count, unused);
+        int64_t total;
+        char *c = __builtin_mul_overflow(nout, count, &total)
+                      ? NULL
+                      : copy_contiguous(&src, nd, perm_shape, total, unused);
         if (!c) {
-            free(tmp);
-            return dispatch_error_set(DISPATCH_ERR_MEMORY, "cannot allocate a buffer");
+            char a[256];
+            format_shape(a, sizeof a, nd, in->shape);
+            return dispatch_error_set(DISPATCH_ERR_MEMORY,
+                                      "cannot allocate the %s buffer to reduce a tensor of shape "
+                                      "%s: its size in bytes is too large",
+                                      dispatch_dtype_name(in->dtype), a);
         }
-        free(tmp);
         tmp = c;
         j.in = tmp;
         j.rstride = (intptr_t)isz;

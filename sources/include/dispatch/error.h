@@ -9,6 +9,8 @@
 #ifndef DISPATCH_ERROR_H_
 #define DISPATCH_ERROR_H_
 
+#include <stddef.h>
+
 typedef enum dispatch_error_kind {
     DISPATCH_OK = 0,
     DISPATCH_ERR_RUNTIME = 1,         /* RuntimeError */
@@ -32,6 +34,12 @@ int dispatch_error_set_message(int kind, const char *message);
 int dispatch_error_kind_get(void);
 const char *dispatch_error_message(void);
 void dispatch_error_clear(void);
+
+/* After (v)snprintf(buf, cap, ...) returned n: when it cut the text, back the
+ * end up to a UTF-8 character boundary, so that no message ends in half a
+ * character (Python decodes messages as UTF-8). error_set and warning_set
+ * do this themselves. */
+void dispatch_utf8_cut(char *buf, size_t cap, int n);
 
 /* Warnings the caller should show (e.g. a duplicate kernel registration);
  * thread-local, cleared by dispatch_warning_clear(). */

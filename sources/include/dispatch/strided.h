@@ -18,4 +18,11 @@
  * Returns 0 (nothing can fail but a NULL loop, reported as a TypeError). */
 int dispatch_strided_run(dispatch_loop_fn loop, int nops, dispatch_tensor *const *ops, void *ctx);
 
+/* Whether two elements of a layout (sizes, strides in BYTES, elements of
+ * itemsize bytes) share a byte: 1 when they do, 0 when no two do, -1 with a
+ * MemoryError set when the exact check could not get its scratch memory.
+ * See Note [Overlapping outputs] in strided.c. */
+int dispatch_overlaps_itself(int ndim, const int64_t *sizes, const int64_t *strides,
+                             int64_t itemsize);
+
 #endif /* DISPATCH_STRIDED_H_ */
