@@ -164,8 +164,10 @@ def test_x86_groups_are_another_archs_names_on_ppc64le():
     ("sse4.1", "sse4.1", "unknown CPU feature"),
     ("avx2;", "avx2;", "is not a feature name"),
     ("(avx2 fma3)", "(avx2", "is not a feature name"),
-    ("-max", "-max", "takes no '+' or '-'"),
-    ("+native", "+native", "takes no '+' or '-'"),
+    ("max -", "-", "operator without a feature name"),
+    ("max - ,", "-", "operator without a feature name"),
+    ("max +-", "+-", "operator without a feature name"),
+    ("- $maxopt", "-$maxopt", "policies belong in /*@targets"),
     ("baseline", "baseline", "unknown CPU feature"),
 ])
 def test_bad_tokens_are_errors_quoting_the_token(value, token, words):
@@ -175,6 +177,22 @@ def test_bad_tokens_are_errors_quoting_the_token(value, token, words):
     assert words in info.value.message
     assert info.value.where == "cpu-dispatch"
     assert str(info.value).startswith("cpu-dispatch: ")
+
+
+def test_keywords_take_operators_like_names():
+    # NumPy's meaning (its tests write `-max`, `- min`, `+none`); `-` still
+    # removes successors, see Note [Minus removes successors].
+    assert names("max -max") == set()
+    assert names("+max") == set(ALL_X86)
+    assert names("max -min") == set()  # every x86 feature implies SSE
+    assert names("min -min +avx2") == {"AVX2"}
+    assert names("avx2 +native", native=lambda: ["SSE41"]) == {"AVX2", "SSE41"}
+    assert names("max -native", native=lambda: ["AVX512F"]) == set(ALL_X86) - set(AVX512)
+
+
+def test_plus_none_clears_and_minus_none_removes_nothing():
+    assert names("max +none avx2") == {"AVX2"}
+    assert names("avx2 -none") == {"AVX2"}
 
 
 def test_unknown_name_error_lists_what_the_arch_knows():

@@ -68,6 +68,8 @@ class BuildConfig:
 
     def policy_flags(self, policies: Sequence[str], features: Sequence[str]) -> List[str]:
         flags: List[str] = []
+        if "$autovec" in policies and "$maxopt" not in policies:
+            policies = [*policies, "$maxopt"]  # as in NumPy, $autovec implies $maxopt
         for policy in sorted(policies):
             flags += POLICY_FLAGS.get(policy, {}).get(self.compiler_family, [])
             if policy == "$autovec":

@@ -1,12 +1,22 @@
 """The cpu-baseline / cpu-dispatch grammar (NumPy's, made precise).
 
 A value is a list of tokens separated by spaces or commas, read left to
-right, case-insensitive:
+right, case-insensitive. `+` and `-` are operators on the name after them,
+attached or not (`-avx2`, `- avx2`, `sse41+avx2`); the last one written wins:
 
     NAME      add a feature, or every member of a group (X86_V3)
     +NAME     the same
     -NAME     remove NAME and every feature that implies it, transitively;
               See Note [Minus removes successors]
+    min       add the architecture's minimum (x86_64: SSE SSE2 SSE3)
+    max       add every feature of the architecture
+    native    add what the compiler enables with -march=native
+    -min, -max, -native  remove those features (and their successors)
+    none      clear everything added so far (`+none` too; `-none` removes nothing)
+
+An operator with no name after it (`avx2 -`) is an error.
+
+Note [Minus removes successors]
     min       add the architecture's minimum (x86_64: SSE SSE2 SSE3)
     max       add every feature of the architecture
     native    add what the compiler enables with -march=native
@@ -26,12 +36,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List
+from typing import Callable, Dict, List, Tuple
 
 from .errors import DispatchError, shown
 from .features import ALL_NAMES, Arch
 
-_SPLIT = re.compile(r"[\s,]+")
+_SEPARATORS = re.compile(r"[\s,]+")
+_OPERATOR = re.compile(r"([+-])")
 KEYWORDS = ("MIN", "MAX", "NATIVE", "NONE")
 
 
@@ -61,55 +72,70 @@ def parse_option(value: str, arch: Arch, option: str,
     if not isinstance(value, str):
         raise DispatchError(f"expected a string, got {type(value).__name__}", option)
     sel = Selection()
-    groups = arch.group_by_name
-    for token in _SPLIT.split(value.strip()):
-        if not token:
-            continue
-        if token[0] in "$#":
-            kind = "policies" if token[0] == "$" else "target groups"
-            raise DispatchError(
-                f"'{shown(token)}' is not allowed in an option value: {kind} belong in "
-                "/*@targets ... */ statements", option)
-        op, name = ("-", token[1:]) if token[0] == "-" else (
-            ("+", token[1:]) if token[0] == "+" else ("+", token))
-        name = name.upper()
-        if not name:
-            raise DispatchError(f"'{shown(token)}' is an operator without a feature name",
-                                option)
-        if not re.fullmatch(r"[A-Z0-9_.]+", name):
-            raise DispatchError(f"'{shown(token)}' is not a feature name", option)
-        if name in KEYWORDS:
-            if op == "-" or token[0] == "+":
-                raise DispatchError(f"'{shown(token)}': '{name.lower()}' takes no '+' or '-'",
-                                    option)
-            _apply_keyword(name, arch, sel, native, token)
-        elif name in arch.by_name or name in groups:
-            members = groups[name].members if name in groups else (name,)
-            for member in members:
-                if op == "+":
-                    sel.origin.setdefault(member, token)
-                else:
-                    for gone in arch.successors(member):
-                        sel.origin.pop(gone, None)
-        elif name in ALL_NAMES:
-            sel.notes.append(f"{option}: skipped '{shown(token)}': not a feature of {arch.name}")
-        else:
-            known = " ".join([*arch.by_name, *groups, *(k.lower() for k in KEYWORDS)])
-            raise DispatchError(
-                f"unknown CPU feature '{shown(token)}'; {arch.name} knows: {known}", option)
+    for op, word in _tokens(value, option):
+        _apply(op, word, arch, sel, option, native)
     return sel
 
 
-def _apply_keyword(name: str, arch: Arch, sel: Selection,
-                   native: Callable[[], List[str]], token: str) -> None:
-    if name == "NONE":
-        sel.origin.clear()
+def _tokens(value: str, option: str) -> List[Tuple[str, str]]:
+    """(operator, token as written) pairs: NumPy's split on spaces, commas, and
+    around every `+` and `-`; ``token`` keeps the operators written before it."""
+    out: List[Tuple[str, str]] = []
+    op, ops = "+", ""
+    for part in _OPERATOR.split(value):
+        if not part or _SEPARATORS.fullmatch(part):
+            continue
+        if part in "+-":
+            op, ops = part, ops + part
+            continue
+        for word in _SEPARATORS.split(part.strip()):
+            if word:
+                out.append((op, ops + word))
+                op, ops = "+", ""
+    if ops:
+        raise DispatchError(f"'{shown(ops)}' is an operator without a feature name", option)
+    return out
+
+
+def _apply(op: str, token: str, arch: Arch, sel: Selection, option: str,
+           native: Callable[[], List[str]]) -> None:
+    groups = arch.group_by_name
+    name = token.lstrip("+-")
+    if name[0] in "$#":
+        kind = "policies" if name[0] == "$" else "target groups"
+        raise DispatchError(
+            f"'{shown(token)}' is not allowed in an option value: {kind} belong in "
+            "/*@targets ... */ statements", option)
+    name = name.upper()
+    if not re.fullmatch(r"[A-Z0-9_.]+", name):
+        raise DispatchError(f"'{shown(token)}' is not a feature name", option)
+    origin = token.lstrip("+")
+    if name in KEYWORDS:
+        added = _keyword_features(name, arch, native)
+        if name == "NONE" and op == "+":
+            sel.origin.clear()
+    elif name in arch.by_name or name in groups:
+        added = list(groups[name].members) if name in groups else [name]
+    elif name in ALL_NAMES:
+        sel.notes.append(f"{option}: skipped '{shown(token)}': not a feature of {arch.name}")
         return
-    if name == "MIN":
-        added = list(arch.minimum)
-    elif name == "MAX":
-        added = [f.name for f in arch.features]
     else:
-        added = native()
+        known = " ".join([*arch.by_name, *groups, *(k.lower() for k in KEYWORDS)])
+        raise DispatchError(
+            f"unknown CPU feature '{shown(token)}'; {arch.name} knows: {known}", option)
     for member in added:
-        sel.origin.setdefault(member, token)
+        if op == "+":
+            sel.origin.setdefault(member, origin)
+        else:
+            for gone in arch.successors(member):
+                sel.origin.pop(gone, None)
+
+
+def _keyword_features(name: str, arch: Arch, native: Callable[[], List[str]]) -> List[str]:
+    if name == "NONE":
+        return []
+    if name == "MIN":
+        return list(arch.minimum)
+    if name == "MAX":
+        return [f.name for f in arch.features]
+    return list(native())

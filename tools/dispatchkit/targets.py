@@ -1,7 +1,9 @@
 """Parse the `/*@targets ... */` statement of a dispatchable source.
 
-Grammar: the first `/*@targets` comment of the file, up to its `*/`. Tokens
-are split on whitespace, `*`, `,` and `/`; parentheses stand alone.
+Grammar: from the first `@targets` inside a C comment up to the comment's
+`*/` (NumPy's rule: `/*@targets ...*/`, or a comment decorated with leading
+`*` or `/` on its lines). Tokens are split on whitespace, `*`, `,` and `/`;
+parentheses stand alone.
 
     NAME          one target for a feature (or a group such as x86_v3)
     (A B ...)     one target built for all members, named after the members
@@ -9,13 +11,20 @@ are split on whitespace, `*`, `,` and `/`; parentheses stand alone.
     baseline      also compile the source as it is, with the baseline flags
     #name         the targets of a group from the project's dispatch
                   configuration (an INI file, section [groups]); groups may
-                  use groups, see Note [Group expansion is bounded]
+                  use groups, see Note [Group expansion is bounded]; an
+                  empty group is allowed (a note says so); a $policy in a
+                  group applies to the whole statement
     $keep_baseline  keep targets the baseline already covers
     $keep_sort      keep the written order instead of highest interest first
     $maxopt         compile the targets at -O3
     $werror         compile the targets with -Werror
     $autovec        turn the compiler's auto-vectorizer fully on (and 512-bit
-                    vectors for AVX-512 targets)
+                    vectors for AVX-512 targets); implies $maxopt
+
+A name or closure written again is one target (the first spelling wins);
+features that imply each other are one target named after the highest, see
+Note [Tied features]. NumPy's test cases of this grammar are
+tests/toolkit/test_numpy_parity.py.
 
 Names of another architecture are skipped with a note, so one statement can
 list the targets of every architecture. Everything else that is wrong is a
@@ -44,7 +53,7 @@ from .features import ALL_NAMES, Arch
 POLICIES = ("$keep_baseline", "$keep_sort", "$maxopt", "$werror", "$autovec")
 _TOKEN = re.compile(r"[()]|[^\s*,/()]+")
 _NAME = re.compile(r"[A-Z0-9_]+")
-_START = "/*@targets"
+_MARK = "@targets"
 MAX_GROUP_DEPTH = 16
 MAX_GROUP_NAMES = 10_000
 
@@ -92,16 +101,31 @@ def load_groups(path: Optional[Path]) -> Dict[str, str]:
 
 
 def find_statement(text: str, filename: str) -> Tuple[str, int]:
-    """The body of the first @targets statement and the line it starts on."""
-    start = text.find(_START)
-    if start < 0:
-        raise DispatchError("no /*@targets ... */ statement; a dispatchable source starts "
-                            "with one, e.g. /*@targets baseline avx2 */", f"{filename}:1")
-    line = text.count("\n", 0, start) + 1
-    end = text.find("*/", start + len(_START))
-    if end < 0:
-        raise DispatchError("@targets statement has no closing '*/'", f"{filename}:{line}")
-    return text[start + len(_START):end], line
+    """The body of the first @targets statement and the line it starts on.
+
+    The statement is the text from the first `@targets` inside a C comment up
+    to that comment's `*/`, so decorated comments work as in NumPy:
+    `/*\n ** @targets\n ** avx2\n */`, `/*****@targets***...`. One pass over
+    ``text``: each comment is searched once.
+    """
+    pos = 0
+    while True:
+        opened = text.find("/*", pos)
+        if opened < 0:
+            break
+        closed = text.find("*/", opened + 2)
+        mark = text.find(_MARK, opened + 2, len(text) if closed < 0 else closed)
+        if mark >= 0:
+            line = text.count("\n", 0, mark) + 1
+            if closed < 0:
+                raise DispatchError("@targets statement has no closing '*/'",
+                                    f"{filename}:{line}")
+            return text[mark + len(_MARK):closed], line
+        if closed < 0:
+            break
+        pos = closed + 2
+    raise DispatchError("no /*@targets ... */ statement; a dispatchable source starts "
+                        "with one, e.g. /*@targets baseline avx2 */", f"{filename}:1")
 
 
 def tokenize(body: str, line: int) -> List[Token]:
@@ -190,6 +214,8 @@ def _parse_tokens(tokens: Sequence[Token], stmt: Statement, arch: Arch,
         elif text[0] == "#":
             name = text[1:].lower()
             body = groups.expand(name, text, expanding, loc)
+            if not body:  # NumPy allows an empty group: a way to switch one off
+                stmt.notes.append(f"{loc}: target group '{shown(text)}' is empty")
             _parse_tokens([Token(t, tok.line) for t in body], stmt, arch, groups,
                           expanding + (name,))
         elif text.lower() == "baseline":
@@ -298,12 +324,7 @@ def resolve(stmt: Statement, config: BuildConfig, disable_optimization: bool = F
     dispatch = set(config.dispatch)
     skipped: List[Dict[str, str]] = []
     targets: List[Target] = []
-    seen = set()
-    for spec in stmt.targets:
-        closure = arch.closure(spec.features)
-        if spec.name in seen or closure in seen:
-            continue
-        seen.update((spec.name, closure))
+    for spec, closure in _distinct(stmt.targets, arch):
         reason = _skip_reason(spec, config, base, dispatch, "$keep_baseline" in stmt.policies)
         if disable_optimization and not reason:
             reason = "disable-optimization is on"
@@ -320,6 +341,41 @@ def resolve(stmt: Statement, config: BuildConfig, disable_optimization: bool = F
     baseline = stmt.baseline or disable_optimization
     return Resolved(stmt.file, stmt.line, targets, baseline, stmt.policies, skipped,
                     list(stmt.notes))
+
+
+def _distinct(specs: Sequence[TargetSpec],
+              arch: Arch) -> List[Tuple[TargetSpec, FrozenSet[str]]]:
+    """One spec per target: a name or a closure written again is dropped (the
+    first spelling wins), except for features that imply each other (aarch64's
+    NEON ... ASIMD): see Note [Tied features]."""
+    kept: List[Optional[Tuple[TargetSpec, FrozenSet[str]]]] = []
+    names = set()
+    at: Dict[FrozenSet[str], int] = {}
+    for spec in specs:
+        closure = arch.closure(spec.features)
+        if spec.name in names:
+            continue
+        names.add(spec.name)
+        if closure in at:
+            prev = kept[at[closure]]
+            assert prev is not None
+            if _outranks(spec.name, prev[0].name, arch):
+                kept[at[closure]] = None
+                at[closure] = len(kept)
+                kept.append((spec, closure))
+            continue
+        at[closure] = len(kept)
+        kept.append((spec, closure))
+    return [k for k in kept if k is not None]
+
+
+def _outranks(name: str, other: str, arch: Arch) -> bool:
+    """Note [Tied features]: features that imply each other are one target,
+    named after the one of highest interest and placed where that one is
+    written, as NumPy's `feature_untied` does: `neon asimd` is ASIMD."""
+    if name not in arch.by_name or other not in arch.by_name:
+        return False
+    return arch.by_name[name].interest > arch.by_name[other].interest
 
 
 def _skip_reason(spec: TargetSpec, config: BuildConfig, base: set, dispatch: set,
