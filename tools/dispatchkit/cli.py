@@ -127,7 +127,8 @@ def _resolve_file(src: Path, config: BuildConfig, groups: dict, disable_opt: boo
 
 
 def cmd_meson_source(args: argparse.Namespace) -> None:
-    """Write <name>.dispatch.h; tell meson what to build.
+    """Write <name>.dispatch.h; tell meson what to build (one source per process:
+    meson-sources does all of them in one, without wrapper files).
 
     Lines: wrapper<TAB>lib name<TAB>target<TAB>flags<TAB>wrapper file name,
     baseline<TAB>lib name<TAB>source<TAB>flags, and note<TAB>text. Meson makes

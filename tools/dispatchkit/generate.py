@@ -155,7 +155,7 @@ def cpu_dispatch_header(config: BuildConfig) -> str:
     out += [f"    #include <{h}>" for h in arch.headers_for(config.baseline)]
     out += ["#endif", "",
             "/* Beyond the baseline: defined only inside a target's compilation",
-            " * (its wrapper defines DISPATCH__CPU_TARGET_<F> for all it enables). */"]
+            " * (its -D flags define DISPATCH__CPU_TARGET_<F> for all it enables). */"]
     beyond = [f.name for f in arch.features
               if f.name not in config.baseline and f.name not in config.unsupported]
     for name in beyond:
