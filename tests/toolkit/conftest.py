@@ -42,7 +42,8 @@ def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def configure_counting(cc: str, cflags: str, baseline: str, dispatch: str,
-                       cache_dir: Path) -> Tuple[BuildConfig, List[Probe]]:
+                       cache_dir: Path, exhaustive: bool = False
+                       ) -> Tuple[BuildConfig, List[Probe]]:
     """``config.configure`` that also returns the Probe objects it created, so a
     test can read how many compiles each ran."""
     made: List[Probe] = []
@@ -53,16 +54,19 @@ def configure_counting(cc: str, cflags: str, baseline: str, dispatch: str,
             made.append(self)
 
     with mock.patch.object(config_mod, "Probe", RecordingProbe):
-        cfg = config_mod.configure(cc, cflags, baseline, dispatch, cache_dir)
+        cfg = config_mod.configure(cc, cflags, baseline, dispatch, cache_dir, exhaustive)
     return cfg, made
 
 
 @pytest.fixture(scope="session")
 def gcc_cold(cache_dir: Path) -> Tuple[BuildConfig, List[Probe]]:
-    """The default configuration with gcc, from an empty cache."""
+    """The default configuration with gcc, from an empty cache, every feature's
+    check compiled on its own (exhaustive: see Note [Union probe]), so the
+    session's cache holds each feature's own answer."""
     if shutil.which("gcc") is None:
         pytest.skip("gcc is not installed")
-    return configure_counting("gcc", "", DEFAULT_BASELINE, DEFAULT_DISPATCH, cache_dir)
+    return configure_counting("gcc", "", DEFAULT_BASELINE, DEFAULT_DISPATCH, cache_dir,
+                              exhaustive=True)
 
 
 @pytest.fixture(scope="session")

@@ -393,11 +393,28 @@ def test_a_cache_entry_of_the_wrong_type_is_a_miss_and_rewritten(cache_dir, gcc_
     macros = next(k for k in data if k.startswith("macros"))
     data[macros] = {"__x86_64__": 1}
     path.write_text(json.dumps(data))
-    cfg = configure("gcc", "", "min", "max -xop -fma4", path.parent)
+    # exhaustive: per-feature answers are what is asked again (the union
+    # probe's own entry: test_a_union_cache_entry_of_the_wrong_type_is_a_miss)
+    cfg = configure("gcc", "", "min", "max -xop -fma4", path.parent, exhaustive=True)
     assert cfg == gcc_config
     fixed = json.loads(path.read_text())
     assert all(fixed[k] == "" for k in compiles)
     assert all(isinstance(v, str) for v in fixed[macros].values())
+
+
+@needs_gcc
+@pytest.mark.parametrize("bad", [42, ["not", "str"], "error: two\nlines"])
+def test_a_union_cache_entry_of_the_wrong_type_is_a_miss_and_rewritten(
+        tmp_path, gcc_config, bad):
+    cfg = configure("gcc", "", "min", "max -xop -fma4", tmp_path)  # union only
+    (path,) = tmp_path.glob("probe-*.json")
+    data = json.loads(path.read_text())
+    (union,) = [k for k in data if k.startswith("union ")]
+    assert not any(k.startswith("compile ") for k in data)
+    data[union] = bad
+    path.write_text(json.dumps(data))
+    assert configure("gcc", "", "min", "max -xop -fma4", tmp_path) == cfg == gcc_config
+    assert json.loads(path.read_text())[union] == ""
 
 
 @needs_gcc

@@ -34,13 +34,16 @@ def _add_build_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cache-dir", type=Path, default=default_cache_dir(),
                    help="where compiler probe results are cached (default: %(default)s)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
+    p.add_argument("--exhaustive-probe", action="store_true",
+                   help="compile each feature's check on its own instead of one union "
+                        "compile first (see Note [Union probe] in probe.py)")
 
 
 def _config_from(args: argparse.Namespace) -> BuildConfig:
     if getattr(args, "config", None):
         return BuildConfig.load(args.config)
     return configure(args.cc, args.cflags, args.cpu_baseline, args.cpu_dispatch,
-                     None if args.no_cache else args.cache_dir)
+                     None if args.no_cache else args.cache_dir, args.exhaustive_probe)
 
 
 def report_dict(config: BuildConfig) -> dict:
@@ -124,7 +127,8 @@ def _resolve_file(src: Path, config: BuildConfig, groups: dict, disable_opt: boo
 
 
 def cmd_meson_source(args: argparse.Namespace) -> None:
-    """Write <name>.dispatch.h; tell meson what to build.
+    """Write <name>.dispatch.h; tell meson what to build (one source per process:
+    meson-sources does all of them in one, without wrapper files).
 
     Lines: wrapper<TAB>lib name<TAB>target<TAB>flags<TAB>wrapper file name,
     baseline<TAB>lib name<TAB>source<TAB>flags, and note<TAB>text. Meson makes
@@ -151,6 +155,50 @@ def cmd_meson_source(args: argparse.Namespace) -> None:
         print(f"note\t{src.name}: skipped {s['target']}: {printable(s['reason'])}")
     for n in res.notes:
         print(f"note\t{printable(n)}")
+
+
+def cmd_meson_sources(args: argparse.Namespace) -> None:
+    """All of a meson project's dispatchable sources in one process.
+
+    Writes every <name>.dispatch.h (only those whose text changed, all or none:
+    generate.write_files) and prints one line per object to build:
+    lib<TAB>library name<TAB>index of the source in the arguments<TAB>flags,
+    where flags are the target's compiler flags plus the -D macros that make
+    the source itself that target's translation unit (see Note [No wrapper
+    files] in generate.py), and note<TAB>text lines (at least one, so meson
+    never splits an empty output). Any error in any source is one line and no
+    header is written.
+    """
+    config = BuildConfig.load(args.config)
+    groups = load_groups(args.groups)
+    out = Path(args.outdir)
+    headers: dict = {}
+    files, lines, notes = [], [], []
+    for index, src in enumerate(args.sources):
+        generate.check_source_path(src)
+        generate.source_language(src)
+        header = generate.header_name(src.name)
+        if header in headers:
+            raise DispatchError(f"{src.name} and {headers[header]} would both generate "
+                                f"{header}; rename one", str(src))
+        headers[header] = src.name
+        res = _resolve_file(src, config, groups, args.disable_optimization)
+        files.append((out / header, generate.source_header(res, src.name)))
+        stem = src.name.replace(".", "_")
+        for t in res.targets:
+            flags = [*t.flags, *generate.target_defines(t)]
+            lines.append(f"lib\t{stem}_{t.name}\t{index}\t{' '.join(flags)}")
+        if res.baseline:
+            lines.append(f"lib\t{stem}_baseline\t{index}\t{' '.join(config.baseline_flags)}")
+        built = [t.name for t in res.targets] + (["baseline"] if res.baseline else [])
+        notes.append(f"{src.name}: builds {' '.join(built) or 'nothing'}")
+        notes += [f"{src.name}: skipped {s['target']}: {s['reason']}" for s in res.skipped]
+        notes += res.notes
+    generate.write_files(files)
+    if not args.sources:
+        notes.append("no dispatchable sources")
+    sys.stdout.write("".join(f"{line}\n" for line in lines))
+    sys.stdout.write("".join(f"note\t{printable(n)}\n" for n in notes))
 
 
 def cmd_wrapper(args: argparse.Namespace) -> None:
@@ -201,6 +249,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--disable-optimization", action="store_true")
     p.set_defaults(func=cmd_meson_source)
 
+    p = sub.add_parser("meson-sources",
+                       help="write every source's header, list the objects to build (meson)")
+    p.add_argument("sources", type=Path, nargs="*")
+    p.add_argument("--config", type=Path, required=True)
+    p.add_argument("--outdir", type=Path, required=True)
+    p.add_argument("--groups", type=Path)
+    p.add_argument("--disable-optimization", action="store_true")
+    p.set_defaults(func=cmd_meson_sources)
+
     p = sub.add_parser("wrapper", help="print the wrapper source of one target (meson)")
     p.add_argument("source", type=Path)
     p.add_argument("target")
@@ -210,7 +267,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _trace(argv: List[str]) -> None:
+    """$DISPATCHGEN_TRACE names a file that gets one line per run (the
+    subcommand and its argument count): how tests count generator processes."""
+    path = os.environ.get("DISPATCHGEN_TRACE")
+    if path:
+        try:
+            with open(path, "a", encoding="utf-8") as fh:
+                fh.write(f"{argv[0] if argv else ''}\t{len(argv)}\n")
+        except OSError:
+            pass
+
+
 def main(argv: Optional[List[str]] = None) -> int:
+    _trace(sys.argv[1:] if argv is None else list(argv))
     args = build_parser().parse_args(argv)
     try:
         args.func(args)

@@ -148,16 +148,21 @@ def split_words(value: str) -> List[str]:
 
 
 def configure(cc: str, cflags: str, baseline: str, dispatch: str,
-              cache_dir: Optional[Path]) -> BuildConfig:
-    """Validate both options against the compiler ``cc`` (a command line)."""
+              cache_dir: Optional[Path], exhaustive: bool = False) -> BuildConfig:
+    """Validate both options against the compiler ``cc`` (a command line).
+
+    ``exhaustive``: compile every feature's check on its own, never the one
+    union compile (see Note [Union probe] in probe.py).
+    """
     probe = Probe(split_words(cc), split_words(cflags), cache_dir)
     try:
-        return _configure(probe, cc, cflags, baseline, dispatch)
+        return _configure(probe, cc, cflags, baseline, dispatch, exhaustive)
     finally:
         probe.save()
 
 
-def _configure(probe: Probe, cc: str, cflags: str, baseline: str, dispatch: str) -> BuildConfig:
+def _configure(probe: Probe, cc: str, cflags: str, baseline: str, dispatch: str,
+               exhaustive: bool = False) -> BuildConfig:
     macros = probe.macros()
     arch = arch_from_macros(macros)
     if arch is None:
@@ -173,7 +178,7 @@ def _configure(probe: Probe, cc: str, cflags: str, baseline: str, dispatch: str)
     disp_sel = parse_option(dispatch, arch, "cpu-dispatch", native)
     notes = base_sel.notes + disp_sel.notes
 
-    unsupported = _validate(probe, arch)
+    unsupported = _validate(probe, arch, exhaustive)
 
     # Features the compiler enables on its own (x86_64's SSE2, -mavx2 in CFLAGS)
     # are in every object it builds: they join the baseline.
@@ -235,14 +240,16 @@ def _configure(probe: Probe, cc: str, cflags: str, baseline: str, dispatch: str)
     )
 
 
-def _validate(probe: Probe, arch: Arch) -> Dict[str, str]:
+def _validate(probe: Probe, arch: Arch, exhaustive: bool = False) -> Dict[str, str]:
     """feature -> '' when the compiler builds it, else the reason it cannot.
 
-    See Note [Probe validation] in probe.py.
+    See Notes [Probe validation] and [Union probe] in probe.py.
     """
     jobs = [(f.name, f.check_source, arch.flags_for([f.name]))
             for f in arch.features if not f.disable]
-    errors = probe.compile_checks(jobs)
+    errors = None if exhaustive else probe.compile_union(jobs, arch.merge)
+    if errors is None:
+        errors = probe.compile_checks(jobs)
     reasons: Dict[str, str] = {}
     for f in arch.features:
         if f.disable:

@@ -155,7 +155,7 @@ def cpu_dispatch_header(config: BuildConfig) -> str:
     out += [f"    #include <{h}>" for h in arch.headers_for(config.baseline)]
     out += ["#endif", "",
             "/* Beyond the baseline: defined only inside a target's compilation",
-            " * (its wrapper defines DISPATCH__CPU_TARGET_<F> for all it enables). */"]
+            " * (its -D flags define DISPATCH__CPU_TARGET_<F> for all it enables). */"]
     beyond = [f.name for f in arch.features
               if f.name not in config.baseline and f.name not in config.unsupported]
     for name in beyond:
@@ -210,6 +210,23 @@ def source_header(res: Resolved, source_name: str) -> str:
     return "\n".join(out)
 
 
+def target_defines(target: Target) -> List[str]:
+    """The -D flags that compile a source itself as its ``target``: the same
+    macros wrapper_source defines, with the same values (CURRENT is the name,
+    the others empty). See Note [No wrapper files]."""
+    return [f"-DDISPATCH__CPU_TARGET_CURRENT={target.name}"] + [
+        f"-DDISPATCH__CPU_TARGET_{n}=" for n in target.enables]
+
+
+# Note [No wrapper files]: `meson-sources` makes no per-target wrapper .c; each
+# target's object is the user's source itself compiled with the target's flags
+# plus target_defines() (meson accepts one source in several static_library
+# targets). The compiler sees exactly what the wrapper gave it (the macros are
+# defined before the first line of the source), so no file needs to be written
+# per target at configure time and none needs a configure_file process. The
+# `wrapper` subcommand still prints one, for build systems that want files.
+
+
 def wrapper_source(target: Target, source_name: str) -> str:
     """The per-target translation unit: define the target, include the source."""
     out = [
@@ -252,12 +269,26 @@ def check_source_path(src: Path) -> None:
                             f'generated #include "..." of it; rename the file', str(src))
 
 
+SOURCE_SUFFIXES = {".c": "c", ".cpp": "cpp", ".cc": "cpp", ".cxx": "cpp"}
+
+
+def source_language(src: Path) -> str:
+    """'c' or 'cpp' by the name's suffix; anything else is a DispatchError."""
+    lang = SOURCE_SUFFIXES.get(Path(src).suffix)
+    if lang is None:
+        raise DispatchError("a dispatchable source must end in "
+                            f"{', '.join(SOURCE_SUFFIXES)}", str(src))
+    return lang
+
+
 def _stem(source_name: str) -> str:
-    return source_name[: -len(".c")] if source_name.endswith(".c") else source_name
+    suffix = Path(source_name).suffix
+    return source_name[: -len(suffix)] if suffix in SOURCE_SUFFIXES else source_name
 
 
 def wrapper_name(source_name: str, target: Target) -> str:
-    return f"{_stem(source_name)}.{target.name.lower()}.c"
+    suffix = Path(source_name).suffix
+    return f"{_stem(source_name)}.{target.name.lower()}{suffix if suffix in SOURCE_SUFFIXES else '.c'}"
 
 
 def header_name(source_name: str) -> str:

@@ -15,6 +15,28 @@ call at most and no compiles. Installing another compiler at the same path
 changes its size or mtime and so its identity. The cache is only a cache: an
 unreadable file or an entry of the wrong type (another version, a hand edit)
 is a miss, asked again and rewritten.
+
+Note [Union probe]: a cold configure would compile one check per feature
+(about 30 on x86_64, each parsing immintrin.h: ~130 ms of CPU apiece). Instead
+compile_union first compiles ONE translation unit holding every candidate's
+check (each defines its own dispatch_check_<name>) with the union of all their
+flags. If that object is built (-Werror, assembled), every feature is accepted:
+  - each feature's flags are a subset of the union's flags (compile_union only
+    tries when the arch's merge rule keeps every flag: x86's additive -m flags;
+    never where flags override each other, e.g. several -march= or -mcpu=), and
+    the compiler accepted all of them without even a warning;
+  - each check's intrinsics compiled and assembled, so the compiler and the
+    assembler know the instructions.
+What union success does not prove is that a check builds with ONLY its own
+feature's flags (a check source that used an intrinsic of a feature it does not
+imply would pass). That is a property of the check sources, not of the
+compiler: tests/toolkit runs every check on its own (exhaustive=True,
+`--exhaustive-probe`) with gcc and clang and asserts both modes agree. If the
+union fails (one unknown flag, one missing intrinsic: clang 14 has no
+AVX512_KNM), nothing is concluded from it and each feature is checked on its
+own, in parallel, as before, so every reason names its feature. Both the union
+result and the per-feature results are cached; per-feature answers already in
+the cache (from an exhaustive run) are used without compiling the union.
 """
 
 from __future__ import annotations
@@ -27,7 +49,7 @@ import subprocess
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from .errors import DispatchError, printable
 
@@ -152,9 +174,7 @@ class Probe:
         results: Dict[str, str] = {}
         todo = []
         for key, check, flags in jobs:
-            text = (CHECKS_DIR / check).read_text()
-            ckey = "compile " + hashlib.sha256(
-                json.dumps([version, list(flags), text]).encode()).hexdigest()[:32]
+            ckey = self._check_key(version, flags, (CHECKS_DIR / check).read_text())
             cached = self._cache.get(ckey)
             if isinstance(cached, str) and cached.isprintable():  # '' or the error
                 results[key] = cached
@@ -169,12 +189,53 @@ class Probe:
             self._dirty = True
         return results
 
+    def compile_union(self, jobs: Sequence[Tuple[str, str, Sequence[str]]],
+                      merge: Callable[[Sequence[str]], List[str]]) -> Optional[Dict[str, str]]:
+        """Every job's answer from ONE compile, or None when that cannot tell.
+
+        See Note [Union probe]: None when the flags do not simply add up, or
+        when the union does not build (then ask compile_checks, per feature).
+        """
+        jobs = list(jobs)
+        if not jobs:
+            return {}
+        version = self.family_and_version()
+        texts = {check: (CHECKS_DIR / check).read_text() for _, check, _ in jobs}
+        known = {}
+        for key, check, flags in jobs:  # all answered already (an exhaustive run)?
+            cached = self._cache.get(self._check_key(version, flags, texts[check]))
+            if isinstance(cached, str) and cached.isprintable():
+                known[key] = cached
+        if len(known) == len(jobs):
+            return known
+        flags = merge([f for _, _, fl in jobs for f in fl])
+        if any(not set(fl) <= set(flags) for _, _, fl in jobs):
+            return None  # flags override each other: no one set enables all
+        checks = sorted(texts)
+        ukey = "union " + hashlib.sha256(json.dumps(
+            [version, flags, [[c, texts[c]] for c in checks]]).encode()).hexdigest()[:32]
+        cached = self._cache.get(ukey)
+        if not (isinstance(cached, str) and cached.isprintable()):
+            with tempfile.TemporaryDirectory(prefix="dispatchgen-") as tmp:
+                src = Path(tmp) / "union.c"
+                src.write_text("".join(f"/* {c} */\n{texts[c]}\n" for c in checks))
+                cached = self._cache[ukey] = self._compile(tmp, src, flags)
+            self._dirty = True
+        return {key: "" for key, _, _ in jobs} if cached == "" else None
+
     # -- plumbing ----------------------------------------------------------
-    def _compile(self, tmp: str, check: str, flags: List[str]) -> str:
+    @staticmethod
+    def _check_key(version: Tuple[str, str], flags: Sequence[str], text: str) -> str:
+        return "compile " + hashlib.sha256(
+            json.dumps([version, list(flags), text]).encode()).hexdigest()[:32]
+
+    def _compile(self, tmp: str, check, flags: List[str]) -> str:
+        """Compile ``check`` (a name under checks/, or a path) to an object."""
         self.compiles_run += 1
+        src = Path(check) if isinstance(check, Path) else CHECKS_DIR / check
         digest = hashlib.sha1(" ".join(flags).encode()).hexdigest()[:8]
-        obj = Path(tmp) / f"{check}.{digest}.o"
-        cmd = [*self.argv, *self.cflags, *flags, "-Werror", "-c", str(CHECKS_DIR / check),
+        obj = Path(tmp) / f"{src.name}.{digest}.o"
+        cmd = [*self.argv, *self.cflags, *flags, "-Werror", "-c", str(src),
                "-o", str(obj)]
         proc = self._run(cmd)
         if proc.returncode == 0 and obj.exists():

@@ -2,8 +2,9 @@
  * Using dispatchable sources from C: the macros an extension author calls.
  *
  * A dispatchable source `hello.dispatch.c` starts with an @targets comment;
- * the build compiles it once per target with that target's flags (via a
- * generated wrapper that defines DISPATCH__CPU_TARGET_CURRENT) and, when
+ * the build compiles it once per target with that target's flags (plus
+ * -DDISPATCH__CPU_TARGET_CURRENT=<target> and the -D of each feature it
+ * enables, from `dispatchgen.py meson-sources`) and, when
  * `baseline` is listed, once as it is. Symbols get the target's suffix through
  * DISPATCH_CPU_DISPATCH_CURFX. Another source includes the generated
  * `hello.dispatch.h`, which defines the two callback macros this header drives:
