@@ -219,7 +219,9 @@ def test_distcc_compiles_remotely_with_the_same_instructions(work, first_clone, 
         r"COMPILE_OK exit:0 .* (\S+)\s*$", log.read_text(), re.M))
     commands = compile_commands(src / "build")
     wanted = collections.Counter(c["file"] for c in commands)  # as on the compile line
-    per_target = [n for n in wanted if re.search(r"\.dispatch\.\w+\.c$", n)]
+    # per-target objects: a dispatchable source built into lib<stem>_dispatch_c_<TARGET>
+    per_target = [c["output"] for c in commands
+                  if re.search(r"_dispatch_c_(?!baseline)\w+\.a\.p/", c["output"])]
     print(f"distcc: {sum(wanted.values())} objects, {len(per_target)} per-target; "
           f"distccd compiled {sum(remote.values())} files")
     assert len(per_target) >= 20
