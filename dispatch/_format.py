@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import math
 import struct
-from typing import Any, Callable
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only (Note [Import time] in dispatch/__init__.py)
+    from typing import Any, Callable
 
 __all__ = ["SUMMARY", "THRESHOLD", "EDGE_ITEMS", "format_nested"]
 

@@ -18,7 +18,9 @@ import struct
 import sys
 import threading
 import warnings
-from typing import Any, Iterable, Sequence
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only (Note [Import time] in dispatch/__init__.py)
+    from typing import Any, Iterable, Sequence
 
 # No NumPy here: `import dispatch` must not import it (Note [NumPy is optional]).
 from . import _fastpath, _format

@@ -12,7 +12,9 @@ See ``sources/include/dispatch/iterator.h``.
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only (Note [Import time] in dispatch/__init__.py)
+    from typing import Any
 
 from ._core import ffi, lib
 

@@ -13,7 +13,9 @@ of each overload is looked up once, when the packet is made, never per call.
 from __future__ import annotations
 
 import builtins
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only (Note [Import time] in dispatch/__init__.py)
+    from typing import Any
 
 from . import _tensor
 from ._core import ffi, lib
