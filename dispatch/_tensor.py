@@ -12,7 +12,9 @@ returns a tensor returns a new view or a new tensor made in C.
 
 from __future__ import annotations
 
+import array
 import builtins
+import itertools
 import math
 import struct
 import sys
@@ -737,25 +739,27 @@ def _flatten(data: Any) -> tuple[tuple, list, set]:
     shape: list = []
     level = [data]
     while True:
-        seqs = [isinstance(x, _SEQUENCES) for x in level]
-        if not any(seqs):
+        types = set(map(type, level))  # (per distinct type, not per item: lists are long)
+        seqs = {t: issubclass(t, _SEQUENCES) for t in types}
+        if not any(seqs.values()):
             break
-        if not all(seqs):
-            for x, is_seq in zip(level, seqs):
-                if not is_seq and _is_leaf_for_numpy(x):
+        if not all(seqs.values()):
+            for x in level:
+                if not seqs[type(x)] and _is_leaf_for_numpy(x):
                     raise _NotPython
             raise ValueError(f"expected a sequence at dim {len(shape)} (got a mix of "
                              "sequences and numbers)")
         n = len(level[0])
-        for x in level:
-            if len(x) != n:
-                raise ValueError(f"expected sequence of length {n} at dim {len(shape)} "
-                                 f"(got {len(x)})")
+        if len(set(map(len, level))) > 1:
+            bad = next(x for x in level if len(x) != n)
+            raise ValueError(f"expected sequence of length {n} at dim {len(shape)} "
+                             f"(got {len(bad)})")
         shape.append(n)
-        level = [v for x in level for v in x]
+        level = level[0] if len(level) == 1 else list(itertools.chain.from_iterable(level))
         if n == 0:
+            types = set()
             break
-    types = set(map(type, level))
+    level = level if type(level) is list else list(level)
     for t in types - {builtins.bool, int, float}:
         v = next(x for x in level if type(x) is t)
         if t.__module__ == "numpy" or not issubclass(t, (int, float)):
@@ -767,12 +771,19 @@ def _flatten(data: Any) -> tuple[tuple, list, set]:
     return tuple(shape), level, types
 
 
+_ARRAY_CODES = {"?": "b", "q": "q", "d": "d"}  # carrier formats -> array.array typecodes
+
+
 def _filled(d: dtype, shape: tuple, values: list) -> Tensor:
     """A new cpu tensor of dtype d holding values (C order), packed as d's format."""
     t = empty(*shape, dtype=d)
     if values:
-        buf = struct.pack(f"={len(values)}{d.format}", *values)
-        ffi.memmove(t._p.data, buf, len(buf))
+        code = _ARRAY_CODES.get(d.format)
+        if code is not None and array.array(code).itemsize == d.itemsize:
+            buf = array.array(code, values)  # (converts in C: no argument tuple)
+        else:
+            buf = struct.pack(f"={len(values)}{d.format}", *values)
+        ffi.memmove(t._p.data, buf, len(values) * d.itemsize)
     return t
 
 
@@ -828,6 +839,8 @@ def _check_fits(values: list, has_float: builtins.bool, d: dtype) -> None:
     into uint8); an int beyond int64 never fits."""
     lo, hi = _INT_RANGE[d]
     ilo = -hi if d is uint8 else lo
+    if not has_float and d is int64:
+        return  # filling the int64 carrier checks it (OverflowError: _tensor_from_python)
     if not has_float:
         if values and (min(values) < ilo or max(values) > hi):
             raise _overflow(d, next(v for v in values if not ilo <= v <= hi))
@@ -867,11 +880,16 @@ def _tensor_from_python(shape: tuple, values: list, types: set, dtype: Any,
         carrier, values = int64, [int(v) for v in values]  # floats truncate, as torch
     else:
         carrier = float64
+        if not types <= {float, int, builtins.bool}:
+            values = [float(v) for v in values]  # (float/int subclasses: their value)
         try:
-            values = [float(v) for v in values]
-        except OverflowError:
+            return _filled(carrier, shape, values).to(d)
+        except OverflowError:  # an int beyond float64
             raise _overflow(d, next(v for v in values if abs(v) >= 2**1024)) from None
-    t = _filled(carrier, shape, values)
+    try:
+        t = _filled(carrier, shape, values)
+    except OverflowError:  # (int64: the range check of _check_fits)
+        raise _overflow(d, next(v for v in values if not -2**63 <= v < 2**63)) from None
     return t if carrier is d else t.to(d)
 
 
