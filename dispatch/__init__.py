@@ -9,6 +9,15 @@ True
 # See Note [Baseline guard] in sources/cpu/cpu_baseline_guard.c: this import
 # must come first, before any module built with the baseline flags loads.
 from . import _cpu_guard  # noqa: F401
+
+# Note [Import time]
+# ~~~~~~~~~~~~~~~~~~
+# `import dispatch` imports no NumPy (Note [NumPy is optional] in _tensor.py),
+# nor typing or dataclasses: in a fresh interpreter those cost more than the
+# package itself (typing brings re). The modules `import dispatch` loads name
+# typing's types in annotations only (`from __future__ import annotations`,
+# imported under `if TYPE_CHECKING`). tools/bench/bench_import.py times it;
+# tests/test_import_without_numpy.py checks what it leaves out.
 from ._core import ffi, lib
 from ._cpu import *  # noqa: F401,F403  (detection + env overrides, at import)
 from ._cpu import __all__ as _cpu_all

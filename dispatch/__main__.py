@@ -1,17 +1,21 @@
 """``python -m dispatch``: the build configuration and the runtime report.
 
-    python -m dispatch          # human-readable
-    python -m dispatch --json   # the same as one JSON object
+    python -m dispatch            # summary: compiler, baseline, dispatch set,
+                                  # the target chosen per kernel source, CUDA
+    python -m dispatch --verbose  # and the target of every dispatched function
+    python -m dispatch --json     # all of it as one JSON object
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import platform
 import sys
 
 from . import _cpu
+from ._core import ffi, lib
 
 
 def build_info() -> dict:
@@ -26,27 +30,78 @@ def build_info() -> dict:
         "version": pkg_version,
         "python": platform.python_version(),
         "machine": platform.machine(),
+        "compiler": ffi.string(lib.dispatch_cpu_compiler()).decode(),
         "cpu_baseline": list(_cpu.__cpu_baseline__),
         "cpu_dispatch": list(_cpu.__cpu_dispatch__),
     }
 
 
+def kernel_targets() -> dict:
+    """The target chosen for this CPU per kernel source (the probe first)."""
+    from . import kernels
+
+    out = {"probe": ffi.string(lib.dispatch_probe_chosen()).decode()}
+    out.update((source, kernels.chosen(source)) for source in kernels.SOURCES)
+    return out
+
+
+def cuda_info() -> dict:
+    """Whether this package has CUDA kernels (the meson option cuda, off by default)."""
+    if importlib.util.find_spec("dispatch._cuda") is None:
+        return {"built": False, "state": "not built",
+                "detail": "this package has no CUDA module (built without -Dcuda=enabled)"}
+    return {"built": True, "state": "built", "detail": "dispatch._cuda is installed"}
+
+
+def report() -> dict:
+    """Everything ``--json`` prints."""
+    return {"build": build_info(), "runtime": _cpu.runtime_info(),
+            "features": dict(_cpu.__cpu_features__), "kernels": kernel_targets(),
+            "cuda": cuda_info()}
+
+
+def _line(label: str, value: str) -> None:
+    print(f"  {label:<16} {value or '(none)'}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m dispatch", description=__doc__.splitlines()[0])
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--json", action="store_true", help="print everything as one JSON object")
+    group.add_argument("--verbose", "-v", action="store_true",
+                       help="also list the target chosen for each dispatched function")
     args = parser.parse_args(argv)
-    build = build_info()
+    info = report()
     if args.json:
-        report = {"build": build, "runtime": _cpu.runtime_info(),
-                  "features": dict(_cpu.__cpu_features__)}
-        json.dump(report, sys.stdout, indent=2)
+        json.dump(info, sys.stdout, indent=2)
         print()
         return 0
+    build, runtime = info["build"], info["runtime"]
     print(f"dispatch {build['version']} (Python {build['python']}, {build['machine']})")
     print("build")
-    print(f"  {'cpu-baseline':<16} {' '.join(build['cpu_baseline']) or '(none)'}")
-    print(f"  {'cpu-dispatch':<16} {' '.join(build['cpu_dispatch']) or '(none)'}")
-    _cpu.show_runtime()
+    _line("compiler", build["compiler"])
+    _line("cpu-baseline", " ".join(build["cpu_baseline"]))
+    _line("cpu-dispatch", " ".join(build["cpu_dispatch"]))
+    print(f"CPU features ({runtime['arch']})")
+    _line("found", " ".join(runtime["found"]))
+    _line("not found", " ".join(runtime["not_found"]))
+    if runtime["disabled_by_env"]:
+        _line("disabled by env", " ".join(runtime["disabled_by_env"]))
+    print("kernel sources (the target chosen for this CPU)")
+    for source, target in info["kernels"].items():
+        _line(source, target)
+    print("CUDA")
+    _line(info["cuda"]["state"], info["cuda"]["detail"])
+    if not args.verbose:
+        print("(each dispatched function's target: --verbose; everything as JSON: --json)")
+        return 0
+    print("dispatched functions")
+    functions = runtime["functions"]
+    if not functions:
+        print("  (none recorded)")
+    width = max((len(f["name"]) for f in functions), default=0)
+    for f in functions:
+        print(f"  {f['name']:<{width}}  {f['chosen']:<12} of {' '.join(f['targets'])}")
     return 0
 
 

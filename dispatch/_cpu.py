@@ -19,8 +19,11 @@ from __future__ import annotations
 
 import sys
 import warnings
-from dataclasses import dataclass
-from typing import TextIO
+from collections import namedtuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only (Note [Import time] in dispatch/__init__.py)
+    from typing import TextIO
 
 from ._core import ffi, lib
 
@@ -40,14 +43,11 @@ class CPUFeatureWarning(UserWarning):
     """A DISPATCH_*_CPU_FEATURES name that changes no compiled code here."""
 
 
-@dataclass(frozen=True)
-class DispatchRecord:
+class DispatchRecord(namedtuple("DispatchRecord", "name targets chosen")):
     """One dispatched function: its compiled targets (highest interest
-    first) and the one chosen at load for this CPU."""
+    first, a tuple of str) and the one chosen at load for this CPU."""
 
-    name: str
-    targets: tuple[str, ...]
-    chosen: str
+    __slots__ = ()
 
 
 def _text(ptr) -> str:

@@ -12,14 +12,20 @@ returns a tensor returns a new view or a new tensor made in C.
 
 from __future__ import annotations
 
+import array
 import builtins
+import itertools
+import math
+import struct
+import sys
 import threading
 import warnings
-from typing import Any, Iterable, Sequence
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only (Note [Import time] in dispatch/__init__.py)
+    from typing import Any, Iterable, Sequence
 
-import numpy as np
-
-from . import _fastpath
+# No NumPy here: `import dispatch` must not import it (Note [NumPy is optional]).
+from . import _fastpath, _format
 from ._core import ffi, lib
 
 __all__ = [
@@ -66,19 +72,94 @@ if lib.dispatch_init() < 0:
     _raise()
 
 
+# NumPy values ------------------------------------------------------------------------
+#
+# Note [NumPy is optional]
+# ~~~~~~~~~~~~~~~~~~~~~~~~
+# `import dispatch` imports no NumPy, and tensors, factories, every operator
+# and repr work without it installed: dtypes carry their own name, item size
+# and struct format; tensor() of nested lists, tolist(), repr (dispatch/
+# _format.py) and arange are plain Python over the C core. NumPy is imported
+# only by interop: from_numpy, .numpy(), tensor() of an array or of NumPy
+# scalars, a dtype given as a NumPy dtype. A NumPy value can only exist once
+# NumPy is imported, so the scalar checks below look in sys.modules instead
+# of importing it (np.bool_ is no numbers.Integral, hence the explicit types).
+
+
+def _numpy() -> Any:
+    """NumPy, imported for interop (ImportError naming the extra when absent)."""
+    try:
+        import numpy
+    except ImportError as e:
+        raise ImportError("this needs NumPy, which is not installed: "
+                          "pip install 'dispatch[numpy]' (or numpy)") from e
+    return numpy
+
+
+def _loaded_numpy() -> Any:
+    """NumPy when something imported it already, else None (then no value is NumPy's)."""
+    return sys.modules.get("numpy")
+
+
+def _is_bool(v: Any) -> builtins.bool:
+    """A Python or NumPy bool."""
+    if isinstance(v, builtins.bool):
+        return True
+    np = _loaded_numpy()
+    return np is not None and isinstance(v, np.bool_)
+
+
+def _is_int(v: Any) -> builtins.bool:
+    """A Python int (bool included, as isinstance says) or a NumPy integer."""
+    if isinstance(v, int):
+        return True
+    np = _loaded_numpy()
+    return np is not None and isinstance(v, np.integer)
+
+
+def _is_float(v: Any) -> builtins.bool:
+    """A Python float or a NumPy floating scalar."""
+    if isinstance(v, float):
+        return True
+    np = _loaded_numpy()
+    return np is not None and isinstance(v, np.floating)
+
+
+def _is_number(v: Any) -> builtins.bool:
+    """A real number: Python bool/int/float or a NumPy bool/integer/floating."""
+    if isinstance(v, (int, float)):
+        return True
+    np = _loaded_numpy()
+    return np is not None and isinstance(v, (np.integer, np.floating, np.bool_))
+
+
+def _is_ndarray(v: Any) -> builtins.bool:
+    np = _loaded_numpy()
+    return np is not None and isinstance(v, np.ndarray)
+
+
 # dtypes ------------------------------------------------------------------------------
+
+_BYTE_ORDER = "<" if sys.byteorder == "little" else ">"
+
 
 class dtype:  # noqa: N801  (named like torch.dtype)
     """An element type: ``dispatch.float32`` and friends."""
 
-    __slots__ = ("name", "num", "itemsize", "numpy", "is_floating_point")
+    __slots__ = ("name", "num", "itemsize", "format", "typestr", "is_floating_point")
 
-    def __init__(self, name: str, num: int, np_dtype: str) -> None:
+    def __init__(self, name: str, num: int, fmt: str, kind: str) -> None:
         self.name = name
         self.num = num
         self.itemsize = int(lib.dispatch_dtype_itemsize(num))
-        self.numpy = np.dtype(np_dtype)
+        self.format = fmt  # the struct / buffer-protocol format of one element
+        self.typestr = f"{'|' if self.itemsize == 1 else _BYTE_ORDER}{kind}{self.itemsize}"
         self.is_floating_point = name.startswith("float")
+
+    @property
+    def numpy(self) -> Any:
+        """The NumPy dtype (imports NumPy)."""
+        return _numpy().dtype(self.typestr)
 
     def __repr__(self) -> str:
         return f"dispatch.{self.name}"
@@ -87,30 +168,51 @@ class dtype:  # noqa: N801  (named like torch.dtype)
         return self.name
 
 
-bool = dtype("bool", 0, "bool")  # noqa: A001  (like torch.bool)
-int8 = dtype("int8", 1, "int8")
-uint8 = dtype("uint8", 2, "uint8")
-int16 = dtype("int16", 3, "int16")
-int32 = dtype("int32", 4, "int32")
-int64 = dtype("int64", 5, "int64")
-float16 = dtype("float16", 6, "float16")
-float32 = dtype("float32", 7, "float32")
-float64 = dtype("float64", 8, "float64")
+bool = dtype("bool", 0, "?", "b")  # noqa: A001  (like torch.bool)
+int8 = dtype("int8", 1, "b", "i")
+uint8 = dtype("uint8", 2, "B", "u")
+int16 = dtype("int16", 3, "h", "i")
+int32 = dtype("int32", 4, "i", "i")
+int64 = dtype("int64", 5, "q", "i")
+float16 = dtype("float16", 6, "e", "f")
+float32 = dtype("float32", 7, "f", "f")
+float64 = dtype("float64", 8, "d", "f")
 
 _DTYPES = (bool, int8, uint8, int16, int32, int64, float16, float32, float64)
-_BY_NUMPY = {d.numpy: d for d in _DTYPES}
+_BY_NAME = {d.name: d for d in _DTYPES}
+_BY_PYTHON_TYPE = {builtins.bool: bool, int: int64, float: float64}  # as np.dtype(int) etc.
 _DEVICES = {"cpu": 0, "cuda": 1, "meta": 2}
 _DEVICE_NAMES = {v: k for k, v in _DEVICES.items()}
+
+
+def _by_numpy(np_dtype: Any) -> Any:
+    """Our dtype of a NumPy dtype (native byte order), else None."""
+    if not np_dtype.isnative:
+        return None
+    return _BY_NAME.get(np_dtype.name)
 
 
 def _as_dtype(d: Any) -> dtype:
     if isinstance(d, dtype):
         return d
-    try:
-        return _BY_NUMPY[np.dtype(d)]
-    except (TypeError, KeyError):
-        raise TypeError(f"unsupported dtype {d!r}; expected one of "
-                        f"{', '.join(x.name for x in _DTYPES)}") from None
+    found = _BY_NAME.get(d) if isinstance(d, str) else _BY_PYTHON_TYPE.get(d)
+    if found is not None:
+        return found
+    np = _loaded_numpy()
+    if np is None and isinstance(d, str):
+        try:  # a NumPy spelling ("f4", "<i8", "double"): ask NumPy when it is installed
+            np = _numpy()
+        except ImportError:
+            np = None
+    if np is not None:
+        try:
+            found = _by_numpy(np.dtype(d))
+        except TypeError:
+            found = None
+        if found is not None:
+            return found
+    raise TypeError(f"unsupported dtype {d!r}; expected one of "
+                    f"{', '.join(x.name for x in _DTYPES)}")
 
 
 def _device_num(device: Any) -> int:
@@ -200,13 +302,13 @@ def _binary(h: Any, a: Tensor, b: Any, reverse: builtins.bool = False) -> Any:
         if kind is None:
             if isinstance(b, Tensor):
                 kind = -1
-            elif isinstance(b, (builtins.bool, np.bool_)):
+            elif _is_bool(b):
                 b, kind = builtins.bool(b), 2
-            elif isinstance(b, (int, np.integer)):
+            elif _is_int(b):
                 b, kind = int(b), 0
-            elif isinstance(b, (float, np.floating)):
+            elif _is_float(b):
                 b, kind = float(b), 1
-            elif isinstance(b, np.ndarray):  # a tensor of its dtype (0-d: a 0-dim tensor)
+            elif _is_ndarray(b):  # a tensor of its dtype (0-d: a 0-dim tensor)
                 b, kind = tensor(b), -1
             else:
                 return NotImplemented
@@ -368,17 +470,21 @@ class Tensor(_fastpath.TensorBase):
             # beyond NumPy's intp once in bytes), so NumPy gets 0
             "strides": tuple(s * d.itemsize if size > 1 else 0
                              for s, size in zip(p.strides[0:n], p.sizes[0:n])),
-            "typestr": d.numpy.str,
+            "typestr": d.typestr,
             "data": (int(ffi.cast("uintptr_t", p.data)),
                      builtins.bool(lib.dispatch_storage_is_readonly(p.storage))),
         }
 
-    def numpy(self) -> np.ndarray:
-        """A NumPy array sharing this tensor's memory (zero-copy; cpu only)."""
-        return np.asarray(self)
+    def numpy(self) -> Any:
+        """A NumPy array sharing this tensor's memory (zero-copy; cpu only; imports NumPy)."""
+        return _numpy().asarray(self)
 
     def tolist(self) -> Any:
-        return self.numpy().tolist()
+        """The values as (nested lists of) Python bool, int or float."""
+        p = self._p
+        if p.device != 0:
+            raise TypeError(f"tolist() of a {self.device} tensor: it has no data")
+        return _nest(_flat_values(self), self.shape)
 
     def item(self) -> Any:
         p = self._p
@@ -408,7 +514,7 @@ class Tensor(_fastpath.TensorBase):
         suffix = "" if self.dtype in (float32, int64, bool) else f", dtype={self.dtype!r}"
         if self._p.device != 0:
             return f"tensor(..., size={self.shape}, device='{self.device}'{suffix})"
-        body = np.array2string(self.numpy(), separator=", ", prefix="tensor(")
+        body = _format.format_nested(_summarized(self), self.dtype.name, "tensor(", self.ndim)
         return f"tensor({body}{suffix})"
 
     __hash__ = object.__hash__
@@ -440,9 +546,11 @@ class Tensor(_fastpath.TensorBase):
 
 
 def _inplace(name: str, self: Tensor, other: Any) -> Any:
-    if isinstance(other, np.ndarray):
+    if _is_ndarray(other):
         other = tensor(other)
-    if not isinstance(other, (Tensor, builtins.bool, int, float, np.bool_, np.number)):
+    np = _loaded_numpy()
+    if not isinstance(other, (Tensor, builtins.bool, int, float)) and not (
+            np is not None and isinstance(other, (np.bool_, np.number))):
         return NotImplemented
     return getattr(_ops(), name)(self, other)
 
@@ -514,7 +622,7 @@ def _index(p: Any, index: Any) -> Any:
     for it in items:
         if it is None or it is Ellipsis:
             continue
-        if isinstance(it, (int, np.integer, slice)) and not isinstance(it, builtins.bool):
+        if (isinstance(it, (int, slice)) or _is_int(it)) and not isinstance(it, builtins.bool):
             consumed += 1
         else:
             raise TypeError("only integers, slices (`:`), ellipsis (`...`) and None are valid "
@@ -587,7 +695,7 @@ def ones(*size: int, dtype: Any = None, device: Any = None) -> Tensor:
     return full(_sizes(size), 1, dtype=dtype or float32, device=device)
 
 
-def from_numpy(a: np.ndarray) -> Tensor:
+def from_numpy(a: Any) -> Tensor:
     """A tensor sharing a's memory (zero-copy); a stays alive as long as the storage.
 
     A read-only array (writeable flag False: a read-only memmap, np.frombuffer
@@ -595,9 +703,9 @@ def from_numpy(a: np.ndarray) -> Tensor:
     every write (add_, +=, fill_, copy_, t[i] = v) raises ValueError; its
     NumPy export is read-only too.
     """
-    if not isinstance(a, np.ndarray):
+    if not _is_ndarray(a):
         raise TypeError(f"expected np.ndarray (got {type(a).__name__})")
-    d = _BY_NUMPY.get(a.dtype.newbyteorder("=")) if a.dtype.isnative else None
+    d = _by_numpy(a.dtype)
     if d is None:
         raise TypeError(f"can't convert np.ndarray of type {a.dtype}. The only supported types "
                         f"are: {', '.join(x.name for x in _DTYPES)}.")
@@ -627,8 +735,196 @@ def from_numpy(a: np.ndarray) -> Tensor:
     return _wrap(p)
 
 
-def _infer_array(data: Any) -> np.ndarray:
+# Python values in and out (no NumPy: Note [NumPy is optional]) ------------------------
+
+_SEQUENCES = (list, tuple, range)
+_REFUSED = (complex, str, bytes, bytearray, dict, set, frozenset, type(None))
+_INT_RANGE = {int8: (-2**7, 2**7 - 1), uint8: (0, 2**8 - 1), int16: (-2**15, 2**15 - 1),
+              int32: (-2**31, 2**31 - 1), int64: (-2**63, 2**63 - 1)}
+
+
+class _NotPython(Exception):
+    """The data holds something other than nested sequences of Python numbers
+    (a NumPy array or scalar, a buffer, a tensor): NumPy reads it."""
+
+
+def _refuse(v: Any) -> None:
+    raise TypeError(f"can't make a tensor from data of type {type(v).__name__}")
+
+
+def _is_leaf_for_numpy(v: Any) -> builtins.bool:
+    t = type(v)
+    return t.__module__ == "numpy" or isinstance(v, Tensor) or hasattr(v, "__array_interface__") \
+        or hasattr(v, "__array__")
+
+
+def _flatten(data: Any) -> tuple[tuple, list, set]:
+    """(shape, values in C order, their types) of nested lists/tuples of
+    Python bools, ints and floats, checked rectangular as torch checks it.
+    Raises _NotPython for other leaves NumPy can read, TypeError for the rest
+    (complex, str, None, ...)."""
+    shape: list = []
+    level = [data]
+    while True:
+        types = set(map(type, level))  # (per distinct type, not per item: lists are long)
+        seqs = {t: issubclass(t, _SEQUENCES) for t in types}
+        if not any(seqs.values()):
+            break
+        if not all(seqs.values()):
+            for x in level:
+                if not seqs[type(x)] and _is_leaf_for_numpy(x):
+                    raise _NotPython
+            raise ValueError(f"expected a sequence at dim {len(shape)} (got a mix of "
+                             "sequences and numbers)")
+        n = len(level[0])
+        if len(set(map(len, level))) > 1:
+            bad = next(x for x in level if len(x) != n)
+            raise ValueError(f"expected sequence of length {n} at dim {len(shape)} "
+                             f"(got {len(bad)})")
+        shape.append(n)
+        level = level[0] if len(level) == 1 else list(itertools.chain.from_iterable(level))
+        if n == 0:
+            types = set()
+            break
+    level = level if type(level) is list else list(level)
+    for t in types - {builtins.bool, int, float}:
+        v = next(x for x in level if type(x) is t)
+        if t.__module__ == "numpy" or not issubclass(t, (int, float)):
+            if isinstance(v, _REFUSED):
+                _refuse(v)
+            if _is_leaf_for_numpy(v) or hasattr(v, "__len__"):
+                raise _NotPython
+            _refuse(v)
+    return tuple(shape), level, types
+
+
+_ARRAY_CODES = {"?": "b", "q": "q", "d": "d"}  # carrier formats -> array.array typecodes
+
+
+def _filled(d: dtype, shape: tuple, values: list) -> Tensor:
+    """A new cpu tensor of dtype d holding values (C order), packed as d's format."""
+    t = empty(*shape, dtype=d)
+    if values:
+        code = _ARRAY_CODES.get(d.format)
+        if code is not None and array.array(code).itemsize == d.itemsize:
+            buf = array.array(code, values)  # (converts in C: no argument tuple)
+        else:
+            buf = struct.pack(f"={len(values)}{d.format}", *values)
+        ffi.memmove(t._p.data, buf, len(values) * d.itemsize)
+    return t
+
+
+def _flat_values(t: Tensor) -> list:
+    """t's values in C order as Python bool / int / float (a cpu tensor)."""
+    p = t._p
+    n = int(p.numel)
+    if n == 0:
+        return []
+    if not p.is_contiguous:
+        t = t.contiguous()
+        p = t._p
+    d = _DTYPES[p.dtype]
+    return list(struct.unpack(f"={n}{d.format}", ffi.buffer(p.data, n * d.itemsize)))
+
+
+def _nest(flat: list, shape: tuple) -> Any:
+    """flat (C order) as nested lists of shape (a 0-d shape: the one value)."""
+    if not shape:
+        return flat[0]
+    if 0 in shape:
+        def empty_nest(s: tuple) -> list:
+            return [] if s[0] == 0 else [empty_nest(s[1:]) for _ in range(s[0])]
+        return empty_nest(shape)
+    for size in reversed(shape[1:]):
+        flat = [flat[i:i + size] for i in range(0, len(flat), size)]
+    return flat
+
+
+def _edges(t: Tensor) -> Any:
+    """t as nested lists keeping EDGE_ITEMS at each end of long dimensions."""
+    if t.ndim == 0:
+        return t.item()
+    n, e = t.shape[0], _format.EDGE_ITEMS
+    if n > 2 * e:
+        return ([_edges(t[i]) for i in range(e)] + [_format.SUMMARY]
+                + [_edges(t[i]) for i in range(n - e, n)])
+    return [_edges(t[i]) for i in range(n)]
+
+
+def _summarized(t: Tensor) -> Any:
+    """What repr shows of t: all of it, or its edges past THRESHOLD elements."""
+    return t.tolist() if t.numel() <= _format.THRESHOLD else _edges(t)
+
+
+def _overflow(d: dtype, v: Any) -> ValueError:
+    return ValueError(f"value cannot be converted to type {d.name} without overflow: {v}")
+
+
+def _check_fits(values: list, has_float: builtins.bool, d: dtype) -> None:
+    """Python numbers bound for an integer dtype must fit it, as torch's
+    checked conversion says (floats truncate; negative ints down to -255 wrap
+    into uint8); an int beyond int64 never fits."""
+    lo, hi = _INT_RANGE[d]
+    ilo = -hi if d is uint8 else lo
+    if not has_float and d is int64:
+        return  # filling the int64 carrier checks it (OverflowError: _tensor_from_python)
+    if not has_float:
+        if values and (min(values) < ilo or max(values) > hi):
+            raise _overflow(d, next(v for v in values if not ilo <= v <= hi))
+        return
+    exclusive = hi >= 2**53  # float(hi) rounds up to 2**63: a float must stay below
+    fhi = float(2**63) if exclusive else float(hi)
+
+    def fits(v: Any) -> builtins.bool:
+        if isinstance(v, float):
+            return lo <= v < fhi if exclusive else lo <= v <= fhi
+        return ilo <= v <= hi
+
+    bad = next((v for v in values if not fits(v)), None)
+    if bad is not None:
+        raise _overflow(d, bad)
+
+
+def _tensor_from_python(shape: tuple, values: list, types: set, dtype: Any,
+                        device: Any) -> Tensor:
+    has_float = any(issubclass(t, float) for t in types)
+    all_bool = all(issubclass(t, builtins.bool) for t in types)
+    if dtype is not None:
+        d = _as_dtype(dtype)
+    else:  # torch's inference: bool, int64, the default float32 (empty: float32)
+        d = float32 if has_float or not values else bool if all_bool else int64
+    if d in _INT_RANGE:
+        _check_fits(values, has_float, d)
+    if _device_num(device) != 0:
+        return empty(*shape, dtype=d, device=device)
+    # Fill a carrier dtype that holds the Python values exactly, then cast in C.
+    if d is bool:
+        carrier, values = bool, values if all_bool else [builtins.bool(v) for v in values]
+    elif not has_float and (d in _INT_RANGE or not values or (
+            min(values) >= -2**63 and max(values) < 2**63)):
+        carrier = int64  # (range-checked above for an integer dtype)
+    elif d in _INT_RANGE:
+        carrier, values = int64, [int(v) for v in values]  # floats truncate, as torch
+    else:
+        carrier = float64
+        if not types <= {float, int, builtins.bool}:
+            values = [float(v) for v in values]  # (float/int subclasses: their value)
+        try:
+            return _filled(carrier, shape, values).to(d)
+        except OverflowError:  # an int beyond float64
+            raise _overflow(d, next(v for v in values if abs(v) >= 2**1024)) from None
+    try:
+        t = _filled(carrier, shape, values)
+    except OverflowError:  # (int64: the range check of _check_fits)
+        raise _overflow(d, next(v for v in values if not -2**63 <= v < 2**63)) from None
+    return t if carrier is d else t.to(d)
+
+
+# NumPy data (imports NumPy) -------------------------------------------------------------
+
+def _infer_array(data: Any) -> Any:
     """NumPy array of data with PyTorch's defaults (Python floats -> float32)."""
+    np = _numpy()
     if isinstance(data, np.ndarray):
         return data
     arr = np.asarray(data)
@@ -641,15 +937,14 @@ def _infer_array(data: Any) -> np.ndarray:
     return arr
 
 
-def _check_python_values(raw: np.ndarray, d: dtype) -> None:
-    """Python numbers bound for an integer dtype must fit it, as torch's
-    checked conversion says (floats truncate; negative ints down to -255 wrap
-    into uint8); an int beyond int64 never fits."""
-    if raw.dtype.kind == "u" and raw.dtype.itemsize == 8 and d.numpy.kind in "iu" \
+def _check_python_values(raw: Any, d: dtype) -> None:
+    """_check_fits for data NumPy reads (lists holding NumPy scalars)."""
+    np = _numpy()
+    kind = d.typestr[1]
+    if raw.dtype.kind == "u" and raw.dtype.itemsize == 8 and kind in "iu" \
             and d is not uint8 and raw.size and raw.max() > np.iinfo(np.int64).max:
-        raise ValueError(f"value cannot be converted to type {d.name} without overflow: "
-                         f"{raw.max()}")
-    if d.numpy.kind not in "iu" or raw.dtype.kind not in "iuf" or raw.size == 0:
+        raise _overflow(d, raw.max())
+    if kind not in "iu" or raw.dtype.kind not in "iuf" or raw.size == 0:
         return
     info = np.iinfo(d.numpy)
     if raw.dtype.kind == "f":
@@ -659,18 +954,11 @@ def _check_python_values(raw: np.ndarray, d: dtype) -> None:
         lo = -int(info.max) if d is uint8 else int(info.min)
         ok = (raw <= info.max) & (raw >= lo) if raw.dtype.kind == "i" else raw <= info.max
     if not ok.all():
-        bad = raw[~ok].flat[0] if raw.ndim else raw[()]
-        raise ValueError(f"value cannot be converted to type {d.name} without overflow: {bad}")
+        raise _overflow(d, raw[~ok].flat[0] if raw.ndim else raw[()])
 
 
-def tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
-    """A new tensor holding a copy of data (nested sequences, numbers, arrays, tensors).
-
-    Python numbers (not NumPy arrays) are checked as torch does: one that does
-    not fit an integer dtype is a ValueError, never a wrapped value."""
-    if isinstance(data, Tensor):
-        t = data.clone()
-        return t if dtype is None else t.to(dtype)
+def _tensor_from_numpy_data(data: Any, dtype: Any, device: Any) -> Tensor:
+    np = _numpy()
     if not isinstance(data, np.ndarray):
         raw = np.asarray(data)
         target = _as_dtype(dtype) if dtype is not None else (
@@ -688,16 +976,80 @@ def tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     return t
 
 
+def tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
+    """A new tensor holding a copy of data (nested sequences, numbers, arrays, tensors).
+
+    Python numbers (not NumPy arrays) are checked as torch does: one that does
+    not fit an integer dtype is a ValueError, never a wrapped value. Nested
+    lists of Python numbers need no NumPy; NumPy arrays and scalars are read
+    by NumPy."""
+    if isinstance(data, Tensor):
+        t = data.clone()
+        return t if dtype is None else t.to(dtype)
+    try:
+        shape, values, types = _flatten(data)
+    except _NotPython:
+        return _tensor_from_numpy_data(data, dtype, device)
+    return _tensor_from_python(shape, values, types, dtype, device)
+
+
+def _arange_length(start: Any, end: Any, step: Any) -> int:
+    try:
+        n = math.ceil((end - start) / step)
+    except (OverflowError, ValueError):
+        raise ValueError(f"arange: cannot compute the length of ({start}, {end}, {step})") \
+            from None
+    return max(n, 0)
+
+
 def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None,
            device: Any = None) -> Tensor:
-    """Values from start (0 when only end is given) to end, exclusive, by step."""
+    """Values from start (0 when only end is given) to end, exclusive, by step.
+
+    As NumPy's arange (and torch's): integer arguments give exact integers;
+    otherwise the values are start + i * (second - start) in float64, then
+    cast to the dtype."""
     if end is None:
         start, end = 0, start
+    ints = all(isinstance(v, int) for v in (start, end, step))
     if dtype is None:
-        ints = all(isinstance(v, int) for v in (start, end, step))
         dtype = int64 if ints else float32
     d = _as_dtype(dtype)
     if step == 0:
         raise ValueError("arange: step must be nonzero")
-    return tensor(np.arange(start, end, step, dtype=np.float64 if d.is_floating_point else None
-                            ).astype(d.numpy), dtype=d, device=device)
+    if ints and not d.is_floating_point:
+        start, end, step = int(start), int(end), int(step)
+        n = len(range(start, end, step))
+        last = start + (n - 1) * step
+        if n and not (-2**63 <= start < 2**63 and -2**63 <= last < 2**63):
+            raise _overflow(int64, start if not -2**63 <= start < 2**63 else last)
+        if n == 0 or _device_num(device) != 0:
+            return empty(n, dtype=d, device=device)
+        return _linear(n, start, step, int64, start + step).to(d)
+    n = _arange_length(start, end, step)
+    if n == 0 or _device_num(device) != 0:
+        return empty(n, dtype=d, device=device)
+    first, second = float(start), float(start + step)
+    return _linear(n, first, second - first, float64, second).to(d)
+
+
+_BLOCK = 4096
+
+
+def _linear(n: int, first: Any, delta: Any, d: dtype, second: Any) -> Tensor:
+    """first + i * delta for i in range(n), in dtype d (int64 or float64), with
+    element 1 = second exactly (NumPy's arange stores it so)."""
+    if n <= _BLOCK:
+        values = [first + i * delta for i in range(n)]
+    else:  # the index i = row * BLOCK + col by one broadcast add in C
+        rows = -(-n // _BLOCK)
+        cols = _filled(int64, (1, _BLOCK), list(range(_BLOCK)))
+        row_starts = _filled(int64, (rows, 1), list(range(0, rows * _BLOCK, _BLOCK)))
+        index = (row_starts + cols).view(-1)[:n]
+        t = (index.to(d) * delta + first).contiguous()
+        if n > 1:
+            t[1] = second
+        return t
+    if n > 1:
+        values[1] = second
+    return _filled(d, (n,), values)

@@ -12,9 +12,9 @@ See ``sources/include/dispatch/iterator.h``.
 
 from __future__ import annotations
 
-from typing import Any
-
-import numpy as np
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only (Note [Import time] in dispatch/__init__.py)
+    from typing import Any
 
 from ._core import ffi, lib
 
@@ -51,6 +51,7 @@ def _operand(arr: Any, keep: list, what: str, writable: bool = False) -> Any:
     of the buffer protocol (so formats, item sizes and read-only flags are
     the buffer's); anything else is a TypeError.
     """
+    import numpy as np  # only here: `import dispatch` imports this module for the thread count
     if not isinstance(arr, np.ndarray):
         try:
             arr = np.asarray(memoryview(arr)) if not hasattr(arr, "__array_interface__") \
@@ -87,6 +88,7 @@ def _ctx(op: str, loop_dtype: int, ctx: Any) -> Any:
     if op not in _CTX_OPTIONAL and op not in _CTX_REQUIRED:
         raise TypeError(f"{op} takes no ctx (got ctx={ctx!r})")
     if loop_dtype == 6:  # float16: its bits
+        import numpy as np
         ctx = int(np.array(ctx, np.float16).view(np.uint16))
     try:
         return ffi.new(_CTX[loop_dtype], [ctx])

@@ -15,7 +15,9 @@ from __future__ import annotations
 import contextlib
 import sys
 import threading
-from typing import Any, Callable, Iterator
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only (Note [Import time] in dispatch/__init__.py)
+    from typing import Any, Callable, Iterator
 
 from . import ops as _ops
 from ._core import ffi, lib

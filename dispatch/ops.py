@@ -13,9 +13,9 @@ of each overload is looked up once, when the packet is made, never per call.
 from __future__ import annotations
 
 import builtins
-from typing import Any
-
-import numpy as np
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only (Note [Import time] in dispatch/__init__.py)
+    from typing import Any
 
 from . import _tensor
 from ._core import ffi, lib
@@ -23,7 +23,7 @@ from ._fastpath import FALLBACK as _FALLBACK, NO_MATCH as _NO_MATCH
 from ._fastpath import bind_call as _bind_call, call1 as _call1, call2 as _call2
 from ._fastpath import call_scalar as _call_scalar
 from ._ops_generated import OPERATORS
-from ._tensor import Tensor, _raise, _wrap
+from ._tensor import Tensor, _is_bool, _is_float, _is_int, _is_number, _raise, _wrap
 
 __all__ = ["OpOverload", "OpOverloadPacket"]
 
@@ -49,23 +49,19 @@ class _Arg:
         self.has_default = builtins.bool(a.has_default)
 
 
-def _is_number(v: Any) -> builtins.bool:
-    return isinstance(v, (int, float, np.integer, np.floating, np.bool_))
-
-
 def _set_number(iv: Any, v: Any) -> None:
-    if isinstance(v, (builtins.bool, np.bool_)):
+    if _is_bool(v):
         iv.tag, iv.v.i = _IV_BOOL, int(v)
-    elif isinstance(v, (int, np.integer)):
+    elif _is_int(v):
         iv.tag, iv.v.i = _IV_INT, int(v)
     else:
         iv.tag, iv.v.d = _IV_DOUBLE, float(v)
 
 
 def _wrap_number(v: Any) -> Tensor:
-    if isinstance(v, (builtins.bool, np.bool_)):
+    if _is_bool(v):
         return _wrap(lib.dispatch_tensor_wrap_bool(int(v)))
-    if isinstance(v, (int, np.integer)):
+    if _is_int(v):
         return _wrap(lib.dispatch_tensor_wrap_int(int(v)))
     return _wrap(lib.dispatch_tensor_wrap_double(float(v)))
 
@@ -79,10 +75,10 @@ def _convert(iv: Any, spec: _Arg, v: Any, keep: list) -> None:
         return
     kind = spec.kind
     if spec.is_list:
-        if isinstance(v, (int, np.integer)) and not isinstance(v, builtins.bool):
+        if _is_int(v) and not isinstance(v, builtins.bool):
             v = (int(v),)
         if not isinstance(v, (tuple, list)) or not all(
-                isinstance(x, (int, np.integer)) and not isinstance(x, builtins.bool) for x in v):
+                _is_int(x) and not isinstance(x, builtins.bool) for x in v):
             raise _NoMatch
         if len(v) > 16:
             raise TypeError(f"argument '{spec.name}': at most 16 values")
@@ -103,15 +99,15 @@ def _convert(iv: Any, spec: _Arg, v: Any, keep: list) -> None:
             raise _NoMatch
         _set_number(iv, v)
     elif kind == _INT:
-        if not isinstance(v, (int, np.integer)) or isinstance(v, builtins.bool):
+        if not _is_int(v) or isinstance(v, builtins.bool):
             raise _NoMatch
         iv.tag, iv.v.i = _IV_INT, int(v)
     elif kind == _FLOAT:
-        if not isinstance(v, (int, float, np.integer, np.floating)) or isinstance(v, builtins.bool):
+        if not (_is_int(v) or _is_float(v)) or isinstance(v, builtins.bool):
             raise _NoMatch
         iv.tag, iv.v.d = _IV_DOUBLE, float(v)
     elif kind == _BOOL:
-        if not isinstance(v, (builtins.bool, np.bool_)):
+        if not _is_bool(v):
             raise _NoMatch
         iv.tag, iv.v.i = _IV_BOOL, int(v)
     elif kind == _SCALARTYPE:

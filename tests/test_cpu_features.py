@@ -156,5 +156,46 @@ def test_traced_choice_is_one_of_the_compiled_targets(report):
 def test_python_m_dispatch_prints_build_and_runtime(tmp_path):
     proc = _run(["-m", "dispatch"], tmp_path)
     assert proc.returncode == 0, proc.stderr
-    for word in ("cpu-baseline", "cpu-dispatch", "CPU features", "found", "dispatched functions"):
+    for word in ("compiler", "cpu-baseline", "cpu-dispatch", "CPU features", "found",
+                 "kernel sources", "CUDA"):
         assert word in proc.stdout
+
+
+def test_python_m_dispatch_summary_names_compiler_sets_kernel_targets_and_cuda(report, tmp_path):
+    proc = _run(["-m", "dispatch"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    rows = {ln.split()[0]: ln.split()[1:] for ln in proc.stdout.splitlines()
+            if ln.startswith("  ")}
+    build = report["build"]
+    assert rows["compiler"] == build["compiler"].split()
+    assert build["compiler"].split()[0] in ("gcc", "clang", "msvc")
+    assert rows["cpu-baseline"] == (build["cpu_baseline"] or ["(none)"])
+    assert rows["cpu-dispatch"] == (build["cpu_dispatch"] or ["(none)"])
+    for source, target in report["kernels"].items():  # one row per kernel source
+        assert rows[source] == [target]
+    assert {"probe", "arith", "exp_log", "half_arith"} <= set(report["kernels"])
+    assert rows["not"][:1] == ["built"] and report["cuda"]["state"] == "not built"
+    # the summary is short: the per-function rows are --verbose's
+    assert "dispatched functions" not in proc.stdout
+    assert len(proc.stdout.splitlines()) < 30
+    for f in report["runtime"]["functions"]:  # (the probe is its own kernel source)
+        assert f["name"] not in rows or f["name"] in report["kernels"]
+
+
+def test_python_m_dispatch_verbose_adds_each_dispatched_function(report, tmp_path):
+    proc = _run(["-m", "dispatch", "--verbose"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "kernel sources" in proc.stdout and "dispatched functions" in proc.stdout
+    lines = proc.stdout.splitlines()
+    for f in report["runtime"]["functions"]:
+        assert any(ln.split()[:2] == [f["name"], f["chosen"]] for ln in lines), f
+
+
+def test_python_m_dispatch_json_has_everything(report):
+    assert set(report) >= {"build", "runtime", "features", "kernels", "cuda"}
+    assert report["build"]["compiler"]
+    assert report["runtime"]["functions"]
+    assert report["cuda"] == {"built": False, "state": "not built",
+                              "detail": report["cuda"]["detail"]}
+    probe = next(f for f in report["runtime"]["functions"] if f["name"] == "probe")
+    assert report["kernels"]["probe"] == probe["chosen"]

@@ -227,3 +227,14 @@ def test_avx2_build_under_nehalem_raises_runtime_error_not_sigill(avx2_build, tm
     assert "SSE42 AVX F16C AVX2'" in last
     assert "Rebuild with a lower baseline" in last
     assert f"{avx2_build['root']}/dispatch/__init__.py" in proc.stderr
+
+
+def test_avx2_build_under_qemu64_raises_runtime_error_not_sigill(avx2_build, tmp_path):
+    """qemu64 (SSE3, the oldest QEMU x86-64 model) lacks the avx2 baseline:
+    the guard refuses the import before any AVX2 instruction runs."""
+    proc = _emulated("qemu64", GUARDED, tmp_path, ["-S"], _avx2_env(avx2_build))
+    assert proc.returncode != -signal.SIGILL and proc.returncode != 128 + signal.SIGILL
+    assert proc.returncode == 1, (proc.returncode, proc.stderr)
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("RuntimeError: this CPU lacks "), last
+    assert "which this build of dispatch requires" in last

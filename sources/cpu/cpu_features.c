@@ -196,6 +196,24 @@ const char *dispatch_cpu_dispatch_names(void)
     return DISPATCH_WITH_CPU_DISPATCH;
 }
 
+#define DISPATCH_STR_(x) #x
+#define DISPATCH_STR(x) DISPATCH_STR_(x)
+
+const char *dispatch_cpu_compiler(void)
+{
+#if defined(__clang__)
+    return "clang " DISPATCH_STR(__clang_major__) "." DISPATCH_STR(__clang_minor__) "."
+        DISPATCH_STR(__clang_patchlevel__);
+#elif defined(__GNUC__)
+    return "gcc " DISPATCH_STR(__GNUC__) "." DISPATCH_STR(__GNUC_MINOR__) "."
+        DISPATCH_STR(__GNUC_PATCHLEVEL__);
+#elif defined(_MSC_VER)
+    return "msvc " DISPATCH_STR(_MSC_FULL_VER);
+#else
+    return "unknown";
+#endif
+}
+
 /* ------------------------------------------------------------------------
  * Tokens: names separated by spaces, tabs or commas.
  * ------------------------------------------------------------------------ */

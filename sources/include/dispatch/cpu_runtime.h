@@ -59,6 +59,10 @@ int dispatch_cpu_have_detected(int feature);
 const char *dispatch_cpu_baseline_names(void);
 const char *dispatch_cpu_dispatch_names(void);
 
+/* The compiler that built the runtime, "gcc 12.2.0" / "clang 14.0.6"
+ * (python -m dispatch reports it). */
+const char *dispatch_cpu_compiler(void);
+
 /* What kind of error dispatch_cpu_init() reported; Python maps CONFLICT to
  * ImportError and ENV to RuntimeError. */
 enum dispatch_cpu_error_kind {
