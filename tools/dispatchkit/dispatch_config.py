@@ -6,6 +6,8 @@
     dispatch-config --version
     dispatch-config --dispatchgen      a script path: `python <it> configure ...`
     dispatch-config --vendor DIR       copy the toolkit alone (a meson subproject) to DIR
+    dispatch-config --meson            two lines for a meson.build without pkg-config:
+                                       the cflags, then the dispatchgen script
 
 The same layout serves a checkout (tools/dispatchkit beside sources/) and an
 installed package (dispatchkit/ with its files under dispatchkit/_tree).
@@ -89,6 +91,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     g.add_argument("--libs", action="store_true", help="linker flags (none)")
     g.add_argument("--version", action="store_true", help="the toolkit's version")
     g.add_argument("--dispatchgen", action="store_true", help="path of the generator script")
+    g.add_argument("--meson", action="store_true", help="cflags and dispatchgen, one a line")
     g.add_argument("--vendor", type=Path, metavar="DIR",
                    help="copy the toolkit alone (meson subproject) into DIR")
     args = p.parse_args(argv)
@@ -100,6 +103,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         print("")
     elif args.version:
         print(__version__)
+    elif args.meson:
+        print(cflags())
+        print(root() / "tools" / "dispatchgen.py")
     elif args.dispatchgen:
         print(root() / "tools" / "dispatchgen.py")
     else:
