@@ -68,17 +68,6 @@ def _pip_install(python: Path, src: Path, env: dict, *setup_args: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def toolkit_wheel(tmp_path_factory) -> Path:
-    """The toolkit alone as a wheel of this repository (no tensor runtime)."""
-    out = tmp_path_factory.mktemp("toolkit-wheel")
-    _run([sys.executable, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "-w", out,
-          "-Csetup-args=-Dtoolkit-only=true", f"-Cbuild-dir={out / 'build'}", REPO],
-         env=_env(out))
-    (wheel,) = out.glob("dispatch-*.whl")
-    return wheel
-
-
-@pytest.fixture(scope="module")
 def route_a(tmp_path_factory, toolkit_wheel) -> dict:
     tmp = tmp_path_factory.mktemp("route-a")
     python = _venv(tmp / "venv")
