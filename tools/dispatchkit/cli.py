@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import List, Optional
 
-from . import generate
+from . import generate, variants
 from .config import BuildConfig, configure
 from .errors import DispatchError, printable
 from .probe import default_cache_dir
@@ -258,6 +258,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", type=Path, required=True)
     p.add_argument("--groups", type=Path)
     p.set_defaults(func=cmd_wrapper)
+
+    variants.add_parser(sub)  # meson-variants: tools/dispatchkit/variants.py
     return parser
 
 
