@@ -120,6 +120,22 @@ def test_dispatch_package_snippets_run(tmp_path):
         _bash(script, tmp_path, env)
 
 
+EXCERPT = re.compile(r"<!-- excerpt: (?P<path>[^ ]+) -->\n```\w*\n(?P<body>.*?)```", re.S)
+
+
+def test_excerpts_are_the_example_files_lines():
+    """A snippet marked as an excerpt is lines of a tested example, comments aside."""
+    found = 0
+    for m in EXCERPT.finditer(DOC.read_text()):
+        lines = {re.split(r"\s*(;|/\*)", line)[0].strip()
+                 for line in (REPO / m["path"]).read_text().splitlines()}
+        for line in m["body"].splitlines():
+            code = re.split(r"\s*(;|/\*)", line)[0].strip()
+            assert not code or code in lines, f"{m['path']}: {line!r}"
+        found += 1
+    assert found == 2
+
+
 def test_every_environment_variable_read_is_documented():
     text = DOC.read_text()
     found = set()
