@@ -83,3 +83,19 @@ def meson_tree(tmp_path_factory):
         return trees[cc]
 
     return build
+
+
+@pytest.fixture(scope="session")
+def toolkit_wheel(tmp_path_factory) -> Path:
+    """A wheel of the toolkit alone (-Dtoolkit-only=true: dispatchgen,
+    dispatch-config, headers, CPU runtime sources, dispatch.pc; no tensor
+    runtime), built once per session for the downstream-extension tests."""
+    out = tmp_path_factory.mktemp("toolkit-wheel")
+    env = {**os.environ, "DISPATCHGEN_CACHE_DIR": str(out / "probe-cache")}
+    r = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps",
+                        "-w", str(out), "-Csetup-args=-Dtoolkit-only=true",
+                        f"-Cbuild-dir={out / 'build'}", str(REPO)],
+                       capture_output=True, text=True, env=env)
+    assert r.returncode == 0, f"toolkit wheel failed:\n{r.stdout[-4000:]}{r.stderr[-4000:]}"
+    (wheel,) = out.glob("dispatch-*.whl")
+    return wheel

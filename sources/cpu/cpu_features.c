@@ -387,8 +387,20 @@ static int dispatch__cpu_kind;
 static char dispatch__cpu_error_buf[2048];
 static char dispatch__cpu_warn_buf[2048];
 
-#define ENV_DISABLE "DISPATCH_DISABLE_CPU_FEATURES"
-#define ENV_ENABLE "DISPATCH_ENABLE_CPU_FEATURES"
+/* Note [Env prefix]
+ * Every package that compiles this runtime reads its own variables:
+ * <PREFIX>_DISABLE_CPU_FEATURES and <PREFIX>_ENABLE_CPU_FEATURES, PREFIX
+ * being DISPATCH_CPU_ENV_PREFIX (a bare token, e.g. -DDISPATCH_CPU_ENV_PREFIX=HELLO;
+ * `dispatchgen configure --package hello` writes it into the runtime it
+ * generates). Each extension links its own hidden copy of this file, so two
+ * packages never read each other's settings. */
+#ifndef DISPATCH_CPU_ENV_PREFIX
+    #define DISPATCH_CPU_ENV_PREFIX DISPATCH
+#endif
+#define DISPATCH__CPU_STR_(X) #X
+#define DISPATCH__CPU_STR(X) DISPATCH__CPU_STR_(X)
+#define ENV_DISABLE DISPATCH__CPU_STR(DISPATCH_CPU_ENV_PREFIX) "_DISABLE_CPU_FEATURES"
+#define ENV_ENABLE DISPATCH__CPU_STR(DISPATCH_CPU_ENV_PREFIX) "_ENABLE_CPU_FEATURES"
 
 static int dispatch__cpu_fail(dispatch__cpu_text *err, int kind, const char *fmt, ...)
 {

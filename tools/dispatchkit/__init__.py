@@ -7,3 +7,5 @@ Python >= 3.9). Data flows one way:
     -> probe (validate against the real compiler, cached) -> config (BuildConfig)
     -> targets (parse @targets of one source) -> generate (headers, wrappers)
 """
+
+__version__ = "0.1.0"  # the project version (meson.build, pyproject.toml)

@@ -50,6 +50,23 @@
     #define DISPATCH_CPU_DISPATCH_CURRENT_NAME "baseline"
 #endif
 
+/* Which target this translation unit is compiled for, public: the name
+ * ("AVX2", "FMA3__AVX2", "baseline") and whether this is the baseline compile
+ * (1: the code the CPU runs when no dispatched target fits; a baseline
+ * compile may still have AVX2 available when AVX2 is in the baseline, so
+ * test this, not DISPATCH_HAVE_AVX2, before calling "the baseline version").
+ * Per-ISA files of `dispatchgen meson-variants` get both on the command line
+ * (so `.S` files have them too). */
+#ifndef DISPATCH_CPU_TARGET_NAME
+    #ifdef DISPATCH__CPU_TARGET_CURRENT
+        #define DISPATCH_CPU_TARGET_NAME DISPATCH_TOSTR(DISPATCH__CPU_TARGET_CURRENT)
+        #define DISPATCH_CPU_TARGET_IS_BASELINE 0
+    #else
+        #define DISPATCH_CPU_TARGET_NAME "baseline"
+        #define DISPATCH_CPU_TARGET_IS_BASELINE 1
+    #endif
+#endif
+
 /* Declare every compiled variant: DISPATCH_CPU_DISPATCH_DECLARE(void f, (int x))
  * gives `void f_AVX2(int x); ... void f(int x);` (the last when `baseline`). */
 #define DISPATCH_CPU_DISPATCH_DECLARE(LEFT, ...) \

@@ -1,0 +1,150 @@
+"""Every snippet of docs/downstream.md a user pastes, built and run as they
+would: the `<!-- file: NAME -->` blocks written into a fresh directory, the
+`<!-- run -->` blocks run there with bash, by both routes (the toolkit
+installed from a toolkit-only wheel; vendored with `dispatch-config --vendor`).
+Also: every environment variable the sources read is documented there."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+QEMU = shutil.which("qemu-x86_64")
+
+
+def _run(cmd, **kw):
+    r = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, **kw)
+    assert r.returncode == 0, f"{' '.join(map(str, cmd))} failed:\n{r.stdout[-6000:]}\n{r.stderr[-6000:]}"
+    return r
+
+
+def _env(tmp: Path) -> dict:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("DISPATCH_", "MYMOD_", "PKG_CONFIG_PATH", "PYTHONPATH"))}
+    env["DISPATCHGEN_CACHE_DIR"] = str(tmp / "probe-cache")
+    return env
+
+
+def _venv(path: Path) -> Path:
+    base = getattr(sys, "_base_executable", sys.executable)
+    _run([base, "-m", "venv", "--system-site-packages", path])
+    return path / "bin" / "python"
+
+REPO = Path(__file__).resolve().parents[1]
+DOC = REPO / "docs" / "downstream.md"
+BLOCK = re.compile(r"<!-- (file: (?P<name>[^ ]+)|run) -->\n```(?P<lang>\w*)\n(?P<body>.*?)```",
+                   re.S)
+
+pytestmark = pytest.mark.skipif(os.uname().machine != "x86_64",
+                                reason="the snippets' targets are x86's")
+
+
+def _blocks():
+    files, runs = {}, []
+    for m in BLOCK.finditer(DOC.read_text()):
+        if m["name"]:
+            files[m["name"]] = m["body"]
+        else:
+            runs.append(m["body"])
+    return files, runs
+
+
+def test_the_doc_has_the_snippets_the_tests_run():
+    files, runs = _blocks()
+    assert set(files) == {"pyproject.toml", "meson_options.txt", "add.dispatch.c", "mymod.c",
+                          "meson.build"}
+    assert len(runs) == 4
+
+
+def _project(tmp: Path) -> Path:
+    src = tmp / "mymod"
+    src.mkdir()
+    for name, body in _blocks()[0].items():
+        (src / name).write_text(body)
+    return src
+
+
+def _bash(script: str, cwd: Path, env: dict) -> subprocess.CompletedProcess:
+    r = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=cwd, env=env,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, f"{script}\n{r.stdout[-5000:]}\n{r.stderr[-5000:]}"
+    return r
+
+
+def _path_env(tmp: Path, *bins: Path) -> dict:
+    env = _env(tmp)
+    env["PATH"] = os.pathsep.join([*map(str, bins), env["PATH"]])
+    return env
+
+
+def test_quick_start_route_a_builds_and_runs(tmp_path, toolkit_wheel):
+    python = _venv(tmp_path / "venv")
+    _run([python, "-m", "pip", "install", "-q", "--no-deps", "--no-index", toolkit_wheel])
+    src = _project(tmp_path)
+    runs = _blocks()[1]
+    r = _bash(runs[0], src, _path_env(tmp_path, python.parent))
+    lines = r.stdout.strip().splitlines()
+    assert lines[-1].startswith("(4.0, 6.0) {'add': '")
+    if QEMU:  # the guard and the choice of this snippet's module on an emulated CPU
+        out = subprocess.run([QEMU, "-cpu", "Nehalem", python, "-c",
+                              "import mymod; print(mymod.__cpu_targets__)"],
+                             capture_output=True, text=True, cwd=tmp_path, env=_env(tmp_path))
+        assert out.stdout.strip() == "{'add': 'SSE42'}", out.stderr
+
+
+def test_quick_start_route_b_vendors_and_builds(tmp_path, toolkit_wheel):
+    tool = _venv(tmp_path / "tool")  # where dispatch-config comes from
+    _run([tool, "-m", "pip", "install", "-q", "--no-deps", "--no-index", toolkit_wheel])
+    python = _venv(tmp_path / "venv")  # the build's Python: no toolkit installed
+    src = _project(tmp_path)
+    runs = _blocks()[1]
+    _bash(runs[1], src, _path_env(tmp_path, python.parent, tool.parent))
+    assert (src / "subprojects" / "dispatch" / "meson.build").is_file()
+    assert not (src / "subprojects" / "dispatch" / "dispatch").exists()
+    r = _run([python, "-c", "import mymod; print(mymod.add2((1, 2), (3, 4)))"], cwd=tmp_path,
+             env=_env(tmp_path))
+    assert r.stdout.strip() == "(4.0, 6.0)"
+
+
+def test_dispatch_package_snippets_run(tmp_path):
+    pytest.importorskip("dispatch")
+    runs = _blocks()[1]
+    env = _path_env(tmp_path, Path(sys.executable).parent)
+    for script in runs[2:]:
+        _bash(script, tmp_path, env)
+
+
+EXCERPT = re.compile(r"<!-- excerpt: (?P<path>[^ ]+) -->\n```\w*\n(?P<body>.*?)```", re.S)
+
+
+def test_excerpts_are_the_example_files_lines():
+    """A snippet marked as an excerpt is lines of a tested example, comments aside."""
+    found = 0
+    for m in EXCERPT.finditer(DOC.read_text()):
+        lines = {re.split(r"\s*(;|/\*)", line)[0].strip()
+                 for line in (REPO / m["path"]).read_text().splitlines()}
+        for line in m["body"].splitlines():
+            code = re.split(r"\s*(;|/\*)", line)[0].strip()
+            assert not code or code in lines, f"{m['path']}: {line!r}"
+        found += 1
+    assert found == 2
+
+
+def test_every_environment_variable_read_is_documented():
+    text = DOC.read_text()
+    found = set()
+    for root in ("sources", "dispatch", "tools"):
+        for f in (REPO / root).rglob("*"):
+            if f.suffix in (".c", ".h", ".py") and "test" not in f.name:
+                found |= set(re.findall(r'getenv\("([A-Z_]+)"\)', f.read_text()))
+                found |= set(re.findall(r'environ\.get\("([A-Z_]+)"', f.read_text()))
+    found |= {"DISPATCH_DISABLE_CPU_FEATURES", "DISPATCH_ENABLE_CPU_FEATURES"}  # by prefix
+    assert found >= {"DISPATCH_CPU_CACHE_MB", "DISPATCHGEN_CACHE_DIR"}
+    missing = sorted(v for v in found if f"`{v}`" not in text and v not in ("XDG_CACHE_HOME",))
+    assert not missing, missing

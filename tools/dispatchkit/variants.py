@@ -1,0 +1,211 @@
+"""Libraries as they are written: one source file per instruction set.
+
+A library in the BLAKE3 / zlib-ng / simdjson style keeps a file per ISA
+(`mylib_sse41.c`, `mylib_avx2.c`, `mylib_avx2_xor.S`, ...), each defining the
+library's own entry points under the library's own names
+(`mylib_sum_sse41`, `mylib_sum_avx2`). A small INI file declares each file
+as a target's variant of those entry points, with no renames and no
+@targets comment:
+
+    [library]
+    name = mylib                  ; macro prefix of the generated header
+    policies = $maxopt            ; optional, @targets policies for every target
+
+    [baseline]                    ; compiled with the baseline flags only
+    sources = mylib_portable.c
+    sum = mylib_sum_portable
+
+    [avx2]                        ; a @targets expression: avx2, (avx2 fma3), x86_v3
+    sources = mylib_avx2.c mylib_avx2_xor.S
+    sum = mylib_sum_avx2
+    xor = mylib_xor_avx2          ; implemented in assembly
+
+`dispatchgen meson-variants mylib.variants.ini --config ... --outdir ...`
+resolves every section against the build's configuration (a target the
+dispatch set does not enable, or the compiler cannot build, is skipped with a
+note; a target inside the baseline is kept: its file is different code, not a
+second compile of the baseline), writes `<name>_dispatch.h` and prints, for
+meson, one `variant` line per target that is built. Each file is compiled
+exactly once, with its target's flags and the public macros
+DISPATCH_CPU_TARGET_NAME ("AVX2", "baseline") and
+DISPATCH_CPU_TARGET_IS_BASELINE (0/1), which also work in `.S` files.
+
+The header gives, per entry point, the highest-interest variant the running
+CPU supports: `MYLIB_DISPATCH(sum)` (an expression: the function pointer;
+the baseline's, or a null pointer when no [baseline] defines it),
+`MYLIB_DISPATCH_INFO(sum)` (its target name) and `MYLIB_DISPATCH_TARGETS`.
+Declaring the variants is the library's own header's job, as upstream has it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import configparser
+import re
+from pathlib import Path
+from typing import Dict, List, Tuple
+
+from . import generate
+from .config import BuildConfig
+from .errors import DispatchError, printable, shown
+from .targets import parse, resolve
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_TOOL = "dispatchgen meson-variants"
+
+
+class Variant:
+    def __init__(self, section: str, target: str, flags: List[str], checks: List[str],
+                 sources: List[str], entries: Dict[str, str]) -> None:
+        self.section, self.target, self.flags, self.checks = section, target, flags, checks
+        self.sources, self.entries = sources, entries
+
+
+def _section_lines(text: str) -> Dict[str, int]:
+    lines = {}
+    for i, line in enumerate(text.splitlines(), 1):
+        m = re.match(r"\s*\[([^\]]*)\]", line)
+        if m:
+            lines.setdefault(m.group(1).strip(), i)
+    return lines
+
+
+def load(path: Path, config: BuildConfig) -> Tuple[str, List[Variant], List[str]]:
+    """(library name, variants built (highest interest first), notes)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DispatchError(f"cannot read: {exc}", str(path)) from None
+    ini = configparser.ConfigParser(interpolation=None, inline_comment_prefixes=(";", "#"))
+    ini.optionxform = str  # entry points are case-sensitive C names
+    try:
+        ini.read_string(text, str(path))
+    except configparser.Error as exc:
+        raise DispatchError(f"not a valid variants file: {printable(str(exc))}",
+                            str(path)) from None
+    where = _section_lines(text)
+    if "library" not in ini or not ini["library"].get("name"):
+        raise DispatchError("a variants file needs [library] with name = <macro prefix>",
+                            str(path))
+    name = ini["library"]["name"].strip()
+    if not _IDENT.match(name):
+        raise DispatchError(f"library name '{shown(name)}' must be a C identifier",
+                            f"{path}:{where.get('library', 1)}")
+    policies = ini["library"].get("policies", "").split()
+    variants: List[Variant] = []
+    notes: List[str] = []
+    seen: Dict[str, str] = {}
+    for section in ini.sections():
+        if section == "library":
+            continue
+        loc = f"{path}:{where.get(section, 1)}"
+        keys = dict(ini[section])
+        sources = keys.pop("sources", "").split()
+        if not sources:
+            raise DispatchError(f"[{shown(section)}] lists no sources", loc)
+        for entry, symbol in keys.items():
+            if not _IDENT.match(entry) or not _IDENT.match(symbol.strip()):
+                raise DispatchError(f"[{shown(section)}] {shown(entry)} = {shown(symbol)}: "
+                                    "an entry point and its symbol must be C identifiers", loc)
+        entries = {k: v.strip() for k, v in keys.items()}
+        # The section name is a @targets expression, parsed where it is written.
+        stmt_text = "\n" * (where.get(section, 1) - 1) + \
+            f"/*@targets $keep_baseline {' '.join(policies)} {section} */"
+        stmt = parse(stmt_text, str(path), config.table)
+        res = resolve(stmt, config)
+        if stmt.baseline and (stmt.targets or section.strip().lower() != "baseline"):
+            raise DispatchError(f"[{shown(section)}]: 'baseline' must be a section of its own",
+                                loc)
+        if stmt.baseline:
+            target, flags, checks = "baseline", list(config.baseline_flags), []
+            defines = ["-DDISPATCH_CPU_TARGET_IS_BASELINE=1",
+                       '-DDISPATCH_CPU_TARGET_NAME="baseline"']
+        elif len(stmt.targets) != 1:
+            raise DispatchError(f"[{shown(section)}] names {len(stmt.targets)} targets; a "
+                                "section is one target (group features in parentheses)", loc)
+        elif not res.targets:
+            for s in res.skipped:
+                notes.append(f"{path.name}: skipped [{section}] {s['target']}: {s['reason']}")
+            notes += res.notes
+            continue
+        else:
+            t = res.targets[0]
+            target, flags, checks = t.name, list(t.flags), list(t.checks)
+            defines = [f"-DDISPATCH__CPU_TARGET_CURRENT={t.name}",
+                       *(f"-DDISPATCH__CPU_TARGET_{n}" for n in t.enables),
+                       "-DDISPATCH_CPU_TARGET_IS_BASELINE=0",
+                       f'-DDISPATCH_CPU_TARGET_NAME="{t.name}"']
+        if target in seen:
+            raise DispatchError(f"[{shown(section)}] is target {target} again (also "
+                                f"[{seen[target]}])", loc)
+        seen[target] = section
+        variants.append(Variant(section, target, flags + defines, checks, sources, entries))
+    rank = _interest(config, [v for v in variants if v.target != "baseline"])
+    variants.sort(key=lambda v: rank.get(v.target, -1), reverse=True)
+    return name, variants, notes
+
+
+def _interest(config: BuildConfig, variants: List[Variant]) -> Dict[str, int]:
+    """Order as one @targets statement of all targets would (highest first)."""
+    if not variants:
+        return {}
+    body = " ".join(f"({v.target.replace('__', ' ')})" for v in variants)
+    res = resolve(parse(f"/*@targets $keep_baseline {body} */", "<variants>", config.table),
+                  config)
+    n = len(res.targets)
+    return {t.name: n - i for i, t in enumerate(res.targets)}
+
+
+def header(name: str, variants: List[Variant], source_name: str) -> str:
+    up = name.upper()
+    entries: List[str] = []
+    for v in variants:
+        entries += [e for e in v.entries if e not in entries]
+    out = [f"/* Generated by {_TOOL} from {source_name}: the variants of {name}'s entry",
+           " * points this build compiled, highest interest first. Do not edit. */",
+           f"#ifndef {up}_DISPATCH_H_", f"#define {up}_DISPATCH_H_", "",
+           '#include "dispatch/cpu_features.h"', "",
+           f'#define {up}_DISPATCH_TARGETS "{" ".join(v.target for v in variants)}"',
+           f"#define {up}_DISPATCH(ENTRY) {up}_DISPATCH__##ENTRY",
+           f"#define {up}_DISPATCH_INFO(ENTRY) {up}_DISPATCH_INFO__##ENTRY", ""]
+    for e in entries:
+        have = [v for v in variants if e in v.entries]
+        fn, info = [], []
+        for v in have:
+            cond = " && ".join(f"DISPATCH_CPU_HAVE({c})" for c in v.checks) or "1"
+            if v.target == "baseline":
+                fn.append(v.entries[e])
+                info.append('"baseline"')
+                break
+            fn.append(f"({cond}) ? {v.entries[e]} :")
+            info.append(f'({cond}) ? "{v.target}" :')
+        else:
+            fn.append("0")
+            info.append('"none"')
+        out.append(f"#define {up}_DISPATCH__{e} ({' '.join(fn)})")
+        out.append(f"#define {up}_DISPATCH_INFO__{e} ({' '.join(info)})")
+    out += ["", f"#endif /* {up}_DISPATCH_H_ */", ""]
+    return "\n".join(out)
+
+
+def cmd_meson_variants(args: argparse.Namespace) -> None:
+    """Write <name>_dispatch.h; print variant<TAB>lib<TAB>target<TAB>flags<TAB>sources."""
+    config = BuildConfig.load(args.config)
+    path = Path(args.variants)
+    name, variants, notes = load(path, config)
+    generate.write_if_changed(Path(args.outdir) / f"{name}_dispatch.h",
+                              header(name, variants, path.name))
+    for v in variants:
+        print(f"variant\t{name}_{v.target}\t{v.target}\t{' '.join(v.flags)}\t"
+              f"{' '.join(v.sources)}")
+    print(f"note\t{path.name}: builds {' '.join(v.target for v in variants) or 'nothing'}")
+    for n in notes:
+        print(f"note\t{printable(n)}")
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("meson-variants", help="per-ISA source files as targets' variants (meson)")
+    p.add_argument("variants", type=Path, help="the library's variants INI file")
+    p.add_argument("--config", type=Path, required=True)
+    p.add_argument("--outdir", type=Path, required=True)
+    p.set_defaults(func=cmd_meson_variants)
