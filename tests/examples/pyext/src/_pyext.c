@@ -24,7 +24,7 @@ static void choose_sum(void)
 }
 
 
-#include "scale.dispatch.cpp.h" /* after the glue: "scale.dispatch.h" */
+#include "scale.dispatch.h"
 
 DISPATCH_CPU_DISPATCH_DECLARE(void pyext_scale, (double *x, size_t n, double by))
 DISPATCH_CPU_DISPATCH_DECLARE(const char *pyext_scale_target, (void))
