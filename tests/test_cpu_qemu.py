@@ -1,7 +1,7 @@
 """Emulated CPUs: the installed package under `qemu-x86_64 -cpu Nehalem |
 Haswell | max` detects that CPU, chooses its target and computes the same
 results; a `-Dcpu-baseline=avx2` build under Nehalem stops at import with the
-baseline guard's RuntimeError instead of SIGILL (Note [Baseline guard] in
+baseline guard's ImportError instead of SIGILL (Note [Baseline guard] in
 sources/cpu/cpu_baseline_guard.c).
 
 qemu-user emulates x86 up to AVX2, never AVX-512; the AVX-512 targets are
@@ -217,24 +217,25 @@ def test_avx2_build_under_haswell_imports(avx2_build, tmp_path):
     assert proc.stdout.splitlines()[0].startswith(avx2_build["root"])
 
 
-def test_avx2_build_under_nehalem_raises_runtime_error_not_sigill(avx2_build, tmp_path):
+def test_avx2_build_under_nehalem_raises_import_error_not_sigill(avx2_build, tmp_path):
     proc = _emulated("Nehalem", GUARDED, tmp_path, ["-S"], _avx2_env(avx2_build))
     assert proc.returncode != -signal.SIGILL and proc.returncode != 128 + signal.SIGILL
     assert proc.returncode == 1, (proc.returncode, proc.stderr)
     last = proc.stderr.strip().splitlines()[-1]
-    assert last.startswith("RuntimeError: this CPU lacks AVX F16C AVX2, which this build of "
-                           "dispatch requires: its baseline (-Dcpu-baseline) is '"), last
+    assert last.startswith("ImportError: dispatch cannot be imported: this CPU lacks AVX F16C "
+                           "AVX2, which this build of dispatch requires: its baseline "
+                           "(-Dcpu-baseline) is '"), last
     assert "SSE42 AVX F16C AVX2'" in last
     assert "Rebuild with a lower baseline" in last
     assert f"{avx2_build['root']}/dispatch/__init__.py" in proc.stderr
 
 
-def test_avx2_build_under_qemu64_raises_runtime_error_not_sigill(avx2_build, tmp_path):
+def test_avx2_build_under_qemu64_raises_import_error_not_sigill(avx2_build, tmp_path):
     """qemu64 (SSE3, the oldest QEMU x86-64 model) lacks the avx2 baseline:
     the guard refuses the import before any AVX2 instruction runs."""
     proc = _emulated("qemu64", GUARDED, tmp_path, ["-S"], _avx2_env(avx2_build))
     assert proc.returncode != -signal.SIGILL and proc.returncode != 128 + signal.SIGILL
     assert proc.returncode == 1, (proc.returncode, proc.stderr)
     last = proc.stderr.strip().splitlines()[-1]
-    assert last.startswith("RuntimeError: this CPU lacks "), last
+    assert last.startswith("ImportError: dispatch cannot be imported: this CPU lacks "), last
     assert "which this build of dispatch requires" in last

@@ -384,7 +384,8 @@ def test_qemu64_imports_and_runs_operators_or_refuses_by_the_guard(tmp_path):
     assert proc.returncode >= 0, f"killed by signal {-proc.returncode}: {stderr[-2000:]}"
     lines = proc.stdout.splitlines()
     if proc.returncode != 0:  # a build whose baseline qemu64 lacks: the guard's message
-        assert "this CPU lacks" in stderr and "which this build of dispatch requires" in stderr, \
+        assert "ImportError: dispatch cannot be imported: this CPU lacks" in stderr \
+            and "which this build of dispatch requires" in stderr, \
             stderr[-3000:]
         return
     baseline, found = lines[0].split(), lines[1].split()

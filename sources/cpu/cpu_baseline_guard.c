@@ -1,6 +1,6 @@
 /*
  * dispatch._cpu_guard: refuses to let the package load on a CPU that lacks
- * the build's baseline features, with a RuntimeError instead of SIGILL.
+ * the build's baseline features, with an ImportError instead of SIGILL.
  *
  * Note [Baseline guard]
  * The baseline flags (-Dcpu-baseline, e.g. -mavx2) let the compiler use those
@@ -16,8 +16,9 @@
  *     intrinsics header (and no inline function in one) comes along;
  *   - dispatch/__init__.py imports it before anything built with the
  *     baseline flags (dispatch._core), so a missing baseline feature stops
- *     the import with a RuntimeError naming what is missing and the build's
- *     baseline;
+ *     the import with an ImportError naming the package, what is missing
+ *     and the build's baseline (as every downstream module's guard does:
+ *     sources/cpu/cpu_module_guard.c);
  *   - it checks what the hardware has (dispatch_cpu_have_detected), not what
  *     the env variables leave: the env cannot disable baseline features, and
  *     its errors are reported by dispatch._cpu, after this check.
@@ -59,7 +60,7 @@ static int dispatch__guard_missing(char *buf, size_t cap)
 
 PyDoc_STRVAR(dispatch__guard_doc,
     "Import-time check that this CPU has the build's baseline features.\n\n"
-    "Importing it raises RuntimeError when one is missing; it is compiled\n"
+    "Importing it raises ImportError when one is missing; it is compiled\n"
     "without the baseline flags so the check itself cannot fault.");
 
 static struct PyModuleDef dispatch__guard_module = {
@@ -78,8 +79,9 @@ PyMODINIT_FUNC PyInit__cpu_guard(void)
 {
     char missing[1024];
     if (dispatch__guard_missing(missing, sizeof(missing)) > 0) {
-        PyErr_Format(PyExc_RuntimeError,
-            "this CPU lacks %s, which this build of dispatch requires: its baseline "
+        PyErr_Format(PyExc_ImportError,
+            "dispatch cannot be imported: this CPU lacks %s, which this build of "
+            "dispatch requires: its baseline "
             "(-Dcpu-baseline) is '%s' and every part of it may use those instructions. "
             "Rebuild with a lower baseline (e.g. -Csetup-args=-Dcpu-baseline=min) "
             "or run on a CPU that has them.",
