@@ -148,3 +148,29 @@ def test_every_environment_variable_read_is_documented():
     assert found >= {"DISPATCH_CPU_CACHE_MB", "DISPATCHGEN_CACHE_DIR"}
     missing = sorted(v for v in found if f"`{v}`" not in text and v not in ("XDG_CACHE_HOME",))
     assert not missing, missing
+
+
+def _code_lines(block: str) -> int:
+    return sum(1 for line in block.splitlines()
+               if line.strip() and not line.lstrip().startswith("#"))
+
+
+def test_the_line_counts_the_doc_states_are_the_snippets():
+    """"Step 1 is N lines, ...": the meson.build snippet's steps, comments aside."""
+    text = DOC.read_text()
+    stated = re.search(r"Step 1 is (\d+) lines, step 2 is (\d+) and step 3 is (\d+)", text)
+    assert stated, "the doc states the line count of each step"
+    body = _blocks()[0]["meson.build"]
+    steps = re.split(r"^# \d\. .*\n", body, flags=re.M)[1:]
+    assert [_code_lines(s) for s in steps[:3]] == [int(n) for n in stated.groups()]
+
+
+def test_generated_header_names_in_prose_are_the_snippets():
+    """Prose names the header generated for the source the snippets use."""
+    for path in (DOC, REPO / "README.md"):
+        text = path.read_text()
+        prose = re.sub(r"```.*?```", "", text, flags=re.S)
+        named = set(re.findall(r"`([a-z_]\w*)\.dispatch\.h`", prose))  # not `X.dispatch.h`
+        snippets = "".join(re.findall(r"```.*?```", text, flags=re.S))
+        included = set(re.findall(r'#include "(\w+)\.dispatch\.h"', snippets))
+        assert named <= included, (path.name, named - included)

@@ -246,3 +246,106 @@ def test_vendoring_copies_the_toolkit_alone(route_b):
     assert not [f for f in files if f.startswith(("dispatch/", "tests/", "sources/core",
                                                   "sources/kernels", "tools/bench"))]
     assert len(files) < 80
+
+
+# ---- errors that point at the line, through `pip install` (issue 11, item 4) ----
+
+def _pip_install_output(python: Path, src: Path, env: dict, *setup_args: str,
+                        verbose: bool = False):
+    """`pip install` as a user runs it (no -v unless asked): its return code and
+    all it printed."""
+    cmd = [python, "-m", "pip", "install", "--no-build-isolation", "--no-deps",
+           *(["-v"] if verbose else []), *(f"-Csetup-args={a}" for a in setup_args), src]
+    r = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=env,
+                       cwd=src.parent)
+    return r.returncode, r.stdout + r.stderr
+
+
+def _example_for(route: str, build: dict, tmp: Path) -> tuple:
+    """A fresh copy of the example and the environment to build it by ``route``."""
+    src = _fresh_example(tmp, "pyext")
+    if route == "route_a":
+        return src, _env(tmp, PKG_CONFIG_PATH=build["pcdir"])
+    _run([sys.executable, "-m", "dispatchkit.dispatch_config", "--vendor",
+          src / "subprojects" / "dispatch"], env=_env(tmp, PYTHONPATH=str(REPO / "tools")))
+    return src, _env(tmp)
+
+
+@pytest.mark.parametrize("route", ROUTES)
+def test_pip_install_of_a_bad_targets_token_shows_file_line_and_token_once(
+        route, request, tmp_path):
+    build = request.getfixturevalue(route)
+    src, env = _example_for(route, build, tmp_path)
+    source = src / "src" / "sum.dispatch.c"
+    text = source.read_text()
+    assert text.startswith("/*@targets $maxopt baseline sse42 (avx2 fma3) avx512_skx */\n")
+    source.write_text(text.replace("sse42 (avx2 fma3)", "sse42\n * (avx2 fma3) avx9000_bogus", 1))
+    rc, out = _pip_install_output(build["python"], src, env)
+    assert rc != 0
+    assert "Traceback" not in out, out
+    assert out.count("avx9000_bogus") == 1, out
+    assert f"{source}:2: unknown target 'avx9000_bogus'" in out, out
+    r = _py(build, "import pyext")  # the failed build installed nothing over the good one
+    assert r.returncode == 0, r.stderr
+
+
+FAKE_CC = """#!/bin/sh
+# cc, but it rejects -mavx512fp16 (an older compiler): it cannot build AVX512_SPR
+for arg in "$@"; do
+    if [ "$arg" = -mavx512fp16 ]; then
+        echo "cc: error: unrecognized command-line option '-mavx512fp16'" >&2
+        exit 1
+    fi
+done
+exec cc "$@"
+"""
+
+
+@pytest.fixture
+def old_cc(tmp_path) -> Path:
+    if shutil.which("cc") is None:
+        pytest.skip("needs cc")
+    path = tmp_path / "bin" / "old-cc"
+    path.parent.mkdir()
+    path.write_text(FAKE_CC)
+    path.chmod(0o755)
+    return path
+
+
+def test_pip_install_of_a_baseline_the_compiler_cannot_build_says_so_once(
+        route_a, tmp_path, old_cc):
+    src, env = _example_for("route_a", route_a, tmp_path)
+    rc, out = _pip_install_output(route_a["python"], src, {**env, "CC": str(old_cc)},
+                                  "-Dcpu-baseline=avx512_spr")
+    assert rc != 0
+    assert "Traceback" not in out, out
+    assert out.count("AVX512_SPR cannot be in the baseline") == 1, out
+    assert "-mavx512fp16" in out, out
+
+
+def test_pip_install_notes_a_target_the_compiler_cannot_build_and_honours_disable_optimization(
+        route_a, toolkit_wheel, tmp_path, old_cc):
+    """A `@targets` token the compiler cannot build is skipped with file:line
+    and the reason in pip's (verbose) output, once; `-Ddisable-optimization=true`
+    builds each dispatchable source once, as baseline (the same install)."""
+    src, env = _example_for("route_a", route_a, tmp_path)
+    source = src / "src" / "sum.dispatch.c"
+    source.write_text(source.read_text().replace(
+        "sse42 (avx2 fma3) avx512_skx */", "sse42 (avx2 fma3) avx512_skx\n * avx512_spr */", 1))
+    venv = _venv(tmp_path / "venv")  # its own venv: route_a's pyext stays as it is
+    _run([venv, "-m", "pip", "install", "--no-deps", "--no-index", toolkit_wheel])
+    pcdir = _run([venv.parent / "dispatch-config", "--pkgconfigdir"]).stdout.strip()
+    env["PKG_CONFIG_PATH"] = pcdir
+    rc, out = _pip_install_output(venv, src, {**env, "CC": str(old_cc)},
+                                  "-Ddisable-optimization=true", verbose=True)
+    assert rc == 0, out
+    assert "Traceback" not in out
+    skipped = [ln for ln in out.splitlines() if "skipped AVX512_SPR" in ln]
+    assert len(skipped) == 1, out
+    assert f"{source}:2: skipped AVX512_SPR: AVX512_SPR:" in skipped[0]
+    assert "-mavx512fp16" in skipped[0]
+    assert f"{source}:1: skipped AVX512_SKX: disable-optimization is on" in out
+    r = _py({"python": venv, "tmp": tmp_path}, REPORT)
+    assert r.returncode == 0, r.stderr
+    base = sorted({"sum": "baseline", "scale": "baseline"}.items())
+    assert r.stdout.split("\n")[0] == f"{base} {base} 6.5 [3.0, 6.0]"

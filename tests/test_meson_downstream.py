@@ -43,6 +43,15 @@ def test_readme_snippet_is_the_example_projects_lines():
     assert "check: true" not in readme
 
 
+def test_readme_states_the_snippets_line_count():
+    """README: "The N lines from `my_sources` to `endforeach`" (issue 11: write the count)."""
+    lines = readme_snippet().splitlines()
+    first = next(i for i, ln in enumerate(lines) if ln.startswith("my_sources"))
+    last = next(i for i, ln in enumerate(lines) if ln.startswith("endforeach"))
+    text = (REPO / "README.md").read_text()
+    assert f"The {last - first + 1} lines from `my_sources` to `endforeach`" in text
+
+
 def project(tmp: Path, sources: dict, languages=("c",)) -> Path:
     """A downstream project: README's snippet for ``sources`` (name -> text)."""
     src = tmp / "src"

@@ -197,7 +197,8 @@ def cmd_meson_source(args: argparse.Namespace) -> None:
     built = [t.name for t in res.targets] + (["baseline"] if res.baseline else [])
     print(f"note\t{src.name}: builds {' '.join(built) or 'nothing'}")
     for s in res.skipped:
-        print(f"note\t{src.name}: skipped {s['target']}: {printable(s['reason'])}")
+        print(f"note\t{printable(str(src))}:{res.skipped_lines.get(s['target'], res.line)}: "
+              f"skipped {s['target']}: {printable(s['reason'])}")
     for n in res.notes:
         print(f"note\t{printable(n)}")
 
@@ -237,7 +238,8 @@ def cmd_meson_sources(args: argparse.Namespace) -> None:
             lines.append(f"lib\t{stem}_baseline\t{index}\t{' '.join(config.baseline_flags)}")
         built = [t.name for t in res.targets] + (["baseline"] if res.baseline else [])
         notes.append(f"{src.name}: builds {' '.join(built) or 'nothing'}")
-        notes += [f"{src.name}: skipped {s['target']}: {s['reason']}" for s in res.skipped]
+        notes += [f"{src}:{res.skipped_lines.get(s['target'], res.line)}: skipped "
+                  f"{s['target']}: {s['reason']}" for s in res.skipped]
         notes += res.notes
     generate.write_files(files)
     if not args.sources:

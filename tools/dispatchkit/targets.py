@@ -308,6 +308,8 @@ class Resolved:
     policies: List[str]
     skipped: List[Dict[str, str]]
     notes: List[str]
+    # the line of each skipped target's token, for file:line notes
+    skipped_lines: Dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return {
@@ -323,6 +325,7 @@ def resolve(stmt: Statement, config: BuildConfig, disable_optimization: bool = F
     base = set(config.baseline)
     dispatch = set(config.dispatch)
     skipped: List[Dict[str, str]] = []
+    skipped_lines: Dict[str, int] = {}
     targets: List[Target] = []
     for spec, closure in _distinct(stmt.targets, arch):
         reason = _skip_reason(spec, config, base, dispatch, "$keep_baseline" in stmt.policies)
@@ -330,6 +333,7 @@ def resolve(stmt: Statement, config: BuildConfig, disable_optimization: bool = F
             reason = "disable-optimization is on"
         if reason:
             skipped.append({"target": spec.name, "reason": reason})
+            skipped_lines[spec.name] = spec.line
             continue
         flags = arch.merge(config.baseline_flags + arch.flags_for(spec.features)
                            + config.policy_flags(stmt.policies, spec.features))
@@ -340,7 +344,7 @@ def resolve(stmt: Statement, config: BuildConfig, disable_optimization: bool = F
         targets.sort(key=lambda t: (rank[t.name], len(t.enables)), reverse=True)
     baseline = stmt.baseline or disable_optimization
     return Resolved(stmt.file, stmt.line, targets, baseline, stmt.policies, skipped,
-                    list(stmt.notes))
+                    list(stmt.notes), skipped_lines)
 
 
 def _distinct(specs: Sequence[TargetSpec],
