@@ -126,7 +126,7 @@ static void release_versioned(void *ctx) {
     if (m->deleter) m->deleter(m);
 }
 
-static const char *device_type_name(int32_t type) {
+static const char *device_type_name(int type) {
     switch (type) {
     case kDLCUDA: return "CUDA";
     case kDLCUDAHost: return "CUDA host (pinned)";
@@ -179,7 +179,7 @@ static int check(const DLTensor *dl, int64_t *strides, int64_t *nbytes) {
         dispatch_error_set(DISPATCH_ERR_RUNTIME,
                            "from_dlpack: the tensor is on a %s device (DLPack device type %d, id "
                            "%d); only CPU tensors (kDLCPU) can be imported",
-                           device_type_name(dl->device.device_type), (int)dl->device.device_type,
+                           device_type_name((int)dl->device.device_type), (int)dl->device.device_type,
                            (int)dl->device.device_id);
         return -1;
     }
