@@ -791,7 +791,8 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: builtins.bool | None = N
 
     x is an object with ``__dlpack__`` (a NumPy array, a PyTorch tensor, a
     dispatch tensor, ...) or, for old producers, a DLPack capsule itself
-    (consumed: a capsule can be used once). The tensor keeps x's memory alive
+    (consumed: a capsule can be used once, and one that is refused, for its
+    device, dtype or strides, is consumed too: its deleter runs). The tensor keeps x's memory alive
     until its last view goes. Strides and offsets are kept; a read-only
     source (flagged so by the versioned protocol) gives a read-only tensor.
     ``copy=True`` asks for a copy, ``copy=False`` refuses one (DLPack never
