@@ -30,6 +30,7 @@ from ._core import ffi, lib
 
 __all__ = [
     "Tensor", "dtype", "tensor", "empty", "zeros", "ones", "full", "arange", "from_numpy",
+    "from_dlpack",
     "bool", "int8", "uint8", "int16", "int32", "int64", "float16", "float32", "float64",
     "live_storages", "live_tensors",
 ]
@@ -479,6 +480,51 @@ class Tensor(_fastpath.TensorBase):
         """A NumPy array sharing this tensor's memory (zero-copy; cpu only; imports NumPy)."""
         return _numpy().asarray(self)
 
+    # DLPack (Note [DLPack] in sources/core/dlpack.c) -------------------------------------
+    def __dlpack__(self, *, stream: Any = None, max_version: tuple | None = None,
+                   dl_device: tuple | None = None, copy: builtins.bool | None = None) -> Any:
+        """A DLPack capsule viewing this tensor (zero-copy; cpu tensors).
+
+        As the DLPack / array API protocol says: ``max_version`` (1, x) or
+        higher gives a versioned capsule ("dltensor_versioned", flagged
+        read-only for a read-only tensor), None or (0, x) a legacy one
+        ("dltensor"; a read-only tensor is refused then, since it cannot say
+        so). ``stream`` must be None on the CPU; ``dl_device`` None or (1, 0);
+        ``copy=True`` exports a copy (flagged as one), ``copy=False`` or None
+        never copies.
+        """
+        p = self._p
+        if p.device != 0:
+            raise BufferError(f"DLPack export of a {self.device} tensor is not supported "
+                              "(only cpu tensors)")
+        if stream is not None:
+            raise ValueError(f"stream must be None for a cpu tensor (got {stream!r}): the CPU "
+                             "has no streams to synchronize")
+        if dl_device is not None and tuple(dl_device) != (_DL_CPU, 0):
+            raise BufferError(f"cannot export a cpu tensor to DLPack device {tuple(dl_device)} "
+                              f"(only ({_DL_CPU}, 0), the CPU)")
+        versioned = max_version is not None and int(max_version[0]) >= 1
+        keep = self
+        if copy:
+            keep = self.clone()  # alive until the capsule holds its storage
+            p = keep._p
+        elif not versioned and lib.dispatch_storage_is_readonly(p.storage):
+            raise BufferError("cannot export a read-only tensor as a legacy (unversioned) DLPack "
+                              "capsule, which cannot flag it read-only: ask for max_version=(1, 0)")
+        m = lib.dispatch_tensor_to_dlpack(p, versioned, builtins.bool(copy))
+        del keep
+        if m == ffi.NULL:
+            _raise()
+        # the capsule owns m (its destructor calls the deleter unless consumed);
+        # on failure, the deleter has run already
+        return _fastpath.dlpack_capsule(int(ffi.cast("uintptr_t", m)), versioned)
+
+    def __dlpack_device__(self) -> tuple:
+        """(device type, device id) as DLPack numbers them: (1, 0) for the CPU."""
+        if self._p.device != 0:
+            raise BufferError(f"a {self.device} tensor has no DLPack device (only cpu tensors)")
+        return (_DL_CPU, 0)
+
     def tolist(self) -> Any:
         """The values as (nested lists of) Python bool, int or float."""
         p = self._p
@@ -733,6 +779,49 @@ def from_numpy(a: Any) -> Tensor:
     p = lib.dispatch_tensor_from_storage(s, a.ndim, list(a.shape), strides, 0, d.num)
     lib.dispatch_storage_decref(s)  # the tensor holds the storage now (or it is released)
     return _wrap(p)
+
+
+_DL_CPU = 1  # DLDeviceType kDLCPU
+_DL_DEVICE_NAMES = {2: "CUDA", 3: "CUDA host", 4: "OpenCL", 7: "Vulkan", 8: "Metal", 10: "ROCm",
+                    13: "CUDA managed", 14: "oneAPI"}
+
+
+def from_dlpack(x: Any, /, *, device: Any = None, copy: builtins.bool | None = None) -> Tensor:
+    """A tensor sharing the memory of x, any DLPack producer (zero-copy; cpu data).
+
+    x is an object with ``__dlpack__`` (a NumPy array, a PyTorch tensor, a
+    dispatch tensor, ...) or, for old producers, a DLPack capsule itself
+    (consumed: a capsule can be used once, and one that is refused, for its
+    device, dtype or strides, is consumed too: its deleter runs). The tensor keeps x's memory alive
+    until its last view goes. Strides and offsets are kept; a read-only
+    source (flagged so by the versioned protocol) gives a read-only tensor.
+    ``copy=True`` asks for a copy, ``copy=False`` refuses one (DLPack never
+    copies CPU data here).
+    """
+    if device is not None and _device_num(device) != 0:
+        raise ValueError(f"from_dlpack: device {device!r} is not supported (only 'cpu')")
+    if type(x).__name__ == "PyCapsule":  # the legacy form: a capsule
+        capsule = x
+    else:
+        if not hasattr(x, "__dlpack__"):
+            raise TypeError(f"from_dlpack: expected an object with __dlpack__ or a DLPack "
+                            f"capsule (got {type(x).__name__})")
+        if hasattr(x, "__dlpack_device__"):
+            dev_type, dev_id = x.__dlpack_device__()
+            if int(dev_type) != _DL_CPU:
+                name = _DL_DEVICE_NAMES.get(int(dev_type), "non-CPU")
+                raise BufferError(f"from_dlpack: the {type(x).__name__} is on a {name} device "
+                                  f"(DLPack device ({int(dev_type)}, {int(dev_id)})); only CPU "
+                                  "data can be imported (no CUDA support yet)")
+        kwargs = {} if copy is None else {"copy": copy}
+        try:  # the versioned protocol first, as the DLPack spec recommends
+            capsule = x.__dlpack__(max_version=(1, 0), **kwargs)
+        except TypeError:  # a producer older than DLPack 1.0: no max_version
+            capsule = x.__dlpack__()
+            if copy:
+                return from_dlpack(capsule).clone()
+    address, versioned = _fastpath.dlpack_take(capsule)  # we own it now
+    return _wrap(lib.dispatch_tensor_from_dlpack(ffi.cast("void *", address), versioned))
 
 
 # Python values in and out (no NumPy: Note [NumPy is optional]) ------------------------
