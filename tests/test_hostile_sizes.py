@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 import pytest
@@ -175,8 +176,11 @@ def test_long_non_ascii_schema_error_is_a_value_error_not_unicode_error(pad, cha
 def _import_with_env(value: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("DISPATCH_")}
     env["DISPATCH_DISABLE_CPU_FEATURES"] = value  # str: surrogateescape gives raw bytes
+    # cwd outside the checkout: `python -c` puts cwd first on sys.path, and from
+    # the repository root that is the source dispatch/, not the installed build
     return subprocess.run([sys.executable, "-c", "import dispatch"], env=env,
-                          capture_output=True, timeout=120, check=False)
+                          capture_output=True, timeout=120, check=False,
+                          cwd=tempfile.gettempdir())
 
 
 def test_invalid_byte_in_cpu_features_env_var_is_shown_not_a_unicode_error():

@@ -406,7 +406,7 @@ def test_abs_and_neg_of_bool_raise():
     assert abs(d.tensor([-1])).tolist() == [1]
 
 
-def test_float16_scalar_kernels_same_bits_on_baseline():
+def test_float16_scalar_kernels_same_bits_on_baseline(tmp_path):
     import os
     import subprocess
     import sys
@@ -422,7 +422,7 @@ def test_float16_scalar_kernels_same_bits_on_baseline():
         if disable:
             env["DISPATCH_DISABLE_CPU_FEATURES"] = disable
         r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                           timeout=120)
+                           timeout=120, cwd=tmp_path)  # not the checkout: its source dispatch/
         assert r.returncode == 0, r.stderr
         outs.append(r.stdout.split(" ", 1))
     assert outs[1][0] == "baseline"
