@@ -450,6 +450,11 @@ static double reduce_one(const reduce_job *j, const char *p)
         return s;
     }
     int is_max = j->op == DISPATCH_REDUCE_MAX;
+    if (j->rstride == (f32 ? 4 : 8)) { /* contiguous: the SIMD kernel */
+        return f32 ? (double)dispatch_kernels_extreme_f32(!is_max, (const float *)p,
+                                                          (intptr_t)j->count)
+                   : dispatch_kernels_extreme_f64(!is_max, (const double *)p, (intptr_t)j->count);
+    }
     double acc = 0;
     for (int64_t i = 0; i < j->count; i++) {
         double v = f32 ? (double)*(const float *)(p + i * j->rstride)
@@ -459,6 +464,75 @@ static double reduce_one(const reduce_job *j, const char *p)
         if (acc != acc) break;
     }
     return acc;
+}
+
+/*
+ * The outer-dim reduction: the reduced elements of one output are rstride
+ * apart, and a kept dim (`col`) is contiguous in the input. The kernel runs
+ * across that dim's columns (Note [Column reductions] in
+ * sources/kernels/sum.dispatch.c); a unit of work is a block of COL_BLOCK
+ * columns of one "plane" (one index of the other kept dims). Each column's
+ * result depends on nrows only, so neither the blocks nor the threads that
+ * take them change a bit.
+ */
+#define COL_BLOCK_BYTES 1024
+
+typedef struct cols_job {
+    const reduce_job *j;
+    int col;          /* index of the contiguous kept dim in j->oshape */
+    int64_t ncols, nblocks, bcols;
+} cols_job;
+
+static void cols_range(void *arg, int64_t begin, int64_t end)
+{
+    const cols_job *c = arg;
+    const reduce_job *j = c->j;
+    int f32 = j->dtype == DISPATCH_FLOAT32;
+    size_t isz = f32 ? 4 : 8;
+    _Alignas(64) char buf[COL_BLOCK_BYTES];
+    for (int64_t u = begin; u < end; u++) {
+        int64_t plane = u / c->nblocks, c0 = (u % c->nblocks) * c->bcols;
+        int64_t w = c->ncols - c0 < c->bcols ? c->ncols - c0 : c->bcols;
+        int64_t rest = plane;
+        const char *ip = j->in + c0 * (int64_t)isz;
+        char *op = j->out + c0 * (int64_t)j->ostrides[c->col];
+        for (int d = 0; d < j->no; d++) {
+            if (d == c->col) continue;
+            int64_t i = rest % j->oshape[d];
+            rest /= j->oshape[d];
+            ip += i * j->istrides[d];
+            op += i * j->ostrides[d];
+        }
+        int direct = j->ostrides[c->col] == (intptr_t)isz;
+        char *dst = direct ? op : buf;
+        int kop = j->op == DISPATCH_REDUCE_MAX ? 1 : j->op == DISPATCH_REDUCE_MIN ? 2 : 0;
+        if (f32) {
+            float *o = (float *)(void *)dst;
+            dispatch_kernels_cols_f32(kop, ip, j->rstride, (intptr_t)j->count, (intptr_t)w, o);
+            if (j->op == DISPATCH_REDUCE_MEAN)
+                for (int64_t k = 0; k < w; k++) o[k] = o[k] / (float)j->count;
+        } else {
+            double *o = (double *)(void *)dst;
+            dispatch_kernels_cols_f64(kop, ip, j->rstride, (intptr_t)j->count, (intptr_t)w, o);
+            if (j->op == DISPATCH_REDUCE_MEAN)
+                for (int64_t k = 0; k < w; k++) o[k] = o[k] / (double)j->count;
+        }
+        if (!direct)
+            for (int64_t k = 0; k < w; k++)
+                memcpy(op + k * j->ostrides[c->col], buf + k * (int64_t)isz, isz);
+    }
+}
+
+static void reduce_cols(const reduce_job *j, int col, int64_t nout)
+{
+    size_t isz = j->dtype == DISPATCH_FLOAT32 ? 4 : 8;
+    cols_job c = {.j = j, .col = col, .ncols = j->oshape[col]};
+    c.bcols = (int64_t)(COL_BLOCK_BYTES / isz);
+    c.nblocks = (c.ncols + c.bcols - 1) / c.bcols;
+    int64_t units = nout / c.ncols * c.nblocks;
+    int64_t per_unit = j->count * (c.ncols < c.bcols ? c.ncols : c.bcols);
+    int64_t grain = per_unit >= DISPATCH_ITER_GRAIN ? 1 : DISPATCH_ITER_GRAIN / (per_unit + 1) + 1;
+    dispatch_parallel_for(units, grain, 1, cols_range, &c);
 }
 
 static void reduce_range(void *arg, int64_t begin, int64_t end)
@@ -488,7 +562,7 @@ static void reduce_range(void *arg, int64_t begin, int64_t end)
 static int64_t sum_leaf(int dtype) { return dtype == DISPATCH_FLOAT32 ? 512 : 256; }
 
 typedef struct split_sum {
-    int dtype;
+    int op, dtype;
     const char *p;
     intptr_t stride;
     int64_t begin[64], count[64];
@@ -518,6 +592,8 @@ static double combine(const split_sum *s, int64_t n, int depth, int *i)
     int64_t h = ((n / leaf + 1) / 2) * leaf;
     double a = combine(s, h, depth - 1, i);
     double b = combine(s, n - h, depth - 1, i);
+    if (s->op == DISPATCH_REDUCE_MAX) return a != a ? a : (b < a ? a : b);
+    if (s->op == DISPATCH_REDUCE_MIN) return a != a ? a : (a < b ? a : b);
     if (s->dtype == DISPATCH_FLOAT32) return (double)((float)a + (float)b);
     return a + b;
 }
@@ -527,6 +603,12 @@ static void split_sum_range(void *arg, int64_t begin, int64_t end)
     split_sum *s = arg;
     for (int64_t i = begin; i < end; i++) {
         const char *p = s->p + s->begin[i] * s->stride;
+        if (s->op == DISPATCH_REDUCE_MAX || s->op == DISPATCH_REDUCE_MIN) {
+            reduce_job j = {.op = s->op, .dtype = s->dtype, .count = s->count[i],
+                            .rstride = s->stride};
+            s->part[i] = reduce_one(&j, p);
+            continue;
+        }
         s->part[i] = s->dtype == DISPATCH_FLOAT32
                          ? (double)dispatch_kernels_sum_f32(p, s->stride, (intptr_t)s->count[i])
                          : dispatch_kernels_sum_f64(p, s->stride, (intptr_t)s->count[i]);
@@ -624,6 +706,16 @@ int dispatch_iter_reduce(int op, const dispatch_iter_operand *in, uint32_t dim_m
     char *tmp = NULL;
     j.in = in->data;
     j.rstride = rstride;
+    intptr_t isz0 = (intptr_t)dispatch_dtype_itemsize(in->dtype);
+    if (one_stride && count > 1 && rstride != isz0) {
+        /* The outer-dim case: vectorize across a contiguous kept dim. */
+        for (int d = 0; d < j.no; d++) {
+            if (j.istrides[d] == isz0) {
+                reduce_cols(&j, d, nout);
+                return 0;
+            }
+        }
+    }
     if (!one_stride) {
         /* Gather: tmp[o][r] row-major over the reduced dims, per output o. */
         size_t isz = dispatch_dtype_itemsize(in->dtype);
@@ -670,9 +762,8 @@ int dispatch_iter_reduce(int op, const dispatch_iter_operand *in, uint32_t dim_m
             s *= (intptr_t)in->shape[d];
         }
     }
-    if (nout == 1 && (op == DISPATCH_REDUCE_SUM || op == DISPATCH_REDUCE_MEAN) &&
-        count >= 2 * DISPATCH_ITER_GRAIN && dispatch_get_num_threads() > 1) {
-        split_sum s = {.dtype = in->dtype, .p = j.in, .stride = j.rstride};
+    if (nout == 1 && count >= 2 * DISPATCH_ITER_GRAIN && dispatch_get_num_threads() > 1) {
+        split_sum s = {.op = op, .dtype = in->dtype, .p = j.in, .stride = j.rstride};
         int parts = 0;
         split_points(&s, 0, count, 5, &parts);
         dispatch_parallel_for(parts, 1, 1, split_sum_range, &s);

@@ -83,3 +83,167 @@ float DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f32)(const char *p, intptr
 double DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f64)(const char *p, intptr_t stride, intptr_t n);
 DISPATCH_KERNELS_SUM(dispatch_kernel_sum_f32, float, f32)
 DISPATCH_KERNELS_SUM(dispatch_kernel_sum_f64, double, f64)
+
+/*
+ * Note [Column reductions]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~
+ * The outer-dim reduction (sum(dim=0) of a row-major matrix): rows of ncols
+ * contiguous elements, rstride bytes apart, reduced to one row. As
+ * PyTorch's reduction kernels do, the loop runs across the contiguous
+ * columns, K vectors of columns at a time held in registers, and down the
+ * rows, so every load is a full vector of a contiguous row and no element
+ * is gathered. Each column is summed on its own, in an order fixed by nrows
+ * alone: leaves of DISPATCH_COLS_LEAF rows added in row order starting from
+ * -0.0, and a longer run of rows split at a multiple of the leaf
+ * ((nrows / LEAF + 1) / 2 leaves in the first half, as the row sum splits)
+ * and the halves added. A column therefore gets the same bits whichever
+ * vector (or scalar tail) holds it, on every target and for any split of
+ * the columns between threads. Error bound as Note [Sum order independent
+ * of the vector width] with h = LEAF + ceil(log2(nrows / LEAF)).
+ * max and min go down the rows in order with simd.h's NaN rule (NaN
+ * propagates); they need no tree.
+ */
+#define DISPATCH_COLS_LEAF 16
+#define DISPATCH_COLS_K 8
+
+#define DISPATCH_KERNELS_COLS(NAME, T, S)                                              \
+    /* K vectors of columns: sum of rows [0, n) into out[K]. */                        \
+    static void NAME##_vsum_(const char *p, intptr_t rs, intptr_t n, dv_##S *out,      \
+                             const int K)                                              \
+    {                                                                                  \
+        const intptr_t L = DISPATCH_KERNELS_SUM_LANES_##S;                             \
+        if (n <= DISPATCH_COLS_LEAF) {                                                 \
+            dv_##S acc[DISPATCH_COLS_K];                                               \
+            for (int k = 0; k < K; k++) acc[k] = dv_set1_##S((T)-0.0);                \
+            for (intptr_t r = 0; r < n; r++) {                                         \
+                const T *row = (const T *)(p + r * rs);                                \
+                for (int k = 0; k < K; k++)                                            \
+                    acc[k] = dv_add_##S(acc[k], dv_load_##S(row + k * L));             \
+            }                                                                          \
+            for (int k = 0; k < K; k++) out[k] = acc[k];                               \
+            return;                                                                    \
+        }                                                                              \
+        intptr_t h = ((n / DISPATCH_COLS_LEAF + 1) / 2) * DISPATCH_COLS_LEAF;          \
+        dv_##S a[DISPATCH_COLS_K], b[DISPATCH_COLS_K];                                 \
+        NAME##_vsum_(p, rs, h, a, K);                                                  \
+        NAME##_vsum_(p + h * rs, rs, n - h, b, K);                                     \
+        for (int k = 0; k < K; k++) out[k] = dv_add_##S(a[k], b[k]);                   \
+    }                                                                                  \
+    /* The same for w < L columns, one scalar per column. */                           \
+    static void NAME##_ssum_(const char *p, intptr_t rs, intptr_t n, intptr_t w, T *out) \
+    {                                                                                  \
+        if (n <= DISPATCH_COLS_LEAF) {                                                 \
+            for (intptr_t c = 0; c < w; c++) out[c] = (T)-0.0;                         \
+            for (intptr_t r = 0; r < n; r++) {                                         \
+                const T *row = (const T *)(p + r * rs);                                \
+                for (intptr_t c = 0; c < w; c++) out[c] = out[c] + row[c];             \
+            }                                                                          \
+            return;                                                                    \
+        }                                                                              \
+        intptr_t h = ((n / DISPATCH_COLS_LEAF + 1) / 2) * DISPATCH_COLS_LEAF;          \
+        T a[DISPATCH_KERNELS_SUM_LANES_##S], b[DISPATCH_KERNELS_SUM_LANES_##S];        \
+        NAME##_ssum_(p, rs, h, w, a);                                                  \
+        NAME##_ssum_(p + h * rs, rs, n - h, w, b);                                     \
+        for (intptr_t c = 0; c < w; c++) out[c] = a[c] + b[c];                         \
+    }                                                                                  \
+    static void NAME##_vext_(int is_min, const char *p, intptr_t rs, intptr_t n,       \
+                             dv_##S *out, const int K)                                 \
+    {                                                                                  \
+        const intptr_t L = DISPATCH_KERNELS_SUM_LANES_##S;                             \
+        dv_##S acc[DISPATCH_COLS_K];                                                   \
+        for (int k = 0; k < K; k++) acc[k] = dv_load_##S((const T *)p + k * L);        \
+        if (is_min) {                                                                  \
+            for (intptr_t r = 1; r < n; r++) {                                         \
+                const T *row = (const T *)(p + r * rs);                                \
+                for (int k = 0; k < K; k++)                                            \
+                    acc[k] = dv_min_##S(acc[k], dv_load_##S(row + k * L));             \
+            }                                                                          \
+        } else {                                                                       \
+            for (intptr_t r = 1; r < n; r++) {                                         \
+                const T *row = (const T *)(p + r * rs);                                \
+                for (int k = 0; k < K; k++)                                            \
+                    acc[k] = dv_max_##S(acc[k], dv_load_##S(row + k * L));             \
+            }                                                                          \
+        }                                                                              \
+        for (int k = 0; k < K; k++) out[k] = acc[k];                                   \
+    }                                                                                  \
+    void DISPATCH_CPU_DISPATCH_CURFX(NAME##_cols)(int op, const char *p, intptr_t rs,   \
+                                                  intptr_t nrows, intptr_t ncols, T *out) \
+    {                                                                                  \
+        const intptr_t L = DISPATCH_KERNELS_SUM_LANES_##S;                             \
+        dv_##S v[DISPATCH_COLS_K];                                                     \
+        intptr_t c = 0;                                                                \
+        if (nrows <= 0) {                                                              \
+            for (; c < ncols; c++) out[c] = (T)0;                                      \
+            return;                                                                    \
+        }                                                                              \
+        for (; c + DISPATCH_COLS_K * L <= ncols; c += DISPATCH_COLS_K * L) {           \
+            if (op == 0) NAME##_vsum_(p + c * (intptr_t)sizeof(T), rs, nrows, v, DISPATCH_COLS_K); \
+            else NAME##_vext_(op == 2, p + c * (intptr_t)sizeof(T), rs, nrows, v, DISPATCH_COLS_K); \
+            for (int k = 0; k < DISPATCH_COLS_K; k++) dv_store_##S(out + c + k * L, v[k]); \
+        }                                                                              \
+        for (; c + L <= ncols; c += L) {                                               \
+            if (op == 0) NAME##_vsum_(p + c * (intptr_t)sizeof(T), rs, nrows, v, 1);   \
+            else NAME##_vext_(op == 2, p + c * (intptr_t)sizeof(T), rs, nrows, v, 1);  \
+            dv_store_##S(out + c, v[0]);                                               \
+        }                                                                              \
+        if (c == ncols) return;                                                        \
+        const char *q = p + c * (intptr_t)sizeof(T);                                   \
+        intptr_t w = ncols - c;                                                        \
+        if (op == 0) {                                                                 \
+            NAME##_ssum_(q, rs, nrows, w, out + c);                                    \
+            return;                                                                    \
+        }                                                                              \
+        for (intptr_t k = 0; k < w; k++) out[c + k] = ((const T *)q)[k];               \
+        for (intptr_t r = 1; r < nrows; r++) {                                         \
+            const T *row = (const T *)(q + r * rs);                                    \
+            for (intptr_t k = 0; k < w; k++)                                           \
+                out[c + k] = op == 2 ? dv_smin_##S(out[c + k], row[k])                 \
+                                     : dv_smax_##S(out[c + k], row[k]);                \
+        }                                                                              \
+    }                                                                                  \
+    /* max (is_min = 0) or min of n >= 1 contiguous elements; NaN propagates. */       \
+    T DISPATCH_CPU_DISPATCH_CURFX(NAME##_ext)(int is_min, const T *p, intptr_t n)      \
+    {                                                                                  \
+        const intptr_t L = DISPATCH_KERNELS_SUM_LANES_##S;                             \
+        if (n < DISPATCH_COLS_K * L) {                                                 \
+            T acc = p[0];                                                              \
+            for (intptr_t i = 1; i < n; i++)                                           \
+                acc = is_min ? dv_smin_##S(acc, p[i]) : dv_smax_##S(acc, p[i]);        \
+            return acc;                                                                \
+        }                                                                              \
+        dv_##S acc[DISPATCH_COLS_K];                                                   \
+        for (int k = 0; k < DISPATCH_COLS_K; k++) acc[k] = dv_load_##S(p + k * L);      \
+        intptr_t i = DISPATCH_COLS_K * L;                                              \
+        if (is_min) {                                                                  \
+            for (; i + DISPATCH_COLS_K * L <= n; i += DISPATCH_COLS_K * L)             \
+                for (int k = 0; k < DISPATCH_COLS_K; k++)                              \
+                    acc[k] = dv_min_##S(acc[k], dv_load_##S(p + i + k * L));           \
+            for (; i + L <= n; i += L) acc[0] = dv_min_##S(acc[0], dv_load_##S(p + i)); \
+        } else {                                                                       \
+            for (; i + DISPATCH_COLS_K * L <= n; i += DISPATCH_COLS_K * L)             \
+                for (int k = 0; k < DISPATCH_COLS_K; k++)                              \
+                    acc[k] = dv_max_##S(acc[k], dv_load_##S(p + i + k * L));           \
+            for (; i + L <= n; i += L) acc[0] = dv_max_##S(acc[0], dv_load_##S(p + i)); \
+        }                                                                              \
+        T lanes[DISPATCH_COLS_K * DISPATCH_KERNELS_SUM_LANES_##S];                     \
+        for (int k = 0; k < DISPATCH_COLS_K; k++) dv_store_##S(lanes + k * L, acc[k]); \
+        T r = lanes[0];                                                                \
+        for (intptr_t j = 1; j < DISPATCH_COLS_K * L; j++)                             \
+            r = is_min ? dv_smin_##S(r, lanes[j]) : dv_smax_##S(r, lanes[j]);          \
+        for (; i < n; i++) r = is_min ? dv_smin_##S(r, p[i]) : dv_smax_##S(r, p[i]);   \
+        return r;                                                                      \
+    }
+
+void DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f32_cols)(int op, const char *p, intptr_t rs,
+                                                               intptr_t nrows, intptr_t ncols,
+                                                               float *out);
+void DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f64_cols)(int op, const char *p, intptr_t rs,
+                                                               intptr_t nrows, intptr_t ncols,
+                                                               double *out);
+float DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f32_ext)(int is_min, const float *p,
+                                                               intptr_t n);
+double DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f64_ext)(int is_min, const double *p,
+                                                                intptr_t n);
+DISPATCH_KERNELS_COLS(dispatch_kernel_sum_f32, float, f32)
+DISPATCH_KERNELS_COLS(dispatch_kernel_sum_f64, double, f64)
