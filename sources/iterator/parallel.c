@@ -14,10 +14,26 @@
  * atomic counter; the caller takes ranges too and returns when all are done.
  * The split points depend on n, the thread count and `align` only, never on
  * timing, and the engine's reductions do not depend on them at all.
+ *
+ * The thread count starts at 1, or at DISPATCH_NUM_THREADS (1 to 256; any
+ * other value is ignored) read from the environment at first use, and is
+ * an atomic that any thread may read or set at any time; a call takes the
+ * count once at its start. Idle workers sleep in pthread_cond_wait, so
+ * between calls they take no CPU.
+ *
+ * Note [Thread pool after fork]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * fork() copies only the calling thread, so a child would find workers
+ * counted that do not exist and locks possibly held by them. pthread_atfork
+ * handlers take both locks before the fork (so no job is half-way: the fork
+ * waits for a running one to finish), release them in the parent, and in
+ * the child re-initialise the locks and condition variables and forget the
+ * workers: the child's first parallel call starts its own.
  */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "dispatch/error.h"
 #include "dispatch/iterator.h"
@@ -25,9 +41,22 @@
 #define MAX_THREADS 256
 
 static atomic_int num_threads = 1;
+static pthread_once_t env_once = PTHREAD_ONCE_INIT;
+static void install_fork_handlers(void);
+
+static void read_env(void)
+{
+    install_fork_handlers();
+    const char *e = getenv("DISPATCH_NUM_THREADS");
+    if (e == NULL || *e == '\0') return;
+    char *end;
+    long v = strtol(e, &end, 10);
+    if (*end == '\0' && v >= 1 && v <= MAX_THREADS) atomic_store(&num_threads, (int)v);
+}
 
 int dispatch_set_num_threads(int n)
 {
+    pthread_once(&env_once, read_env); /* the env var never overrides an explicit set */
     if (n < 1 || n > MAX_THREADS) {
         return dispatch_error_set(DISPATCH_ERR_VALUE,
                                   "set_num_threads: expected 1 to %d threads, got %d",
@@ -37,7 +66,11 @@ int dispatch_set_num_threads(int n)
     return 0;
 }
 
-int dispatch_get_num_threads(void) { return atomic_load(&num_threads); }
+int dispatch_get_num_threads(void)
+{
+    pthread_once(&env_once, read_env);
+    return atomic_load(&num_threads);
+}
 
 typedef struct job {
     void (*fn)(void *, int64_t, int64_t);
@@ -57,6 +90,35 @@ static uint64_t generation; /* under state_lock */
 static int busy_workers;   /* workers inside the current job, under state_lock */
 static int nworkers;       /* started workers, under pool_lock */
 static _Thread_local int in_parallel;
+
+static void before_fork(void)
+{
+    pthread_mutex_lock(&pool_lock);
+    pthread_mutex_lock(&state_lock);
+}
+
+static void after_fork_parent(void)
+{
+    pthread_mutex_unlock(&state_lock);
+    pthread_mutex_unlock(&pool_lock);
+}
+
+static void after_fork_child(void)
+{
+    pthread_mutex_init(&pool_lock, NULL);
+    pthread_mutex_init(&state_lock, NULL);
+    pthread_cond_init(&wake, NULL);
+    pthread_cond_init(&finished, NULL);
+    current = NULL;
+    busy_workers = 0;
+    nworkers = 0; /* Note [Thread pool after fork] */
+    in_parallel = 0;
+}
+
+static void install_fork_handlers(void)
+{
+    pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+}
 
 static void run_parts(job *j)
 {
@@ -98,7 +160,7 @@ void dispatch_parallel_for(int64_t n, int64_t grain, int64_t align,
     if (n <= 0) return;
     if (align < 1) align = 1;
     if (grain < 1) grain = 1;
-    int threads = atomic_load(&num_threads);
+    int threads = dispatch_get_num_threads();
     int64_t max_parts = n / grain;
     int parts = (int)(max_parts < threads ? max_parts : threads);
     if (parts < 2 || in_parallel || pthread_mutex_trylock(&pool_lock) != 0) {

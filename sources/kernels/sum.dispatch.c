@@ -226,11 +226,17 @@ DISPATCH_KERNELS_SUM(dispatch_kernel_sum_f64, double, f64)
                     acc[k] = dv_max_##S(acc[k], dv_load_##S(p + i + k * L));           \
             for (; i + L <= n; i += L) acc[0] = dv_max_##S(acc[0], dv_load_##S(p + i)); \
         }                                                                              \
-        T lanes[DISPATCH_COLS_K * DISPATCH_KERNELS_SUM_LANES_##S];                     \
-        for (int k = 0; k < DISPATCH_COLS_K; k++) dv_store_##S(lanes + k * L, acc[k]); \
+        for (int w = DISPATCH_COLS_K / 2; w >= 1; w /= 2) /* a tree: short chains */   \
+            for (int k = 0; k < w; k++)                                                \
+                acc[k] = is_min ? dv_min_##S(acc[k], acc[k + w])                       \
+                                : dv_max_##S(acc[k], acc[k + w]);                      \
+        T lanes[DISPATCH_KERNELS_SUM_LANES_##S];                                       \
+        dv_store_##S(lanes, acc[0]);                                                   \
+        for (intptr_t w = L / 2; w >= 1; w /= 2)                                       \
+            for (intptr_t j = 0; j < w; j++)                                           \
+                lanes[j] = is_min ? dv_smin_##S(lanes[j], lanes[j + w])                \
+                                  : dv_smax_##S(lanes[j], lanes[j + w]);               \
         T r = lanes[0];                                                                \
-        for (intptr_t j = 1; j < DISPATCH_COLS_K * L; j++)                             \
-            r = is_min ? dv_smin_##S(r, lanes[j]) : dv_smax_##S(r, lanes[j]);          \
         for (; i < n; i++) r = is_min ? dv_smin_##S(r, p[i]) : dv_smax_##S(r, p[i]);   \
         return r;                                                                      \
     }
