@@ -558,8 +558,8 @@ static void reduce_range(void *arg, int64_t begin, int64_t end)
     }
 }
 
-/* The leaf size of sum.dispatch.c's tree (128-byte rows x 16). */
-static int64_t sum_leaf(int dtype) { return dtype == DISPATCH_FLOAT32 ? 512 : 256; }
+/* The leaf size of sum.dispatch.c's tree (256-byte rows x 16). */
+static int64_t sum_leaf(int dtype) { return dtype == DISPATCH_FLOAT32 ? 1024 : 512; }
 
 typedef struct split_sum {
     int op, dtype;

@@ -4,11 +4,13 @@
  *
  * Note [Sum order independent of the vector width]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
- * A leaf of up to DISPATCH_SUM_LEAF elements is read as rows of 128 bytes
- * (32 float32 or 16 float64 "virtual lanes"); lane j accumulates elements
- * j, j+R, j+2R, ... in order, whatever the hardware width (2 zmm, 4 ymm or
- * 8 xmm registers, or 32 scalars hold the same lanes), then the lanes are
- * added in a fixed tree (16+16, 8+8, ...). A longer range is split in two at
+ * A leaf of up to DISPATCH_SUM_LEAF elements is read as rows of 256 bytes
+ * (64 float32 or 32 float64 "virtual lanes"); lane j accumulates elements
+ * j, j+R, j+2R, ... in order, whatever the hardware width (4 zmm, 8 ymm or
+ * 16 xmm registers, or 64 scalars hold the same lanes: four or more
+ * independent chains of adds on every x86 target), then the lanes are added
+ * in a fixed tree (32+32, 16+16, ...; the levels wider than one register
+ * are whole-register adds). A longer range is split in two at
  * a point that depends only on n, each half summed the same way, and the two
  * results added. The result is therefore a function of the values and n
  * only: identical on every target, for any stride, and for any number of
@@ -20,14 +22,14 @@
  * (2^-24, 2^-53) and h = L/R + log2(R) + ceil(log2(n/L)) the depth of the
  * addition tree (L leaf elements, R lanes per row),
  *     |computed - exact| <= h u / (1 - h u) * sum |x_i|.
- * float32: L = 512, R = 32: h = 16 + 5 + ceil(log2(n/512)), e.g. n = 2^24:
+ * float32: L = 1024, R = 64: h = 16 + 6 + ceil(log2(n/1024)), e.g. n = 2^24:
  * h = 36. NumPy's pairwise sum (8 accumulators, 128-element blocks) has
  * h = 16 + 3 + ceil(log2(n/128)); the two bounds are within a few units.
  */
 #include "dispatch/cpu_dispatch.h"
 #include "simd.h"
 
-#define DISPATCH_SUM_ROW_BYTES 128
+#define DISPATCH_SUM_ROW_BYTES 256
 #define DISPATCH_SUM_ROWS 16
 
 #define DISPATCH_KERNELS_SUM(NAME, T, S)                                               \
@@ -50,10 +52,14 @@
             for (int j = 0; j < NAME##_V; j++)                                         \
                 acc[j] = dv_add_##S(acc[j], dv_load_##S(row + j * L));                 \
         }                                                                              \
-        T lanes[NAME##_R];                                                             \
-        for (int j = 0; j < NAME##_V; j++) dv_store_##S(lanes + j * L, acc[j]);        \
-        for (int w = NAME##_R / 2; w >= 1; w /= 2)                                     \
-            for (int j = 0; j < w; j++) lanes[j] = lanes[j] + lanes[j + w];            \
+        /* The lane tree: its levels above one vector are whole-vector adds */         \
+        /* (lane j + lane j + w for w >= L), the rest scalar; the same pairs. */       \
+        for (int w = NAME##_V / 2; w >= 1; w /= 2)                                     \
+            for (int j = 0; j < w; j++) acc[j] = dv_add_##S(acc[j], acc[j + w]);       \
+        T lanes[DISPATCH_KERNELS_SUM_LANES_##S];                                       \
+        dv_store_##S(lanes, acc[0]);                                                   \
+        for (intptr_t w = L / 2; w >= 1; w /= 2)                                       \
+            for (intptr_t j = 0; j < w; j++) lanes[j] = lanes[j] + lanes[j + w];       \
         return lanes[0];                                                               \
     }                                                                                  \
     static T NAME##_rec_(const char *p, intptr_t stride, intptr_t n)                   \
