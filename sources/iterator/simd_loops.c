@@ -34,8 +34,8 @@ typedef double (*sum_f64_fn)(const char *, intptr_t, intptr_t);
 typedef void (*triad_fn)(double *, const double *, const double *, double, intptr_t);
 static _Atomic(sum_f32_fn) sum_f32;
 static _Atomic(sum_f64_fn) sum_f64;
-typedef void (*cols_f32_fn)(int, const char *, intptr_t, intptr_t, intptr_t, float *);
-typedef void (*cols_f64_fn)(int, const char *, intptr_t, intptr_t, intptr_t, double *);
+typedef void (*cols_f32_fn)(int, const char *, intptr_t, intptr_t, intptr_t, float *, void *);
+typedef void (*cols_f64_fn)(int, const char *, intptr_t, intptr_t, intptr_t, double *, void *);
 typedef float (*ext_f32_fn)(int, const float *, intptr_t);
 typedef double (*ext_f64_fn)(int, const double *, intptr_t);
 static _Atomic(cols_f32_fn) cols_f32;
@@ -146,10 +146,10 @@ DISPATCH_CPU_DISPATCH_DECLARE(float dispatch_kernel_sum_f32, (const char *p, int
 DISPATCH_CPU_DISPATCH_DECLARE(double dispatch_kernel_sum_f64, (const char *p, intptr_t stride, intptr_t n))
 DISPATCH_CPU_DISPATCH_DECLARE(void dispatch_kernel_sum_f32_cols,
                               (int op, const char *p, intptr_t rs, intptr_t nrows, intptr_t ncols,
-                               float *out))
+                               float *out, void *scratch))
 DISPATCH_CPU_DISPATCH_DECLARE(void dispatch_kernel_sum_f64_cols,
                               (int op, const char *p, intptr_t rs, intptr_t nrows, intptr_t ncols,
-                               double *out))
+                               double *out, void *scratch))
 DISPATCH_CPU_DISPATCH_DECLARE(float dispatch_kernel_sum_f32_ext,
                               (int is_min, const float *p, intptr_t n))
 DISPATCH_CPU_DISPATCH_DECLARE(double dispatch_kernel_sum_f64_ext,
@@ -315,17 +315,19 @@ double dispatch_kernels_sum_f64(const char *p, intptr_t stride, intptr_t n)
 }
 
 void dispatch_kernels_cols_f32(int op, const char *p, intptr_t rstride, intptr_t nrows,
-                               intptr_t ncols, float *out)
+                               intptr_t ncols, float *out, void *scratch)
 {
     dispatch_kernels_simd_init();
-    atomic_load_explicit(&cols_f32, memory_order_relaxed)(op, p, rstride, nrows, ncols, out);
+    atomic_load_explicit(&cols_f32, memory_order_relaxed)(op, p, rstride, nrows, ncols, out,
+                                                            scratch);
 }
 
 void dispatch_kernels_cols_f64(int op, const char *p, intptr_t rstride, intptr_t nrows,
-                               intptr_t ncols, double *out)
+                               intptr_t ncols, double *out, void *scratch)
 {
     dispatch_kernels_simd_init();
-    atomic_load_explicit(&cols_f64, memory_order_relaxed)(op, p, rstride, nrows, ncols, out);
+    atomic_load_explicit(&cols_f64, memory_order_relaxed)(op, p, rstride, nrows, ncols, out,
+                                                            scratch);
 }
 
 float dispatch_kernels_extreme_f32(int is_min, const float *p, intptr_t n)

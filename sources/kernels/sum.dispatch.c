@@ -98,13 +98,16 @@ DISPATCH_KERNELS_SUM(dispatch_kernel_sum_f64, double, f64)
  * PyTorch's reduction kernels do, the loop runs across the contiguous
  * columns, K vectors of columns at a time held in registers, and down the
  * rows, so every load is a full vector of a contiguous row and no element
- * is gathered. Each column is summed on its own, in an order fixed by nrows
- * alone: leaves of DISPATCH_COLS_LEAF rows added in row order starting from
- * -0.0, and a longer run of rows split at a multiple of the leaf
- * ((nrows / LEAF + 1) / 2 leaves in the first half, as the row sum splits)
- * and the halves added. A column therefore gets the same bits whichever
- * vector (or scalar tail) holds it, on every target and for any split of
- * the columns between threads. Error bound as Note [Sum order independent
+ * is gathered; a leaf of rows is finished for all ncols columns before the
+ * next, so memory is read in address order. Each column is summed on its
+ * own, in an order fixed by nrows alone: leaves of DISPATCH_COLS_LEAF rows
+ * added in row order starting from -0.0, and a longer run of rows split at
+ * a multiple of the leaf ((nrows / LEAF + 1) / 2 leaves in the first half,
+ * as the row sum splits) and the halves added. A column therefore gets the
+ * same bits whichever vector (or scalar tail) holds it, on every target, for
+ * any split of the columns between calls or threads, and for a split of
+ * the rows along the same tree (sources/iterator/iterator.c cuts the top
+ * levels into separate calls). Error bound as Note [Sum order independent
  * of the vector width] with h = LEAF + ceil(log2(nrows / LEAF)).
  * max and min go down the rows in order with simd.h's NaN rule (NaN
  * propagates); they need no tree.
@@ -113,100 +116,82 @@ DISPATCH_KERNELS_SUM(dispatch_kernel_sum_f64, double, f64)
 #define DISPATCH_COLS_K 8
 
 #define DISPATCH_KERNELS_COLS(NAME, T, S)                                              \
-    /* K vectors of columns: sum of rows [0, n) into out[K]. */                        \
-    static void NAME##_vsum_(const char *p, intptr_t rs, intptr_t n, dv_##S *out,      \
-                             const int K)                                              \
+    /* One leaf (n <= LEAF rows) of all ncols columns into out: whole rows   \
+     * added in turn into out (L1-resident), so memory streams in order. */   \
+    static void NAME##_cleaf_(const char *p, intptr_t rs, intptr_t n, intptr_t ncols,  \
+                              T *out)                                                  \
     {                                                                                  \
         const intptr_t L = DISPATCH_KERNELS_SUM_LANES_##S;                             \
-        if (n <= DISPATCH_COLS_LEAF) {                                                 \
-            dv_##S acc[DISPATCH_COLS_K];                                               \
-            for (int k = 0; k < K; k++) acc[k] = dv_set1_##S((T)-0.0);                \
-            for (intptr_t r = 0; r < n; r++) {                                         \
-                const T *row = (const T *)(p + r * rs);                                \
-                for (int k = 0; k < K; k++)                                            \
-                    acc[k] = dv_add_##S(acc[k], dv_load_##S(row + k * L));             \
+        intptr_t cv = ncols / L * L;                                                   \
+        for (intptr_t c = 0; c < cv; c += L) dv_store_##S(out + c, dv_set1_##S((T)-0.0)); \
+        for (intptr_t k = cv; k < ncols; k++) out[k] = (T)-0.0;                        \
+        for (intptr_t r = 0; r < n; r++) {                                             \
+            const T *row = (const T *)(p + r * rs);                                    \
+            intptr_t c = 0;                                                            \
+            for (; c + 4 * L <= cv; c += 4 * L) {                                      \
+                dv_##S a0 = dv_add_##S(dv_load_##S(out + c), dv_load_##S(row + c));    \
+                dv_##S a1 = dv_add_##S(dv_load_##S(out + c + L), dv_load_##S(row + c + L)); \
+                dv_##S a2 = dv_add_##S(dv_load_##S(out + c + 2 * L), dv_load_##S(row + c + 2 * L)); \
+                dv_##S a3 = dv_add_##S(dv_load_##S(out + c + 3 * L), dv_load_##S(row + c + 3 * L)); \
+                dv_store_##S(out + c, a0);                                             \
+                dv_store_##S(out + c + L, a1);                                         \
+                dv_store_##S(out + c + 2 * L, a2);                                     \
+                dv_store_##S(out + c + 3 * L, a3);                                     \
             }                                                                          \
-            for (int k = 0; k < K; k++) out[k] = acc[k];                               \
+            for (; c < cv; c += L)                                                     \
+                dv_store_##S(out + c, dv_add_##S(dv_load_##S(out + c), dv_load_##S(row + c))); \
+            for (intptr_t k = cv; k < ncols; k++) out[k] = out[k] + row[k];            \
+        }                                                                              \
+    }                                                                                  \
+    static void NAME##_cadd_(T *out, const T *b, intptr_t ncols)                       \
+    {                                                                                  \
+        const intptr_t L = DISPATCH_KERNELS_SUM_LANES_##S;                             \
+        intptr_t c = 0;                                                                \
+        for (; c + L <= ncols; c += L)                                                 \
+            dv_store_##S(out + c, dv_add_##S(dv_load_##S(out + c), dv_load_##S(b + c))); \
+        for (; c < ncols; c++) out[c] = out[c] + b[c];                                 \
+    }                                                                                  \
+    /* The tree; scratch holds ncols elements per level below this one. */             \
+    static void NAME##_csum_(const char *p, intptr_t rs, intptr_t n, intptr_t ncols,   \
+                             T *out, T *scratch)                                       \
+    {                                                                                  \
+        if (n <= DISPATCH_COLS_LEAF) {                                                 \
+            NAME##_cleaf_(p, rs, n, ncols, out);                                       \
             return;                                                                    \
         }                                                                              \
         intptr_t h = ((n / DISPATCH_COLS_LEAF + 1) / 2) * DISPATCH_COLS_LEAF;          \
-        dv_##S a[DISPATCH_COLS_K], b[DISPATCH_COLS_K];                                 \
-        NAME##_vsum_(p, rs, h, a, K);                                                  \
-        NAME##_vsum_(p + h * rs, rs, n - h, b, K);                                     \
-        for (int k = 0; k < K; k++) out[k] = dv_add_##S(a[k], b[k]);                   \
+        NAME##_csum_(p, rs, h, ncols, out, scratch);                                   \
+        NAME##_csum_(p + h * rs, rs, n - h, ncols, scratch, scratch + ncols);          \
+        NAME##_cadd_(out, scratch, ncols);                                             \
     }                                                                                  \
-    /* The same for w < L columns, one scalar per column. */                           \
-    static void NAME##_ssum_(const char *p, intptr_t rs, intptr_t n, intptr_t w, T *out) \
-    {                                                                                  \
-        if (n <= DISPATCH_COLS_LEAF) {                                                 \
-            for (intptr_t c = 0; c < w; c++) out[c] = (T)-0.0;                         \
-            for (intptr_t r = 0; r < n; r++) {                                         \
-                const T *row = (const T *)(p + r * rs);                                \
-                for (intptr_t c = 0; c < w; c++) out[c] = out[c] + row[c];             \
-            }                                                                          \
-            return;                                                                    \
-        }                                                                              \
-        intptr_t h = ((n / DISPATCH_COLS_LEAF + 1) / 2) * DISPATCH_COLS_LEAF;          \
-        T a[DISPATCH_KERNELS_SUM_LANES_##S], b[DISPATCH_KERNELS_SUM_LANES_##S];        \
-        NAME##_ssum_(p, rs, h, w, a);                                                  \
-        NAME##_ssum_(p + h * rs, rs, n - h, w, b);                                     \
-        for (intptr_t c = 0; c < w; c++) out[c] = a[c] + b[c];                         \
-    }                                                                                  \
-    static void NAME##_vext_(int is_min, const char *p, intptr_t rs, intptr_t n,       \
-                             dv_##S *out, const int K)                                 \
+    static void NAME##_cext_(int is_min, const char *p, intptr_t rs, intptr_t n,       \
+                             intptr_t ncols, T *out)                                   \
     {                                                                                  \
         const intptr_t L = DISPATCH_KERNELS_SUM_LANES_##S;                             \
-        dv_##S acc[DISPATCH_COLS_K];                                                   \
-        for (int k = 0; k < K; k++) acc[k] = dv_load_##S((const T *)p + k * L);        \
-        if (is_min) {                                                                  \
-            for (intptr_t r = 1; r < n; r++) {                                         \
-                const T *row = (const T *)(p + r * rs);                                \
-                for (int k = 0; k < K; k++)                                            \
-                    acc[k] = dv_min_##S(acc[k], dv_load_##S(row + k * L));             \
-            }                                                                          \
-        } else {                                                                       \
-            for (intptr_t r = 1; r < n; r++) {                                         \
-                const T *row = (const T *)(p + r * rs);                                \
-                for (int k = 0; k < K; k++)                                            \
-                    acc[k] = dv_max_##S(acc[k], dv_load_##S(row + k * L));             \
-            }                                                                          \
+        intptr_t cv = ncols / L * L;                                                   \
+        memcpy(out, p, (size_t)ncols * sizeof(T));                                     \
+        for (intptr_t r = 1; r < n; r++) { /* whole rows in turn, as the sum */        \
+            const T *row = (const T *)(p + r * rs);                                    \
+            if (is_min)                                                                \
+                for (intptr_t c = 0; c < cv; c += L)                                   \
+                    dv_store_##S(out + c, dv_min_##S(dv_load_##S(out + c), dv_load_##S(row + c))); \
+            else                                                                       \
+                for (intptr_t c = 0; c < cv; c += L)                                   \
+                    dv_store_##S(out + c, dv_max_##S(dv_load_##S(out + c), dv_load_##S(row + c))); \
+            for (intptr_t k = cv; k < ncols; k++)                                      \
+                out[k] = is_min ? dv_smin_##S(out[k], row[k]) : dv_smax_##S(out[k], row[k]); \
         }                                                                              \
-        for (int k = 0; k < K; k++) out[k] = acc[k];                                   \
     }                                                                                  \
     void DISPATCH_CPU_DISPATCH_CURFX(NAME##_cols)(int op, const char *p, intptr_t rs,   \
-                                                  intptr_t nrows, intptr_t ncols, T *out) \
+                                                  intptr_t nrows, intptr_t ncols, T *out, \
+                                                  void *scratch)                        \
     {                                                                                  \
-        const intptr_t L = DISPATCH_KERNELS_SUM_LANES_##S;                             \
-        dv_##S v[DISPATCH_COLS_K];                                                     \
-        intptr_t c = 0;                                                                \
         if (nrows <= 0) {                                                              \
-            for (; c < ncols; c++) out[c] = (T)0;                                      \
+            for (intptr_t c = 0; c < ncols; c++) out[c] = (T)0;                        \
             return;                                                                    \
         }                                                                              \
-        for (; c + DISPATCH_COLS_K * L <= ncols; c += DISPATCH_COLS_K * L) {           \
-            if (op == 0) NAME##_vsum_(p + c * (intptr_t)sizeof(T), rs, nrows, v, DISPATCH_COLS_K); \
-            else NAME##_vext_(op == 2, p + c * (intptr_t)sizeof(T), rs, nrows, v, DISPATCH_COLS_K); \
-            for (int k = 0; k < DISPATCH_COLS_K; k++) dv_store_##S(out + c + k * L, v[k]); \
-        }                                                                              \
-        for (; c + L <= ncols; c += L) {                                               \
-            if (op == 0) NAME##_vsum_(p + c * (intptr_t)sizeof(T), rs, nrows, v, 1);   \
-            else NAME##_vext_(op == 2, p + c * (intptr_t)sizeof(T), rs, nrows, v, 1);  \
-            dv_store_##S(out + c, v[0]);                                               \
-        }                                                                              \
-        if (c == ncols) return;                                                        \
-        const char *q = p + c * (intptr_t)sizeof(T);                                   \
-        intptr_t w = ncols - c;                                                        \
-        if (op == 0) {                                                                 \
-            NAME##_ssum_(q, rs, nrows, w, out + c);                                    \
-            return;                                                                    \
-        }                                                                              \
-        for (intptr_t k = 0; k < w; k++) out[c + k] = ((const T *)q)[k];               \
-        for (intptr_t r = 1; r < nrows; r++) {                                         \
-            const T *row = (const T *)(q + r * rs);                                    \
-            for (intptr_t k = 0; k < w; k++)                                           \
-                out[c + k] = op == 2 ? dv_smin_##S(out[c + k], row[k])                 \
-                                     : dv_smax_##S(out[c + k], row[k]);                \
-        }                                                                              \
+        if (op == 0) NAME##_csum_(p, rs, nrows, ncols, out, (T *)scratch);             \
+        else NAME##_cext_(op == 2, p, rs, nrows, ncols, out);                          \
     }                                                                                  \
     /* max (is_min = 0) or min of n >= 1 contiguous elements; NaN propagates. */       \
     T DISPATCH_CPU_DISPATCH_CURFX(NAME##_ext)(int is_min, const T *p, intptr_t n)      \
@@ -249,10 +234,10 @@ DISPATCH_KERNELS_SUM(dispatch_kernel_sum_f64, double, f64)
 
 void DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f32_cols)(int op, const char *p, intptr_t rs,
                                                                intptr_t nrows, intptr_t ncols,
-                                                               float *out);
+                                                               float *out, void *scratch);
 void DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f64_cols)(int op, const char *p, intptr_t rs,
                                                                intptr_t nrows, intptr_t ncols,
-                                                               double *out);
+                                                               double *out, void *scratch);
 float DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f32_ext)(int is_min, const float *p,
                                                                intptr_t n);
 double DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f64_ext)(int is_min, const double *p,
