@@ -668,22 +668,30 @@ static int reduce_cols(const reduce_job *j, int col, int64_t nout)
 static void reduce_range(void *arg, int64_t begin, int64_t end)
 {
     const reduce_job *j = arg;
+    int64_t idx[MAXD], rest = begin;
+    const char *ip = j->in;
+    char *op = j->out;
+    for (int d = 0; d < j->no; d++) { /* one division per range, then steps */
+        idx[d] = rest % j->oshape[d];
+        rest /= j->oshape[d];
+        ip += idx[d] * j->istrides[d];
+        op += idx[d] * j->ostrides[d];
+    }
     for (int64_t e = begin; e < end; e++) {
-        int64_t rest = e;
-        const char *ip = j->in;
-        char *op = j->out;
-        for (int d = 0; d < j->no; d++) {
-            int64_t i = rest % j->oshape[d];
-            rest /= j->oshape[d];
-            ip += i * j->istrides[d];
-            op += i * j->ostrides[d];
-        }
         double v = reduce_one(j, ip);
         if (j->dtype == DISPATCH_FLOAT32) {
             float f = (float)v;
             memcpy(op, &f, sizeof f);
         } else {
             memcpy(op, &v, sizeof v);
+        }
+        for (int d = 0; d < j->no; d++) {
+            ip += j->istrides[d];
+            op += j->ostrides[d];
+            if (++idx[d] < j->oshape[d]) break;
+            ip -= j->istrides[d] * j->oshape[d];
+            op -= j->ostrides[d] * j->oshape[d];
+            idx[d] = 0;
         }
     }
 }

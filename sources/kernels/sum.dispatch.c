@@ -223,13 +223,24 @@ DISPATCH_KERNELS_SUM(dispatch_kernel_sum_f64, double, f64)
                                 : dv_max_##S(acc[k], acc[k + w]);                      \
         T lanes[DISPATCH_KERNELS_SUM_LANES_##S];                                       \
         dv_store_##S(lanes, acc[0]);                                                   \
-        for (intptr_t w = L / 2; w >= 1; w /= 2)                                       \
-            for (intptr_t j = 0; j < w; j++)                                           \
-                lanes[j] = is_min ? dv_smin_##S(lanes[j], lanes[j + w])                \
-                                  : dv_smax_##S(lanes[j], lanes[j + w]);               \
+        /* The last lanes and the tail without branches on the data: NaN is            \
+         * tracked apart (the result is then the first NaN met). */                    \
         T r = lanes[0];                                                                \
-        for (; i < n; i++) r = is_min ? dv_smin_##S(r, p[i]) : dv_smax_##S(r, p[i]);   \
-        return r;                                                                      \
+        int nan = r != r;                                                              \
+        T first_nan = r;                                                               \
+        for (intptr_t j = 1; j < L; j++) {                                             \
+            T x = lanes[j];                                                            \
+            if (!nan) first_nan = x;                                                   \
+            nan |= x != x;                                                             \
+            r = is_min ? (x < r ? x : r) : (x > r ? x : r);                            \
+        }                                                                              \
+        for (; i < n; i++) {                                                           \
+            T x = p[i];                                                                \
+            if (!nan) first_nan = x;                                                   \
+            nan |= x != x;                                                             \
+            r = is_min ? (x < r ? x : r) : (x > r ? x : r);                            \
+        }                                                                              \
+        return nan ? first_nan : r;                                                    \
     }
 
 void DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f32_cols)(int op, const char *p, intptr_t rs,
