@@ -715,12 +715,36 @@ static void first_indices(const dispatch_tensor *in, const int *reduced, dispatc
             nout *= in->sizes[d];
         }
     }
+    if (nk == 0 && nr > 1 && in->is_contiguous) { /* all dims of a contiguous tensor: one */
+        nr = 1, rshape[0] = count, rstride[0] = isz;
+    }
     int64_t kidx[DISPATCH_MAX_DIMS] = {0};
     for (int64_t o = 0; o < nout; o++) {
         const char *base = in->data;
         for (int d = 0; d < nk; d++) base += kidx[d] * kstride[d];
         char *v = vals->data + o * isz;
         int64_t ridx[DISPATCH_MAX_DIMS] = {0}, found = 0;
+        if (nr == 1 && (in->dtype == DISPATCH_FLOAT32 || in->dtype == DISPATCH_FLOAT64)) {
+            /* one reduced dim of floats: a typed scan (the common case) */
+            int64_t r = 0;
+#define FIRST_MATCH(T)                                                                    \
+            do {                                                                          \
+                T want, x;                                                                \
+                memcpy(&want, v, sizeof want);                                           \
+                for (; r < count; r++) {                                                  \
+                    memcpy(&x, base + r * rstride[0], sizeof x);                          \
+                    if (x == want || (x != x && want != want)) break;                     \
+                }                                                                         \
+            } while (0)
+            if (in->dtype == DISPATCH_FLOAT32) FIRST_MATCH(float);
+            else FIRST_MATCH(double);
+#undef FIRST_MATCH
+            found = r < count ? r : 0;
+            memcpy(v, base + found * rstride[0], (size_t)isz);
+            idx[o] = found;
+            for (int d = nk - 1; d >= 0 && ++kidx[d] == kshape[d]; d--) kidx[d] = 0;
+            continue;
+        }
         for (int64_t r = 0; r < count; r++) {
             const char *p = base;
             for (int d = 0; d < nr; d++) p += ridx[d] * rstride[d];
