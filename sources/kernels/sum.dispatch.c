@@ -32,6 +32,69 @@
 #define DISPATCH_SUM_ROW_BYTES 256
 #define DISPATCH_SUM_ROWS 16
 
+/* The lane tree of one register, lane j + lane j + w for w = L/2, ..., 1:
+ * on x86 the halves of the register, added in registers (the same pairs, so
+ * the same bits as the scalar tree); elsewhere the scalar tree itself. */
+#if DV_WIDTH >= 16 && !defined(DV_NEON)
+static inline float dispatch_sum_tree128_f32(__m128 s)
+{
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));              /* w = 2 */
+    s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 1));          /* w = 1 */
+    return _mm_cvtss_f32(s);
+}
+static inline double dispatch_sum_tree128_f64(__m128d s)
+{
+    return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s))); /* w = 1 */
+}
+#endif
+#if DV_WIDTH >= 32
+static inline float dispatch_sum_tree256_f32(__m256 v)
+{
+    return dispatch_sum_tree128_f32(_mm_add_ps(_mm256_castps256_ps128(v),
+                                               _mm256_extractf128_ps(v, 1)));
+}
+static inline double dispatch_sum_tree256_f64(__m256d v)
+{
+    return dispatch_sum_tree128_f64(_mm_add_pd(_mm256_castpd256_pd128(v),
+                                               _mm256_extractf128_pd(v, 1)));
+}
+#endif
+static inline float dispatch_sum_tree_f32(dv_f32 v)
+{
+#if DV_WIDTH == 64
+    __m256 lo = _mm512_castps512_ps256(v);
+    __m256 hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
+    return dispatch_sum_tree256_f32(_mm256_add_ps(lo, hi));
+#elif DV_WIDTH == 32
+    return dispatch_sum_tree256_f32(v);
+#elif DV_WIDTH == 16 && !defined(DV_NEON)
+    return dispatch_sum_tree128_f32(v);
+#else
+    float lanes[DV_LANES_F32];
+    dv_store_f32(lanes, v);
+    for (int w = DV_LANES_F32 / 2; w >= 1; w /= 2)
+        for (int j = 0; j < w; j++) lanes[j] = lanes[j] + lanes[j + w];
+    return lanes[0];
+#endif
+}
+static inline double dispatch_sum_tree_f64(dv_f64 v)
+{
+#if DV_WIDTH == 64
+    return dispatch_sum_tree256_f64(
+        _mm256_add_pd(_mm512_castpd512_pd256(v), _mm512_extractf64x4_pd(v, 1)));
+#elif DV_WIDTH == 32
+    return dispatch_sum_tree256_f64(v);
+#elif DV_WIDTH == 16 && !defined(DV_NEON)
+    return dispatch_sum_tree128_f64(v);
+#else
+    double lanes[DV_LANES_F64];
+    dv_store_f64(lanes, v);
+    for (int w = DV_LANES_F64 / 2; w >= 1; w /= 2)
+        for (int j = 0; j < w; j++) lanes[j] = lanes[j] + lanes[j + w];
+    return lanes[0];
+#endif
+}
+
 #define DISPATCH_KERNELS_SUM(NAME, T, S)                                               \
     enum { NAME##_R = DISPATCH_SUM_ROW_BYTES / (int)sizeof(T),                         \
            NAME##_V = NAME##_R / DISPATCH_KERNELS_SUM_LANES_##S,                       \
@@ -56,11 +119,7 @@
         /* (lane j + lane j + w for w >= L), the rest scalar; the same pairs. */       \
         for (int w = NAME##_V / 2; w >= 1; w /= 2)                                     \
             for (int j = 0; j < w; j++) acc[j] = dv_add_##S(acc[j], acc[j + w]);       \
-        T lanes[DISPATCH_KERNELS_SUM_LANES_##S];                                       \
-        dv_store_##S(lanes, acc[0]);                                                   \
-        for (intptr_t w = L / 2; w >= 1; w /= 2)                                       \
-            for (intptr_t j = 0; j < w; j++) lanes[j] = lanes[j] + lanes[j + w];       \
-        return lanes[0];                                                               \
+        return dispatch_sum_tree_##S(acc[0]);                                          \
     }                                                                                  \
     static T NAME##_rec_(const char *p, intptr_t stride, intptr_t n)                   \
     {                                                                                  \
