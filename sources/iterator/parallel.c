@@ -77,6 +77,8 @@ typedef struct job {
     void *arg;
     int64_t n, chunk;
     int parts;
+    int max_helpers;      /* workers that may join: the thread count at the call, less one */
+    atomic_int helpers;   /* workers that joined (or tried to) */
     atomic_int next;      /* next part to claim */
     atomic_int remaining; /* parts not finished */
 } job;
@@ -144,6 +146,9 @@ static void *worker_main(void *unused)
         }
         seen = generation;
         job *j = current;
+        /* Only as many workers as the call's thread count join it (a pool
+         * started with 8 threads does not use 8 after set_num_threads(2)). */
+        if (atomic_fetch_add(&j->helpers, 1) >= j->max_helpers) continue;
         busy_workers++;
         pthread_mutex_unlock(&state_lock);
         run_parts(j);
@@ -161,13 +166,17 @@ void dispatch_parallel_for(int64_t n, int64_t grain, int64_t align,
     if (align < 1) align = 1;
     if (grain < 1) grain = 1;
     int threads = dispatch_get_num_threads();
+    /* Up to 4 parts per thread, each at least `grain`: a worker that wakes
+     * late (a busy machine) still finds parts left to take, and the caller
+     * never waits long for a lagging one. */
     int64_t max_parts = n / grain;
-    int parts = (int)(max_parts < threads ? max_parts : threads);
-    if (parts < 2 || in_parallel || pthread_mutex_trylock(&pool_lock) != 0) {
+    int parts = (int)(max_parts < 4 * (int64_t)threads ? max_parts : 4 * (int64_t)threads);
+    int helpers = (parts < threads ? parts : threads) - 1;
+    if (parts < 2 || helpers < 1 || in_parallel || pthread_mutex_trylock(&pool_lock) != 0) {
         fn(arg, 0, n);
         return;
     }
-    while (nworkers < parts - 1) {
+    while (nworkers < helpers) {
         pthread_t t;
         if (pthread_create(&t, NULL, worker_main, NULL) != 0) break;
         pthread_detach(t);
@@ -175,15 +184,17 @@ void dispatch_parallel_for(int64_t n, int64_t grain, int64_t align,
     }
     int64_t chunk = (n + parts - 1) / parts;
     chunk = (chunk + align - 1) / align * align;
-    job j = {.fn = fn, .arg = arg, .n = n, .chunk = chunk};
+    job j = {.fn = fn, .arg = arg, .n = n, .chunk = chunk, .max_helpers = helpers};
     j.parts = (int)((n + chunk - 1) / chunk);
+    atomic_init(&j.helpers, 0);
     atomic_init(&j.next, 0);
     atomic_init(&j.remaining, j.parts);
 
     pthread_mutex_lock(&state_lock);
     current = &j;
     generation++;
-    pthread_cond_broadcast(&wake);
+    if (helpers >= nworkers) pthread_cond_broadcast(&wake);
+    else for (int k = 0; k < helpers; k++) pthread_cond_signal(&wake);
     pthread_mutex_unlock(&state_lock);
 
     in_parallel = 1;
