@@ -283,3 +283,25 @@ def test_explicit_set_num_threads_wins_over_the_env_var():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "2"
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_max_min_with_infinities_and_signed_zeros_match_numpy(dtype):
+    """Rows long enough for the vector pass; infinities send a row through
+    the exact pass again, zeros of both signs compare equal."""
+    rng = np.random.default_rng(13)
+    a = rng.standard_normal((9, 1000)).astype(dtype)
+    a[1, 500] = np.inf
+    a[2, 3] = -np.inf
+    a[3, 999] = np.inf
+    a[3, 10] = np.nan
+    a[4] = 0.0
+    a[4, ::3] = -0.0
+    a[5] = -np.inf
+    t = dispatch.from_numpy(a)
+    for op in ("max", "min"):
+        np.testing.assert_array_equal(getattr(ops, op)(t, [1]).numpy(), getattr(np, op)(a, axis=1))
+        np.testing.assert_array_equal(getattr(ops, op)(t, [0]).numpy(), getattr(np, op)(a, axis=0))
+        assert np.isnan(getattr(t, op)().numpy())
+        b = np.delete(a, 3, axis=0)
+        assert getattr(dispatch.from_numpy(b), op)().numpy() == getattr(np, op)(b)

@@ -171,6 +171,95 @@ DISPATCH_KERNELS_SUM(dispatch_kernel_sum_f64, double, f64)
  * max and min go down the rows in order with simd.h's NaN rule (NaN
  * propagates); they need no tree.
  */
+/* The instruction's max/min (x86: the second operand when either is NaN)
+ * and its horizontal form over one register, for a fast pass of max/min
+ * over contiguous elements that tracks NaN and infinity apart (x - x is 0
+ * for every other x): a row holding either is done again with simd.h's
+ * exact rule. Elsewhere only the exact pass runs. */
+#if DV_WIDTH >= 16 && !defined(DV_NEON)
+static inline float dispatch_hext128_f32(__m128 s, int is_min)
+{
+    __m128 t = _mm_movehl_ps(s, s);
+    s = is_min ? _mm_min_ps(s, t) : _mm_max_ps(s, t);
+    t = _mm_shuffle_ps(s, s, 1);
+    s = is_min ? _mm_min_ss(s, t) : _mm_max_ss(s, t);
+    return _mm_cvtss_f32(s);
+}
+static inline double dispatch_hext128_f64(__m128d s, int is_min)
+{
+    __m128d t = _mm_unpackhi_pd(s, s);
+    return _mm_cvtsd_f64(is_min ? _mm_min_sd(s, t) : _mm_max_sd(s, t));
+}
+#endif
+#if DV_WIDTH == 64
+    #define DISPATCH_HAVE_RAW_EXT 1
+    #define DISPATCH_RAW_MAX_f32 _mm512_max_ps
+    #define DISPATCH_RAW_MIN_f32 _mm512_min_ps
+    #define DISPATCH_RAW_MAX_f64 _mm512_max_pd
+    #define DISPATCH_RAW_MIN_f64 _mm512_min_pd
+static inline float dispatch_hext_f32(__m512 v, int is_min)
+{
+    __m256 lo = _mm512_castps512_ps256(v);
+    __m256 hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
+    __m256 m = is_min ? _mm256_min_ps(lo, hi) : _mm256_max_ps(lo, hi);
+    __m128 a = _mm256_castps256_ps128(m), b = _mm256_extractf128_ps(m, 1);
+    return dispatch_hext128_f32(is_min ? _mm_min_ps(a, b) : _mm_max_ps(a, b), is_min);
+}
+static inline double dispatch_hext_f64(__m512d v, int is_min)
+{
+    __m256d lo = _mm512_castpd512_pd256(v), hi = _mm512_extractf64x4_pd(v, 1);
+    __m256d m = is_min ? _mm256_min_pd(lo, hi) : _mm256_max_pd(lo, hi);
+    __m128d a = _mm256_castpd256_pd128(m), b = _mm256_extractf128_pd(m, 1);
+    return dispatch_hext128_f64(is_min ? _mm_min_pd(a, b) : _mm_max_pd(a, b), is_min);
+}
+#elif DV_WIDTH == 32
+    #define DISPATCH_HAVE_RAW_EXT 1
+    #define DISPATCH_RAW_MAX_f32 _mm256_max_ps
+    #define DISPATCH_RAW_MIN_f32 _mm256_min_ps
+    #define DISPATCH_RAW_MAX_f64 _mm256_max_pd
+    #define DISPATCH_RAW_MIN_f64 _mm256_min_pd
+static inline float dispatch_hext_f32(__m256 m, int is_min)
+{
+    __m128 a = _mm256_castps256_ps128(m), b = _mm256_extractf128_ps(m, 1);
+    return dispatch_hext128_f32(is_min ? _mm_min_ps(a, b) : _mm_max_ps(a, b), is_min);
+}
+static inline double dispatch_hext_f64(__m256d m, int is_min)
+{
+    __m128d a = _mm256_castpd256_pd128(m), b = _mm256_extractf128_pd(m, 1);
+    return dispatch_hext128_f64(is_min ? _mm_min_pd(a, b) : _mm_max_pd(a, b), is_min);
+}
+#elif DV_WIDTH == 16 && !defined(DV_NEON)
+    #define DISPATCH_HAVE_RAW_EXT 1
+    #define DISPATCH_RAW_MAX_f32 _mm_max_ps
+    #define DISPATCH_RAW_MIN_f32 _mm_min_ps
+    #define DISPATCH_RAW_MAX_f64 _mm_max_pd
+    #define DISPATCH_RAW_MIN_f64 _mm_min_pd
+    #define dispatch_hext_f32 dispatch_hext128_f32
+    #define dispatch_hext_f64 dispatch_hext128_f64
+#else
+    #define DISPATCH_HAVE_RAW_EXT 0
+    #define DISPATCH_RAW_MAX_f32 dv_max_f32
+    #define DISPATCH_RAW_MIN_f32 dv_min_f32
+    #define DISPATCH_RAW_MAX_f64 dv_max_f64
+    #define DISPATCH_RAW_MIN_f64 dv_min_f64
+static inline float dispatch_hext_f32(dv_f32 v, int is_min)
+{
+    float l[DV_LANES_F32], r;
+    dv_store_f32(l, v);
+    r = l[0];
+    for (int j = 1; j < DV_LANES_F32; j++) r = is_min ? dv_smin_f32(r, l[j]) : dv_smax_f32(r, l[j]);
+    return r;
+}
+static inline double dispatch_hext_f64(dv_f64 v, int is_min)
+{
+    double l[DV_LANES_F64], r;
+    dv_store_f64(l, v);
+    r = l[0];
+    for (int j = 1; j < DV_LANES_F64; j++) r = is_min ? dv_smin_f64(r, l[j]) : dv_smax_f64(r, l[j]);
+    return r;
+}
+#endif
+
 #define DISPATCH_COLS_LEAF 16
 #define DISPATCH_COLS_K 8
 
@@ -263,24 +352,53 @@ DISPATCH_KERNELS_SUM(dispatch_kernel_sum_f64, double, f64)
             return acc;                                                                \
         }                                                                              \
         dv_##S acc[DISPATCH_COLS_K];                                                   \
-        for (int k = 0; k < DISPATCH_COLS_K; k++) acc[k] = dv_load_##S(p + k * L);      \
+        for (int k = 0; k < DISPATCH_COLS_K; k++) acc[k] = dv_load_##S(p + k * L);     \
         intptr_t i = DISPATCH_COLS_K * L;                                              \
+        T lanes[DISPATCH_KERNELS_SUM_LANES_##S];                                       \
+        if (DISPATCH_HAVE_RAW_EXT) { /* the fast pass */                               \
+            dv_##S chk[DISPATCH_COLS_K];                                               \
+            for (int k = 0; k < DISPATCH_COLS_K; k++) chk[k] = dv_sub_##S(acc[k], acc[k]);\
+            for (; i + DISPATCH_COLS_K * L <= n; i += DISPATCH_COLS_K * L)             \
+                for (int k = 0; k < DISPATCH_COLS_K; k++) {                            \
+                    dv_##S x = dv_load_##S(p + i + k * L);                             \
+                    acc[k] = is_min ? DISPATCH_RAW_MIN_##S(x, acc[k]) : DISPATCH_RAW_MAX_##S(x, acc[k]);\
+                    chk[k] = dv_add_##S(chk[k], dv_sub_##S(x, x));                     \
+                }                                                                      \
+            for (; i + L <= n; i += L) {                                               \
+                dv_##S x = dv_load_##S(p + i);                                         \
+                acc[0] = is_min ? DISPATCH_RAW_MIN_##S(x, acc[0]) : DISPATCH_RAW_MAX_##S(x, acc[0]);\
+                chk[0] = dv_add_##S(chk[0], dv_sub_##S(x, x));                         \
+            }                                                                          \
+            for (int w = DISPATCH_COLS_K / 2; w >= 1; w /= 2)                          \
+                for (int k = 0; k < w; k++) {                                          \
+                    chk[k] = dv_add_##S(chk[k], chk[k + w]);                           \
+                    acc[k] = is_min ? DISPATCH_RAW_MIN_##S(acc[k], acc[k + w])         \
+                                    : DISPATCH_RAW_MAX_##S(acc[k], acc[k + w]);        \
+                }                                                                      \
+            T c = dispatch_sum_tree_##S(chk[0]);                                       \
+            if (c == c) { /* no NaN, no infinity: the fast result stands */            \
+                T r = dispatch_hext_##S(acc[0], is_min);                               \
+                for (; i < n; i++) r = is_min ? dv_smin_##S(r, p[i]) : dv_smax_##S(r, p[i]);\
+                return r;                                                              \
+            }                                                                          \
+            for (int k = 0; k < DISPATCH_COLS_K; k++) acc[k] = dv_load_##S(p + k * L); \
+            i = DISPATCH_COLS_K * L;                                                   \
+        }                                                                              \
         if (is_min) {                                                                  \
             for (; i + DISPATCH_COLS_K * L <= n; i += DISPATCH_COLS_K * L)             \
                 for (int k = 0; k < DISPATCH_COLS_K; k++)                              \
                     acc[k] = dv_min_##S(acc[k], dv_load_##S(p + i + k * L));           \
-            for (; i + L <= n; i += L) acc[0] = dv_min_##S(acc[0], dv_load_##S(p + i)); \
+            for (; i + L <= n; i += L) acc[0] = dv_min_##S(acc[0], dv_load_##S(p + i));\
         } else {                                                                       \
             for (; i + DISPATCH_COLS_K * L <= n; i += DISPATCH_COLS_K * L)             \
                 for (int k = 0; k < DISPATCH_COLS_K; k++)                              \
                     acc[k] = dv_max_##S(acc[k], dv_load_##S(p + i + k * L));           \
-            for (; i + L <= n; i += L) acc[0] = dv_max_##S(acc[0], dv_load_##S(p + i)); \
+            for (; i + L <= n; i += L) acc[0] = dv_max_##S(acc[0], dv_load_##S(p + i));\
         }                                                                              \
         for (int w = DISPATCH_COLS_K / 2; w >= 1; w /= 2) /* a tree: short chains */   \
             for (int k = 0; k < w; k++)                                                \
                 acc[k] = is_min ? dv_min_##S(acc[k], acc[k + w])                       \
                                 : dv_max_##S(acc[k], acc[k + w]);                      \
-        T lanes[DISPATCH_KERNELS_SUM_LANES_##S];                                       \
         dv_store_##S(lanes, acc[0]);                                                   \
         /* The last lanes and the tail without branches on the data: NaN is            \
          * tracked apart (the result is then the first NaN met). */                    \
