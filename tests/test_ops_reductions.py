@@ -305,3 +305,29 @@ def test_max_min_with_infinities_and_signed_zeros_match_numpy(dtype):
         assert np.isnan(getattr(t, op)().numpy())
         b = np.delete(a, 3, axis=0)
         assert getattr(dispatch.from_numpy(b), op)().numpy() == getattr(np, op)(b)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/schedstat"), reason="needs Linux schedstat")
+def test_idle_workers_take_no_cpu_between_calls(threads):
+    """Note [Short spin]: workers spin at most 100 us after a call, then
+    sleep; over an idle half second they use (almost) no CPU."""
+    x = dispatch.from_numpy(np.ones(1 << 22, np.float32))
+    threads(2)
+    ops.exp(x)
+    me = str(threading.get_native_id())
+
+    def cpu_ns() -> dict:
+        out = {}
+        for tid in os.listdir("/proc/self/task"):
+            try:
+                out[tid] = int(open(f"/proc/self/task/{tid}/schedstat").read().split()[0])
+            except OSError:
+                pass
+        return out
+
+    threading.Event().wait(0.05)  # past the spin
+    start = cpu_ns()
+    threading.Event().wait(0.5)
+    end = cpu_ns()
+    used = {t: end[t] - start.get(t, 0) for t in end if t != me}
+    assert all(ns < 20_000_000 for ns in used.values()), used  # < 4% of the half second

@@ -34,6 +34,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "dispatch/error.h"
 #include "dispatch/iterator.h"
@@ -89,6 +90,55 @@ static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t finished = PTHREAD_COND_INITIALIZER;
 static job *current;       /* under state_lock */
 static uint64_t generation; /* under state_lock */
+static atomic_uint_fast64_t published; /* generation, readable without the lock */
+
+/* Note [Short spin]: a worker that just finished a job, and a caller that
+ * finished its own parts, watch for the next job (or the last part) for at
+ * most SPIN_NS before sleeping on their condition variable. Waking a sleeping
+ * thread costs from microseconds to, on a virtual machine whose other vCPU
+ * has gone idle, hundreds of them, more than a part of a call takes, so
+ * without it back-to-back calls never see the second thread. The spin is
+ * bounded (torch's OpenMP spins for up to 200 ms by default) and a worker
+ * idle for longer than SPIN_NS sleeps, taking no CPU between calls. */
+#define SPIN_NS 100000
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+static int64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* Spin until *flag differs from `from` (spin_for_change) or a counter drops
+ * to zero (spin_for_zero), for at most SPIN_NS; 1 when it happened. */
+static int spin_for_change(atomic_uint_fast64_t *flag, uint64_t from)
+{
+    int64_t end = now_ns() + SPIN_NS;
+    for (int i = 1;; i++) {
+        if (atomic_load_explicit(flag, memory_order_acquire) != from) return 1;
+        cpu_relax();
+        if ((i & 63) == 0 && now_ns() > end) return 0;
+    }
+}
+
+static int spin_for_zero(atomic_int *count)
+{
+    int64_t end = now_ns() + SPIN_NS;
+    for (int i = 1;; i++) {
+        if (atomic_load_explicit(count, memory_order_acquire) == 0) return 1;
+        cpu_relax();
+        if ((i & 63) == 0 && now_ns() > end) return 0;
+    }
+}
 static int busy_workers;   /* workers inside the current job, under state_lock */
 static int nworkers;       /* started workers, under pool_lock */
 static _Thread_local int in_parallel;
@@ -155,6 +205,9 @@ static void *worker_main(void *unused)
         pthread_mutex_lock(&state_lock);
         busy_workers--;
         pthread_cond_broadcast(&finished);
+        pthread_mutex_unlock(&state_lock);
+        spin_for_change(&published, seen); /* Note [Short spin] */
+        pthread_mutex_lock(&state_lock);
     }
     return NULL;
 }
@@ -193,6 +246,7 @@ void dispatch_parallel_for(int64_t n, int64_t grain, int64_t align,
     pthread_mutex_lock(&state_lock);
     current = &j;
     generation++;
+    atomic_store_explicit(&published, generation, memory_order_release);
     if (helpers >= nworkers) pthread_cond_broadcast(&wake);
     else for (int k = 0; k < helpers; k++) pthread_cond_signal(&wake);
     pthread_mutex_unlock(&state_lock);
@@ -201,6 +255,7 @@ void dispatch_parallel_for(int64_t n, int64_t grain, int64_t align,
     run_parts(&j);
     in_parallel = 0;
 
+    spin_for_zero(&j.remaining); /* Note [Short spin] */
     pthread_mutex_lock(&state_lock);
     while (atomic_load(&j.remaining) > 0 || busy_workers > 0) {
         pthread_cond_wait(&finished, &state_lock);
