@@ -100,7 +100,7 @@ static atomic_uint_fast64_t published; /* generation, readable without the lock 
  * without it back-to-back calls never see the second thread. The spin is
  * bounded (torch's OpenMP spins for up to 200 ms by default) and a worker
  * idle for longer than SPIN_NS sleeps, taking no CPU between calls. */
-#define SPIN_NS 100000
+#define SPIN_NS 30000
 
 static inline void cpu_relax(void)
 {
