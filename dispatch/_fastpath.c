@@ -404,6 +404,8 @@ static int convert(PyObject *v, unsigned char spec, dispatch_ivalue *iv) {
         iv->tag = DISPATCH_IV_INTLIST, iv->n = (int32_t)n;
         return BIND_OK;
     }
+    if (PyTuple_CheckExact(v) || PyList_CheckExact(v))
+        return BIND_NO_MATCH; /* as _convert: a sequence fits a list argument only */
     int is_bool = PyBool_Check(v), is_int = PyLong_CheckExact(v), is_float = PyFloat_CheckExact(v);
     int tensor = is_tensor(v), is_dtype = PyObject_TypeCheck(v, S.dtype_type);
     if (!is_bool && !is_int && !is_float && !tensor && !is_dtype) return BIND_FALLBACK;

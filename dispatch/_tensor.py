@@ -622,7 +622,7 @@ _fastpath.init(Tensor, dtype, tuple(_address(ffi.addressof(lib, f)) for f in (
 _METHODS = frozenset({
     "add", "sub", "mul", "div", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge",
     "neg", "abs", "sqrt", "exp", "log", "addcmul", "sum", "mean", "max", "min", "dot",
-    "copy_", "fill_", "cast", "add_", "sub_", "mul_", "div_",
+    "copy_", "fill_", "cast", "add_", "sub_", "mul_", "div_", "argmax", "argmin",
 })
 
 

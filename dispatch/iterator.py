@@ -150,7 +150,12 @@ def reduce(op: str, x: Any, out: Any, dims: tuple | None = None, keepdim: bool =
 
 
 def set_num_threads(n: int) -> None:
-    """Threads the engine may use (elementwise above 32768 elements, reductions)."""
+    """Threads the engine may use (elementwise above 32768 elements, reductions).
+
+    Safe to call from any thread at any time; a call already running keeps the
+    count it started with. The default is 1, or the environment variable
+    DISPATCH_NUM_THREADS (1 to 256) read at first use. Results never depend on
+    it: reductions give the same bits for any thread count."""
     if lib.dispatch_set_num_threads(n) != 0:
         _raise()
 

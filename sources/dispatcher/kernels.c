@@ -560,6 +560,26 @@ DISPATCH_DECLARE_KERNEL(reduce) {
         dispatch_tensor_decref(cast);
         return rc;
     }
+    if (src == DISPATCH_FLOAT16 && in->device == DISPATCH_DEVICE_CPU) {
+        /* float16 accumulates in float32, as PyTorch's: the same call on a
+         * float32 copy, its result rounded once to float16. */
+        dispatch_tensor *wide = dispatch_tensor_to_dtype(in, DISPATCH_FLOAT32);
+        if (!wide) return -1;
+        dispatch_ivalue saved = args[0], dsaved = {0};
+        dispatch_ivalue *darg = (dispatch_ivalue *)dtype_arg;
+        if (darg) dsaved = *darg, darg->tag = DISPATCH_IV_NONE;
+        args[0].v.t = wide;
+        int rc = dispatch_kernel_reduce(op, ks, args, rets, ctx);
+        args[0] = saved;
+        if (darg) *darg = dsaved;
+        dispatch_tensor_decref(wide);
+        if (rc < 0) return -1;
+        dispatch_tensor *narrow = dispatch_tensor_to_dtype(rets[0].v.t, DISPATCH_FLOAT16);
+        dispatch_tensor_decref(rets[0].v.t);
+        rets[0].v.t = narrow;
+        if (!narrow) rets[0].tag = DISPATCH_IV_NONE;
+        return narrow ? 0 : -1;
+    }
     /* shapes */
     int64_t out_sizes[DISPATCH_MAX_DIMS], keep_sizes[DISPATCH_MAX_DIMS];
     int out_nd = 0;
@@ -639,6 +659,173 @@ DISPATCH_DECLARE_KERNEL(reduce) {
     dispatch_cast_loop_get(is_float ? DISPATCH_FLOAT64 : DISPATCH_INT64, out_dtype)(data, strides,
                                                                                    onumel, NULL);
     free(seen), free(dacc), free(iacc);
+    return 0;
+}
+
+/* One element of an integer or bool tensor as int64. */
+static int64_t int_at(const char *p, int dtype) {
+    switch (dtype) {
+    case DISPATCH_BOOL: return *(const unsigned char *)p != 0;
+    case DISPATCH_INT8: return *(const int8_t *)p;
+    case DISPATCH_UINT8: return *(const uint8_t *)p;
+    case DISPATCH_INT16: { int16_t v; memcpy(&v, p, 2); return v; }
+    case DISPATCH_INT32: { int32_t v; memcpy(&v, p, 4); return v; }
+    default: { int64_t v; memcpy(&v, p, 8); return v; }
+    }
+}
+
+/* Whether the elements at a and b are equal, NaN matching NaN. */
+static int same_value(const char *a, const char *b, int dtype) {
+    if (dtype == DISPATCH_FLOAT32) {
+        float x, y;
+        memcpy(&x, a, 4), memcpy(&y, b, 4);
+        return x == y || (x != x && y != y);
+    }
+    if (dtype == DISPATCH_FLOAT64) {
+        double x, y;
+        memcpy(&x, a, 8), memcpy(&y, b, 8);
+        return x == y || (x != x && y != y);
+    }
+    return int_at(a, dtype) == int_at(b, dtype);
+}
+
+/*
+ * Note [max and min with indices]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * max(dim)/min(dim) return (values, indices) and argmax/argmin the indices,
+ * with PyTorch's rules: NaN propagates and its index is the first NaN's; of
+ * equal values the first (in row-major order of the reduced dims) wins.
+ * The values come from the reduction kernel; the index of each is then the
+ * first reduced element equal to it (NaN equal to NaN), and the value is
+ * re-read from there, so a tie of -0.0 and 0.0 reports the first one's
+ * sign as PyTorch does.
+ */
+static void first_indices(const dispatch_tensor *in, const int *reduced, dispatch_tensor *vals,
+                          int64_t *idx) {
+    int nd = (int)in->ndim, nk = 0, nr = 0;
+    int64_t kshape[DISPATCH_MAX_DIMS], kstride[DISPATCH_MAX_DIMS];
+    int64_t rshape[DISPATCH_MAX_DIMS], rstride[DISPATCH_MAX_DIMS];
+    int64_t isz = (int64_t)dispatch_dtype_itemsize(in->dtype), count = 1, nout = 1;
+    for (int d = 0; d < nd; d++) {
+        if (reduced[d]) {
+            rshape[nr] = in->sizes[d], rstride[nr++] = in->strides[d] * isz;
+            count *= in->sizes[d];
+        } else {
+            kshape[nk] = in->sizes[d], kstride[nk++] = in->strides[d] * isz;
+            nout *= in->sizes[d];
+        }
+    }
+    if (nk == 0 && nr > 1 && in->is_contiguous) { /* all dims of a contiguous tensor: one */
+        nr = 1, rshape[0] = count, rstride[0] = isz;
+    }
+    int64_t kidx[DISPATCH_MAX_DIMS] = {0};
+    for (int64_t o = 0; o < nout; o++) {
+        const char *base = in->data;
+        for (int d = 0; d < nk; d++) base += kidx[d] * kstride[d];
+        char *v = vals->data + o * isz;
+        int64_t ridx[DISPATCH_MAX_DIMS] = {0}, found = 0;
+        if (nr == 1 && (in->dtype == DISPATCH_FLOAT32 || in->dtype == DISPATCH_FLOAT64)) {
+            /* one reduced dim of floats: a typed scan (the common case) */
+            int64_t r = 0;
+#define FIRST_MATCH(T)                                                                    \
+            do {                                                                          \
+                T want, x;                                                                \
+                memcpy(&want, v, sizeof want);                                           \
+                for (; r < count; r++) {                                                  \
+                    memcpy(&x, base + r * rstride[0], sizeof x);                          \
+                    if (x == want || (x != x && want != want)) break;                     \
+                }                                                                         \
+            } while (0)
+            if (in->dtype == DISPATCH_FLOAT32) FIRST_MATCH(float);
+            else FIRST_MATCH(double);
+#undef FIRST_MATCH
+            found = r < count ? r : 0;
+            memcpy(v, base + found * rstride[0], (size_t)isz);
+            idx[o] = found;
+            for (int d = nk - 1; d >= 0 && ++kidx[d] == kshape[d]; d--) kidx[d] = 0;
+            continue;
+        }
+        for (int64_t r = 0; r < count; r++) {
+            const char *p = base;
+            for (int d = 0; d < nr; d++) p += ridx[d] * rstride[d];
+            if (same_value(p, v, in->dtype)) {
+                found = r;
+                memcpy(v, p, (size_t)isz);
+                break;
+            }
+            for (int d = nr - 1; d >= 0 && ++ridx[d] == rshape[d]; d--) ridx[d] = 0;
+        }
+        idx[o] = found;
+        for (int d = nk - 1; d >= 0 && ++kidx[d] == kshape[d]; d--) kidx[d] = 0;
+    }
+}
+
+/* max.dim/min.dim -> (values, indices); argmax/argmin -> indices (Note [max
+ * and min with indices]). */
+DISPATCH_DECLARE_KERNEL(reduce_index) {
+    const dispatch_schema *s = dispatch_op_schema(op);
+    if (expect_tensor(op, &args[0], "self") < 0) return -1;
+    dispatch_tensor *in = args[0].v.t;
+    if (in->dtype == DISPATCH_FLOAT16 && in->device == DISPATCH_DEVICE_CPU) {
+        dispatch_tensor *wide = dispatch_tensor_to_dtype(in, DISPATCH_FLOAT32);
+        if (!wide) return -1;
+        dispatch_ivalue saved = args[0];
+        args[0].v.t = wide;
+        int rc = dispatch_kernel_reduce_index(op, ks, args, rets, ctx);
+        args[0] = saved;
+        dispatch_tensor_decref(wide);
+        if (rc < 0 || s->nrets != 2) return rc;
+        dispatch_tensor *narrow = dispatch_tensor_to_dtype(rets[0].v.t, DISPATCH_FLOAT16);
+        if (!narrow) {
+            dispatch_ivalue_release(rets, 2);
+            return -1;
+        }
+        dispatch_tensor_decref(rets[0].v.t);
+        rets[0].v.t = narrow;
+        return 0;
+    }
+    const dispatch_ivalue *dim = &args[1];
+    int kind = (int)(intptr_t)ctx;
+    const char *name = s->nrets == 2 ? reduce_names[kind]
+                                      : kind == DISPATCH_REDUCE_MAX ? "argmax" : "argmin";
+    if (in->dtype == DISPATCH_BOOL && s->nrets == 1)
+        return dispatch_error_set(DISPATCH_ERR_TYPE, "\"%s_cpu\" not implemented for 'Bool'",
+                                  name);
+    if (in->numel == 0 && (dim->tag == DISPATCH_IV_NONE || in->ndim == 0))
+        return dispatch_error_set(DISPATCH_ERR_RUNTIME,
+                                  "%s(): Expected reduction dim to be specified for "
+                                  "input.numel() == 0.", name);
+    if (dim->tag == DISPATCH_IV_INT && in->ndim > 0) {
+        int64_t d = dim->v.i < 0 ? dim->v.i + in->ndim : dim->v.i;
+        if (d >= 0 && d < in->ndim && in->sizes[d] == 0)
+            return dispatch_error_set(DISPATCH_ERR_INDEX,
+                                      "%s(): Expected reduction dim %lld to have non-zero size.",
+                                      name, (long long)d);
+    }
+    /* The values: the reduce kernel reads dim (an int or None) and keepdim
+     * by name from the same schema. */
+    if (dispatch_kernel_reduce(op, ks, args, rets, ctx) < 0) return -1;
+    dispatch_tensor *vals = rets[0].v.t;
+    dispatch_tensor *idx = dispatch_tensor_empty((int)vals->ndim, vals->sizes, DISPATCH_INT64,
+                                                 in->device);
+    if (!idx) {
+        dispatch_ivalue_release(rets, 1);
+        return -1;
+    }
+    if (in->device == DISPATCH_DEVICE_CPU && vals->numel > 0) {
+        int reduced[DISPATCH_MAX_DIMS];
+        for (int d = 0; d < in->ndim; d++) reduced[d] = dim->tag == DISPATCH_IV_NONE;
+        if (dim->tag == DISPATCH_IV_INT && in->ndim > 0)
+            reduced[dim->v.i < 0 ? dim->v.i + in->ndim : dim->v.i] = 1;
+        first_indices(in, reduced, vals, (int64_t *)(void *)idx->data);
+    }
+    if (s->nrets == 2) {
+        rets[1].tag = DISPATCH_IV_TENSOR;
+        rets[1].v.t = idx;
+    } else {
+        dispatch_tensor_decref(vals);
+        rets[0].v.t = idx;
+    }
     return 0;
 }
 

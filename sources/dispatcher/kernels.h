@@ -25,6 +25,7 @@ DISPATCH_DECLARE_KERNEL(unary_float);  /* sqrt, exp, log: integers -> float32 */
 DISPATCH_DECLARE_KERNEL(addcmul);
 DISPATCH_DECLARE_KERNEL(where);
 DISPATCH_DECLARE_KERNEL(reduce);       /* sum/mean/max/min, all or along dims */
+DISPATCH_DECLARE_KERNEL(reduce_index); /* max/min.dim -> (values, indices), argmax/argmin */
 DISPATCH_DECLARE_KERNEL(dot);
 DISPATCH_DECLARE_KERNEL(copy_);
 DISPATCH_DECLARE_KERNEL(fill_);

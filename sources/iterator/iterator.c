@@ -1,4 +1,5 @@
 /* The elementwise engine and reductions of iterator.h. */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -450,6 +451,11 @@ static double reduce_one(const reduce_job *j, const char *p)
         return s;
     }
     int is_max = j->op == DISPATCH_REDUCE_MAX;
+    if (j->rstride == (f32 ? 4 : 8)) { /* contiguous: the SIMD kernel */
+        return f32 ? (double)dispatch_kernels_extreme_f32(!is_max, (const float *)p,
+                                                          (intptr_t)j->count)
+                   : dispatch_kernels_extreme_f64(!is_max, (const double *)p, (intptr_t)j->count);
+    }
     double acc = 0;
     for (int64_t i = 0; i < j->count; i++) {
         double v = f32 ? (double)*(const float *)(p + i * j->rstride)
@@ -461,19 +467,217 @@ static double reduce_one(const reduce_job *j, const char *p)
     return acc;
 }
 
+/*
+ * The outer-dim reduction: the reduced elements of one output are rstride
+ * apart, and a kept dim (`col`) is contiguous in the input. The kernel runs
+ * across that dim's columns (Note [Column reductions] in
+ * sources/kernels/sum.dispatch.c). A unit of work is a block of up to
+ * COL_BLOCK_BYTES of columns of one "plane" (one index of the other kept
+ * dims) over one part of the rows. The rows are cut into parts along the
+ * kernel's own tree (its top levels, at most ROW_PART_DEPTH deep, parts of
+ * at least ROW_PART_MIN rows), by the shape alone, and the parts' results
+ * are combined in the tree's order: the bits are those of one call over all
+ * rows, and neither the blocks nor the threads that take them change one.
+ */
+#define COL_BLOCK_BYTES 4096
+#define COL_LEAF 16
+#define ROW_PART_MIN 2048
+#define ROW_PART_DEPTH 3
+
+typedef struct cols_job {
+    const reduce_job *j;
+    int col;          /* index of the contiguous kept dim in j->oshape */
+    int kop;          /* the kernel's op: 0 sum, 1 max, 2 min */
+    int64_t ncols, nblocks, bcols;
+    int nparts;
+    int64_t pbegin[1 << ROW_PART_DEPTH], pcount[1 << ROW_PART_DEPTH];
+    char *parts;      /* [plane][block][part][bcols] when nparts > 1 */
+    int levels;       /* scratch rows of the sum's tree */
+    atomic_int failed;
+} cols_job;
+
+static void cut_rows(cols_job *c, int64_t begin, int64_t n, int depth)
+{
+    if (depth == 0 || n < 2 * ROW_PART_MIN) {
+        c->pbegin[c->nparts] = begin;
+        c->pcount[c->nparts++] = n;
+        return;
+    }
+    int64_t h = ((n / COL_LEAF + 1) / 2) * COL_LEAF; /* the kernel's split */
+    cut_rows(c, begin, h, depth - 1);
+    cut_rows(c, begin + h, n - h, depth - 1);
+}
+
+/* The input and output of unit (plane, block): column c0 of that plane. */
+static void cols_unit_base(const cols_job *c, int64_t plane, int64_t c0, const char **ip,
+                           char **op)
+{
+    const reduce_job *j = c->j;
+    size_t isz = j->dtype == DISPATCH_FLOAT32 ? 4 : 8;
+    *ip = j->in + c0 * (int64_t)isz;
+    *op = j->out + c0 * (int64_t)j->ostrides[c->col];
+    int64_t rest = plane;
+    for (int d = 0; d < j->no; d++) {
+        if (d == c->col) continue;
+        int64_t i = rest % j->oshape[d];
+        rest /= j->oshape[d];
+        *ip += i * j->istrides[d];
+        *op += i * j->ostrides[d];
+    }
+}
+
+/* Write w finished column values (mean divided) to the output. */
+static void cols_store(const cols_job *c, char *op, const char *vals, int64_t w)
+{
+    const reduce_job *j = c->j;
+    size_t isz = j->dtype == DISPATCH_FLOAT32 ? 4 : 8;
+    intptr_t os = j->ostrides[c->col];
+    for (int64_t k = 0; k < w; k++) {
+        if (j->dtype == DISPATCH_FLOAT32) {
+            float v;
+            memcpy(&v, vals + k * 4, 4);
+            if (j->op == DISPATCH_REDUCE_MEAN) v = v / (float)j->count;
+            memcpy(op + k * os, &v, 4);
+        } else {
+            double v;
+            memcpy(&v, vals + k * 8, 8);
+            if (j->op == DISPATCH_REDUCE_MEAN) v = v / (double)j->count;
+            memcpy(op + k * os, &v, 8);
+        }
+    }
+    (void)isz;
+}
+
+static void cols_range(void *arg, int64_t begin, int64_t end)
+{
+    cols_job *c = arg;
+    const reduce_job *j = c->j;
+    int f32 = j->dtype == DISPATCH_FLOAT32;
+    size_t isz = f32 ? 4 : 8;
+    _Alignas(64) char buf[COL_BLOCK_BYTES];
+    char *scratch = NULL;
+    if (c->kop == 0 && (scratch = malloc((size_t)c->levels * (size_t)COL_BLOCK_BYTES)) == NULL) {
+        atomic_store(&c->failed, 1);
+        return;
+    }
+    for (int64_t u = begin; u < end; u++) {
+        int part = (int)(u % c->nparts);
+        int64_t pb = u / c->nparts; /* plane * nblocks + block */
+        int64_t plane = pb / c->nblocks, c0 = (pb % c->nblocks) * c->bcols;
+        int64_t w = c->ncols - c0 < c->bcols ? c->ncols - c0 : c->bcols;
+        const char *ip;
+        char *op;
+        cols_unit_base(c, plane, c0, &ip, &op);
+        ip += c->pbegin[part] * j->rstride;
+        char *dst = c->nparts > 1 ? c->parts + (size_t)u * COL_BLOCK_BYTES : buf;
+        if (f32)
+            dispatch_kernels_cols_f32(c->kop, ip, j->rstride, (intptr_t)c->pcount[part],
+                                      (intptr_t)w, (float *)(void *)dst, scratch);
+        else
+            dispatch_kernels_cols_f64(c->kop, ip, j->rstride, (intptr_t)c->pcount[part],
+                                      (intptr_t)w, (double *)(void *)dst, scratch);
+        if (c->nparts == 1) cols_store(c, op, buf, w);
+    }
+    free(scratch);
+    (void)isz;
+}
+
+/* Combine parts [*i, ...) of one (plane, block) in the tree's order into
+ * the part at index `into` (its own first part). */
+static void cols_combine(cols_job *c, char *base, int64_t n, int depth, int *i, int64_t w,
+                         char *into)
+{
+    if (depth == 0 || n < 2 * ROW_PART_MIN) {
+        if (into != base + (size_t)*i * COL_BLOCK_BYTES)
+            memcpy(into, base + (size_t)*i * COL_BLOCK_BYTES, COL_BLOCK_BYTES);
+        (*i)++;
+        return;
+    }
+    int64_t h = ((n / COL_LEAF + 1) / 2) * COL_LEAF;
+    _Alignas(64) char b[COL_BLOCK_BYTES];
+    cols_combine(c, base, h, depth - 1, i, w, into);
+    cols_combine(c, base, n - h, depth - 1, i, w, b);
+    for (int64_t k = 0; k < w; k++) {
+        if (c->j->dtype == DISPATCH_FLOAT32) {
+            float x, y;
+            memcpy(&x, into + k * 4, 4), memcpy(&y, b + k * 4, 4);
+            x = c->kop == 0 ? x + y : c->kop == 1 ? (x != x ? x : (y < x ? x : y))
+                                                  : (x != x ? x : (x < y ? x : y));
+            memcpy(into + k * 4, &x, 4);
+        } else {
+            double x, y;
+            memcpy(&x, into + k * 8, 8), memcpy(&y, b + k * 8, 8);
+            x = c->kop == 0 ? x + y : c->kop == 1 ? (x != x ? x : (y < x ? x : y))
+                                                  : (x != x ? x : (x < y ? x : y));
+            memcpy(into + k * 8, &x, 8);
+        }
+    }
+}
+
+static void cols_finish(void *arg, int64_t begin, int64_t end)
+{
+    cols_job *c = arg;
+    for (int64_t pb = begin; pb < end; pb++) {
+        int64_t plane = pb / c->nblocks, c0 = (pb % c->nblocks) * c->bcols;
+        int64_t w = c->ncols - c0 < c->bcols ? c->ncols - c0 : c->bcols;
+        char *base = c->parts + (size_t)(pb * c->nparts) * COL_BLOCK_BYTES;
+        int i = 0;
+        cols_combine(c, base, c->j->count, ROW_PART_DEPTH, &i, w, base);
+        const char *ip;
+        char *op;
+        cols_unit_base(c, plane, c0, &ip, &op);
+        cols_store(c, op, base, w);
+    }
+}
+
+static int reduce_cols(const reduce_job *j, int col, int64_t nout)
+{
+    size_t isz = j->dtype == DISPATCH_FLOAT32 ? 4 : 8;
+    cols_job c = {.j = j, .col = col, .ncols = j->oshape[col]};
+    c.kop = j->op == DISPATCH_REDUCE_MAX ? 1 : j->op == DISPATCH_REDUCE_MIN ? 2 : 0;
+    c.bcols = (int64_t)(COL_BLOCK_BYTES / isz);
+    c.nblocks = (c.ncols + c.bcols - 1) / c.bcols;
+    c.levels = dispatch_kernels_cols_scratch(j->count);
+    atomic_init(&c.failed, 0);
+    cut_rows(&c, 0, j->count, ROW_PART_DEPTH);
+    int64_t planes = nout / c.ncols, pbs = planes * c.nblocks, units = pbs * c.nparts;
+    if (c.nparts > 1) {
+        size_t bytes;
+        if (__builtin_mul_overflow((size_t)units, (size_t)COL_BLOCK_BYTES, &bytes) ||
+            (c.parts = malloc(bytes)) == NULL) {
+            return dispatch_error_set(DISPATCH_ERR_MEMORY,
+                                      "reduction: cannot allocate %lld partial results",
+                                      (long long)units);
+        }
+    }
+    int64_t per_unit = (j->count / c.nparts) * (c.ncols < c.bcols ? c.ncols : c.bcols);
+    int64_t grain = per_unit >= DISPATCH_ITER_GRAIN ? 1 : DISPATCH_ITER_GRAIN / (per_unit + 1) + 1;
+    dispatch_parallel_for(units, grain, 1, cols_range, &c);
+    if (c.nparts > 1 && !atomic_load(&c.failed)) {
+        int64_t per_pb = (int64_t)c.nparts * c.bcols;
+        dispatch_parallel_for(pbs, DISPATCH_ITER_GRAIN / per_pb + 1, 1, cols_finish, &c);
+    }
+    free(c.parts);
+    if (atomic_load(&c.failed)) {
+        return dispatch_error_set(DISPATCH_ERR_MEMORY,
+                                  "reduction: cannot allocate the column sum's scratch");
+    }
+    return 0;
+}
+
 static void reduce_range(void *arg, int64_t begin, int64_t end)
 {
     const reduce_job *j = arg;
+    int64_t idx[MAXD], rest = begin;
+    const char *ip = j->in;
+    char *op = j->out;
+    for (int d = 0; d < j->no; d++) { /* one division per range, then steps */
+        idx[d] = rest % j->oshape[d];
+        rest /= j->oshape[d];
+        ip += idx[d] * j->istrides[d];
+        op += idx[d] * j->ostrides[d];
+    }
     for (int64_t e = begin; e < end; e++) {
-        int64_t rest = e;
-        const char *ip = j->in;
-        char *op = j->out;
-        for (int d = 0; d < j->no; d++) {
-            int64_t i = rest % j->oshape[d];
-            rest /= j->oshape[d];
-            ip += i * j->istrides[d];
-            op += i * j->ostrides[d];
-        }
         double v = reduce_one(j, ip);
         if (j->dtype == DISPATCH_FLOAT32) {
             float f = (float)v;
@@ -481,14 +685,22 @@ static void reduce_range(void *arg, int64_t begin, int64_t end)
         } else {
             memcpy(op, &v, sizeof v);
         }
+        for (int d = 0; d < j->no; d++) {
+            ip += j->istrides[d];
+            op += j->ostrides[d];
+            if (++idx[d] < j->oshape[d]) break;
+            ip -= j->istrides[d] * j->oshape[d];
+            op -= j->ostrides[d] * j->oshape[d];
+            idx[d] = 0;
+        }
     }
 }
 
-/* The leaf size of sum.dispatch.c's tree (128-byte rows x 16). */
-static int64_t sum_leaf(int dtype) { return dtype == DISPATCH_FLOAT32 ? 512 : 256; }
+/* The leaf size of sum.dispatch.c's tree (256-byte rows x 16). */
+static int64_t sum_leaf(int dtype) { return dtype == DISPATCH_FLOAT32 ? 1024 : 512; }
 
 typedef struct split_sum {
-    int dtype;
+    int op, dtype;
     const char *p;
     intptr_t stride;
     int64_t begin[64], count[64];
@@ -518,6 +730,8 @@ static double combine(const split_sum *s, int64_t n, int depth, int *i)
     int64_t h = ((n / leaf + 1) / 2) * leaf;
     double a = combine(s, h, depth - 1, i);
     double b = combine(s, n - h, depth - 1, i);
+    if (s->op == DISPATCH_REDUCE_MAX) return a != a ? a : (b < a ? a : b);
+    if (s->op == DISPATCH_REDUCE_MIN) return a != a ? a : (a < b ? a : b);
     if (s->dtype == DISPATCH_FLOAT32) return (double)((float)a + (float)b);
     return a + b;
 }
@@ -527,6 +741,12 @@ static void split_sum_range(void *arg, int64_t begin, int64_t end)
     split_sum *s = arg;
     for (int64_t i = begin; i < end; i++) {
         const char *p = s->p + s->begin[i] * s->stride;
+        if (s->op == DISPATCH_REDUCE_MAX || s->op == DISPATCH_REDUCE_MIN) {
+            reduce_job j = {.op = s->op, .dtype = s->dtype, .count = s->count[i],
+                            .rstride = s->stride};
+            s->part[i] = reduce_one(&j, p);
+            continue;
+        }
         s->part[i] = s->dtype == DISPATCH_FLOAT32
                          ? (double)dispatch_kernels_sum_f32(p, s->stride, (intptr_t)s->count[i])
                          : dispatch_kernels_sum_f64(p, s->stride, (intptr_t)s->count[i]);
@@ -624,6 +844,13 @@ int dispatch_iter_reduce(int op, const dispatch_iter_operand *in, uint32_t dim_m
     char *tmp = NULL;
     j.in = in->data;
     j.rstride = rstride;
+    intptr_t isz0 = (intptr_t)dispatch_dtype_itemsize(in->dtype);
+    if (one_stride && count > 1 && rstride != isz0) {
+        /* The outer-dim case: vectorize across a contiguous kept dim. */
+        for (int d = 0; d < j.no; d++) {
+            if (j.istrides[d] == isz0) return reduce_cols(&j, d, nout);
+        }
+    }
     if (!one_stride) {
         /* Gather: tmp[o][r] row-major over the reduced dims, per output o. */
         size_t isz = dispatch_dtype_itemsize(in->dtype);
@@ -670,9 +897,8 @@ int dispatch_iter_reduce(int op, const dispatch_iter_operand *in, uint32_t dim_m
             s *= (intptr_t)in->shape[d];
         }
     }
-    if (nout == 1 && (op == DISPATCH_REDUCE_SUM || op == DISPATCH_REDUCE_MEAN) &&
-        count >= 2 * DISPATCH_ITER_GRAIN && dispatch_get_num_threads() > 1) {
-        split_sum s = {.dtype = in->dtype, .p = j.in, .stride = j.rstride};
+    if (nout == 1 && count >= 2 * DISPATCH_ITER_GRAIN && dispatch_get_num_threads() > 1) {
+        split_sum s = {.op = op, .dtype = in->dtype, .p = j.in, .stride = j.rstride};
         int parts = 0;
         split_points(&s, 0, count, 5, &parts);
         dispatch_parallel_for(parts, 1, 1, split_sum_range, &s);

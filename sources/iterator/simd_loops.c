@@ -34,6 +34,14 @@ typedef double (*sum_f64_fn)(const char *, intptr_t, intptr_t);
 typedef void (*triad_fn)(double *, const double *, const double *, double, intptr_t);
 static _Atomic(sum_f32_fn) sum_f32;
 static _Atomic(sum_f64_fn) sum_f64;
+typedef void (*cols_f32_fn)(int, const char *, intptr_t, intptr_t, intptr_t, float *, void *);
+typedef void (*cols_f64_fn)(int, const char *, intptr_t, intptr_t, intptr_t, double *, void *);
+typedef float (*ext_f32_fn)(int, const float *, intptr_t);
+typedef double (*ext_f64_fn)(int, const double *, intptr_t);
+static _Atomic(cols_f32_fn) cols_f32;
+static _Atomic(cols_f64_fn) cols_f64;
+static _Atomic(ext_f32_fn) ext_f32;
+static _Atomic(ext_f64_fn) ext_f64;
 static _Atomic(triad_fn) triad;
 
 enum { SRC_ARITH, SRC_EXP_LOG, SRC_ADDCMUL, SRC_SUM, SRC_TRIAD, SRC_INT_ARITH, SRC_HALF_ARITH,
@@ -136,6 +144,16 @@ static void choose_addcmul(void)
 #include "sum.dispatch.h"
 DISPATCH_CPU_DISPATCH_DECLARE(float dispatch_kernel_sum_f32, (const char *p, intptr_t stride, intptr_t n))
 DISPATCH_CPU_DISPATCH_DECLARE(double dispatch_kernel_sum_f64, (const char *p, intptr_t stride, intptr_t n))
+DISPATCH_CPU_DISPATCH_DECLARE(void dispatch_kernel_sum_f32_cols,
+                              (int op, const char *p, intptr_t rs, intptr_t nrows, intptr_t ncols,
+                               float *out, void *scratch))
+DISPATCH_CPU_DISPATCH_DECLARE(void dispatch_kernel_sum_f64_cols,
+                              (int op, const char *p, intptr_t rs, intptr_t nrows, intptr_t ncols,
+                               double *out, void *scratch))
+DISPATCH_CPU_DISPATCH_DECLARE(float dispatch_kernel_sum_f32_ext,
+                              (int is_min, const float *p, intptr_t n))
+DISPATCH_CPU_DISPATCH_DECLARE(double dispatch_kernel_sum_f64_ext,
+                              (int is_min, const double *p, intptr_t n))
 
 static void choose_sum(void)
 {
@@ -143,6 +161,10 @@ static void choose_sum(void)
     DISPATCH_CPU_DISPATCH_TRACE("dispatch_kernel_sum_f32");
     atomic_store(&sum_f64, DISPATCH_CPU_DISPATCH_CALL(dispatch_kernel_sum_f64, ));
     DISPATCH_CPU_DISPATCH_TRACE("dispatch_kernel_sum_f64");
+    atomic_store(&cols_f32, DISPATCH_CPU_DISPATCH_CALL(dispatch_kernel_sum_f32_cols, ));
+    atomic_store(&cols_f64, DISPATCH_CPU_DISPATCH_CALL(dispatch_kernel_sum_f64_cols, ));
+    atomic_store(&ext_f32, DISPATCH_CPU_DISPATCH_CALL(dispatch_kernel_sum_f32_ext, ));
+    atomic_store(&ext_f64, DISPATCH_CPU_DISPATCH_CALL(dispatch_kernel_sum_f64_ext, ));
     atomic_store(&chosen[SRC_SUM], DISPATCH_CPU_DISPATCH_INFO());
 }
 
@@ -290,6 +312,34 @@ double dispatch_kernels_sum_f64(const char *p, intptr_t stride, intptr_t n)
 {
     dispatch_kernels_simd_init();
     return atomic_load_explicit(&sum_f64, memory_order_relaxed)(p, stride, n);
+}
+
+void dispatch_kernels_cols_f32(int op, const char *p, intptr_t rstride, intptr_t nrows,
+                               intptr_t ncols, float *out, void *scratch)
+{
+    dispatch_kernels_simd_init();
+    atomic_load_explicit(&cols_f32, memory_order_relaxed)(op, p, rstride, nrows, ncols, out,
+                                                            scratch);
+}
+
+void dispatch_kernels_cols_f64(int op, const char *p, intptr_t rstride, intptr_t nrows,
+                               intptr_t ncols, double *out, void *scratch)
+{
+    dispatch_kernels_simd_init();
+    atomic_load_explicit(&cols_f64, memory_order_relaxed)(op, p, rstride, nrows, ncols, out,
+                                                            scratch);
+}
+
+float dispatch_kernels_extreme_f32(int is_min, const float *p, intptr_t n)
+{
+    dispatch_kernels_simd_init();
+    return atomic_load_explicit(&ext_f32, memory_order_relaxed)(is_min, p, n);
+}
+
+double dispatch_kernels_extreme_f64(int is_min, const double *p, intptr_t n)
+{
+    dispatch_kernels_simd_init();
+    return atomic_load_explicit(&ext_f64, memory_order_relaxed)(is_min, p, n);
 }
 
 void dispatch_kernels_triad_f64(double *a, const double *b, const double *c, double s, intptr_t n)

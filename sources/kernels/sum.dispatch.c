@@ -4,11 +4,13 @@
  *
  * Note [Sum order independent of the vector width]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
- * A leaf of up to DISPATCH_SUM_LEAF elements is read as rows of 128 bytes
- * (32 float32 or 16 float64 "virtual lanes"); lane j accumulates elements
- * j, j+R, j+2R, ... in order, whatever the hardware width (2 zmm, 4 ymm or
- * 8 xmm registers, or 32 scalars hold the same lanes), then the lanes are
- * added in a fixed tree (16+16, 8+8, ...). A longer range is split in two at
+ * A leaf of up to DISPATCH_SUM_LEAF elements is read as rows of 256 bytes
+ * (64 float32 or 32 float64 "virtual lanes"); lane j accumulates elements
+ * j, j+R, j+2R, ... in order, whatever the hardware width (4 zmm, 8 ymm or
+ * 16 xmm registers, or 64 scalars hold the same lanes: four or more
+ * independent chains of adds on every x86 target), then the lanes are added
+ * in a fixed tree (32+32, 16+16, ...; the levels wider than one register
+ * are whole-register adds). A longer range is split in two at
  * a point that depends only on n, each half summed the same way, and the two
  * results added. The result is therefore a function of the values and n
  * only: identical on every target, for any stride, and for any number of
@@ -20,15 +22,78 @@
  * (2^-24, 2^-53) and h = L/R + log2(R) + ceil(log2(n/L)) the depth of the
  * addition tree (L leaf elements, R lanes per row),
  *     |computed - exact| <= h u / (1 - h u) * sum |x_i|.
- * float32: L = 512, R = 32: h = 16 + 5 + ceil(log2(n/512)), e.g. n = 2^24:
+ * float32: L = 1024, R = 64: h = 16 + 6 + ceil(log2(n/1024)), e.g. n = 2^24:
  * h = 36. NumPy's pairwise sum (8 accumulators, 128-element blocks) has
  * h = 16 + 3 + ceil(log2(n/128)); the two bounds are within a few units.
  */
 #include "dispatch/cpu_dispatch.h"
 #include "simd.h"
 
-#define DISPATCH_SUM_ROW_BYTES 128
+#define DISPATCH_SUM_ROW_BYTES 256
 #define DISPATCH_SUM_ROWS 16
+
+/* The lane tree of one register, lane j + lane j + w for w = L/2, ..., 1:
+ * on x86 the halves of the register, added in registers (the same pairs, so
+ * the same bits as the scalar tree); elsewhere the scalar tree itself. */
+#if DV_WIDTH >= 16 && !defined(DV_NEON)
+static inline float dispatch_sum_tree128_f32(__m128 s)
+{
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));              /* w = 2 */
+    s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 1));          /* w = 1 */
+    return _mm_cvtss_f32(s);
+}
+static inline double dispatch_sum_tree128_f64(__m128d s)
+{
+    return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s))); /* w = 1 */
+}
+#endif
+#if DV_WIDTH >= 32
+static inline float dispatch_sum_tree256_f32(__m256 v)
+{
+    return dispatch_sum_tree128_f32(_mm_add_ps(_mm256_castps256_ps128(v),
+                                               _mm256_extractf128_ps(v, 1)));
+}
+static inline double dispatch_sum_tree256_f64(__m256d v)
+{
+    return dispatch_sum_tree128_f64(_mm_add_pd(_mm256_castpd256_pd128(v),
+                                               _mm256_extractf128_pd(v, 1)));
+}
+#endif
+static inline float dispatch_sum_tree_f32(dv_f32 v)
+{
+#if DV_WIDTH == 64
+    __m256 lo = _mm512_castps512_ps256(v);
+    __m256 hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
+    return dispatch_sum_tree256_f32(_mm256_add_ps(lo, hi));
+#elif DV_WIDTH == 32
+    return dispatch_sum_tree256_f32(v);
+#elif DV_WIDTH == 16 && !defined(DV_NEON)
+    return dispatch_sum_tree128_f32(v);
+#else
+    float lanes[DV_LANES_F32];
+    dv_store_f32(lanes, v);
+    for (int w = DV_LANES_F32 / 2; w >= 1; w /= 2)
+        for (int j = 0; j < w; j++) lanes[j] = lanes[j] + lanes[j + w];
+    return lanes[0];
+#endif
+}
+static inline double dispatch_sum_tree_f64(dv_f64 v)
+{
+#if DV_WIDTH == 64
+    return dispatch_sum_tree256_f64(
+        _mm256_add_pd(_mm512_castpd512_pd256(v), _mm512_extractf64x4_pd(v, 1)));
+#elif DV_WIDTH == 32
+    return dispatch_sum_tree256_f64(v);
+#elif DV_WIDTH == 16 && !defined(DV_NEON)
+    return dispatch_sum_tree128_f64(v);
+#else
+    double lanes[DV_LANES_F64];
+    dv_store_f64(lanes, v);
+    for (int w = DV_LANES_F64 / 2; w >= 1; w /= 2)
+        for (int j = 0; j < w; j++) lanes[j] = lanes[j] + lanes[j + w];
+    return lanes[0];
+#endif
+}
 
 #define DISPATCH_KERNELS_SUM(NAME, T, S)                                               \
     enum { NAME##_R = DISPATCH_SUM_ROW_BYTES / (int)sizeof(T),                         \
@@ -50,11 +115,11 @@
             for (int j = 0; j < NAME##_V; j++)                                         \
                 acc[j] = dv_add_##S(acc[j], dv_load_##S(row + j * L));                 \
         }                                                                              \
-        T lanes[NAME##_R];                                                             \
-        for (int j = 0; j < NAME##_V; j++) dv_store_##S(lanes + j * L, acc[j]);        \
-        for (int w = NAME##_R / 2; w >= 1; w /= 2)                                     \
-            for (int j = 0; j < w; j++) lanes[j] = lanes[j] + lanes[j + w];            \
-        return lanes[0];                                                               \
+        /* The lane tree: its levels above one vector are whole-vector adds */         \
+        /* (lane j + lane j + w for w >= L), the rest scalar; the same pairs. */       \
+        for (int w = NAME##_V / 2; w >= 1; w /= 2)                                     \
+            for (int j = 0; j < w; j++) acc[j] = dv_add_##S(acc[j], acc[j + w]);       \
+        return dispatch_sum_tree_##S(acc[0]);                                          \
     }                                                                                  \
     static T NAME##_rec_(const char *p, intptr_t stride, intptr_t n)                   \
     {                                                                                  \
@@ -83,3 +148,287 @@ float DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f32)(const char *p, intptr
 double DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f64)(const char *p, intptr_t stride, intptr_t n);
 DISPATCH_KERNELS_SUM(dispatch_kernel_sum_f32, float, f32)
 DISPATCH_KERNELS_SUM(dispatch_kernel_sum_f64, double, f64)
+
+/*
+ * Note [Column reductions]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~
+ * The outer-dim reduction (sum(dim=0) of a row-major matrix): rows of ncols
+ * contiguous elements, rstride bytes apart, reduced to one row. As
+ * PyTorch's reduction kernels do, the loop runs across the contiguous
+ * columns, K vectors of columns at a time held in registers, and down the
+ * rows, so every load is a full vector of a contiguous row and no element
+ * is gathered; a leaf of rows is finished for all ncols columns before the
+ * next, so memory is read in address order. Each column is summed on its
+ * own, in an order fixed by nrows alone: leaves of DISPATCH_COLS_LEAF rows
+ * added in row order starting from -0.0, and a longer run of rows split at
+ * a multiple of the leaf ((nrows / LEAF + 1) / 2 leaves in the first half,
+ * as the row sum splits) and the halves added. A column therefore gets the
+ * same bits whichever vector (or scalar tail) holds it, on every target, for
+ * any split of the columns between calls or threads, and for a split of
+ * the rows along the same tree (sources/iterator/iterator.c cuts the top
+ * levels into separate calls). Error bound as Note [Sum order independent
+ * of the vector width] with h = LEAF + ceil(log2(nrows / LEAF)).
+ * max and min go down the rows in order with simd.h's NaN rule (NaN
+ * propagates); they need no tree.
+ */
+/* The instruction's max/min (x86: the second operand when either is NaN)
+ * and its horizontal form over one register, for a fast pass of max/min
+ * over contiguous elements that tracks NaN and infinity apart (x - x is 0
+ * for every other x): a row holding either is done again with simd.h's
+ * exact rule. Elsewhere only the exact pass runs. */
+#if DV_WIDTH >= 16 && !defined(DV_NEON)
+static inline float dispatch_hext128_f32(__m128 s, int is_min)
+{
+    __m128 t = _mm_movehl_ps(s, s);
+    s = is_min ? _mm_min_ps(s, t) : _mm_max_ps(s, t);
+    t = _mm_shuffle_ps(s, s, 1);
+    s = is_min ? _mm_min_ss(s, t) : _mm_max_ss(s, t);
+    return _mm_cvtss_f32(s);
+}
+static inline double dispatch_hext128_f64(__m128d s, int is_min)
+{
+    __m128d t = _mm_unpackhi_pd(s, s);
+    return _mm_cvtsd_f64(is_min ? _mm_min_sd(s, t) : _mm_max_sd(s, t));
+}
+#endif
+#if DV_WIDTH == 64
+    #define DISPATCH_HAVE_RAW_EXT 1
+    #define DISPATCH_RAW_MAX_f32 _mm512_max_ps
+    #define DISPATCH_RAW_MIN_f32 _mm512_min_ps
+    #define DISPATCH_RAW_MAX_f64 _mm512_max_pd
+    #define DISPATCH_RAW_MIN_f64 _mm512_min_pd
+static inline float dispatch_hext_f32(__m512 v, int is_min)
+{
+    __m256 lo = _mm512_castps512_ps256(v);
+    __m256 hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
+    __m256 m = is_min ? _mm256_min_ps(lo, hi) : _mm256_max_ps(lo, hi);
+    __m128 a = _mm256_castps256_ps128(m), b = _mm256_extractf128_ps(m, 1);
+    return dispatch_hext128_f32(is_min ? _mm_min_ps(a, b) : _mm_max_ps(a, b), is_min);
+}
+static inline double dispatch_hext_f64(__m512d v, int is_min)
+{
+    __m256d lo = _mm512_castpd512_pd256(v), hi = _mm512_extractf64x4_pd(v, 1);
+    __m256d m = is_min ? _mm256_min_pd(lo, hi) : _mm256_max_pd(lo, hi);
+    __m128d a = _mm256_castpd256_pd128(m), b = _mm256_extractf128_pd(m, 1);
+    return dispatch_hext128_f64(is_min ? _mm_min_pd(a, b) : _mm_max_pd(a, b), is_min);
+}
+#elif DV_WIDTH == 32
+    #define DISPATCH_HAVE_RAW_EXT 1
+    #define DISPATCH_RAW_MAX_f32 _mm256_max_ps
+    #define DISPATCH_RAW_MIN_f32 _mm256_min_ps
+    #define DISPATCH_RAW_MAX_f64 _mm256_max_pd
+    #define DISPATCH_RAW_MIN_f64 _mm256_min_pd
+static inline float dispatch_hext_f32(__m256 m, int is_min)
+{
+    __m128 a = _mm256_castps256_ps128(m), b = _mm256_extractf128_ps(m, 1);
+    return dispatch_hext128_f32(is_min ? _mm_min_ps(a, b) : _mm_max_ps(a, b), is_min);
+}
+static inline double dispatch_hext_f64(__m256d m, int is_min)
+{
+    __m128d a = _mm256_castpd256_pd128(m), b = _mm256_extractf128_pd(m, 1);
+    return dispatch_hext128_f64(is_min ? _mm_min_pd(a, b) : _mm_max_pd(a, b), is_min);
+}
+#elif DV_WIDTH == 16 && !defined(DV_NEON)
+    #define DISPATCH_HAVE_RAW_EXT 1
+    #define DISPATCH_RAW_MAX_f32 _mm_max_ps
+    #define DISPATCH_RAW_MIN_f32 _mm_min_ps
+    #define DISPATCH_RAW_MAX_f64 _mm_max_pd
+    #define DISPATCH_RAW_MIN_f64 _mm_min_pd
+    #define dispatch_hext_f32 dispatch_hext128_f32
+    #define dispatch_hext_f64 dispatch_hext128_f64
+#else
+    #define DISPATCH_HAVE_RAW_EXT 0
+    #define DISPATCH_RAW_MAX_f32 dv_max_f32
+    #define DISPATCH_RAW_MIN_f32 dv_min_f32
+    #define DISPATCH_RAW_MAX_f64 dv_max_f64
+    #define DISPATCH_RAW_MIN_f64 dv_min_f64
+static inline float dispatch_hext_f32(dv_f32 v, int is_min)
+{
+    float l[DV_LANES_F32], r;
+    dv_store_f32(l, v);
+    r = l[0];
+    for (int j = 1; j < DV_LANES_F32; j++) r = is_min ? dv_smin_f32(r, l[j]) : dv_smax_f32(r, l[j]);
+    return r;
+}
+static inline double dispatch_hext_f64(dv_f64 v, int is_min)
+{
+    double l[DV_LANES_F64], r;
+    dv_store_f64(l, v);
+    r = l[0];
+    for (int j = 1; j < DV_LANES_F64; j++) r = is_min ? dv_smin_f64(r, l[j]) : dv_smax_f64(r, l[j]);
+    return r;
+}
+#endif
+
+#define DISPATCH_COLS_LEAF 16
+#define DISPATCH_COLS_K 8
+
+#define DISPATCH_KERNELS_COLS(NAME, T, S)                                              \
+    /* One leaf (n <= LEAF rows) of all ncols columns into out: whole rows   \
+     * added in turn into out (L1-resident), so memory streams in order. */   \
+    static void NAME##_cleaf_(const char *p, intptr_t rs, intptr_t n, intptr_t ncols,  \
+                              T *out)                                                  \
+    {                                                                                  \
+        const intptr_t L = DISPATCH_KERNELS_SUM_LANES_##S;                             \
+        intptr_t cv = ncols / L * L;                                                   \
+        for (intptr_t c = 0; c < cv; c += L) dv_store_##S(out + c, dv_set1_##S((T)-0.0)); \
+        for (intptr_t k = cv; k < ncols; k++) out[k] = (T)-0.0;                        \
+        for (intptr_t r = 0; r < n; r++) {                                             \
+            const T *row = (const T *)(p + r * rs);                                    \
+            intptr_t c = 0;                                                            \
+            for (; c + 4 * L <= cv; c += 4 * L) {                                      \
+                dv_##S a0 = dv_add_##S(dv_load_##S(out + c), dv_load_##S(row + c));    \
+                dv_##S a1 = dv_add_##S(dv_load_##S(out + c + L), dv_load_##S(row + c + L)); \
+                dv_##S a2 = dv_add_##S(dv_load_##S(out + c + 2 * L), dv_load_##S(row + c + 2 * L)); \
+                dv_##S a3 = dv_add_##S(dv_load_##S(out + c + 3 * L), dv_load_##S(row + c + 3 * L)); \
+                dv_store_##S(out + c, a0);                                             \
+                dv_store_##S(out + c + L, a1);                                         \
+                dv_store_##S(out + c + 2 * L, a2);                                     \
+                dv_store_##S(out + c + 3 * L, a3);                                     \
+            }                                                                          \
+            for (; c < cv; c += L)                                                     \
+                dv_store_##S(out + c, dv_add_##S(dv_load_##S(out + c), dv_load_##S(row + c))); \
+            for (intptr_t k = cv; k < ncols; k++) out[k] = out[k] + row[k];            \
+        }                                                                              \
+    }                                                                                  \
+    static void NAME##_cadd_(T *out, const T *b, intptr_t ncols)                       \
+    {                                                                                  \
+        const intptr_t L = DISPATCH_KERNELS_SUM_LANES_##S;                             \
+        intptr_t c = 0;                                                                \
+        for (; c + L <= ncols; c += L)                                                 \
+            dv_store_##S(out + c, dv_add_##S(dv_load_##S(out + c), dv_load_##S(b + c))); \
+        for (; c < ncols; c++) out[c] = out[c] + b[c];                                 \
+    }                                                                                  \
+    /* The tree; scratch holds ncols elements per level below this one. */             \
+    static void NAME##_csum_(const char *p, intptr_t rs, intptr_t n, intptr_t ncols,   \
+                             T *out, T *scratch)                                       \
+    {                                                                                  \
+        if (n <= DISPATCH_COLS_LEAF) {                                                 \
+            NAME##_cleaf_(p, rs, n, ncols, out);                                       \
+            return;                                                                    \
+        }                                                                              \
+        intptr_t h = ((n / DISPATCH_COLS_LEAF + 1) / 2) * DISPATCH_COLS_LEAF;          \
+        NAME##_csum_(p, rs, h, ncols, out, scratch);                                   \
+        NAME##_csum_(p + h * rs, rs, n - h, ncols, scratch, scratch + ncols);          \
+        NAME##_cadd_(out, scratch, ncols);                                             \
+    }                                                                                  \
+    static void NAME##_cext_(int is_min, const char *p, intptr_t rs, intptr_t n,       \
+                             intptr_t ncols, T *out)                                   \
+    {                                                                                  \
+        const intptr_t L = DISPATCH_KERNELS_SUM_LANES_##S;                             \
+        intptr_t cv = ncols / L * L;                                                   \
+        memcpy(out, p, (size_t)ncols * sizeof(T));                                     \
+        for (intptr_t r = 1; r < n; r++) { /* whole rows in turn, as the sum */        \
+            const T *row = (const T *)(p + r * rs);                                    \
+            if (is_min)                                                                \
+                for (intptr_t c = 0; c < cv; c += L)                                   \
+                    dv_store_##S(out + c, dv_min_##S(dv_load_##S(out + c), dv_load_##S(row + c))); \
+            else                                                                       \
+                for (intptr_t c = 0; c < cv; c += L)                                   \
+                    dv_store_##S(out + c, dv_max_##S(dv_load_##S(out + c), dv_load_##S(row + c))); \
+            for (intptr_t k = cv; k < ncols; k++)                                      \
+                out[k] = is_min ? dv_smin_##S(out[k], row[k]) : dv_smax_##S(out[k], row[k]); \
+        }                                                                              \
+    }                                                                                  \
+    void DISPATCH_CPU_DISPATCH_CURFX(NAME##_cols)(int op, const char *p, intptr_t rs,   \
+                                                  intptr_t nrows, intptr_t ncols, T *out, \
+                                                  void *scratch)                        \
+    {                                                                                  \
+        if (nrows <= 0) {                                                              \
+            for (intptr_t c = 0; c < ncols; c++) out[c] = (T)0;                        \
+            return;                                                                    \
+        }                                                                              \
+        if (op == 0) NAME##_csum_(p, rs, nrows, ncols, out, (T *)scratch);             \
+        else NAME##_cext_(op == 2, p, rs, nrows, ncols, out);                          \
+    }                                                                                  \
+    /* max (is_min = 0) or min of n >= 1 contiguous elements; NaN propagates. */       \
+    T DISPATCH_CPU_DISPATCH_CURFX(NAME##_ext)(int is_min, const T *p, intptr_t n)      \
+    {                                                                                  \
+        const intptr_t L = DISPATCH_KERNELS_SUM_LANES_##S;                             \
+        if (n < DISPATCH_COLS_K * L) {                                                 \
+            T acc = p[0];                                                              \
+            for (intptr_t i = 1; i < n; i++)                                           \
+                acc = is_min ? dv_smin_##S(acc, p[i]) : dv_smax_##S(acc, p[i]);        \
+            return acc;                                                                \
+        }                                                                              \
+        dv_##S acc[DISPATCH_COLS_K];                                                   \
+        for (int k = 0; k < DISPATCH_COLS_K; k++) acc[k] = dv_load_##S(p + k * L);     \
+        intptr_t i = DISPATCH_COLS_K * L;                                              \
+        T lanes[DISPATCH_KERNELS_SUM_LANES_##S];                                       \
+        if (DISPATCH_HAVE_RAW_EXT) { /* the fast pass */                               \
+            dv_##S chk[DISPATCH_COLS_K];                                               \
+            for (int k = 0; k < DISPATCH_COLS_K; k++) chk[k] = dv_sub_##S(acc[k], acc[k]);\
+            for (; i + DISPATCH_COLS_K * L <= n; i += DISPATCH_COLS_K * L)             \
+                for (int k = 0; k < DISPATCH_COLS_K; k++) {                            \
+                    dv_##S x = dv_load_##S(p + i + k * L);                             \
+                    acc[k] = is_min ? DISPATCH_RAW_MIN_##S(x, acc[k]) : DISPATCH_RAW_MAX_##S(x, acc[k]);\
+                    chk[k] = dv_add_##S(chk[k], dv_sub_##S(x, x));                     \
+                }                                                                      \
+            for (; i + L <= n; i += L) {                                               \
+                dv_##S x = dv_load_##S(p + i);                                         \
+                acc[0] = is_min ? DISPATCH_RAW_MIN_##S(x, acc[0]) : DISPATCH_RAW_MAX_##S(x, acc[0]);\
+                chk[0] = dv_add_##S(chk[0], dv_sub_##S(x, x));                         \
+            }                                                                          \
+            for (int w = DISPATCH_COLS_K / 2; w >= 1; w /= 2)                          \
+                for (int k = 0; k < w; k++) {                                          \
+                    chk[k] = dv_add_##S(chk[k], chk[k + w]);                           \
+                    acc[k] = is_min ? DISPATCH_RAW_MIN_##S(acc[k], acc[k + w])         \
+                                    : DISPATCH_RAW_MAX_##S(acc[k], acc[k + w]);        \
+                }                                                                      \
+            T c = dispatch_sum_tree_##S(chk[0]);                                       \
+            if (c == c) { /* no NaN, no infinity: the fast result stands */            \
+                T r = dispatch_hext_##S(acc[0], is_min);                               \
+                for (; i < n; i++) r = is_min ? dv_smin_##S(r, p[i]) : dv_smax_##S(r, p[i]);\
+                return r;                                                              \
+            }                                                                          \
+            for (int k = 0; k < DISPATCH_COLS_K; k++) acc[k] = dv_load_##S(p + k * L); \
+            i = DISPATCH_COLS_K * L;                                                   \
+        }                                                                              \
+        if (is_min) {                                                                  \
+            for (; i + DISPATCH_COLS_K * L <= n; i += DISPATCH_COLS_K * L)             \
+                for (int k = 0; k < DISPATCH_COLS_K; k++)                              \
+                    acc[k] = dv_min_##S(acc[k], dv_load_##S(p + i + k * L));           \
+            for (; i + L <= n; i += L) acc[0] = dv_min_##S(acc[0], dv_load_##S(p + i));\
+        } else {                                                                       \
+            for (; i + DISPATCH_COLS_K * L <= n; i += DISPATCH_COLS_K * L)             \
+                for (int k = 0; k < DISPATCH_COLS_K; k++)                              \
+                    acc[k] = dv_max_##S(acc[k], dv_load_##S(p + i + k * L));           \
+            for (; i + L <= n; i += L) acc[0] = dv_max_##S(acc[0], dv_load_##S(p + i));\
+        }                                                                              \
+        for (int w = DISPATCH_COLS_K / 2; w >= 1; w /= 2) /* a tree: short chains */   \
+            for (int k = 0; k < w; k++)                                                \
+                acc[k] = is_min ? dv_min_##S(acc[k], acc[k + w])                       \
+                                : dv_max_##S(acc[k], acc[k + w]);                      \
+        dv_store_##S(lanes, acc[0]);                                                   \
+        /* The last lanes and the tail without branches on the data: NaN is            \
+         * tracked apart (the result is then the first NaN met). */                    \
+        T r = lanes[0];                                                                \
+        int nan = r != r;                                                              \
+        T first_nan = r;                                                               \
+        for (intptr_t j = 1; j < L; j++) {                                             \
+            T x = lanes[j];                                                            \
+            if (!nan) first_nan = x;                                                   \
+            nan |= x != x;                                                             \
+            r = is_min ? (x < r ? x : r) : (x > r ? x : r);                            \
+        }                                                                              \
+        for (; i < n; i++) {                                                           \
+            T x = p[i];                                                                \
+            if (!nan) first_nan = x;                                                   \
+            nan |= x != x;                                                             \
+            r = is_min ? (x < r ? x : r) : (x > r ? x : r);                            \
+        }                                                                              \
+        return nan ? first_nan : r;                                                    \
+    }
+
+void DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f32_cols)(int op, const char *p, intptr_t rs,
+                                                               intptr_t nrows, intptr_t ncols,
+                                                               float *out, void *scratch);
+void DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f64_cols)(int op, const char *p, intptr_t rs,
+                                                               intptr_t nrows, intptr_t ncols,
+                                                               double *out, void *scratch);
+float DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f32_ext)(int is_min, const float *p,
+                                                               intptr_t n);
+double DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f64_ext)(int is_min, const double *p,
+                                                                intptr_t n);
+DISPATCH_KERNELS_COLS(dispatch_kernel_sum_f32, float, f32)
+DISPATCH_KERNELS_COLS(dispatch_kernel_sum_f64, double, f64)

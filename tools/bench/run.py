@@ -442,6 +442,14 @@ def table(rows: list, targets: list, threads: list) -> str:
     return "\n".join(out)
 
 
+def _have_matplotlib() -> bool:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def plot(rows: list, path: str) -> None:
     import matplotlib
 
@@ -472,6 +480,179 @@ def plot(rows: list, path: str) -> None:
     fig.savefig(path, dpi=120)
 
 
+# ---------------------------------------------------------------- --api mode
+API_OPS = ["add", "exp", "sum", "sum0", "sum1", "mean", "mean0", "mean1", "max", "max0", "max1",
+           "min", "min0", "min1"]
+API_COLS = 512  # the 2-D cases are (n // 512, 512): dim=0 is the outer-dim reduction
+
+
+def _api_calls(op: str, np: Any, dispatch: Any, torch: Any) -> tuple:
+    """(ours, numpy, torch) callables of one op; each takes the inputs as a list."""
+    ops = dispatch.ops
+    if op == "add":
+        return (lambda t: t[0] + t[1], lambda a: a[0] + a[1], lambda x: x[0] + x[1])
+    if op == "exp":
+        return (lambda t: ops.exp(t[0]), lambda a: np.exp(a[0]), lambda x: torch.exp(x[0]))
+    name, dim = op.rstrip("01"), op[len(op.rstrip("01")):]
+    np_name = {"sum": "sum", "mean": "mean", "max": "max", "min": "min"}[name]
+    t_name = {"sum": "sum", "mean": "mean", "max": "amax", "min": "amin"}[name]
+    if not dim:
+        return (lambda t: getattr(t[0], name)(), lambda a: getattr(a[0], np_name)(),
+                lambda x: getattr(x[0], t_name)())
+    d = int(dim)
+    # max/min over a dim: values only on every side (ours: a list of dims;
+    # torch.amax; NumPy's max(axis)); max(dim) with indices is torch.max's.
+    ours_dim = [d] if name in ("max", "min") else d
+    return (lambda t: getattr(ops, name)(t[0], ours_dim),
+            lambda a: getattr(a[0], np_name)(axis=d),
+            lambda x: getattr(torch, t_name)(x[0], d))
+
+
+def _interleaved(fns: dict, budget: float, rounds: int = 7) -> dict:
+    """Median seconds per call of each fn, timed in turns (a, b, c, a, b, c, ...)."""
+    reps = {}
+    for k, fn in fns.items():
+        fn()
+        t0 = time.perf_counter()
+        fn()
+        one = max(time.perf_counter() - t0, 1e-7)
+        reps[k] = max(1, int(budget / rounds / one))
+    samples: dict = {k: [] for k in fns}
+    for _ in range(rounds):
+        for k, fn in fns.items():
+            n = reps[k]
+            t0 = time.perf_counter()
+            for _ in range(n):
+                fn()
+            samples[k].append((time.perf_counter() - t0) / n)
+    return {k: statistics.median(v) for k, v in samples.items()}
+
+
+def read_bandwidth(np: Any, torch: Any, dispatch: Any, threads: int) -> float:
+    """Memory read bandwidth, bytes/s: the best of NumPy's, torch's and our sum
+    over 32M float64 (256 MB, far beyond any cache) with `threads` threads."""
+    a = np.ones(1 << 25)
+    fns = {"numpy": a.sum}
+    if torch is not None:
+        torch.set_num_threads(threads)
+        fns["torch"] = torch.from_numpy(a).sum
+    dispatch.set_num_threads(threads)
+    fns["ours"] = dispatch.from_numpy(a).sum
+    best = float("inf")
+    for fn in fns.values():
+        fn()
+        for _ in range(5):
+            t0 = time.perf_counter()
+            fn()
+            best = min(best, time.perf_counter() - t0)
+    return a.nbytes / best
+
+
+def api_bench(args: argparse.Namespace) -> list:
+    """The public API of all three libraries in one process, interleaved."""
+    import numpy as np
+
+    import dispatch
+
+    try:
+        import torch
+    except ImportError:
+        torch = None
+        print("torch not installed: skipping its columns (pip install torch)", file=sys.stderr)
+    rows = []
+    bw = {t: read_bandwidth(np, torch, dispatch, t) for t in args.threads}
+    rng = np.random.default_rng(0)
+    for size in args.sizes:
+        n = SIZES[size]
+        for dtype in args.dtypes:
+            xs = [rng.standard_normal(n).astype(dtype) for _ in range(2)]
+            for op in args.api_ops:
+                arrs = [x.reshape(-1, API_COLS) if op[-1] in "01" else x for x in xs]
+                ts = [dispatch.from_numpy(a) for a in arrs]
+                tt = [torch.from_numpy(a) for a in arrs] if torch is not None else None
+                ours, np_fn, t_fn = _api_calls(op, np, dispatch, torch)
+                for threads in args.threads:
+                    dispatch.set_num_threads(threads)
+                    fns = {"ours": partial(ours, ts)}
+                    if threads == 1:  # NumPy's ufuncs and reductions have one thread
+                        fns["numpy"] = partial(np_fn, arrs)
+                    if torch is not None:
+                        torch.set_num_threads(threads)
+                        fns["torch"] = partial(t_fn, tt)
+                    r = _interleaved(fns, args.budget)
+                    row = {"impl": "api2", "op": op, "dtype": dtype, "size": size, "n": n,
+                           "threads": threads, **r}
+                    if op.startswith("sum") and size == "16M":
+                        row["read_bw"] = bw[threads]
+                        row["bw_frac"] = n * np.dtype(dtype).itemsize / r["ours"] / bw[threads]
+                    rows.append(row)
+                    print(json.dumps(row), file=sys.stderr, flush=True)
+    # The machine may be busier at the start than later: measure again, keep
+    # the better figure, and recompute the fractions with it.
+    for t in args.threads:
+        bw[t] = max(bw[t], read_bandwidth(np, torch, dispatch, t))
+    for row in rows:
+        if "bw_frac" in row:
+            row["read_bw"] = bw[row["threads"]]
+            row["bw_frac"] = row["n"] * np.dtype(row["dtype"]).itemsize / row["ours"] / bw[
+                row["threads"]]
+    dispatch.set_num_threads(1)
+    for t in args.threads:
+        rows.append({"impl": "read_bw", "threads": t, "bytes_per_s": bw[t]})
+    return rows
+
+
+def api_bench_table(rows: list) -> str:
+    head = ["op", "dtype", "size", "thr", "ours us", "torch us", "numpy us", "ours/torch",
+            "ours/np", "% read bw"]
+    lines = [head]
+    for r in rows:
+        if r["impl"] != "api2":
+            continue
+        t, n = r.get("torch"), r.get("numpy")
+        lines.append([r["op"], r["dtype"], r["size"], str(r["threads"]),
+                      f"{r['ours'] * 1e6:.1f}", f"{t * 1e6:.1f}" if t else "-",
+                      f"{n * 1e6:.1f}" if n else "-", f"{r['ours'] / t:.2f}" if t else "-",
+                      f"{r['ours'] / n:.2f}" if n else "-",
+                      f"{100 * r['bw_frac']:.0f}" if "bw_frac" in r else ""])
+    widths = [max(len(row[i]) for row in lines) for i in range(len(head))]
+    out = ["  ".join(c.rjust(w) for c, w in zip(row, widths)) for row in lines]
+    out.insert(1, "-" * len(out[0]))
+    bws = ", ".join(f"{r['threads']} thread(s) {r['bytes_per_s'] / 1e9:.1f} GB/s"
+                    for r in rows if r["impl"] == "read_bw")
+    out.insert(0, "Public API, out of place; medians of interleaved repeats. sumN/meanN/maxN/minN:"
+                  f" over dim N of ({API_COLS} columns); max/min over a dim: values only "
+                  "(torch.amax). Read bandwidth (best sum of 256 MB): " + bws)
+    return "\n".join(out)
+
+
+def api_plot(rows: list, path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [r for r in rows if r["impl"] == "api2" and "torch" in r]
+    threads = sorted({r["threads"] for r in rows})
+    dtypes = sorted({r["dtype"] for r in rows})
+    fig, axes = plt.subplots(len(threads), len(dtypes), figsize=(6 * len(dtypes), 4 * len(threads)),
+                             squeeze=False, sharey=True)
+    for i, th in enumerate(threads):
+        for j, dt in enumerate(dtypes):
+            ax = axes[i][j]
+            for op in API_OPS:
+                pts = [(r["size"], r["ours"] / r["torch"]) for r in rows
+                       if r["op"] == op and r["dtype"] == dt and r["threads"] == th]
+                if pts:
+                    ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=op)
+            ax.axhline(1.0, color="gray", lw=0.5)
+            ax.set_title(f"{dt}, {th} thread(s)")
+            ax.set_ylabel("our time / torch's (lower is better)")
+    axes[0][-1].legend(fontsize=6, ncol=2)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
 def main(argv: list | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--full", action="store_true", help="every target, size, dtype, op")
@@ -483,6 +664,9 @@ def main(argv: list | None = None) -> int:
     ap.add_argument("--sizes", nargs="+", choices=list(SIZES), default=list(SIZES))
     ap.add_argument("--threads", nargs="+", type=int, default=[1, 2])
     ap.add_argument("--budget", type=float, default=None, help="seconds per measurement")
+    ap.add_argument("--api", action="store_true",
+                    help="time the public APIs (dispatch, torch, NumPy) side by side, interleaved")
+    ap.add_argument("--api-ops", nargs="+", choices=API_OPS, default=API_OPS)
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--triad", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -490,6 +674,18 @@ def main(argv: list | None = None) -> int:
         args.budget = 0.25 if args.full else 0.06
     if args.child:
         child(args)
+        return 0
+    if args.plot and not _have_matplotlib():
+        print("--plot needs matplotlib: pip install matplotlib", file=sys.stderr)
+        return 2
+    if args.api:
+        rows = api_bench(args)
+        print(api_bench_table(rows))
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(rows, f, indent=1)
+        if args.plot:
+            api_plot(rows, args.plot)
         return 0
     if args.targets is None:
         args.targets = list(TARGET_ENV) if args.full else ["AVX512_SKX", "FMA3__AVX2", "baseline"]

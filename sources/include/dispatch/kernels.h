@@ -53,6 +53,29 @@ dispatch_loop_fn dispatch_kernels_half_scalar_loop(int which);
 float dispatch_kernels_sum_f32(const char *p, intptr_t stride, intptr_t n);
 double dispatch_kernels_sum_f64(const char *p, intptr_t stride, intptr_t n);
 
+/* Column reductions (Note [Column reductions] in sources/kernels/sum.dispatch.c):
+ * out[c] for c < ncols is the reduction over rows r < nrows of the element at
+ * p + r * rstride + c * itemsize (each row's ncols elements contiguous). op 0:
+ * sum, pairwise over the rows in an order fixed by nrows (0 when nrows is 0),
+ * with `scratch` room for dispatch_kernels_cols_scratch(nrows) * ncols
+ * elements; 1: max, 2: min, NaN propagating (nrows >= 1; scratch unused).
+ * The same bits on every target and for any split of the columns. */
+void dispatch_kernels_cols_f32(int op, const char *p, intptr_t rstride, intptr_t nrows,
+                               intptr_t ncols, float *out, void *scratch);
+void dispatch_kernels_cols_f64(int op, const char *p, intptr_t rstride, intptr_t nrows,
+                               intptr_t ncols, double *out, void *scratch);
+/* The depth of the column sum's tree over nrows rows (leaves of 16). */
+static inline int dispatch_kernels_cols_scratch(int64_t nrows)
+{
+    int d = 1;
+    for (int64_t n = nrows; n > 16; n = (n / 16 + 1) / 2 * 16) d++;
+    return d;
+}
+
+/* max (is_min 0) or min (1) of n >= 1 contiguous elements; NaN propagates. */
+float dispatch_kernels_extreme_f32(int is_min, const float *p, intptr_t n);
+double dispatch_kernels_extreme_f64(int is_min, const double *p, intptr_t n);
+
 /* STREAM triad a = b + s*c (tools/bench/run.py's bandwidth yardstick). */
 void dispatch_kernels_triad_f64(double *a, const double *b, const double *c, double s,
                                 intptr_t n);

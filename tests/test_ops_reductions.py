@@ -1,0 +1,333 @@
+"""Reductions through the public API (issue 16): sum/mean/max/min over every
+layout the engine picks a loop for (inner-dim rows, outer-dim columns,
+gathered), against NumPy and an exact math.fsum; max/min(dim) and
+argmax/argmin with PyTorch's NaN and tie rules; the same bits for 1, 2, 3
+and 8 threads; and the thread pool across fork() and concurrent callers.
+No timing here: speed is tools/bench/run.py --api's job."""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import dispatch
+from dispatch import ops
+
+FLOATS = ["float32", "float64"]
+INTS = ["int8", "uint8", "int16", "int32", "int64"]
+
+
+@pytest.fixture
+def threads():
+    before = dispatch.get_num_threads()
+    yield dispatch.set_num_threads
+    dispatch.set_num_threads(before)
+
+
+def _layouts(a: np.ndarray) -> dict:
+    """Views of (a copy of) a: contiguous, transposed, sliced with a step,
+    starting at an offset; each as a NumPy array and the dispatch tensor over its memory."""
+    base = dispatch.from_numpy(np.ascontiguousarray(a))
+    out = {"contiguous": (np.ascontiguousarray(a), base)}
+    if a.ndim >= 2:
+        tbase = dispatch.from_numpy(np.ascontiguousarray(a.T))
+        out["transposed"] = (a, tbase.permute(*reversed(range(a.ndim))))
+        wide = np.concatenate([a, a], axis=-1)
+        out["strided"] = (wide[..., ::2], dispatch.from_numpy(wide)[..., ::2])
+    if a.ndim >= 1:  # a view starting one row in (a storage offset)
+        padded = np.concatenate([a[:1], a], axis=0)
+        out["offset"] = (a, dispatch.from_numpy(padded)[1:])
+    return out
+
+
+def _bound(x: np.ndarray, n: int, dtype: str) -> float:
+    """The documented pairwise error bound h * u * sum|x| (Note [Sum order
+    independent of the vector width], Note [Column reductions]), with a
+    generous h covering both trees."""
+    u = 2.0 ** (-24 if dtype == "float32" else -53)
+    h = 40 + math.ceil(math.log2(max(n, 2)))
+    return h * u * float(np.sum(np.abs(x.astype(np.float64)))) + 1e-300
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape", [(2048, 512), (300, 37), (7, 1000), (5, 33, 70), (1, 513)])
+def test_sum_over_each_dim_and_layout_is_within_the_pairwise_bound_of_fsum(shape, dtype):
+    rng = np.random.default_rng(sum(shape))
+    a = (rng.standard_normal(shape) * 10.0 ** rng.integers(-3, 4, shape)).astype(dtype)
+    for name, (x, t) in _layouts(a).items():
+        for dim in [None] + list(range(a.ndim)):
+            got = (t.sum() if dim is None else t.sum(dim)).numpy().astype(np.float64)
+            moved = x.reshape(1, -1) if dim is None else np.moveaxis(x, dim, -1)
+            flat = moved.reshape(-1, moved.shape[-1]).astype(np.float64)
+            exact = np.array([math.fsum(r) for r in flat]).reshape(got.shape)
+            bounds = np.array([_bound(r, r.size, dtype) for r in flat]).reshape(got.shape)
+            # the result is rounded to dtype once more: half an ulp of it
+            bounds = bounds + np.abs(exact) * np.finfo(dtype).eps
+            assert (np.abs(got - exact) <= bounds).all(), (name, dim)
+
+
+@pytest.mark.parametrize("dtype", FLOATS + ["float16"] + INTS)
+@pytest.mark.parametrize("op", ["sum", "mean", "max", "min"])
+def test_reductions_match_numpy_over_dims_layouts_and_keepdim(op, dtype):
+    if op == "mean" and dtype in INTS:
+        return
+    rng = np.random.default_rng(3)
+    a = rng.integers(-50, 50, (6, 130, 5)).astype(dtype)
+    if dtype in FLOATS + ["float16"]:
+        a = (a / 7).astype(dtype)
+    for name, (x, t) in _layouts(a).items():
+        for dim in [None, 0, 1, 2, (0, 2), (1, 2), (0, 1)]:
+            for keepdim in (False, True):
+                if dim is None:
+                    got = getattr(t, op)()
+                    ref = getattr(np, op)(x.astype(np.float64) if dtype != "int64" else x)
+                else:
+                    dims = [dim] if isinstance(dim, int) else list(dim)
+                    got = getattr(ops, op)(t, dims, keepdim)
+                    ref = getattr(np, op)(x.astype(np.float64) if dtype != "int64" else x,
+                                          axis=tuple(dims), keepdims=keepdim)
+                g = got.numpy()
+                assert g.shape == np.shape(ref), (name, dim, keepdim)
+                if dtype == "float16":
+                    np.testing.assert_allclose(g.astype(np.float64), ref, rtol=2e-3, atol=1e-2)
+                elif dtype in FLOATS and op in ("sum", "mean"):
+                    tol = 1e-5 if dtype == "float32" else 1e-12
+                    np.testing.assert_allclose(g, ref, rtol=tol, atol=tol)
+                else:
+                    np.testing.assert_array_equal(g, np.asarray(ref).astype(g.dtype))
+
+
+def test_float16_sum_accumulates_in_float32():
+    """2048 ones plus 1: a float16 running sum sticks at 2048; in float32 the
+    result is 2049, rounded once to float16 (2048, the nearest), and a sum
+    of 4096 x 0.5 + 0.25 gives 2048.25 -> 2048 rather than losing the halves."""
+    x = np.full(4096, 0.5, np.float16)
+    assert float(dispatch.from_numpy(x).sum().numpy()) == 2048.0
+    y = np.full((3000, 2), 1.0, np.float16)
+    assert dispatch.from_numpy(y).sum(0).numpy().tolist() == [3000.0, 3000.0]
+    assert dispatch.from_numpy(y).mean(0).dtype == dispatch.float16
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_max_min_propagate_nan_on_every_layout(dtype):
+    a = np.arange(40 * 300, dtype=dtype).reshape(40, 300)
+    a[17, 3] = np.nan
+    a[2, 250] = np.nan
+    for name, (x, t) in _layouts(a).items():
+        for op in ("max", "min"):
+            assert np.isnan(getattr(t, op)().numpy()), name
+            for dim in (0, 1):
+                got = getattr(ops, op)(t, [dim]).numpy()
+                ref = getattr(np, op)(x, axis=dim)
+                np.testing.assert_array_equal(got, ref)  # NaN where NumPy has NaN
+
+
+@pytest.mark.parametrize("dtype", FLOATS + ["float16", "int32", "int64", "uint8"])
+def test_max_min_dim_return_values_and_first_indices_like_torch(dtype):
+    """(values, indices): ties give the first index, NaN the first NaN's index
+    (np.argmax follows the same rules)."""
+    rng = np.random.default_rng(5)
+    a = rng.integers(0, 4, (33, 70)).astype(dtype)  # many ties
+    if dtype in FLOATS:
+        a[5, 7] = a[9, 7] = np.nan
+        a[3, 40] = np.nan
+    for name, (x, t) in _layouts(a).items():
+        for dim in (0, 1, -1):
+            for keepdim in (False, True):
+                vmax, imax = ops.max(t, dim, keepdim)
+                vmin, imin = ops.min(t, dim, keepdim)
+                np.testing.assert_array_equal(imax.numpy(), np.argmax(x, dim, keepdims=keepdim))
+                np.testing.assert_array_equal(imin.numpy(), np.argmin(x, dim, keepdims=keepdim))
+                np.testing.assert_array_equal(vmax.numpy(), np.max(x, dim, keepdims=keepdim))
+                np.testing.assert_array_equal(vmin.numpy(), np.min(x, dim, keepdims=keepdim))
+                assert imax.dtype == dispatch.int64
+                np.testing.assert_array_equal(
+                    t.argmax(dim, keepdim).numpy(), np.argmax(x, dim, keepdims=keepdim))
+        assert int(t.argmax().numpy()) == int(np.argmax(x)), name
+        assert int(t.argmin().numpy()) == int(np.argmin(x)), name
+
+
+def test_max_dim_tie_of_signed_zeros_reports_the_first():
+    v, i = ops.max(dispatch.tensor([-0.0, 0.0, -1.0]), 0)
+    assert int(i.numpy()) == 0 and math.copysign(1.0, float(v.numpy())) == -1.0
+
+
+def test_reduction_edges_empty_and_one_element():
+    e = dispatch.from_numpy(np.zeros((0, 5), np.float32))
+    assert e.sum(0).numpy().tolist() == [0.0] * 5
+    assert e.sum(1).numpy().shape == (0,)
+    assert float(e.sum().numpy()) == 0.0
+    assert np.isnan(e.mean().numpy())
+    assert ops.max(e, [1]).numpy().shape == (0,)
+    v, i = ops.max(e, 1)
+    assert v.numpy().shape == (0,) and i.numpy().shape == (0,)
+    with pytest.raises(RuntimeError, match="zero-size"):
+        ops.max(e, [0])
+    with pytest.raises(IndexError, match="non-zero size"):
+        ops.max(e, 0)
+    with pytest.raises(RuntimeError, match="numel"):
+        ops.argmax(e)
+    one = dispatch.from_numpy(np.array([[2.5]], np.float64))
+    for op in ("sum", "mean", "max", "min"):
+        assert getattr(one, op)().numpy() == 2.5
+        assert getattr(ops, op)(one, [0], True).numpy().tolist() == [[2.5]]
+    v, i = ops.max(one, 1, True)
+    assert v.numpy().tolist() == [[2.5]] and i.numpy().tolist() == [[0]]
+    s = dispatch.tensor(3.0)
+    v, i = ops.max(s, 0)
+    assert float(v.numpy()) == 3.0 and int(i.numpy()) == 0
+
+
+def _all_reductions(a: np.ndarray) -> list:
+    t = dispatch.from_numpy(a)
+    tt = dispatch.from_numpy(np.ascontiguousarray(a.T)).permute(1, 0)
+    outs = []
+    for x in (t, tt, t[:, ::3]):
+        for op in ("sum", "mean"):
+            outs += [getattr(x, op)(), getattr(x, op)(0), getattr(x, op)(1)]
+        for op in ("max", "min"):
+            outs += [getattr(x, op)(), getattr(ops, op)(x, [0]), getattr(ops, op)(x, [1])]
+            outs += list(getattr(ops, op)(x, 0)) + [x.argmax(1), x.argmin()]
+    return [o.numpy().tobytes() for o in outs]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape", [(1024, 300), (70000, 3), (5, 140000)])
+def test_reductions_are_bit_identical_for_1_2_3_and_8_threads(threads, dtype, shape):
+    a = np.random.default_rng(7).standard_normal(shape).astype(dtype) * 1e3
+    a[3, 1] = 1e12  # cancellation makes any change of order visible
+    a[4, 1] = -1e12
+    threads(1)
+    one = _all_reductions(a)
+    for n in (2, 3, 8):
+        threads(n)
+        assert _all_reductions(a) == one, n
+
+
+def _fork_child_sums() -> None:
+    x = dispatch.from_numpy(np.ones((4096, 64), np.float32))
+    ok = float(x.sum().numpy()) == 4096 * 64 and x.sum(0).numpy().tolist() == [4096.0] * 64
+    os._exit(0 if ok else 3)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
+def test_thread_pool_survives_fork(threads):
+    threads(2)
+    x = dispatch.from_numpy(np.ones(1 << 20, np.float32))
+    assert float((x + x).sum().numpy()) == 2.0 * (1 << 20)  # the workers exist now
+    pid = os.fork()
+    if pid == 0:  # the child: its first parallel call starts its own workers
+        try:
+            _fork_child_sums()
+        finally:
+            os._exit(4)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert float((x + x).sum().numpy()) == 2.0 * (1 << 20)  # the parent's pool still works
+
+
+def test_set_num_threads_from_many_threads_while_eight_threads_call_operators(threads):
+    a = np.random.default_rng(9).standard_normal((600, 300)).astype(np.float32)
+    t = dispatch.from_numpy(a)
+    threads(1)
+    want = [(t + t).numpy().tobytes(), t.sum().numpy().tobytes(), t.sum(0).numpy().tobytes(),
+            ops.exp(t).numpy().tobytes()]
+    stop = threading.Event()
+    errors = []
+
+    def setter(k: int) -> None:
+        while not stop.is_set():
+            dispatch.set_num_threads(1 + (k + dispatch.get_num_threads()) % 8)
+
+    def caller() -> None:
+        try:
+            for _ in range(30):
+                got = [(t + t).numpy().tobytes(), t.sum().numpy().tobytes(),
+                       t.sum(0).numpy().tobytes(), ops.exp(t).numpy().tobytes()]
+                if got != want:
+                    errors.append("different bits")
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(repr(e))
+
+    setters = [threading.Thread(target=setter, args=(k,)) for k in range(3)]
+    callers = [threading.Thread(target=caller) for _ in range(8)]
+    for th in setters + callers:
+        th.start()
+    for th in callers:
+        th.join()
+    stop.set()
+    for th in setters:
+        th.join()
+    assert errors == []
+    assert 1 <= dispatch.get_num_threads() <= 8
+
+
+@pytest.mark.parametrize("value,want", [("3", 3), ("1", 1), ("0", 1), ("abc", 1), ("", 1)])
+def test_dispatch_num_threads_env_var_is_read_at_first_use(value, want):
+    env = dict(os.environ, DISPATCH_NUM_THREADS=value)
+    code = "import dispatch; print(dispatch.get_num_threads())"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == str(want)
+
+
+def test_explicit_set_num_threads_wins_over_the_env_var():
+    env = dict(os.environ, DISPATCH_NUM_THREADS="4")
+    code = "import dispatch; dispatch.set_num_threads(2); print(dispatch.get_num_threads())"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "2"
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_max_min_with_infinities_and_signed_zeros_match_numpy(dtype):
+    """Rows long enough for the vector pass; infinities send a row through
+    the exact pass again, zeros of both signs compare equal."""
+    rng = np.random.default_rng(13)
+    a = rng.standard_normal((9, 1000)).astype(dtype)
+    a[1, 500] = np.inf
+    a[2, 3] = -np.inf
+    a[3, 999] = np.inf
+    a[3, 10] = np.nan
+    a[4] = 0.0
+    a[4, ::3] = -0.0
+    a[5] = -np.inf
+    t = dispatch.from_numpy(a)
+    for op in ("max", "min"):
+        np.testing.assert_array_equal(getattr(ops, op)(t, [1]).numpy(), getattr(np, op)(a, axis=1))
+        np.testing.assert_array_equal(getattr(ops, op)(t, [0]).numpy(), getattr(np, op)(a, axis=0))
+        assert np.isnan(getattr(t, op)().numpy())
+        b = np.delete(a, 3, axis=0)
+        assert getattr(dispatch.from_numpy(b), op)().numpy() == getattr(np, op)(b)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/schedstat"), reason="needs Linux schedstat")
+def test_idle_workers_take_no_cpu_between_calls(threads):
+    """Note [Short spin]: workers spin at most 30 us after a call, then
+    sleep; over an idle half second they use (almost) no CPU."""
+    x = dispatch.from_numpy(np.ones(1 << 22, np.float32))
+    threads(2)
+    ops.exp(x)
+    me = str(threading.get_native_id())
+
+    def cpu_ns() -> dict:
+        out = {}
+        for tid in os.listdir("/proc/self/task"):
+            try:
+                out[tid] = int(open(f"/proc/self/task/{tid}/schedstat").read().split()[0])
+            except OSError:
+                pass
+        return out
+
+    threading.Event().wait(0.05)  # past the spin
+    start = cpu_ns()
+    threading.Event().wait(0.5)
+    end = cpu_ns()
+    used = {t: end[t] - start.get(t, 0) for t in end if t != me}
+    assert all(ns < 20_000_000 for ns in used.values()), used  # < 4% of the half second
