@@ -497,6 +497,34 @@ static int reduce_float(int kind, const dispatch_tensor *in, const int *reduced,
     return -1;
 }
 
+/* The same kernel again on args[0] cast to dtype (args[0] restored after):
+ * how a reduction casts first for dtype= and widens float16 to float32. */
+typedef int (*kernel_fn)(const dispatch_operator *, dispatch_keyset, dispatch_ivalue *,
+                         dispatch_ivalue *, void *);
+static int call_on_cast(kernel_fn kernel, int dtype, const dispatch_operator *op,
+                        dispatch_keyset ks, dispatch_ivalue *args, dispatch_ivalue *rets,
+                        void *ctx) {
+    dispatch_tensor *saved = args[0].v.t, *cast = dispatch_tensor_to_dtype(saved, dtype);
+    if (!cast) return -1;
+    args[0].v.t = cast;
+    int rc = kernel(op, ks, args, rets, ctx);
+    args[0].v.t = saved;
+    dispatch_tensor_decref(cast);
+    return rc;
+}
+
+/* rets[0] rounded once to float16 in place; on failure all nrets released. */
+static int round_first_ret_to_half(dispatch_ivalue *rets, int nrets) {
+    dispatch_tensor *narrow = dispatch_tensor_to_dtype(rets[0].v.t, DISPATCH_FLOAT16);
+    if (!narrow) {
+        dispatch_ivalue_release(rets, nrets);
+        return -1;
+    }
+    dispatch_tensor_decref(rets[0].v.t);
+    rets[0].v.t = narrow;
+    return 0;
+}
+
 DISPATCH_DECLARE_KERNEL(reduce) {
     UNUSED_KS;
     int kind = (int)(intptr_t)ctx;
@@ -551,34 +579,17 @@ DISPATCH_DECLARE_KERNEL(reduce) {
         /* dtype=: as PyTorch, cast the input first, then reduce in that
          * dtype (sum(dtype=int8) of 300. is int8 44; float16 of 70000 is
          * inf). The same call again on the cast input. */
-        dispatch_tensor *cast = dispatch_tensor_to_dtype(in, src);
-        if (!cast) return -1;
-        dispatch_ivalue saved = args[0];
-        args[0].v.t = cast;
-        int rc = dispatch_kernel_reduce(op, ks, args, rets, ctx);
-        args[0] = saved;
-        dispatch_tensor_decref(cast);
-        return rc;
+        return call_on_cast(dispatch_kernel_reduce, src, op, ks, args, rets, ctx);
     }
     if (src == DISPATCH_FLOAT16 && in->device == DISPATCH_DEVICE_CPU) {
         /* float16 accumulates in float32, as PyTorch's: the same call on a
          * float32 copy, its result rounded once to float16. */
-        dispatch_tensor *wide = dispatch_tensor_to_dtype(in, DISPATCH_FLOAT32);
-        if (!wide) return -1;
-        dispatch_ivalue saved = args[0], dsaved = {0};
+        dispatch_ivalue dsaved = {0};
         dispatch_ivalue *darg = (dispatch_ivalue *)dtype_arg;
         if (darg) dsaved = *darg, darg->tag = DISPATCH_IV_NONE;
-        args[0].v.t = wide;
-        int rc = dispatch_kernel_reduce(op, ks, args, rets, ctx);
-        args[0] = saved;
+        int rc = call_on_cast(dispatch_kernel_reduce, DISPATCH_FLOAT32, op, ks, args, rets, ctx);
         if (darg) *darg = dsaved;
-        dispatch_tensor_decref(wide);
-        if (rc < 0) return -1;
-        dispatch_tensor *narrow = dispatch_tensor_to_dtype(rets[0].v.t, DISPATCH_FLOAT16);
-        dispatch_tensor_decref(rets[0].v.t);
-        rets[0].v.t = narrow;
-        if (!narrow) rets[0].tag = DISPATCH_IV_NONE;
-        return narrow ? 0 : -1;
+        return rc < 0 ? -1 : round_first_ret_to_half(rets, 1);
     }
     /* shapes */
     int64_t out_sizes[DISPATCH_MAX_DIMS], keep_sizes[DISPATCH_MAX_DIMS];
@@ -767,22 +778,10 @@ DISPATCH_DECLARE_KERNEL(reduce_index) {
     if (expect_tensor(op, &args[0], "self") < 0) return -1;
     dispatch_tensor *in = args[0].v.t;
     if (in->dtype == DISPATCH_FLOAT16 && in->device == DISPATCH_DEVICE_CPU) {
-        dispatch_tensor *wide = dispatch_tensor_to_dtype(in, DISPATCH_FLOAT32);
-        if (!wide) return -1;
-        dispatch_ivalue saved = args[0];
-        args[0].v.t = wide;
-        int rc = dispatch_kernel_reduce_index(op, ks, args, rets, ctx);
-        args[0] = saved;
-        dispatch_tensor_decref(wide);
+        int rc = call_on_cast(dispatch_kernel_reduce_index, DISPATCH_FLOAT32, op, ks, args, rets,
+                              ctx);
         if (rc < 0 || s->nrets != 2) return rc;
-        dispatch_tensor *narrow = dispatch_tensor_to_dtype(rets[0].v.t, DISPATCH_FLOAT16);
-        if (!narrow) {
-            dispatch_ivalue_release(rets, 2);
-            return -1;
-        }
-        dispatch_tensor_decref(rets[0].v.t);
-        rets[0].v.t = narrow;
-        return 0;
+        return round_first_ret_to_half(rets, 2);
     }
     const dispatch_ivalue *dim = &args[1];
     int kind = (int)(intptr_t)ctx;
