@@ -269,19 +269,21 @@ def test_set_num_threads_from_many_threads_while_eight_threads_call_operators(th
 
 
 @pytest.mark.parametrize("value,want", [("3", 3), ("1", 1), ("0", 1), ("abc", 1), ("", 1)])
-def test_dispatch_num_threads_env_var_is_read_at_first_use(value, want):
+def test_dispatch_num_threads_env_var_is_read_at_first_use(value, want, tmp_path):
     env = dict(os.environ, DISPATCH_NUM_THREADS=value)
     code = "import dispatch; print(dispatch.get_num_threads())"
+    # cwd outside the checkout, whose source dispatch/ `python -c` would import first
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         check=True)
+                         check=True, cwd=tmp_path)
     assert out.stdout.strip() == str(want)
 
 
-def test_explicit_set_num_threads_wins_over_the_env_var():
+def test_explicit_set_num_threads_wins_over_the_env_var(tmp_path):
     env = dict(os.environ, DISPATCH_NUM_THREADS="4")
     code = "import dispatch; dispatch.set_num_threads(2); print(dispatch.get_num_threads())"
+    # cwd outside the checkout, whose source dispatch/ `python -c` would import first
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         check=True)
+                         check=True, cwd=tmp_path)
     assert out.stdout.strip() == "2"
 
 
