@@ -1,0 +1,79 @@
+"""The README and docs stand on their own, and no file names a path that is gone.
+
+Every relative link in README.md and docs/*.md resolves inside the checkout;
+every repository path named in a tracked file (``sources/core/loops.c``,
+``tests/test_x.py``, ...) exists, apart from the generated files and the
+deliberately bad names that tests feed the tools.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+_LINK = re.compile(r"\]\(([^)\s]+)\)")
+_PATH = re.compile(
+    r"(?<![\w/.-])((?:sources|tools|tests|docs|dispatch|\.ci)/[A-Za-z0-9_./-]+"
+    r"\.(?:c|h|py|md|toml|build|cdef|sh|txt|in|S|cu|cuh|json|ini))\b")
+
+# Written by the build (not tracked), or names a test hands the tools on purpose.
+GENERATED = {"_cpu_dispatch.h", "dispatch_config.json", "_ops_generated.py",
+             "ops_generated.c", "_version.py"}
+ON_PURPOSE = {"sources/kernels/add-1.dispatch.c", "tools/cffi/a.cdef", "tools/cffi/b.cdef",
+              "dispatch/x.h"}
+
+
+def _tracked() -> list[Path]:
+    try:
+        out = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True,
+                             check=True).stdout.split()
+        return [ROOT / f for f in out]
+    except (OSError, subprocess.CalledProcessError):  # an sdist: no git
+        return [p for p in ROOT.rglob("*") if p.is_file() and "build" not in p.parts]
+
+
+def _resolves(name: str) -> bool:
+    if name in ON_PURPOSE or Path(name).name in GENERATED or "*" in name:
+        return True
+    if (ROOT / name).exists():
+        return True
+    # `dispatch/x.h` is an include path: the header lies in sources/include/.
+    return name.endswith(".h") and (ROOT / "sources" / "include" / name).exists()
+
+
+def test_doc_links_stay_inside_the_checkout_and_exist():
+    bad = []
+    for doc in DOCS:
+        for target in _LINK.findall(doc.read_text()):
+            if re.match(r"[a-z]+:", target) or target.startswith("#"):
+                continue  # a URL or an anchor
+            path = (doc.parent / target.split("#")[0]).resolve()
+            if ROOT not in path.parents and path != ROOT or not path.exists():
+                bad.append(f"{doc.relative_to(ROOT)}: ({target})")
+    assert not bad, "links that leave the repository or are gone:\n" + "\n".join(bad)
+
+
+def test_docs_do_not_send_readers_outside_the_repository():
+    for doc in DOCS:
+        text = doc.read_text()
+        assert "../shared" not in text, f"{doc.relative_to(ROOT)} points outside the repository"
+
+
+def test_every_repository_path_named_in_a_file_exists():
+    bad = set()
+    for f in _tracked():
+        if f.suffix not in {".c", ".h", ".py", ".md", ".toml", ".build", ".cdef", ".sh", ".txt",
+                            ".in", ".cu", ".ini", ""} or not f.is_file():
+            continue
+        try:
+            text = f.read_text()
+        except UnicodeDecodeError:
+            continue
+        for name in _PATH.findall(text):
+            if not _resolves(name.rstrip(".")):
+                bad.add(f"{f.relative_to(ROOT)} names {name}")
+    assert not bad, "stale references:\n" + "\n".join(sorted(bad))
