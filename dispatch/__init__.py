@@ -25,6 +25,7 @@ from ._cpu import __cpu_baseline__, __cpu_dispatch__, __cpu_features__  # noqa: 
 from ._tensor import *  # noqa: F401,F403  (Tensor, dtypes, factories)
 from ._tensor import __all__ as _tensor_all
 from . import library, ops  # noqa: E402,F401
+from . import cuda  # noqa: E402,F401  (loads nothing CUDA: Note [Lazy CUDA] in cuda.py)
 from .iterator import get_num_threads, set_num_threads  # noqa: E402
 
 # Choose the probe and the SIMD kernels for this CPU once, now: the chosen
@@ -47,5 +48,9 @@ def probe_targets() -> list:
     return ffi.string(lib.dispatch_probe_targets()).decode().split()
 
 
+# The GPU architectures the CUDA module was built for (SASS sm_XY, then PTX
+# compute_XY), as __cpu_dispatch__ lists CPU targets; [] when not built.
+__cuda_archs__ = cuda.archs()
+
 __all__ = [*_cpu_all, *_tensor_all, "ops", "library", "probe_target", "probe_targets",
-           "get_num_threads", "set_num_threads"]
+           "get_num_threads", "set_num_threads", "cuda"]

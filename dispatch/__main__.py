@@ -46,11 +46,21 @@ def kernel_targets() -> dict:
 
 
 def cuda_info() -> dict:
-    """Whether this package has CUDA kernels (the meson option cuda, off by default)."""
-    if importlib.util.find_spec("dispatch._cuda") is None:
+    """Whether this package has its CUDA module (the meson option cuda) and, when
+    it has, whether CUDA runs here: the device and the code it runs, or why not."""
+    from . import cuda
+
+    if not cuda.archs() or importlib.util.find_spec("dispatch._cuda") is None:
         return {"built": False, "state": "not built",
-                "detail": "this package has no CUDA module (built without -Dcuda=enabled)"}
-    return {"built": True, "state": "built", "detail": "dispatch._cuda is installed"}
+                "detail": f"this package has no CUDA module ({cuda.unavailable_reason()})"}
+    info = cuda.runtime_info()
+    if not info["available"]:
+        return {"built": True, "state": "unavailable", "archs": info["archs"],
+                "detail": info["reason"]}
+    return {"built": True, "state": "available", "archs": info["archs"],
+            "devices": info["devices"],
+            "detail": "; ".join(f"device {d['index']} {d['name']} runs {d['code']}"
+                                for d in info["devices"])}
 
 
 def report() -> dict:
@@ -91,6 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     for source, target in info["kernels"].items():
         _line(source, target)
     print("CUDA")
+    if info["cuda"]["built"]:
+        _line("built", " ".join(info["cuda"]["archs"]))
     _line(info["cuda"]["state"], info["cuda"]["detail"])
     if not args.verbose:
         print("(each dispatched function's target: --verbose; everything as JSON: --json)")

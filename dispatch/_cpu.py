@@ -141,6 +141,9 @@ def show_runtime(file: TextIO | None = None) -> None:
     width = max((len(f["name"]) for f in info["functions"]), default=0)
     for f in info["functions"]:
         print(f"  {f['name']:<{width}}  {f['chosen']:<12} of {' '.join(f['targets'])}", file=out)
+    from . import cuda  # its report loads the CUDA module (show_runtime is a CUDA use)
+
+    cuda.print_report(out)
 
 
 def _redetect_for_tests() -> dict[str, bool]:

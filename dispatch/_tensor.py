@@ -222,7 +222,21 @@ def _device_num(device: Any) -> int:
     name = str(device).split(":")[0]
     if name not in _DEVICES:
         raise ValueError(f"unknown device {device!r}; expected one of {sorted(_DEVICES)}")
+    if name == "cuda":
+        _cuda_allocator()
     return _DEVICES[name]
+
+
+def _cuda_allocator() -> None:
+    """Device "cuda" needs the CUDA module's allocator: the first use loads it
+    (Note [Lazy CUDA] in dispatch/cuda.py); where CUDA cannot run, say why."""
+    if lib.dispatch_allocator_get(1) == ffi.NULL:
+        from . import cuda
+
+        reason = cuda.unavailable_reason()
+        if reason:
+            raise RuntimeError("no allocator is registered for device 'cuda': CUDA is not "
+                               f"available: {reason}")
 
 
 # Foreign memory ------------------------------------------------------------------------
@@ -452,7 +466,10 @@ class Tensor(_fastpath.TensorBase):
         return _wrap(lib.dispatch_tensor_clone(self._p))
 
     def to(self, dtype: Any) -> Tensor:
-        """A tensor of another dtype (self when it already has it)."""
+        """A tensor of another dtype, or on another device ("cuda", "cpu"); self when
+        it already is."""
+        if isinstance(dtype, str) and dtype.split(":")[0] in _DEVICES:
+            return self._to_device(dtype)
         return _wrap(lib.dispatch_tensor_to_dtype(self._p, _as_dtype(dtype).num))
 
     # NumPy and Python values -------------------------------------------------------------
@@ -564,6 +581,27 @@ class Tensor(_fastpath.TensorBase):
         return f"tensor({body}{suffix})"
 
     __hash__ = object.__hash__
+
+    # Devices (dispatch/cuda.py does the CUDA work) ---------------------------------------
+    def cuda(self) -> Tensor:
+        """This tensor on the CUDA device (self when it is there)."""
+        return self._to_device("cuda")
+
+    def cpu(self) -> Tensor:
+        """This tensor on the host (self when it is there)."""
+        return self._to_device("cpu")
+
+    @property
+    def is_cuda(self) -> builtins.bool:
+        return self._p.device == 1
+
+    def _to_device(self, device: Any) -> Tensor:
+        n = _device_num(device)
+        if n == self._p.device:
+            return self
+        from . import cuda
+
+        return cuda._copy_to_device(self, n)
 
     # Operators (+ - * / and comparisons: the C base) ---------------------------------------
     # In place, like PyTorch: the result is written into self (views see it).
@@ -728,6 +766,8 @@ def full(size: Sequence[int], fill_value: Any, *, dtype: Any = None, device: Any
     if dtype is None:
         dtype = (bool if isinstance(fill_value, builtins.bool)
                  else int64 if isinstance(fill_value, int) else float32)
+    if _device_num(device) == 1:  # made on the host, then copied (no CUDA fill kernel yet)
+        return full(size, fill_value, dtype=dtype).to("cuda")
     t = empty(*_sizes(tuple(size) if isinstance(size, (list, tuple)) else (size,)),
               dtype=dtype, device=device)
     return t.fill_(fill_value)
@@ -1072,6 +1112,8 @@ def tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     not fit an integer dtype is a ValueError, never a wrapped value. Nested
     lists of Python numbers need no NumPy; NumPy arrays and scalars are read
     by NumPy."""
+    if device is not None and _device_num(device) == 1:
+        return tensor(data, dtype).to("cuda")
     if isinstance(data, Tensor):
         t = data.clone()
         return t if dtype is None else t.to(dtype)
@@ -1100,6 +1142,8 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None,
     cast to the dtype."""
     if end is None:
         start, end = 0, start
+    if _device_num(device) == 1:
+        return arange(start, end, step, dtype=dtype).to("cuda")
     ints = all(isinstance(v, int) for v in (start, end, step))
     if dtype is None:
         dtype = int64 if ints else float32

@@ -154,8 +154,8 @@ static void meta_free(void *ptr, void *ctx) {
     (void)ctx;
 }
 
-static const dispatch_allocator cpu_allocator = {"cpu", cpu_alloc, cpu_free, NULL};
-static const dispatch_allocator meta_allocator = {"meta", meta_alloc, meta_free, NULL};
+static const dispatch_allocator cpu_allocator = {"cpu", cpu_alloc, cpu_free, NULL, NULL};
+static const dispatch_allocator meta_allocator = {"meta", meta_alloc, meta_free, NULL, NULL};
 
 static _Atomic(const dispatch_allocator *) allocators[DISPATCH_NUM_DEVICES] = {
     &cpu_allocator, NULL, &meta_allocator,
@@ -200,6 +200,11 @@ dispatch_storage *dispatch_storage_new(int device, size_t nbytes) {
     }
     void *data = a->alloc(nbytes, a->ctx);
     if (!data && device != DISPATCH_DEVICE_META) {
+        const char *why = a->failure_message ? a->failure_message(a->ctx) : NULL;
+        if (why && *why) {
+            dispatch_error_set(DISPATCH_ERR_MEMORY, "%s allocator: %s", a->name, why);
+            return NULL;
+        }
         dispatch_error_set(DISPATCH_ERR_MEMORY,
                            "%s allocator: failed to allocate %zu bytes", a->name, nbytes);
         return NULL;

@@ -471,11 +471,35 @@ static int check_written_args(const dispatch_operator *op, const dispatch_ivalue
     return 0;
 }
 
+/* Note [One device per call]: a CUDA tensor and a CPU tensor in one call is
+ * an error naming both devices, as in PyTorch; a 0-dim CPU tensor (a wrapped
+ * number) may join CUDA tensors, and copy_ moves data between devices. Only
+ * looked at when a CUDA tensor is in the call. */
+static int check_devices(const dispatch_operator *op, const dispatch_ivalue *args) {
+    const char *cpu_arg = NULL, *cuda_arg = NULL;
+    for (int i = 0; i < op->ntensor_args; i++) {
+        int a = op->tensor_args[i];
+        if (args[a].tag != DISPATCH_IV_TENSOR) continue;
+        const dispatch_tensor *t = args[a].v.t;
+        if (t->device == DISPATCH_DEVICE_CUDA && !cuda_arg) cuda_arg = op->schema.args[a].name;
+        if (t->device == DISPATCH_DEVICE_CPU && t->ndim > 0 && !cpu_arg)
+            cpu_arg = op->schema.args[a].name;
+    }
+    if (!cpu_arg || !cuda_arg || strcmp(op->name, "copy_") == 0) return 0;
+    return dispatch_error_set(DISPATCH_ERR_RUNTIME,
+                              "Expected all tensors to be on the same device, but found at least "
+                              "two devices, cuda and cpu! ('%s': argument '%s' is on cuda, "
+                              "argument '%s' on cpu)",
+                              op->name, cuda_arg, cpu_arg);
+}
+
 int dispatch_call(const dispatch_operator *op, dispatch_ivalue *args, int nargs,
                   dispatch_ivalue *rets) {
     if (fill_defaults(op, args, nargs) < 0) return -1;
     if (check_written_args(op, args) < 0) return -1;
-    return dispatch_redispatch(op, dispatch_compute_keyset(op, args), args, rets);
+    dispatch_keyset ks = dispatch_compute_keyset(op, args);
+    if ((ks & DISPATCH_KEYSET(DISPATCH_KEY_CUDA)) && check_devices(op, args) < 0) return -1;
+    return dispatch_redispatch(op, ks, args, rets);
 }
 
 static dispatch_tensor *single_tensor_result(const dispatch_operator *op, int rc,

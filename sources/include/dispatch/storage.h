@@ -28,6 +28,9 @@ typedef struct dispatch_allocator {
     void *(*alloc)(size_t nbytes, void *ctx);
     void (*free)(void *ptr, void *ctx);
     void *ctx;
+    /* Optional (NULL: a generic message): after alloc returned NULL, why, for
+     * the MemoryError (the CUDA allocator says what was asked and is held). */
+    const char *(*failure_message)(void *ctx);
 } dispatch_allocator;
 
 /* The allocator table: one per device type. Registering replaces the previous

@@ -1,0 +1,176 @@
+"""The CUDA build (issue 14, part 1): the options cuda and cuda-arch, the module
+dispatch/_cuda with machine code per requested architecture plus PTX (read from
+its ELF .nv_fatbin section: there is no cuobjdump here), cudart linked
+statically, and the caching allocator's host-side bookkeeping (a C test over a
+fake backend). None of this needs a GPU."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import dispatch
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _fatbin  # noqa: E402
+import cuda_arch  # noqa: E402
+
+NVCC = shutil.which("nvcc")
+needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH: the CUDA module is not built")
+AVAILABLE = {75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121}
+
+
+def _meson_setup(tmp_path: Path, *options: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "mesonbuild.mesonmain", "setup",
+                           str(tmp_path / "build"), str(ROOT), "-Dtests=false", *options],
+                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
+
+
+def _path_without_nvcc() -> str:
+    return os.pathsep.join(d for d in os.environ["PATH"].split(os.pathsep)
+                           if d and not os.path.exists(os.path.join(d, "nvcc")))
+
+
+# cuda-arch, the grammar (tools/cuda_arch.py) ------------------------------------------------
+
+def test_cuda_arch_default_is_sass_for_each_listed_arch_and_ptx_of_the_highest():
+    assert cuda_arch.parse("default", AVAILABLE) == ([75, 80, 86, 89, 90, 100, 120], [120])
+    assert cuda_arch.parse("", {75, 80, 86, 89, 90}) == ([75, 80, 86, 89, 90], [90])
+
+
+def test_cuda_arch_accepts_torch_spellings():
+    assert cuda_arch.parse("8.6+PTX, sm_90;compute_100", AVAILABLE) == ([86, 90], [86, 100])
+    assert cuda_arch.parse("75 8.0", AVAILABLE) == ([75, 80], [])
+    assert cuda_arch.gencode_flags([80], [90]) == ["-gencode=arch=compute_80,code=sm_80",
+                                                   "-gencode=arch=compute_90,code=compute_90"]
+
+
+@pytest.mark.parametrize("bad", ["sm_999", "foo", "8.6+ptx sm_12", ",,"])
+def test_cuda_arch_bad_value_quotes_it(bad):
+    with pytest.raises(ValueError, match="cuda-arch: .*" + (repr(bad.split()[-1]) if bad != ",," else "names no")):
+        cuda_arch.parse(bad, AVAILABLE)
+
+
+# configure ---------------------------------------------------------------------------------
+
+@needs_nvcc
+def test_bad_cuda_arch_is_one_configure_error_quoting_it(tmp_path):
+    proc = _meson_setup(tmp_path, "-Dcuda-arch=sm_999")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    errors = [ln for ln in out.splitlines() if "ERROR:" in ln]
+    assert len(errors) == 1, out
+    assert "cuda-arch: 'sm_999'" in errors[0] and "it has: sm_75" in errors[0]
+
+
+@needs_nvcc
+def test_configure_prints_the_architectures_built(tmp_path):
+    proc = _meson_setup(tmp_path, "-Dcuda-arch=8.6+PTX sm_90")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "CUDA architectures: machine code (SASS) for sm_86 sm_90; PTX compute_86" in proc.stdout
+    info = (tmp_path / "build" / "dispatch" / "_cuda_build.py").read_text()
+    assert "BUILT = True" in info and '"sm_86 sm_90"' in info
+
+
+def test_cuda_enabled_without_nvcc_fails_at_configure_in_one_line(tmp_path):
+    env = dict(os.environ, PATH=_path_without_nvcc())
+    proc = _meson_setup(tmp_path, "-Dcuda=enabled", env=env)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    errors = [ln for ln in out.splitlines() if "ERROR:" in ln]
+    assert len(errors) == 1, out
+    assert "-Dcuda=enabled, but nvcc (the CUDA compiler) is not on PATH" in errors[0]
+
+
+def test_cuda_auto_without_nvcc_configures_everything_else_and_says_why(tmp_path):
+    env = dict(os.environ, PATH=_path_without_nvcc())
+    proc = _meson_setup(tmp_path, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    info = (tmp_path / "build" / "dispatch" / "_cuda_build.py").read_text()
+    assert "BUILT = False" in info and "nvcc was not found on PATH" in info
+    assert "_core" in (tmp_path / "build" / "build.ninja").read_text()
+
+
+def test_cuda_disabled_records_the_option_as_the_reason(tmp_path):
+    proc = _meson_setup(tmp_path, "-Dcuda=disabled")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    info = (tmp_path / "build" / "dispatch" / "_cuda_build.py").read_text()
+    assert "BUILT = False" in info and "configured with -Dcuda=disabled" in info
+    assert "_cuda." not in (tmp_path / "build" / "build.ninja").read_text()
+
+
+# the built module ---------------------------------------------------------------------------
+
+def _module() -> str:
+    spec = importlib.util.find_spec("dispatch._cuda")
+    if spec is None:
+        if NVCC is not None and dispatch.__cuda_archs__:
+            pytest.fail("nvcc is here and __cuda_archs__ is set, but dispatch._cuda is missing")
+        pytest.skip(f"this package has no CUDA module ({dispatch.cuda.unavailable_reason()})")
+    return spec.origin
+
+
+def test_module_is_built_wherever_nvcc_is():
+    if NVCC is None:
+        pytest.skip("nvcc is not on PATH")
+    if os.environ.get("DISPATCH_TEST_CUDA_DISABLED"):
+        pytest.skip("this build was configured with -Dcuda=disabled")
+    assert dispatch.__cuda_archs__, dispatch.cuda.unavailable_reason()
+    assert Path(_module()).is_file()
+
+
+def test_module_holds_sass_for_each_requested_arch_plus_ptx():
+    entries = _fatbin.fatbin_entries(_fatbin.elf_section(_module(), ".nv_fatbin"))
+    sass = {f"sm_{a}" for kind, a in entries if kind == "sass"}
+    ptx = {f"compute_{a}" for kind, a in entries if kind == "ptx"}
+    want = dispatch.__cuda_archs__
+    assert {a for a in want if a.startswith("sm_")} <= sass, entries
+    assert {a for a in want if a.startswith("compute_")} <= ptx, entries
+    assert any(a.startswith("compute_") for a in want)  # the default carries PTX
+
+
+def test_module_links_cudart_statically_and_exports_only_its_api():
+    readelf = shutil.which("readelf")
+    if readelf is None:
+        pytest.skip("no readelf")
+    path = _module()
+    dyn = subprocess.run([readelf, "-d", path], capture_output=True, text=True, check=True).stdout
+    assert "libcudart" not in dyn and "libcuda.so" not in dyn, dyn
+    syms = subprocess.run([readelf, "--dyn-syms", "-W", path], capture_output=True, text=True,
+                          check=True).stdout
+    exported = {ln.split()[-1] for ln in syms.splitlines()
+                if " GLOBAL " in ln and " DEFAULT " in ln and " UND " not in ln}
+    assert {"dcu_device_count", "dcu_allocator", "dcu_memcpy"} <= exported
+    assert not {s for s in exported if s.startswith("cuda")}, exported  # cudart stays inside
+
+
+def test_default_arch_list_matches_this_nvcc():
+    if NVCC is None or not dispatch.__cuda_archs__:
+        pytest.skip("not built with CUDA")
+    available = cuda_arch.nvcc_codes(NVCC)
+    sass, ptx = cuda_arch.parse("default", available)
+    if dispatch.__cuda_archs__ == [*(f"sm_{a}" for a in sass), *(f"compute_{a}" for a in ptx)]:
+        assert "sm_75" in dispatch.__cuda_archs__ and dispatch.__cuda_archs__[-1].startswith("compute_")
+
+
+# the caching allocator's bookkeeping, on the host -----------------------------------------
+
+def test_caching_allocator_bookkeeping_c_test_passes(tmp_path):
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    src = ROOT / "sources" / "cuda"
+    exe = tmp_path / "test_cuda_cache"
+    subprocess.run([cc, "-std=c11", "-O1", "-Wall", "-Wextra", "-Werror", "-pthread",
+                    str(src / "cuda_cache.c"), str(src / "test_cuda_cache.c"), "-o", str(exe)],
+                   check=True, capture_output=True, text=True)
+    proc = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
