@@ -2,7 +2,7 @@
 
 Every relative link in README.md and docs/*.md resolves inside the checkout;
 every repository path named in a tracked file (``sources/core/loops.c``,
-``tests/test_x.py``, ...) exists, apart from the generated files and the
+``tests/test_docs_links.py``, ...) exists, apart from the generated files and the
 deliberately bad names that tests feed the tools.
 """
 
@@ -21,7 +21,7 @@ _PATH = re.compile(
     r"\.(?:c|h|py|md|toml|build|cdef|sh|txt|in|S|cu|cuh|json|ini))\b")
 
 # Written by the build (not tracked), or names a test hands the tools on purpose.
-GENERATED = {"_cpu_dispatch.h", "dispatch_config.json", "_ops_generated.py",
+GENERATED = {"_cpu_dispatch.h", "dispatch_config.json", "_ops_generated.py", "_cuda_build.py",
              "ops_generated.c", "_version.py"}
 ON_PURPOSE = {"sources/kernels/add-1.dispatch.c", "tools/cffi/a.cdef", "tools/cffi/b.cdef",
               "dispatch/x.h"}
