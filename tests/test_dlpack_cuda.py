@@ -11,8 +11,8 @@ copy between devices is asked for). The tests marked gpu need an NVIDIA GPU
 from __future__ import annotations
 
 import ctypes
-import re
 import gc
+import re
 
 import numpy as np
 import pytest
@@ -371,7 +371,8 @@ def test_cuda_capsule_without_cuda_is_refused_with_the_reason_and_released():
 
 @no_gpu
 def test_cuda_producer_without_cuda_is_a_buffer_error_with_the_reason():
-    with pytest.raises(BufferError, match="CUDA is not available here: " + re.escape(REASON[:20])):
+    with pytest.raises(BufferError,
+                       match="CUDA is not available here: " + re.escape(REASON[:20])):
         dispatch.from_dlpack(_Holder(None, (2, 0)))
 
 
