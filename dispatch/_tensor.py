@@ -500,35 +500,64 @@ class Tensor(_fastpath.TensorBase):
     # DLPack (Note [DLPack] in sources/core/dlpack.c) -------------------------------------
     def __dlpack__(self, *, stream: Any = None, max_version: tuple | None = None,
                    dl_device: tuple | None = None, copy: builtins.bool | None = None) -> Any:
-        """A DLPack capsule viewing this tensor (zero-copy; cpu tensors).
+        """A DLPack capsule viewing this tensor (zero-copy; cpu and cuda tensors).
 
         As the DLPack / array API protocol says: ``max_version`` (1, x) or
         higher gives a versioned capsule ("dltensor_versioned", flagged
         read-only for a read-only tensor), None or (0, x) a legacy one
         ("dltensor"; a read-only tensor is refused then, since it cannot say
-        so). ``stream`` must be None on the CPU; ``dl_device`` None or (1, 0);
-        ``copy=True`` exports a copy (flagged as one), ``copy=False`` or None
-        never copies.
+        so). ``stream`` must be None on the CPU; for a cuda tensor it is the
+        consumer's stream (None or 1 the legacy default stream, 2 the
+        per-thread one, else a cudaStream_t; -1 no synchronization), made to
+        wait for this tensor's pending work (Note [DLPack streams] in
+        dispatch/cuda.py). ``dl_device`` None or the tensor's own device, or
+        (1, 0) for a cuda tensor: a host copy (refused with copy=False).
+        ``copy=True`` exports a copy (flagged as one), ``copy=False`` never
+        copies, None only to change device.
         """
         p = self._p
-        if p.device != 0:
-            raise BufferError(f"DLPack export of a {self.device} tensor is not supported "
-                              "(only cpu tensors)")
-        if stream is not None:
+        here = self.__dlpack_device__()  # BufferError for a meta tensor
+        target = here
+        if dl_device is not None:
+            try:
+                dev_type, dev_id = dl_device
+                target = (int(dev_type), int(dev_id))
+            except (TypeError, ValueError):
+                raise TypeError(f"dl_device must be a (device type, device id) pair as "
+                                f"__dlpack_device__() gives (got {dl_device!r})") from None
+        if target == (_DL_CPU, 0) and stream is not None:
             raise ValueError(f"stream must be None for a cpu tensor (got {stream!r}): the CPU "
-                             "has no streams to synchronize")
-        if dl_device is not None and tuple(dl_device) != (_DL_CPU, 0):
-            raise BufferError(f"cannot export a cpu tensor to DLPack device {tuple(dl_device)} "
-                              f"(only ({_DL_CPU}, 0), the CPU)")
+                             "has no streams to synchronize" if p.device == 0 else
+                             f"stream must be None for an export to the CPU, dl_device="
+                             f"{target} (got {stream!r}): the copy to the host is synchronous")
+        to_host = target != here and p.device == 1 and target == (_DL_CPU, 0)
+        if target != here and not to_host:
+            raise BufferError(f"cannot export a {self.device} tensor to DLPack device {target} "
+                              + (f"(only {here}, its own, or ({_DL_CPU}, 0), the CPU, as a copy)"
+                                 if p.device == 1 else f"(only ({_DL_CPU}, 0), the CPU)"))
+        if to_host and copy is False:
+            raise BufferError(f"cannot export a cuda tensor to DLPack device {target} (the CPU) "
+                              "with copy=False: that needs a copy to the host")
+        wait = None
+        if p.device == 1 and not to_host:
+            from . import cuda
+
+            wait = cuda.dlpack_stream(stream)  # TypeError/ValueError before any work
         versioned = max_version is not None and int(max_version[0]) >= 1
+        copied = builtins.bool(copy) or to_host
         keep = self
-        if copy:
-            keep = self.clone()  # alive until the capsule holds its storage
+        if to_host:
+            keep = self.cpu()  # synchronous: ready for any host consumer
+            p = keep._p
+        elif copy:
+            keep = _copy_on_device(self)  # alive until the capsule holds its storage
             p = keep._p
         elif not versioned and lib.dispatch_storage_is_readonly(p.storage):
             raise BufferError("cannot export a read-only tensor as a legacy (unversioned) DLPack "
                               "capsule, which cannot flag it read-only: ask for max_version=(1, 0)")
-        m = lib.dispatch_tensor_to_dlpack(p, versioned, builtins.bool(copy))
+        if wait is not None:
+            cuda.stream_wait(wait)  # after the copy: that is work the consumer waits for
+        m = lib.dispatch_tensor_to_dlpack(p, versioned, copied)
         del keep
         if m == ffi.NULL:
             _raise()
@@ -537,9 +566,13 @@ class Tensor(_fastpath.TensorBase):
         return _fastpath.dlpack_capsule(int(ffi.cast("uintptr_t", m)), versioned)
 
     def __dlpack_device__(self) -> tuple:
-        """(device type, device id) as DLPack numbers them: (1, 0) for the CPU."""
+        """(device type, device id) as DLPack numbers them: (1, 0) for the CPU,
+        (2, 0) for CUDA (this runtime uses CUDA device 0)."""
+        if self._p.device == 1:
+            return (_DL_CUDA, 0)
         if self._p.device != 0:
-            raise BufferError(f"a {self.device} tensor has no DLPack device (only cpu tensors)")
+            raise BufferError(f"a {self.device} tensor has no DLPack device (only cpu and cuda "
+                              "tensors)")
         return (_DL_CPU, 0)
 
     def tolist(self) -> Any:
@@ -821,13 +854,38 @@ def from_numpy(a: Any) -> Tensor:
     return _wrap(p)
 
 
-_DL_CPU = 1  # DLDeviceType kDLCPU
+_DL_CPU, _DL_CUDA = 1, 2  # DLDeviceType kDLCPU, kDLCUDA
 _DL_DEVICE_NAMES = {2: "CUDA", 3: "CUDA host", 4: "OpenCL", 7: "Vulkan", 8: "Metal", 10: "ROCm",
                     13: "CUDA managed", 14: "oneAPI"}
 
 
+def _copy_on_device(t: Tensor) -> Tensor:
+    """A copy of t on its own device (for a cuda tensor through the CUDA copy_
+    kernel: C's clone walks host memory)."""
+    if t._p.device != 1:
+        return t.clone()
+    out = empty(*t.shape, dtype=t.dtype, device="cuda")
+    out.copy_(t)
+    return out
+
+
+def _dl_cuda_usable(what: str, dev_id: int) -> None:
+    """BufferError unless DLPack device (2, dev_id) can be imported here."""
+    if dev_id != 0:
+        raise BufferError(f"from_dlpack: {what} is on CUDA device {dev_id} (DLPack device "
+                          f"({_DL_CUDA}, {dev_id})); this runtime uses CUDA device 0 only")
+    try:
+        _cuda_allocator()  # the first CUDA use loads the module (Note [Lazy CUDA])
+    except RuntimeError as e:
+        from . import cuda
+
+        raise BufferError(f"from_dlpack: {what} is on a CUDA device (DLPack device "
+                          f"({_DL_CUDA}, {dev_id})), but CUDA is not available here: "
+                          f"{cuda.unavailable_reason()}") from e
+
+
 def from_dlpack(x: Any, /, *, device: Any = None, copy: builtins.bool | None = None) -> Tensor:
-    """A tensor sharing the memory of x, any DLPack producer (zero-copy; cpu data).
+    """A tensor sharing the memory of x, any DLPack producer (zero-copy; cpu or cuda data).
 
     x is an object with ``__dlpack__`` (a NumPy array, a PyTorch tensor, a
     dispatch tensor, ...) or, for old producers, a DLPack capsule itself
@@ -835,33 +893,88 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: builtins.bool | None = N
     device, dtype or strides, is consumed too: its deleter runs). The tensor keeps x's memory alive
     until its last view goes. Strides and offsets are kept; a read-only
     source (flagged so by the versioned protocol) gives a read-only tensor.
-    ``copy=True`` asks for a copy, ``copy=False`` refuses one (DLPack never
-    copies CPU data here).
+    CUDA data (CUDA device 0, where CUDA is available) gives a cuda tensor;
+    the producer is asked with stream=1, the legacy default stream this
+    runtime works on, so its pending work is ordered before ours.
+    ``device`` None keeps x's device; "cpu" or "cuda" moves it there by a copy
+    (a CUDA producer is asked for a host copy, dl_device=(1, 0)).
+    ``copy=True`` asks for a copy, ``copy=False`` refuses one (BufferError
+    when ``device`` needs one).
     """
-    if device is not None and _device_num(device) != 0:
-        raise ValueError(f"from_dlpack: device {device!r} is not supported (only 'cpu')")
+    want = None if device is None else _device_num(device)
+    if want is not None and want not in (0, 1):
+        raise ValueError(f"from_dlpack: device {device!r} is not supported (only 'cpu' or "
+                         "'cuda')")
     if type(x).__name__ == "PyCapsule":  # the legacy form: a capsule
         capsule = x
     else:
         if not hasattr(x, "__dlpack__"):
             raise TypeError(f"from_dlpack: expected an object with __dlpack__ or a DLPack "
                             f"capsule (got {type(x).__name__})")
+        dev_type, dev_id = _DL_CPU, 0
         if hasattr(x, "__dlpack_device__"):
-            dev_type, dev_id = x.__dlpack_device__()
-            if int(dev_type) != _DL_CPU:
-                name = _DL_DEVICE_NAMES.get(int(dev_type), "non-CPU")
-                raise BufferError(f"from_dlpack: the {type(x).__name__} is on a {name} device "
-                                  f"(DLPack device ({int(dev_type)}, {int(dev_id)})); only CPU "
-                                  "data can be imported (no CUDA support yet)")
+            dev_type, dev_id = (int(v) for v in x.__dlpack_device__())
+        what = f"the {type(x).__name__}"
         kwargs = {} if copy is None else {"copy": copy}
+        if dev_type == _DL_CUDA and want == 0:  # a host copy, made by the producer
+            if copy is False:
+                raise BufferError(f"from_dlpack: {what} is on CUDA and device='cpu' needs a "
+                                  "copy, but copy=False")
+            try:
+                capsule = x.__dlpack__(max_version=(1, 0), dl_device=(_DL_CPU, 0), copy=True)
+            except (TypeError, BufferError, NotImplementedError):
+                pass  # a producer that cannot: import on CUDA, then copy here
+            else:
+                return _from_capsule(capsule, 0, None, False)
+        if dev_type == _DL_CUDA:
+            _dl_cuda_usable(what, dev_id)
+            kwargs["stream"] = 1  # our stream: Note [DLPack streams] in dispatch/cuda.py
+        elif dev_type != _DL_CPU:
+            name = _DL_DEVICE_NAMES.get(dev_type, "non-CPU")
+            raise BufferError(f"from_dlpack: {what} is on a {name} device "
+                              f"(DLPack device ({dev_type}, {dev_id})); only CPU and CUDA "
+                              "device 0 data can be imported")
+        src = 1 if dev_type == _DL_CUDA else 0
+        if want is not None and want != src and copy is False:
+            raise BufferError(f"from_dlpack: {what} is on "
+                              f"{'CUDA' if dev_type == _DL_CUDA else 'the CPU'} and device="
+                              f"{device!r} needs a copy, but copy=False")
         try:  # the versioned protocol first, as the DLPack spec recommends
             capsule = x.__dlpack__(max_version=(1, 0), **kwargs)
         except TypeError:  # a producer older than DLPack 1.0: no max_version
-            capsule = x.__dlpack__()
-            if copy:
-                return from_dlpack(capsule).clone()
+            legacy = {"stream": kwargs["stream"]} if "stream" in kwargs else {}
+            capsule = x.__dlpack__(**legacy)
+            return _from_capsule(capsule, want, copy, True)
+        return _from_capsule(capsule, want, copy, False)
+    return _from_capsule(capsule, want, copy, True)
+
+
+def _from_capsule(capsule: Any, want: int | None, copy: builtins.bool | None,
+                  copy_here: builtins.bool) -> Tensor:
+    """Consume capsule; then move it to device `want` when it is elsewhere
+    (BufferError for copy=False), or copy it when copy=True and copy_here (the
+    producer could not be asked for the copy)."""
     address, versioned = _fastpath.dlpack_take(capsule)  # we own it now
-    return _wrap(lib.dispatch_tensor_from_dlpack(ffi.cast("void *", address), versioned))
+    m = ffi.cast("void *", address)
+    dev_id = ffi.new("int *")
+    reason = ""
+    if lib.dispatch_dlpack_device(m, versioned, dev_id) == _DL_CUDA and dev_id[0] == 0:
+        from . import cuda
+
+        # the first CUDA use registers the allocator the import needs
+        reason = cuda.unavailable_reason()
+    try:
+        t = _wrap(lib.dispatch_tensor_from_dlpack(m, versioned))  # releases m on failure
+    except RuntimeError as e:
+        if reason and lib.dispatch_allocator_get(1) == ffi.NULL:
+            raise RuntimeError(f"{e}: {reason}") from None
+        raise
+    if want is not None and want != t._p.device:
+        if copy is False:
+            raise BufferError(f"from_dlpack: the capsule is on {t.device} and device="
+                              f"{_DEVICE_NAMES[want]!r} needs a copy, but copy=False")
+        return t._to_device(_DEVICE_NAMES[want])
+    return _copy_on_device(t) if copy and copy_here else t
 
 
 # Python values in and out (no NumPy: Note [NumPy is optional]) ------------------------

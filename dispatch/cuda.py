@@ -120,6 +120,7 @@ def _declare(lib) -> None:
     lib.dcu_allocator.restype = ctypes.c_void_p
     lib.dcu_memcpy.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
     lib.dcu_memset.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t]
+    lib.dcu_stream_wait_legacy.argtypes = [ctypes.c_void_p]
     lib.dcu_device_properties.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t,
                                           ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int),
                                           ctypes.POINTER(ctypes.c_size_t)]
@@ -245,6 +246,55 @@ def memcpy(dst: int, src: int, nbytes: int, kind: int) -> None:
     """cudaMemcpy; kind 1 host->device, 2 device->host, 3 device->device."""
     lib = _lib()
     _check(lib, lib.dcu_memcpy(dst, src, nbytes, kind))
+
+
+# DLPack streams -----------------------------------------------------------------------------
+# Note [DLPack streams]
+# ~~~~~~~~~~~~~~~~~~~~~
+# `__dlpack__(stream=s)` on a CUDA tensor: the consumer says on which stream it
+# will use the data, and the producer makes the data ready there. As the array
+# API standard numbers them for CUDA: None or 1 is the legacy default stream,
+# 2 the per-thread default stream, any other positive integer a cudaStream_t,
+# -1 "do not synchronize"; 0 is refused (ambiguous). This runtime queues all
+# its CUDA work on the legacy default stream, so None, 1 and -1 need nothing;
+# for 2 or a stream handle an event is recorded on the legacy stream and the
+# consumer's stream waits for it (dcu_stream_wait_legacy), the host does not.
+# As a consumer, from_dlpack passes stream=1: our stream.
+
+LEGACY_STREAM, PER_THREAD_STREAM, NO_SYNC = 1, 2, -1
+
+
+def dlpack_stream(stream) -> int | None:
+    """The stream a CUDA export must make wait for our work (Note [DLPack
+    streams]): None when none must (stream None, 1 or -1), else 2 or the
+    cudaStream_t. TypeError or ValueError, naming it, for a stream DLPack does
+    not allow on CUDA. Touches no CUDA."""
+    if stream is None:
+        return None
+    if isinstance(stream, bool) or not isinstance(stream, int):
+        raise TypeError(f"stream must be None or an int for a cuda tensor (got "
+                        f"{type(stream).__name__} {stream!r}): 1 the legacy default stream, "
+                        "2 the per-thread default stream, a cudaStream_t, or -1 for no "
+                        "synchronization")
+    stream = int(stream)
+    if stream in (LEGACY_STREAM, NO_SYNC):
+        return None
+    if stream == 0:
+        raise ValueError("stream=0 is not allowed for a cuda tensor (DLPack refuses it as "
+                         "ambiguous): pass 1 for the legacy default stream or 2 for the "
+                         "per-thread default stream")
+    if stream < NO_SYNC or stream >= 1 << 64:
+        raise ValueError(f"stream {stream} is not a CUDA stream: expected None, -1, 1, 2 or a "
+                         "cudaStream_t (a pointer, below 2**64)")
+    return stream
+
+
+def stream_wait(stream: int) -> None:
+    """Make CUDA stream `stream` (2: the per-thread default stream, else a
+    cudaStream_t) wait for the work queued on the legacy default stream, without
+    blocking the host (cudaEventRecord + cudaStreamWaitEvent)."""
+    lib = _lib()
+    _check(lib, lib.dcu_stream_wait_legacy(stream))
 
 
 def runtime_info() -> dict:

@@ -287,6 +287,8 @@ def test_unsupported_dtype_is_refused_and_released():
     assert ref() is None  # the deleter ran
 
 
+@pytest.mark.skipif(dispatch.cuda.is_available(),
+                    reason="a GPU is present: CUDA producers are imported (test_dlpack_cuda.py)")
 def test_non_cpu_producer_is_refused_clearly():
     class OnCuda:
         def __dlpack_device__(self):

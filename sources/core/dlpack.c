@@ -1,4 +1,4 @@
-/* DLPack export and import of CPU tensors; see dispatch/dlpack.h. */
+/* DLPack export and import of CPU and CUDA tensors; see dispatch/dlpack.h. */
 #include "dispatch/dlpack.h"
 
 #include <stdint.h>
@@ -24,6 +24,12 @@
  *     tensor's extent; its release calls the producer's deleter, once, when
  *     the last view goes. Everything refused is refused after ownership was
  *     taken, so the deleter runs then.
+ * CUDA tensors go the same way (kDLCUDA, device 0: the one device this runtime
+ * uses): this file never touches their memory, it only describes it. The
+ * stream handshake of __dlpack__(stream=...) and the CUDA availability check
+ * are Python's (dispatch/_tensor.py, dispatch/cuda.py); importing a kDLCUDA
+ * tensor needs an allocator registered for device "cuda" (CUDA was found
+ * usable), so that the tensor can be copied and freed like any CUDA tensor.
  * The capsules around these (names "dltensor" / "dltensor_versioned", renamed
  * "used_..." once consumed; a capsule destructor that calls the deleter only
  * for an unconsumed capsule) are dispatch/_fastpath.c's: they need the
@@ -71,7 +77,7 @@ static void fill_tensor(DLTensor *out, dispatch_tensor *t, int64_t *shape, int64
         strides[d] = t->strides[d];
     }
     out->data = t->data;
-    out->device = (DLDevice){kDLCPU, 0};
+    out->device = (DLDevice){t->device == DISPATCH_DEVICE_CUDA ? kDLCUDA : kDLCPU, 0};
     out->ndim = (int32_t)t->ndim;
     out->dtype = (DLDataType){dl_types[t->dtype].code, dl_types[t->dtype].bits, 1};
     out->shape = shape;
@@ -80,9 +86,10 @@ static void fill_tensor(DLTensor *out, dispatch_tensor *t, int64_t *shape, int64
 }
 
 void *dispatch_tensor_to_dlpack(dispatch_tensor *t, int versioned, int copied) {
-    if (t->device != DISPATCH_DEVICE_CPU) {
+    if (t->device != DISPATCH_DEVICE_CPU && t->device != DISPATCH_DEVICE_CUDA) {
         dispatch_error_set(DISPATCH_ERR_RUNTIME,
-                           "DLPack export of a %s tensor is not supported (only cpu tensors)",
+                           "DLPack export of a %s tensor is not supported (only cpu and cuda "
+                           "tensors)",
                            dispatch_device_name(t->device));
         return NULL;
     }
@@ -172,17 +179,38 @@ static int dtype_of(DLDataType t) {
     return -1;
 }
 
+/* Our device of dl's DLPack device, or -1 with the error set: kDLCPU, and
+ * kDLCUDA device 0 where CUDA is usable (its allocator is registered). */
+static int device_of(const DLTensor *dl) {
+    int type = (int)dl->device.device_type, id = (int)dl->device.device_id;
+    if (type == kDLCPU) return DISPATCH_DEVICE_CPU;
+    if (type == kDLCUDA && id != 0) {
+        dispatch_error_set(DISPATCH_ERR_RUNTIME,
+                           "from_dlpack: the tensor is on CUDA device %d (DLPack device (%d, %d)); "
+                           "this runtime uses CUDA device 0 only",
+                           id, type, id);
+        return -1;
+    }
+    if (type == kDLCUDA) {
+        if (!dispatch_allocator_get(DISPATCH_DEVICE_CUDA)) {
+            dispatch_error_set(DISPATCH_ERR_RUNTIME,
+                               "from_dlpack: the tensor is on CUDA device 0 (DLPack device (2, 0)), "
+                               "but CUDA is not available here (no allocator is registered for "
+                               "device 'cuda')");
+            return -1;
+        }
+        return DISPATCH_DEVICE_CUDA;
+    }
+    dispatch_error_set(DISPATCH_ERR_RUNTIME,
+                       "from_dlpack: the tensor is on a %s device (DLPack device type %d, id %d); "
+                       "only CPU (kDLCPU) and CUDA device 0 (kDLCUDA) tensors can be imported",
+                       device_type_name(type), type, id);
+    return -1;
+}
+
 /* dl's dtype, its strides (in elements, >= 0) and the bytes it spans, or -1
  * with the error set. */
 static int check(const DLTensor *dl, int64_t *strides, int64_t *nbytes) {
-    if (dl->device.device_type != kDLCPU) {
-        dispatch_error_set(DISPATCH_ERR_RUNTIME,
-                           "from_dlpack: the tensor is on a %s device (DLPack device type %d, id "
-                           "%d); only CPU tensors (kDLCPU) can be imported",
-                           device_type_name((int)dl->device.device_type), (int)dl->device.device_type,
-                           (int)dl->device.device_id);
-        return -1;
-    }
     int dtype = dtype_of(dl->dtype);
     if (dtype < 0) return -1;
     if (dl->ndim < 0 || dl->ndim > DISPATCH_MAX_DIMS) {
@@ -242,14 +270,15 @@ static int check(const DLTensor *dl, int64_t *strides, int64_t *nbytes) {
 static dispatch_tensor *import(const DLTensor *dl, int readonly, void (*release)(void *),
                                void *ctx) {
     int64_t strides[DISPATCH_MAX_DIMS], nbytes;
-    int dtype = check(dl, strides, &nbytes);
+    int device = device_of(dl);
+    int dtype = device < 0 ? -1 : check(dl, strides, &nbytes);
     if (dtype < 0) {
         release(ctx);
         return NULL;
     }
     char *data = dl->data ? (char *)dl->data + dl->byte_offset : NULL;
     dispatch_storage *s =
-        dispatch_storage_from_foreign(DISPATCH_DEVICE_CPU, data, (size_t)nbytes, release, ctx);
+        dispatch_storage_from_foreign(device, data, (size_t)nbytes, release, ctx);
     if (!s) {
         release(ctx);
         return NULL;
@@ -280,4 +309,15 @@ dispatch_tensor *dispatch_tensor_from_dlpack(void *managed, int versioned) {
         return import(&m->dl_tensor, readonly, release_versioned, m);
     }
     return import(&((DLManagedTensor *)managed)->dl_tensor, 0, release_legacy, managed);
+}
+
+int dispatch_dlpack_device(const void *managed, int versioned, int *device_id) {
+    if (!managed) {
+        dispatch_error_set(DISPATCH_ERR_VALUE, "from_dlpack: NULL DLPack tensor");
+        return -1;
+    }
+    const DLTensor *dl = versioned ? &((const DLManagedTensorVersioned *)managed)->dl_tensor
+                                   : &((const DLManagedTensor *)managed)->dl_tensor;
+    if (device_id) *device_id = (int)dl->device.device_id;
+    return (int)dl->device.device_type;
 }

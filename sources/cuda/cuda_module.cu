@@ -11,6 +11,7 @@
  */
 #include <cuda_runtime.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -95,6 +96,28 @@ DCU_API int dcu_memcpy(void *dst, const void *src, size_t nbytes, int kind) {
 DCU_API int dcu_memset(void *dst, int value, size_t nbytes) {
     if (nbytes == 0) return 0;
     CHECK(cudaMemset(dst, value, nbytes));
+    return 0;
+}
+
+/* DLPack's stream handshake (dispatch/cuda.py dlpack_stream resolves the
+ * consumer's stream argument): make `stream` wait for all work queued so far
+ * on the legacy default stream, where this runtime works, without blocking
+ * the host: an event recorded there and waited on by that stream. DLPack
+ * numbers the CUDA streams as CUDA does: 1 is cudaStreamLegacy, 2
+ * cudaStreamPerThread, anything else a cudaStream_t. The event can go at once:
+ * the wait was queued already. */
+DCU_API int dcu_stream_wait_legacy(uintptr_t stream) {
+    cudaEvent_t event;
+    CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+    const char *op = "cudaEventRecord(event, cudaStreamLegacy)";
+    cudaError_t e = cudaEventRecord(event, cudaStreamLegacy);
+    if (e == cudaSuccess) {
+        op = "cudaStreamWaitEvent(consumer stream, event, 0)";
+        e = cudaStreamWaitEvent((cudaStream_t)stream, event, 0);
+    }
+    cudaError_t d = cudaEventDestroy(event);
+    if (e != cudaSuccess) return fail(e, op);
+    if (d != cudaSuccess) return fail(d, "cudaEventDestroy(event)");
     return 0;
 }
 

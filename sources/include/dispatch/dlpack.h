@@ -1,7 +1,7 @@
 /*
  * DLPack: the structs of the DLPack ABI (written from the DLPack 1.1
  * specification, https://dmlc.github.io/dlpack/latest/c_api.html) and the
- * runtime's export and import of CPU tensors through them. The Python
+ * runtime's export and import of CPU and CUDA tensors through them. The Python
  * protocol (capsules, __dlpack__, from_dlpack) is in dispatch/_fastpath.c
  * and dispatch/_tensor.py: Note [DLPack] in sources/core/dlpack.c.
  */
@@ -95,20 +95,29 @@ typedef struct DLManagedTensorVersioned {
 #endif /* DLPACK_DLPACK_H_ */
 
 /* A new DLManagedTensorVersioned (versioned != 0) or DLManagedTensor viewing
- * t's memory, shape, strides (in elements) and offset, without a copy. It
+ * t's memory, shape, strides (in elements) and offset, without a copy, on
+ * kDLCPU or, for a cuda tensor, kDLCUDA device 0 (no stream work here). It
  * holds a reference to t's storage until its deleter runs. A versioned one
  * carries DLPACK_FLAG_BITMASK_READ_ONLY when t's storage is read-only and
  * DLPACK_FLAG_BITMASK_IS_COPIED when copied != 0 (t is a copy made for the
- * export). NULL with the error set for a tensor that is not on the CPU. */
+ * export). NULL with the error set for a tensor on another device (meta). */
 void *dispatch_tensor_to_dlpack(dispatch_tensor *t, int versioned, int copied);
 
 /* A tensor over the memory of managed (a DLManagedTensorVersioned when
  * versioned != 0, else a DLManagedTensor), without a copy: a foreign storage
- * whose release calls managed's deleter. Takes ownership of managed in every
- * case: on failure (a device other than the CPU, an unsupported dtype, a
+ * whose release calls managed's deleter, on the CPU, or on device "cuda" for
+ * kDLCUDA device 0 when an allocator is registered for "cuda". Takes
+ * ownership of managed in every case: on failure (another device or CUDA
+ * device id, CUDA not available, an unsupported dtype, a
  * negative stride, a newer major version, ...) the deleter has run already
  * and the error is set. A read-only versioned tensor gives a read-only
  * storage. */
 dispatch_tensor *dispatch_tensor_from_dlpack(void *managed, int versioned);
+
+/* The DLPack device type (kDLCPU, kDLCUDA, ...) of managed (as in
+ * dispatch_tensor_from_dlpack) and, through device_id when not NULL, its
+ * device id; -1 with the error set for NULL. Reads only: managed stays the
+ * caller's. */
+int dispatch_dlpack_device(const void *managed, int versioned, int *device_id);
 
 #endif /* DISPATCH_DLPACK_H_ */
