@@ -411,7 +411,9 @@ static int numpy_kind(PyObject *v) {
                  *f = PyObject_GetAttrString(np, "floating");
         Py_DECREF(np);
         if (!b || !i || !f) {
-            Py_XDECREF(b), Py_XDECREF(i), Py_XDECREF(f);
+            Py_XDECREF(b);
+            Py_XDECREF(i);
+            Py_XDECREF(f);
             return -1;
         }
         NP.bool_ = b, NP.integer = i, NP.floating = f;

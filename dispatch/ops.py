@@ -96,6 +96,8 @@ class OpOverload:
         s = lib.dispatch_op_schema(handle)
         self.args = tuple(_Arg(s.args[i]) for i in range(s.nargs))
         self.nrets = int(s.nrets)
+        # one Tensor returned: the shortcuts call1/call2/call_scalar can run it
+        self._one_tensor = self.nrets == 1 and s.rets[0].kind == _TENSOR and not s.rets[0].is_list
         buf = ffi.new("char[4096]")
         lib.dispatch_schema_format(s, buf, 4096)
         self.schema = ffi.string(buf).decode(errors="backslashreplace")
@@ -145,14 +147,14 @@ class OpOverloadPacket:
             f"  {o.schema}" for o in overloads)
         self._plans = tuple(o._plan for o in overloads)
         # Fast paths (dispatch._fastpath.call1/call2 take the handle's address):
-        # the overload (Tensor) / (Tensor, Tensor) bind to, when it returns one value.
+        # the overload (Tensor) / (Tensor, Tensor) bind to, when it returns one Tensor.
         self._fast1_at = self._fast(1)
         self._fast2_at = self._fast(2)
         self._kw_plans: dict = {}  # (n tensors, keyword, value type) -> (address, index)
 
     def _fast(self, n: int) -> int | None:
         i = _resolve(self._plans, (_PROBE,) * n, None)  # binding looks at types only
-        return self.overloads[i]._at if i >= 0 and self.overloads[i].nrets == 1 else None
+        return self.overloads[i]._at if i >= 0 and self.overloads[i]._one_tensor else None
 
     def _kw_plan(self, args: tuple, key: str, value: Any) -> Any:
         """(address, index) when the overload that (tensors, key=value) binds
@@ -163,7 +165,7 @@ class OpOverloadPacket:
             return None
         o = self.overloads[i]
         a, k = o.args, o._names[key]
-        if o.nrets == 1 and a[k].kind == _SCALAR and not a[k].is_list and all(
+        if o._one_tensor and a[k].kind == _SCALAR and not a[k].is_list and all(
                 x.kind == _TENSOR and not x.is_list for x in a[:len(args)]):
             return o._at, k
         return None

@@ -167,13 +167,28 @@ def test_the_shortcuts_are_chosen_by_the_binder():
         p = getattr(ops, name)
         for n, at in ((1, p._fast1_at), (2, p._fast2_at)):
             i = dispatch._fastpath.resolve(p._plans, (t,) * n, None)
-            want = p.overloads[i]._at if i >= 0 and p.overloads[i].nrets == 1 else None
+            want = p.overloads[i]._at if i >= 0 and p.overloads[i]._one_tensor else None
             assert at == want, (name, n)
     assert ops.addcmul(t, t, t, value=0.5).tolist() == [[1.5, 1.5], [1.5, 1.5]]
     assert ops.addcmul._kw_plans[(3, "value", float)] is not None
     assert ops.max(t, dim=0)[0].tolist() == [1.0, 1.0]
     assert ops.max._kw_plans.get((1, "dim", int)) is None  # an int, not a Scalar
     assert ops.sum(t, dim=0).tolist() == [2.0, 2.0]
+
+
+def test_an_operator_returning_a_number_is_not_given_a_tensor_shortcut():
+    """call1/call2/call_scalar return one Tensor; an overload returning an int
+    or a float runs through bind_call (it used to fail with "does not return
+    one Tensor")."""
+    from dispatch import library
+
+    library.define("binder_retint(Tensor self, Tensor other, *, Scalar s=1) -> int")
+    library.impl("binder_retint", "CPU")(lambda self, other, s: 7)
+    library.define("binder_retfloat(Tensor self) -> float")
+    library.impl("binder_retfloat", "CPU")(lambda self: 0.5)
+    t = dispatch.ones(2)
+    assert ops.binder_retint(t, t) == 7 and ops.binder_retint(t, t, s=2.0) == 7
+    assert ops.binder_retfloat(t) == 0.5 and type(ops.binder_retfloat(t)) is float
 
 
 # One shape formatter ------------------------------------------------------------------------
