@@ -37,6 +37,9 @@ typedef void (*decref_fn)(dispatch_tensor *t);
 typedef int (*call_fn)(const void *op, dispatch_ivalue *args, int nargs, dispatch_ivalue *rets);
 typedef int (*default_fn)(const void *op, int i, dispatch_ivalue *out);
 typedef void (*release_fn)(dispatch_ivalue *v, int n);
+typedef dispatch_tensor *(*wrap_double_fn)(double v);
+typedef dispatch_tensor *(*wrap_int_fn)(int64_t v);
+typedef dispatch_tensor *(*wrap_bool_fn)(int v);
 
 /* The operators, in the order init() receives them. */
 enum { ADD, SUB, MUL, DIV, EQ, NE, LT, LE, GT, GE, NOPS };
@@ -54,8 +57,11 @@ static struct {
     call_fn call;
     default_fn op_default;
     release_fn release;
+    wrap_double_fn wrap_double; /* bind_init: numbers as Tensor arguments */
+    wrap_int_fn wrap_int;
+    wrap_bool_fn wrap_bool;
     PyTypeObject *dtype_type;  /* dispatch.dtype: ScalarType arguments */
-    PyObject *no_match, *fallback; /* bind_call's two refusals */
+    PyObject *no_match;        /* bind_call: no overload binds */
     const void *ops[NOPS];
     PyObject *forward[NOPS]; /* fallback(self, other) for non-tensor other */
     PyObject *reverse[NOPS]; /* fallback(self, other) computing other <op> self */
@@ -353,108 +359,247 @@ static PyObject *py_call_scalar(PyObject *self, PyObject *const *args, Py_ssize_
 /*
  * Note [Binding in C]
  * ~~~~~~~~~~~~~~~~~~~
- * bind_call(op_address, spec, names, nrets, args, kwargs) binds a Python
- * call to one overload and runs it, the C twin of OpOverload._bind in
- * dispatch/ops.py, for the plain cases: None, bool, int, float, tuples and
- * lists of ints, tensors and dtypes. It returns the result, or one of two
- * refusals before anything ran: NO_MATCH when _bind would reject the
- * overload too (the caller tries the next one), FALLBACK for anything else
- * (a NumPy scalar, a number for a Tensor argument, a value out of range):
- * the caller then resolves the whole call in Python. spec has one byte per
- * argument: kind (ops.py's _TENSOR ... _SCALARTYPE) | is_list << 3 |
- * optional << 4 | kwarg_only << 5 | has_default << 6.
+ * The schema binder: the one place that decides how a Python call's
+ * arguments fit an operator's schema (dispatch.ops calls it for every
+ * packet and overload; nothing in Python restates the rules).
+ *
+ * bind_call(plans, args, kwargs) tries the overloads in plans in order (the
+ * table's resolution order) and runs the first that binds, returning its
+ * result; NO_MATCH when none binds (the caller words the TypeError).
+ * resolve(plans, args, kwargs) binds the same way and runs nothing: the
+ * index of the overload bind_call would run, or -1 (dispatch.ops picks its
+ * shortcuts with it). Each plan is (op_address, spec, names, nrets); spec
+ * has one byte per argument: kind (K_TENSOR ... K_SCALARTYPE below, the
+ * dispatch_type_kind of schema.h) | is_list << 3 | optional << 4 |
+ * kwarg_only << 5 | has_default << 6; names is the tuple of argument names.
+ *
+ * The rules, per overload:
+ * - more positional arguments than non-kwarg-only ones, or a keyword naming
+ *   no argument: no match, before anything is converted;
+ * - positional arguments, then keywords in call order, are converted (a
+ *   keyword naming a positional one already given: no match); an argument
+ *   left out takes its default, and one without a default is no match;
+ * - a value fits: None an optional argument; for int[]: an int (not a bool)
+ *   or a tuple/list of ints (not bools), at most DISPATCH_MAX_DIMS
+ *   (TypeError beyond); Tensor: a Tensor, or a number (wrapped into a 0-dim
+ *   tensor for the call); Scalar: a bool, int or float (kept as such); int:
+ *   an int, not a bool; float: an int or a float, not a bool; bool: a bool;
+ *   ScalarType: a dispatch.dtype. "int", "float" and "bool" include NumPy's
+ *   integer, floating and bool_ scalars once NumPy is imported (as
+ *   dispatch._tensor's _is_int, _is_float and _is_bool say), and subclasses;
+ * - an int beyond int64 raises OverflowError ("int too big to convert"), a
+ *   float conversion its own OverflowError, at the first value that needs it:
+ *   later overloads are not tried.
  */
 enum { K_TENSOR, K_SCALAR, K_INT, K_FLOAT, K_BOOL, K_STR, K_SCALARTYPE };
-enum { BIND_OK, BIND_NO_MATCH, BIND_FALLBACK, BIND_ERROR };
+enum { BIND_OK, BIND_NO_MATCH, BIND_ERROR };
+/* What a value is, for binding: several at once (a bool is an int too). */
+enum { V_BOOL = 1, V_INT = 2, V_FLOAT = 4, V_TENSOR = 8, V_DTYPE = 16, V_SEQ = 32 };
 
-static int exact_int(PyObject *v, int64_t *out) {
-    long long x = PyLong_AsLongLong(v);
-    if (x == -1 && PyErr_Occurred()) {
-        PyErr_Clear(); /* out of int64: Python's path reports it */
-        return BIND_FALLBACK;
+static struct {
+    PyObject *name;                      /* "numpy" */
+    PyObject *bool_, *integer, *floating; /* its scalar types, once it is imported */
+} NP;
+
+/* V_BOOL/V_INT/V_FLOAT for a NumPy scalar, 0 for anything else or while
+ * NumPy is not imported (nothing is NumPy's then), -1 with an error set. */
+static int numpy_kind(PyObject *v) {
+    if (!NP.bool_) {
+        PyObject *np = PyImport_GetModule(NP.name);
+        if (!np) return PyErr_Occurred() ? -1 : 0;
+        PyObject *b = PyObject_GetAttrString(np, "bool_"), *i = PyObject_GetAttrString(np, "integer"),
+                 *f = PyObject_GetAttrString(np, "floating");
+        Py_DECREF(np);
+        if (!b || !i || !f) {
+            Py_XDECREF(b);
+            Py_XDECREF(i);
+            Py_XDECREF(f);
+            return -1;
+        }
+        NP.bool_ = b, NP.integer = i, NP.floating = f;
     }
+    int r;
+    if ((r = PyObject_IsInstance(v, NP.bool_)) != 0) return r < 0 ? -1 : V_BOOL;
+    if ((r = PyObject_IsInstance(v, NP.integer)) != 0) return r < 0 ? -1 : V_INT;
+    if ((r = PyObject_IsInstance(v, NP.floating)) != 0) return r < 0 ? -1 : V_FLOAT;
+    return 0;
+}
+
+/* The V_* flags of a value (not None), or -1 with an error set. */
+static int classify(PyObject *v) {
+    if (PyLong_CheckExact(v)) return V_INT;
+    if (PyFloat_CheckExact(v)) return V_FLOAT;
+    if (PyBool_Check(v)) return V_BOOL | V_INT;
+    if (PyObject_TypeCheck(v, S.tensor_type)) return V_TENSOR;
+    int f = (PyLong_Check(v) ? V_INT : 0) | (PyFloat_Check(v) ? V_FLOAT : 0) |
+            (PyTuple_Check(v) || PyList_Check(v) ? V_SEQ : 0) |
+            (PyObject_TypeCheck(v, S.dtype_type) ? V_DTYPE : 0);
+    if (f || PyUnicode_Check(v)) return f;
+    return numpy_kind(v);
+}
+
+/* int(v) as an int64. */
+static int to_int64(PyObject *v, int64_t *out) {
+    PyObject *n = PyLong_CheckExact(v) ? Py_NewRef(v) : PyNumber_Long(v);
+    if (!n) return -1;
+    int overflow;
+    long long x = PyLong_AsLongLongAndOverflow(n, &overflow);
+    Py_DECREF(n);
+    if (overflow) {
+        PyErr_SetString(PyExc_OverflowError, "int too big to convert");
+        return -1;
+    }
+    if (x == -1 && PyErr_Occurred()) return -1;
     *out = x;
+    return 0;
+}
+
+/* float(v). */
+static int to_double(PyObject *v, double *out) {
+    double d = PyFloat_CheckExact(v) ? PyFloat_AS_DOUBLE(v) : PyFloat_AsDouble(v);
+    if (d == -1.0 && PyErr_Occurred()) return -1;
+    *out = d;
+    return 0;
+}
+
+/* bool(v) of a Python or NumPy bool. */
+static int to_bool(PyObject *v, int64_t *out) {
+    int b = v == Py_True ? 1 : v == Py_False ? 0 : PyObject_IsTrue(v);
+    if (b < 0) return -1;
+    *out = b;
+    return 0;
+}
+
+/* One overload's bound arguments, and the 0-dim tensors made for numbers
+ * given as Tensor arguments (owned, released after the call). */
+typedef struct {
+    dispatch_ivalue iv[DISPATCH_MAX_ARGS];
+    dispatch_tensor *made[DISPATCH_MAX_ARGS];
+    int nmade, last;
+} bound;
+
+static void bound_release(bound *b) {
+    for (int k = 0; k < b->nmade; k++) S.decref(b->made[k]);
+    b->nmade = 0;
+}
+
+/* A number as a 0-dim tensor argument (dispatch_tensor_wrap_*). */
+static int wrap_number(PyObject *v, int f, dispatch_ivalue *iv, bound *b) {
+    int64_t i;
+    double d;
+    dispatch_tensor *t;
+    if (f & V_BOOL) {
+        if (to_bool(v, &i) < 0) return BIND_ERROR;
+        t = S.wrap_bool((int)i);
+    } else if (f & V_INT) {
+        if (to_int64(v, &i) < 0) return BIND_ERROR;
+        t = S.wrap_int(i);
+    } else {
+        if (to_double(v, &d) < 0) return BIND_ERROR;
+        t = S.wrap_double(d);
+    }
+    if (!t) {
+        PyObject *res = wrap(NULL); /* raises the runtime's error */
+        Py_XDECREF(res);
+        return BIND_ERROR;
+    }
+    b->made[b->nmade++] = t;
+    iv->tag = DISPATCH_IV_TENSOR, iv->v.t = t;
     return BIND_OK;
 }
 
-static int convert(PyObject *v, unsigned char spec, dispatch_ivalue *iv) {
+/* An int[] argument: an int, or a tuple/list of ints. */
+static int convert_list(PyObject *v, int f, PyObject *name, dispatch_ivalue *iv) {
+    if ((f & V_INT) && !PyBool_Check(v)) {
+        iv->tag = DISPATCH_IV_INTLIST, iv->n = 1;
+        return to_int64(v, &iv->list[0]) < 0 ? BIND_ERROR : BIND_OK;
+    }
+    if (!(f & V_SEQ)) return BIND_NO_MATCH;
+    /* a tuple of its items: converting one may run Python code (__int__) */
+    PyObject *seq = PyTuple_CheckExact(v) ? Py_NewRef(v) : PySequence_Tuple(v);
+    if (!seq) return BIND_ERROR;
+    Py_ssize_t n = PyTuple_GET_SIZE(seq);
+    int rc = BIND_OK;
+    for (Py_ssize_t k = 0; k < n && rc == BIND_OK; k++) {
+        PyObject *x = PyTuple_GET_ITEM(seq, k);
+        int g = classify(x);
+        rc = g < 0 ? BIND_ERROR : !(g & V_INT) || PyBool_Check(x) ? BIND_NO_MATCH : BIND_OK;
+    }
+    if (rc == BIND_OK && n > DISPATCH_MAX_DIMS) {
+        PyErr_Format(PyExc_TypeError, "argument '%U': at most %d values", name, DISPATCH_MAX_DIMS);
+        rc = BIND_ERROR;
+    }
+    for (Py_ssize_t k = 0; k < n && rc == BIND_OK; k++)
+        if (to_int64(PyTuple_GET_ITEM(seq, k), &iv->list[k]) < 0) rc = BIND_ERROR;
+    Py_DECREF(seq);
+    if (rc == BIND_OK) iv->tag = DISPATCH_IV_INTLIST, iv->n = (int32_t)n;
+    return rc;
+}
+
+/* Store v into iv as the argument spec (named name) takes it. */
+static int convert(PyObject *v, unsigned char spec, PyObject *name, dispatch_ivalue *iv,
+                   bound *b) {
     int kind = spec & 7, is_list = spec >> 3 & 1, optional = spec >> 4 & 1;
     if (v == Py_None) {
         if (!optional) return BIND_NO_MATCH;
         iv->tag = DISPATCH_IV_NONE;
         return BIND_OK;
     }
-    if (is_list) {
-        if (PyLong_CheckExact(v)) {
-            iv->tag = DISPATCH_IV_INTLIST, iv->n = 1;
-            return exact_int(v, &iv->list[0]);
-        }
-        if (!PyTuple_CheckExact(v) && !PyList_CheckExact(v)) {
-            return PyBool_Check(v) || PyFloat_CheckExact(v) || is_tensor(v) ? BIND_NO_MATCH
-                                                                             : BIND_FALLBACK;
-        }
-        Py_ssize_t n = PySequence_Fast_GET_SIZE(v);
-        if (n > DISPATCH_MAX_DIMS) return BIND_FALLBACK;
-        PyObject **items = PySequence_Fast_ITEMS(v);
-        for (Py_ssize_t k = 0; k < n; k++) {
-            if (!PyLong_CheckExact(items[k])) return BIND_FALLBACK;
-            int rc = exact_int(items[k], &iv->list[k]);
-            if (rc != BIND_OK) return rc;
-        }
-        iv->tag = DISPATCH_IV_INTLIST, iv->n = (int32_t)n;
-        return BIND_OK;
-    }
-    if (PyTuple_CheckExact(v) || PyList_CheckExact(v))
-        return BIND_NO_MATCH; /* as _convert: a sequence fits a list argument only */
-    int is_bool = PyBool_Check(v), is_int = PyLong_CheckExact(v), is_float = PyFloat_CheckExact(v);
-    int tensor = is_tensor(v), is_dtype = PyObject_TypeCheck(v, S.dtype_type);
-    if (!is_bool && !is_int && !is_float && !tensor && !is_dtype) return BIND_FALLBACK;
+    int f = classify(v);
+    if (f < 0) return BIND_ERROR;
+    if (is_list) return convert_list(v, f, name, iv);
+    int number = f & (V_BOOL | V_INT | V_FLOAT);
     switch (kind) {
     case K_TENSOR:
-        if (!tensor) return is_dtype ? BIND_NO_MATCH : BIND_FALLBACK; /* numbers get wrapped */
-        iv->tag = DISPATCH_IV_TENSOR;
-        iv->v.t = pointer_of((TensorBase *)v);
-        return iv->v.t ? BIND_OK : BIND_ERROR;
+        if (f & V_TENSOR) {
+            iv->tag = DISPATCH_IV_TENSOR;
+            iv->v.t = pointer_of((TensorBase *)v);
+            return iv->v.t ? BIND_OK : BIND_ERROR;
+        }
+        return number ? wrap_number(v, f, iv, b) : BIND_NO_MATCH;
     case K_SCALAR:
+        if (!number) return BIND_NO_MATCH;
+        if (f & V_BOOL) {
+            iv->tag = DISPATCH_IV_BOOL;
+            return to_bool(v, &iv->v.i) < 0 ? BIND_ERROR : BIND_OK;
+        }
+        if (f & V_INT) {
+            iv->tag = DISPATCH_IV_INT;
+            return to_int64(v, &iv->v.i) < 0 ? BIND_ERROR : BIND_OK;
+        }
+        iv->tag = DISPATCH_IV_DOUBLE;
+        return to_double(v, &iv->v.d) < 0 ? BIND_ERROR : BIND_OK;
     case K_INT:
-    case K_FLOAT:
-    case K_BOOL:
-        if (tensor || is_dtype) return BIND_NO_MATCH;
-        if (kind == K_BOOL || (kind == K_SCALAR && is_bool)) {
-            if (!is_bool) return BIND_NO_MATCH;
-            iv->tag = DISPATCH_IV_BOOL, iv->v.i = v == Py_True;
-            return BIND_OK;
-        }
-        if (is_bool) return BIND_NO_MATCH; /* int/float arguments refuse bools */
-        if (kind == K_FLOAT || (kind == K_SCALAR && is_float)) {
-            iv->tag = DISPATCH_IV_DOUBLE;
-            iv->v.d = is_float ? PyFloat_AS_DOUBLE(v) : PyLong_AsDouble(v);
-            if (iv->v.d == -1.0 && PyErr_Occurred()) {
-                PyErr_Clear();
-                return BIND_FALLBACK;
-            }
-            return BIND_OK;
-        }
-        if (!is_int) return BIND_NO_MATCH; /* a float for an int argument */
+        if (!(f & V_INT) || PyBool_Check(v)) return BIND_NO_MATCH;
         iv->tag = DISPATCH_IV_INT;
-        return exact_int(v, &iv->v.i);
+        return to_int64(v, &iv->v.i) < 0 ? BIND_ERROR : BIND_OK;
+    case K_FLOAT:
+        if (!(f & (V_INT | V_FLOAT)) || PyBool_Check(v)) return BIND_NO_MATCH;
+        iv->tag = DISPATCH_IV_DOUBLE;
+        return to_double(v, &iv->v.d) < 0 ? BIND_ERROR : BIND_OK;
+    case K_BOOL:
+        if (!(f & V_BOOL)) return BIND_NO_MATCH;
+        iv->tag = DISPATCH_IV_BOOL;
+        return to_bool(v, &iv->v.i) < 0 ? BIND_ERROR : BIND_OK;
     case K_SCALARTYPE: {
-        if (!is_dtype) return BIND_NO_MATCH;
+        if (!(f & V_DTYPE)) return BIND_NO_MATCH;
         PyObject *num = PyObject_GetAttrString(v, "num");
         if (!num) return BIND_ERROR;
         iv->tag = DISPATCH_IV_INT;
-        iv->v.i = PyLong_AsLongLong(num);
+        int rc = to_int64(num, &iv->v.i);
         Py_DECREF(num);
-        return PyErr_Occurred() ? BIND_ERROR : BIND_OK;
+        return rc < 0 ? BIND_ERROR : BIND_OK;
     }
     default:
-        return BIND_NO_MATCH; /* str arguments: as _convert */
+        return BIND_NO_MATCH; /* str arguments */
     }
 }
 
+/* Bind a call to one overload (the rules of the Note); on BIND_OK, b holds
+ * the arguments, b->last of them given or before one given. */
 static int bind(const void *op, const unsigned char *spec, Py_ssize_t np, PyObject *names,
-                PyObject *const *pos, Py_ssize_t npos_given, PyObject *kwargs,
-                dispatch_ivalue *iv, int *last_out) {
+                PyObject *const *pos, Py_ssize_t npos_given, PyObject *kwargs, bound *b) {
+    b->nmade = 0;
     Py_ssize_t npos = 0;
     for (Py_ssize_t i = 0; i < np; i++) npos += !(spec[i] >> 5 & 1);
     if (npos_given > npos) return BIND_NO_MATCH;
@@ -463,11 +608,12 @@ static int bind(const void *op, const unsigned char *spec, Py_ssize_t np, PyObje
     PyObject *key, *value;
     if (kwargs) { /* every keyword must name an argument, before converting */
         while (PyDict_Next(kwargs, &kpos, &key, &value)) {
-            if (PySequence_Contains(names, key) != 1) return BIND_NO_MATCH;
+            int r = PySequence_Contains(names, key);
+            if (r != 1) return r < 0 ? BIND_ERROR : BIND_NO_MATCH;
         }
     }
     for (Py_ssize_t i = 0; i < npos_given; i++) {
-        int rc = convert(pos[i], spec[i], &iv[i]);
+        int rc = convert(pos[i], spec[i], PyTuple_GET_ITEM(names, i), &b->iv[i], b);
         if (rc != BIND_OK) return rc;
         given[i] = 1;
     }
@@ -477,7 +623,7 @@ static int bind(const void *op, const unsigned char *spec, Py_ssize_t np, PyObje
         Py_ssize_t i = PySequence_Index(names, key);
         if (i < 0) return BIND_ERROR;
         if (given[i]) return BIND_NO_MATCH;
-        int rc = convert(value, spec[i], &iv[i]);
+        int rc = convert(value, spec[i], key, &b->iv[i], b);
         if (rc != BIND_OK) return rc;
         given[i] = 1;
         if (i + 1 > last) last = (int)i + 1;
@@ -485,10 +631,77 @@ static int bind(const void *op, const unsigned char *spec, Py_ssize_t np, PyObje
     for (Py_ssize_t i = 0; i < np; i++) {
         if (given[i]) continue;
         if (!(spec[i] >> 6 & 1)) return BIND_NO_MATCH;
-        if (i < last && S.op_default(op, (int)i, &iv[i]) < 0) return BIND_FALLBACK;
+        if (i < last && S.op_default(op, (int)i, &b->iv[i]) < 0) {
+            PyObject *res = wrap(NULL); /* raises the runtime's error */
+            Py_XDECREF(res);
+            return BIND_ERROR;
+        }
     }
-    *last_out = last;
+    b->last = last;
     return BIND_OK;
+}
+
+/* One plan of bind_call/resolve: (op_address, spec, names, nrets). */
+typedef struct {
+    const void *op;
+    const unsigned char *spec;
+    Py_ssize_t np;
+    PyObject *names;
+    long nrets;
+} plan;
+
+static int read_plan(PyObject *p, plan *out) {
+    if (!PyTuple_Check(p) || PyTuple_GET_SIZE(p) != 4 || !PyBytes_Check(PyTuple_GET_ITEM(p, 1)) ||
+        !PyTuple_Check(PyTuple_GET_ITEM(p, 2))) {
+        PyErr_SetString(PyExc_TypeError, "a binding plan is (op_address, spec, names, nrets)");
+        return -1;
+    }
+    out->op = PyLong_AsVoidPtr(PyTuple_GET_ITEM(p, 0));
+    out->nrets = PyLong_AsLong(PyTuple_GET_ITEM(p, 3));
+    if (!out->op || (out->nrets == -1 && PyErr_Occurred())) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "a NULL operator address");
+        return -1;
+    }
+    PyObject *spec = PyTuple_GET_ITEM(p, 1);
+    out->spec = (const unsigned char *)PyBytes_AS_STRING(spec);
+    out->np = PyBytes_GET_SIZE(spec);
+    out->names = PyTuple_GET_ITEM(p, 2);
+    if (out->np > DISPATCH_MAX_ARGS || PyTuple_GET_SIZE(out->names) != out->np ||
+        out->nrets < 0 || out->nrets > DISPATCH_MAX_RETS) {
+        PyErr_SetString(PyExc_ValueError, "a binding plan beyond the runtime's limits");
+        return -1;
+    }
+    return 0;
+}
+
+/* The index of the first plan the call binds to (b holds its arguments),
+ * -1 when none does, -2 with an error set. */
+static Py_ssize_t bind_first(PyObject *const *args, Py_ssize_t nargs, plan *pl, bound *b) {
+    if (!S.ready || !S.wrap_double || nargs != 3 || !PyTuple_Check(args[0]) || !PyTuple_Check(args[1]) ||
+        (args[2] != Py_None && !PyDict_Check(args[2]))) {
+        PyErr_SetString(PyExc_TypeError, "expected (plans, args, kwargs)");
+        return -2;
+    }
+    PyObject *plans = args[0], *kwargs = args[2] == Py_None ? NULL : args[2];
+    for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(plans); j++) {
+        if (read_plan(PyTuple_GET_ITEM(plans, j), pl) < 0) return -2;
+        int rc = bind(pl->op, pl->spec, pl->np, pl->names, &PyTuple_GET_ITEM(args[1], 0),
+                      PyTuple_GET_SIZE(args[1]), kwargs, b);
+        if (rc == BIND_OK) return j;
+        bound_release(b);
+        if (rc == BIND_ERROR) return -2;
+    }
+    return -1;
+}
+
+static PyObject *py_resolve(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    plan pl;
+    bound b;
+    Py_ssize_t j = bind_first(args, nargs, &pl, &b);
+    if (j == -2) return NULL;
+    if (j >= 0) bound_release(&b);
+    return PyLong_FromSsize_t(j);
 }
 
 static PyObject *ivalue_out(dispatch_ivalue *v) {
@@ -503,7 +716,14 @@ static PyObject *ivalue_out(dispatch_ivalue *v) {
     case DISPATCH_IV_BOOL: return PyBool_FromLong((long)v->v.i);
     case DISPATCH_IV_INTLIST: {
         PyObject *l = PyList_New(v->n);
-        for (int k = 0; l && k < v->n; k++) PyList_SET_ITEM(l, k, PyLong_FromLongLong(v->list[k]));
+        for (int k = 0; l && k < v->n; k++) {
+            PyObject *x = PyLong_FromLongLong(v->list[k]);
+            if (!x) {
+                Py_CLEAR(l);
+                break;
+            }
+            PyList_SET_ITEM(l, k, x);
+        }
         return l;
     }
     default: Py_RETURN_NONE;
@@ -512,38 +732,27 @@ static PyObject *ivalue_out(dispatch_ivalue *v) {
 
 static PyObject *py_bind_call(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    if (!S.ready || nargs != 6 || !PyBytes_Check(args[1]) || !PyTuple_Check(args[2]) ||
-        !PyTuple_Check(args[4]) || (args[5] != Py_None && !PyDict_Check(args[5]))) {
-        PyErr_SetString(PyExc_TypeError, "bind_call(op, spec, names, nrets, args, kwargs)");
-        return NULL;
-    }
-    const void *op = PyLong_AsVoidPtr(args[0]);
-    long nrets = PyLong_AsLong(args[3]);
-    if (!op || (nrets == -1 && PyErr_Occurred())) return NULL;
-    Py_ssize_t np = PyBytes_GET_SIZE(args[1]);
-    if (np > DISPATCH_MAX_ARGS || nrets > DISPATCH_MAX_RETS || nrets < 0) return Py_NewRef(S.fallback);
-    dispatch_ivalue iv[DISPATCH_MAX_ARGS], rets[DISPATCH_MAX_RETS];
-    int last = 0;
-    int rc = bind(op, (const unsigned char *)PyBytes_AS_STRING(args[1]), np, args[2],
-                  &PyTuple_GET_ITEM(args[4], 0), PyTuple_GET_SIZE(args[4]),
-                  args[5] == Py_None ? NULL : args[5], iv, &last);
-    if (rc == BIND_ERROR) return NULL;
-    if (rc == BIND_NO_MATCH) return Py_NewRef(S.no_match);
-    if (rc == BIND_FALLBACK) return Py_NewRef(S.fallback);
+    plan pl;
+    bound b;
+    Py_ssize_t j = bind_first(args, nargs, &pl, &b);
+    if (j == -2) return NULL;
+    if (j == -1) return Py_NewRef(S.no_match);
     int64_t numel = 0;
-    for (int k = 0; k < last; k++)
-        if (iv[k].tag == DISPATCH_IV_TENSOR) numel += iv[k].v.t->numel;
+    for (int k = 0; k < b.last; k++)
+        if (b.iv[k].tag == DISPATCH_IV_TENSOR) numel += b.iv[k].v.t->numel;
+    dispatch_ivalue rets[DISPATCH_MAX_RETS];
     PyThreadState *ts = release_for(numel);
-    int status = S.call(op, iv, last, rets);
+    int status = S.call(pl.op, b.iv, b.last, rets);
     reacquire(ts);
+    bound_release(&b);
     if (status < 0) return wrap(NULL); /* raises the runtime's error */
     PyObject *out = NULL;
-    if (nrets == 1) {
+    if (pl.nrets == 1) {
         out = ivalue_out(&rets[0]);
-    } else if (nrets == 0) {
+    } else if (pl.nrets == 0) {
         out = Py_NewRef(Py_None);
-    } else if ((out = PyTuple_New(nrets))) {
-        for (long k = 0; k < nrets; k++) {
+    } else if ((out = PyTuple_New(pl.nrets))) {
+        for (long k = 0; k < pl.nrets; k++) {
             PyObject *o = ivalue_out(&rets[k]);
             if (!o) {
                 Py_CLEAR(out);
@@ -552,8 +761,27 @@ static PyObject *py_bind_call(PyObject *self, PyObject *const *args, Py_ssize_t 
             PyTuple_SET_ITEM(out, k, o);
         }
     }
-    S.release(rets, (int)nrets); /* what was not handed to Python */
+    S.release(rets, (int)pl.nrets); /* what was not handed to Python */
     return out;
+}
+
+/* bind_init((wrap_double, wrap_int, wrap_bool)): the addresses of
+ * dispatch_tensor_wrap_*, for numbers given as Tensor arguments (once,
+ * from dispatch.ops). */
+static PyObject *py_bind_init(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *wd, *wi, *wb;
+    if (!PyArg_ParseTuple(args, "(OOO)", &wd, &wi, &wb)) return NULL;
+    if (S.wrap_double) {
+        PyErr_SetString(PyExc_RuntimeError, "dispatch._fastpath's binder is initialised once");
+        return NULL;
+    }
+    wrap_double_fn d = (wrap_double_fn)address(wd);
+    wrap_int_fn i = (wrap_int_fn)address(wi);
+    wrap_bool_fn b = (wrap_bool_fn)address(wb);
+    if (PyErr_Occurred()) return NULL;
+    S.wrap_int = i, S.wrap_bool = b, S.wrap_double = d;
+    Py_RETURN_NONE;
 }
 
 /*
@@ -653,7 +881,11 @@ static PyMethodDef methods[] = {
     {"dlpack_take", py_dlpack_take, METH_O,
      "dlpack_take(capsule): (address, versioned) of its tensor; marks the capsule used."},
     {"bind_call", (PyCFunction)(void (*)(void))py_bind_call, METH_FASTCALL,
-     "bind_call(op, spec, names, nrets, args, kwargs): Note [Binding in C]."},
+     "bind_call(plans, args, kwargs): run the first overload that binds (Note [Binding in C])."},
+    {"resolve", (PyCFunction)(void (*)(void))py_resolve, METH_FASTCALL,
+     "resolve(plans, args, kwargs): the index bind_call would run, or -1 (Note [Binding in C])."},
+    {"bind_init", py_bind_init, METH_VARARGS,
+     "bind_init((wrap_double, wrap_int, wrap_bool)): connect the binder (once)."},
     {"call_scalar", (PyCFunction)(void (*)(void))py_call_scalar, METH_FASTCALL,
      "call_scalar(op_address, index, value, *tensors): tensors, then one Scalar."},
     {"init", init, METH_VARARGS, "Connect the fast path to dispatch._core (once)."},
@@ -676,11 +908,10 @@ PyMODINIT_FUNC PyInit__fastpath(void) {
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     S.no_match = PyObject_CallNoArgs((PyObject *)&PyBaseObject_Type);
-    S.fallback = PyObject_CallNoArgs((PyObject *)&PyBaseObject_Type);
-    if (!S.no_match || !S.fallback ||
+    NP.name = PyUnicode_InternFromString("numpy");
+    if (!S.no_match || !NP.name ||
         PyModule_AddObjectRef(m, "TensorBase", (PyObject *)&TensorBaseType) < 0 ||
-        PyModule_AddObjectRef(m, "NO_MATCH", S.no_match) < 0 ||
-        PyModule_AddObjectRef(m, "FALLBACK", S.fallback) < 0) {
+        PyModule_AddObjectRef(m, "NO_MATCH", S.no_match) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -656,8 +656,8 @@ class Tensor(_fastpath.TensorBase):
     def __abs__(self) -> Tensor:
         return _fastpath.call1(_ABS_AT, self)
 
-    # Operator methods t.<name>(...) = dispatch.ops.<name>(t, ...): set on the
-    # class below (_METHODS), so a call is no attribute miss.
+    # Operator methods t.<name>(...) = dispatch.ops.<name>(t, ...): installed
+    # by dispatch.ops (this module never imports it).
 
 
 
@@ -669,7 +669,7 @@ def _inplace(name: str, self: Tensor, other: Any) -> Any:
     if not isinstance(other, (Tensor, builtins.bool, int, float)) and not (
             np is not None and isinstance(other, (np.bool_, np.number))):
         return NotImplemented
-    return getattr(_ops(), name)(self, other)
+    return getattr(Tensor, name)(self, other)  # the method dispatch.ops installs
 
 
 def _address(p: Any) -> int:
@@ -689,39 +689,6 @@ _fastpath.init(Tensor, dtype, tuple(_address(ffi.addressof(lib, f)) for f in (
                    "dispatch_ivalue_release")),
                tuple(_address(h) for h in _FAST_OPS), _fallbacks(False), _fallbacks(True),
                lambda addr: ffi.cast("dispatch_tensor *", addr), _address, _raise)
-
-_METHODS = frozenset({
-    "add", "sub", "mul", "div", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge",
-    "neg", "abs", "sqrt", "exp", "log", "addcmul", "sum", "mean", "max", "min", "dot",
-    "copy_", "fill_", "cast", "add_", "sub_", "mul_", "div_", "argmax", "argmin",
-})
-
-
-def _operator_method(name: str) -> Any:
-    def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
-        return getattr(_ops(), name)(self, *args, **kwargs)
-
-    method.__name__ = method.__qualname__ = name
-    method.__doc__ = f"dispatch.ops.{name}(self, ...)"
-    return method
-
-
-for _name in _METHODS:
-    setattr(Tensor, _name, _operator_method(_name))
-
-
-_ops_module: Any = None
-
-
-def _ops() -> Any:
-    """dispatch.ops (imported late: it imports this module)."""
-    global _ops_module
-    if _ops_module is None:
-        from . import ops
-
-        _ops_module = ops
-    return _ops_module
-
 
 # Indexing -------------------------------------------------------------------------------
 

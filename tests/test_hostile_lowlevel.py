@@ -278,7 +278,7 @@ def test_elementwise_counts_buffer_elements_not_bytes():
     d64 = bytearray(16)
     iterator.elementwise("fill", memoryview(d64).cast("d"), ctx=1.5)
     assert np.frombuffer(d64).tolist() == [1.5, 1.5]
-    with pytest.raises(ValueError, match=r"shapes \(2,\) and \(16,\) cannot be broadcast"):
+    with pytest.raises(ValueError, match=r"shapes \[2\] and \[16\] cannot be broadcast"):
         iterator.elementwise("add", memoryview(d64).cast("d"), np.ones(16), np.ones(16))
 
 

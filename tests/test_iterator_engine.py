@@ -35,14 +35,14 @@ def test_inputs_broadcast_right_aligned(sa, sb):
 
 def test_incompatible_shapes_name_both_and_the_dimension():
     out = np.empty((2, 3), np.float32)
-    with pytest.raises(ValueError, match=r"shapes \(2, 3\) and \(4,\) cannot be broadcast.*"
+    with pytest.raises(ValueError, match=r"shapes \[2, 3\] and \[4\] cannot be broadcast.*"
                                          r"dimension -1 is 3 in one and 4"):
         iterator.elementwise("add", out, rand((2, 3)), rand((4,)))
 
 
 def test_output_must_have_the_broadcast_shape():
-    with pytest.raises(ValueError, match=r"output with shape \(3,\) doesn't match the "
-                                         r"broadcast shape \(2, 3\)"):
+    with pytest.raises(ValueError, match=r"output with shape \[3\] doesn't match the "
+                                         r"broadcast shape \[2, 3\]"):
         iterator.elementwise("add", np.empty(3, np.float32), rand((2, 3)), rand((3,)))
 
 
@@ -177,7 +177,7 @@ def test_max_of_empty_dim_is_an_error():
 
 
 def test_reduction_output_shape_is_checked():
-    with pytest.raises(ValueError, match=r"reduction output has shape \(3,\), expected \(3, 1\)"):
+    with pytest.raises(ValueError, match=r"reduction output has shape \[3\], expected \[3, 1\]"):
         iterator.reduce("sum", np.ones((3, 4)), np.empty(3), dims=(1,), keepdim=True)
 
 

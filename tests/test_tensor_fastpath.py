@@ -171,7 +171,12 @@ def test_a_new_overload_replaces_the_cached_packet():
     assert ops.neg(t).tolist() == [-1.0, 2.0]  # the table's overload still binds first
 
 
-# The C binder against the Python one (Note [Binding in C]) ---------------------------------
+# The binder against the rules (Note [Binding in C]) -----------------------------------------
+# The binding rules live once, in C; here they are written out again from each
+# overload's schema, as the test's own model: which overload a call binds to,
+# or the error converting a value raises. Each call is made through the packet
+# and through the overloads one by one, and all must agree with the model.
+_TENSOR, _SCALAR, _INT, _FLOAT, _BOOL, _STR, _SCALARTYPE = range(7)
 _VALUES = st.sampled_from([
     None, True, False, 0, 1, -1, 2, 2**70, 0.5, -2.0, float("nan"), (0,), (1,), [0, 1], (0, 0),
     (), [True], (0.5,), np.int64(1), np.float32(0.5), np.bool_(True), "x", "dim",
@@ -180,6 +185,50 @@ _VALUES = st.sampled_from([
 _OPS = ["sum", "mean", "max", "min", "add", "sub", "mul", "addcmul", "where", "cast", "exp",
         "maximum", "dot", "fill_", "add_"]
 _KEYS = ["dim", "keepdim", "dtype", "alpha", "value", "other", "self", "tensor1", "bogus"]
+
+
+def _model_int(v):  # an int that is not a bool; NumPy's integers too
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+
+
+def _model_fits(a, v):
+    """True or False: whether v fits argument a; or the exception converting it raises."""
+    if v is None:
+        return a.optional
+    in_range = lambda x: -2**63 <= int(x) < 2**63  # noqa: E731
+    if a.is_list:
+        vs = (v,) if _model_int(v) else v if isinstance(v, (tuple, list)) else None
+        if vs is None or not all(_model_int(x) for x in vs):
+            return False
+        return TypeError if len(vs) > 16 else all(map(in_range, vs)) or OverflowError
+    number = isinstance(v, (int, float, np.integer, np.floating, np.bool_))
+    if a.kind == _TENSOR and isinstance(v, dispatch.Tensor):
+        return True
+    if a.kind in (_TENSOR, _SCALAR):  # a number: bool, int (in int64) or float
+        if not number:
+            return False
+        return in_range(v) or OverflowError if _model_int(v) else True
+    if a.kind == _INT:
+        return _model_int(v) and (in_range(v) or OverflowError)
+    if a.kind == _FLOAT:
+        return (_model_int(v) or isinstance(v, (float, np.floating))) and not isinstance(v, bool)
+    if a.kind == _BOOL:
+        return isinstance(v, (bool, np.bool_))
+    return a.kind == _SCALARTYPE and isinstance(v, dispatch.dtype)
+
+
+def _model_binds(o, args, kwargs):
+    """True, False, or the exception binding (args, kwargs) to overload o raises."""
+    names = [a.name for a in o.args]
+    if len(args) > sum(not a.kwarg_only for a in o.args) or any(k not in names for k in kwargs):
+        return False
+    given = set()
+    for i, v in [*enumerate(args), *((names.index(k), v) for k, v in kwargs.items())]:
+        fits = False if i in given else _model_fits(o.args[i], v)
+        if fits is not True:
+            return fits
+        given.add(i)
+    return all(i in given or a.has_default for i, a in enumerate(o.args))
 
 
 def _outcome(fn):
@@ -192,11 +241,51 @@ def _outcome(fn):
     return ("value", repr(r))
 
 
+def _message(fn):
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001
+        return str(e)
+    return None
+
+
+def _agrees_with_the_model(packet, fresh):
+    """fresh() -> (args, kwargs), new tensors each time (some operators write)."""
+    def call(f):
+        args, kws = fresh()
+        return _outcome(lambda: f(*args, **kws))
+
+    if "self" in fresh()[1]:  # Python's own error: self is __call__'s first parameter
+        assert call(packet) == ("raise", "TypeError")
+        return None
+    for o in packet.overloads:
+        args, kws = fresh()
+        expect = _model_binds(o, args, kws)
+        if expect is False:
+            args, kws = fresh()
+            assert "received an invalid combination of arguments; expected" in (
+                _message(lambda: o(*args, **kws)) or ""), (o, args, kws)
+            continue
+        if expect is True:
+            args, kws = fresh()
+            assert "received an invalid combination" not in (
+                _message(lambda: o(*args, **kws)) or ""), (o, args, kws)
+            r = call(o)
+            assert call(packet) == r, (o, fresh())
+            return r
+        assert call(o) == call(packet) == ("raise", expect.__name__), (o, fresh())
+        return None
+    args, kws = fresh()
+    assert f"{packet.name}() received an invalid combination of arguments - got" in (
+        _message(lambda: packet(*args, **kws)) or "")
+    return None
+
+
 @settings(max_examples=400, deadline=None)
 @given(op=st.sampled_from(_OPS), ntensors=st.integers(0, 3),
        extra=st.lists(_VALUES, max_size=2),
        kw=st.dictionaries(st.sampled_from(_KEYS), st.one_of(_VALUES, st.just("T")), max_size=2))
-def test_c_binding_agrees_with_the_python_binding(op, ntensors, extra, kw):
+def test_c_binding_agrees_with_the_binding_rules(op, ntensors, extra, kw):
     from dispatch import ops
 
     def fresh():
@@ -206,15 +295,7 @@ def test_c_binding_agrees_with_the_python_binding(op, ntensors, extra, kw):
         kws = {k: (dispatch.tensor([2.0, 1.0]) if v == "T" else v) for k, v in kw.items()}
         return ts + list(extra), kws
 
-    args, kws = fresh()
-    c = _outcome(lambda: getattr(ops, op)(*args, **kws))
-    ops._C_BINDING = False
-    try:
-        args, kws = fresh()
-        py = _outcome(lambda: getattr(ops, op)(*args, **kws))
-    finally:
-        ops._C_BINDING = True
-    assert c == py
+    _agrees_with_the_model(getattr(ops, op), fresh)
 
 
 @settings(max_examples=200, deadline=None)
@@ -234,12 +315,7 @@ def test_c_binding_agrees_on_reductions(op, dim, keepdim, as_kw, dtype):
     if dtype is not None and op in ("sum", "mean"):
         kws["dtype"] = dtype
     c = _outcome(lambda: getattr(ops, op)(*args, **kws))
-    ops._C_BINDING = False
-    try:
-        py = _outcome(lambda: getattr(ops, op)(*args, **kws))
-    finally:
-        ops._C_BINDING = True
-    assert c == py
+    assert c == _agrees_with_the_model(getattr(ops, op), lambda: (args, kws))
     if op in ("max", "min") and not isinstance(dim, (tuple, list)):
         # an int dim gives (values, indices), as torch.max(x, dim) (issue 16)
         assert c[0] == "value" and c[1].startswith("(tensor("), c

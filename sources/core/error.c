@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 void dispatch_utf8_cut(char *buf, size_t cap, int n) {
     if (n < 0 || (size_t)n < cap || cap == 0) return;
@@ -12,6 +13,27 @@ void dispatch_utf8_cut(char *buf, size_t cap, int n) {
     unsigned char lead = (unsigned char)buf[k - 1];
     size_t need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
     if (lead >= 0xC0 && len - (k - 1) < need) buf[k - 1] = '\0';
+}
+
+void dispatch_format_shape(char *buf, size_t cap, int ndim, const int64_t *sizes) {
+    if (cap == 0) return;
+    if (ndim < 0) ndim = 0;
+    size_t used = 0;
+    for (int d = -1; d <= ndim; d++) {
+        char part[32];
+        if (d < 0) snprintf(part, sizeof part, "[");
+        else if (d == ndim) snprintf(part, sizeof part, "]");
+        else snprintf(part, sizeof part, "%s%lld", d ? ", " : "", (long long)sizes[d]);
+        size_t n = strlen(part);
+        if (used + n >= cap) { /* cut: end in "..." where it fits */
+            size_t keep = cap > 4 ? cap - 4 : 0;
+            if (used > keep) used = keep;
+            snprintf(buf + used, cap - used, "%s", cap > 4 ? "..." : "");
+            return;
+        }
+        memcpy(buf + used, part, n + 1);
+        used += n;
+    }
 }
 
 static _Thread_local int tls_kind = DISPATCH_OK;

@@ -17,11 +17,7 @@ static atomic_long live_tensors;
 static uint64_t device_keyset(int device) { return (uint64_t)1 << (device + 1); }
 
 static void format_shape(char *buf, size_t size, int ndim, const int64_t *sizes) {
-    size_t used = 0;
-    used += (size_t)snprintf(buf + used, size - used, "[");
-    for (int i = 0; i < ndim && used < size; i++)
-        used += (size_t)snprintf(buf + used, size - used, i ? ", %lld" : "%lld", (long long)sizes[i]);
-    if (used < size) snprintf(buf + used, size - used, "]");
+    dispatch_format_shape(buf, size, ndim, sizes); /* the one formatter (error.c) */
 }
 
 int dispatch_compute_contiguous(int ndim, const int64_t *sizes, const int64_t *strides) {

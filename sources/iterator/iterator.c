@@ -17,12 +17,7 @@
 
 static void format_shape(char *buf, size_t cap, int ndim, const int64_t *shape)
 {
-    size_t pos = 0;
-    pos += (size_t)snprintf(buf + pos, cap - pos, "(");
-    for (int d = 0; d < ndim && pos < cap; d++) {
-        pos += (size_t)snprintf(buf + pos, cap - pos, d ? ", %lld" : "%lld", (long long)shape[d]);
-    }
-    if (pos < cap) snprintf(buf + pos, cap - pos, ndim == 1 ? ",)" : ")");
+    dispatch_format_shape(buf, cap, ndim, shape); /* the one formatter (core/error.c) */
 }
 
 int dispatch_iter_broadcast_shape(int n, const dispatch_iter_operand *ops, int *ndim,

@@ -10,6 +10,7 @@
 #define DISPATCH_ERROR_H_
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef enum dispatch_error_kind {
     DISPATCH_OK = 0,
@@ -40,6 +41,11 @@ void dispatch_error_clear(void);
  * character (Python decodes messages as UTF-8). error_set and warning_set
  * do this themselves. */
 void dispatch_utf8_cut(char *buf, size_t cap, int n);
+
+/* A shape as messages print it, torch's way: "[2, 3]", "[3]", "[]" for a
+ * 0-dim tensor. The one shape formatter of the runtime's messages; cut to
+ * cap bytes (ending in "...") when it does not fit. */
+void dispatch_format_shape(char *buf, size_t cap, int ndim, const int64_t *sizes);
 
 /* Warnings the caller should show (e.g. a duplicate kernel registration);
  * thread-local, cleared by dispatch_warning_clear(). */
