@@ -7,6 +7,7 @@ with the same bits, and nothing is written twice."""
 
 from __future__ import annotations
 
+import platform
 import re
 import shutil
 import subprocess
@@ -65,7 +66,7 @@ def reference(tmp_path_factory) -> str:
     return _run_probe(tmp_path_factory.mktemp("ref"), "gcc", X86_VARIANTS[0][1])
 
 
-@pytest.mark.skipif(not re.match(r"x86_64|amd64", __import__("platform").machine(), re.I),
+@pytest.mark.skipif(not re.match(r"x86_64|amd64", platform.machine(), re.I),
                     reason="x86-64 host")
 @pytest.mark.parametrize("cc", ["gcc", "clang"])
 @pytest.mark.parametrize("label,flags,name,cpu", X86_VARIANTS, ids=[v[0] for v in X86_VARIANTS])
