@@ -1,7 +1,7 @@
 """The C runtime on a second architecture: cross-compiled for aarch64 with
 Debian's gcc-aarch64-linux-gnu (tests/cross/aarch64-linux-gnu.ini,
 -Dpython=false) and its C tests run under qemu-aarch64. On aarch64 the
-kernels' baseline is ASIMD (sources/kernels/simd.h's NEON branch): the
+kernels' baseline is ASIMD (sources/kernels/simd/arm_neon-inl.h): the
 kernel test compares every chosen loop with the reference loops there, the
 CPU test reads the hwcaps qemu reports, the float16 test checks the
 portable conversions against aarch64's own _Float16."""
