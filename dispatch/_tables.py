@@ -45,10 +45,11 @@ NUM_LOOPS = lib.DISPATCH_NUM_LOOPS
 LOOP_NAMES = tuple(_str(lib.dispatch_loop_name(i)) for i in range(NUM_LOOPS))
 LOOPS = {name: i for i, name in enumerate(LOOP_NAMES)}  # name -> id
 LOOP_NIN = {name: lib.dispatch_loop_nin(i) for i, name in enumerate(LOOP_NAMES)}
-LOOP_CTX_OPTIONAL = frozenset(n for i, n in enumerate(LOOP_NAMES)
-                              if lib.dispatch_loop_ctx_kind(i) == lib.DISPATCH_LOOP_CTX_OPTIONAL)
-LOOP_CTX_REQUIRED = frozenset(n for i, n in enumerate(LOOP_NAMES)
-                              if lib.dispatch_loop_ctx_kind(i) == lib.DISPATCH_LOOP_CTX_REQUIRED)
+_LOOP_CTX = tuple(lib.dispatch_loop_ctx_kind(i) for i in range(NUM_LOOPS))
+LOOP_CTX_OPTIONAL = frozenset(n for n, c in zip(LOOP_NAMES, _LOOP_CTX)
+                              if c == lib.DISPATCH_LOOP_CTX_OPTIONAL)  # NULL means the default
+LOOP_CTX_REQUIRED = frozenset(n for n, c in zip(LOOP_NAMES, _LOOP_CTX)
+                              if c == lib.DISPATCH_LOOP_CTX_REQUIRED)
 
 # error kinds (DISPATCH_FORALL_ERRORS in error.h): kind -> exception class
 ERR_PYTHON = lib.DISPATCH_ERR_PYTHON  # a Python kernel raised: Python keeps the exception

@@ -8,7 +8,6 @@
 #include "dispatch/cpu_dispatch.h"
 #include "simd.h"
 #include "kernels_loops.h"
-#include "kernels_export.h"
 
 #define DISPATCH_KERNELS_ADDCMUL_LOOP(NAME, T, S)                                      \
     void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *steps,         \
@@ -57,9 +56,11 @@ DISPATCH_KERNELS_ADDCMUL_LOOP(dispatch_kernel_addcmul_f32, float, f32)
 DISPATCH_KERNELS_ADDCMUL_LOOP(dispatch_kernel_addcmul_f64, double, f64)
 
 /* The kernels of this source (Note [Exported kernel tables] in kernels_export.h). */
+#include "kernels_export.h"
 DISPATCH_KERNELS_EXPORT(addcmul,
     DISPATCH_KERNELS_LOOP(ADDCMUL, FLOAT32, dispatch_kernel_addcmul_f32)
-    DISPATCH_KERNELS_LOOP(ADDCMUL, FLOAT64, dispatch_kernel_addcmul_f64))
+    DISPATCH_KERNELS_LOOP(ADDCMUL, FLOAT64, dispatch_kernel_addcmul_f64)
+)
 #if DISPATCH_CPU_TARGET_IS_BASELINE
 #include "addcmul.dispatch.h"
 DISPATCH_KERNELS_CHOOSER(addcmul)

@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "dispatch/cpu_dispatch.h"
-#include "kernels_export.h"
 
 #define I_ADD(T, U, a, b) ((T)((U)(a) + (U)(b)))
 #define I_SUB(T, U, a, b) ((T)((U)(a) - (U)(b)))
@@ -74,6 +73,7 @@ INT_LOOP(dispatch_kernel_maximum_i64, int64_t, uint64_t, I_MAX, 0)
 INT_LOOP(dispatch_kernel_minimum_i64, int64_t, uint64_t, I_MIN, 0)
 
 /* The kernels of this source (Note [Exported kernel tables] in kernels_export.h). */
+#include "kernels_export.h"
 DISPATCH_KERNELS_EXPORT(int_arith,
     DISPATCH_KERNELS_LOOP(ADD, INT32, dispatch_kernel_add_i32)
     DISPATCH_KERNELS_LOOP(SUB, INT32, dispatch_kernel_sub_i32)
@@ -84,7 +84,8 @@ DISPATCH_KERNELS_EXPORT(int_arith,
     DISPATCH_KERNELS_LOOP(SUB, INT64, dispatch_kernel_sub_i64)
     DISPATCH_KERNELS_LOOP(MUL, INT64, dispatch_kernel_mul_i64)
     DISPATCH_KERNELS_LOOP(MAXIMUM, INT64, dispatch_kernel_maximum_i64)
-    DISPATCH_KERNELS_LOOP(MINIMUM, INT64, dispatch_kernel_minimum_i64))
+    DISPATCH_KERNELS_LOOP(MINIMUM, INT64, dispatch_kernel_minimum_i64)
+)
 #if DISPATCH_CPU_TARGET_IS_BASELINE
 #include "int_arith.dispatch.h"
 DISPATCH_KERNELS_CHOOSER(int_arith)

@@ -7,11 +7,15 @@
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
  * Each X.dispatch.c ends with its table, written once and compiled once per
  * target (the entries name this target's variants through
- * DISPATCH_CPU_DISPATCH_CURFX), and the three lines that choose among them:
+ * DISPATCH_CPU_DISPATCH_CURFX), and the three lines that choose among them
+ * (a source without `baseline` in its @targets has no chooser to offer: it
+ * cannot be one of loop_kernel_sources):
  *
+ *   #include "kernels_export.h"
  *   DISPATCH_KERNELS_EXPORT(arith,
  *       DISPATCH_KERNELS_LOOP(ADD, FLOAT32, dispatch_kernel_add_f32)
- *       DISPATCH_KERNELS_NAMED(SUM_F32, dispatch_kernel_sum_f32, 1))
+ *       DISPATCH_KERNELS_NAMED(SUM_F32, dispatch_kernel_sum_f32, 1)
+ *   )
  *   #if DISPATCH_CPU_TARGET_IS_BASELINE
  *   #include "arith.dispatch.h"
  *   DISPATCH_KERNELS_CHOOSER(arith)

@@ -8,7 +8,6 @@
  */
 #include "dispatch/cpu_dispatch.h"
 #include "simd.h"
-#include "kernels_export.h"
 
 void DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_triad_f64)(double *a, const double *b,
                                                            const double *c, double s,
@@ -28,8 +27,10 @@ void DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_triad_f64)(double *a, const dou
 }
 
 /* The kernels of this source (Note [Exported kernel tables] in kernels_export.h). */
+#include "kernels_export.h"
 DISPATCH_KERNELS_EXPORT(triad,
-    DISPATCH_KERNELS_NAMED(TRIAD_F64, dispatch_kernel_triad_f64, 1))
+    DISPATCH_KERNELS_NAMED(TRIAD_F64, dispatch_kernel_triad_f64, 1)
+)
 #if DISPATCH_CPU_TARGET_IS_BASELINE
 #include "triad.dispatch.h"
 DISPATCH_KERNELS_CHOOSER(triad)
