@@ -228,7 +228,7 @@ DEF_FILL(fill_f16, dispatch_half)
     [DISPATCH_LOOP_EXP] = exp_##S, [DISPATCH_LOOP_LOG] = log_##S
 
 /* One row per dtype of the list (Note [One dtype list] in dtype.h), by its category. */
-#define REF_ROW_(NAME, name, sfx, T, size, CAT, kind, fmt) [DISPATCH_##NAME] = {ROW_##CAT(sfx)},
+#define REF_ROW_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) [DISPATCH_##NAME] = {ROW_##CAT(sfx)},
 const dispatch_loop_fn dispatch_reference_loops[DISPATCH_NUM_DTYPES][DISPATCH_NUM_LOOPS] = {
     DISPATCH_FORALL_DTYPES(REF_ROW_)
 };
@@ -268,7 +268,7 @@ const dispatch_loop_fn dispatch_reference_loops[DISPATCH_NUM_DTYPES][DISPATCH_NU
     static const dispatch_loop_fn casts_from_##S[DISPATCH_NUM_DTYPES] = {                 \
         DISPATCH_FORALL_DTYPES_WITH(CAST_CELL_, S)};
 #define CAST_EXPAND_(...) __VA_ARGS__
-#define CAST_TO_(SRC, NAME, name, sfx, T, size, CAT, kind, fmt)                           \
+#define CAST_TO_(SRC, NAME, name, sfx, T, size, CAT, kind, fmt, dl)                           \
     CAST_TO_##CAT(sfx, T, CAST_EXPAND_ SRC)
 #define CAST_TO_BOOL(...) CAST_TO_BOOL_(__VA_ARGS__)
 #define CAST_TO_INT(...) CAST_TO_INT_(__VA_ARGS__)
@@ -279,7 +279,7 @@ const dispatch_loop_fn dispatch_reference_loops[DISPATCH_NUM_DTYPES][DISPATCH_NU
     CAST_LOOP(cast_##S##_##D, ST, FT, TO_FT, TT, (TT)W(I64))
 #define CAST_TO_FLOAT_(D, TT, S, ST, FT, TO_FT, I64)                                      \
     CAST_LOOP(cast_##S##_##D, ST, FT, TO_FT, TT, FLOAT_FROM_##D(a))
-#define CAST_CELL_(S, NAME, name, sfx, T, size, CAT, kind, fmt) [DISPATCH_##NAME] = cast_##S##_##sfx,
+#define CAST_CELL_(S, NAME, name, sfx, T, size, CAT, kind, fmt, dl) [DISPATCH_##NAME] = cast_##S##_##sfx,
 
 CASTS_FROM(b8, bool8, bool8, AS_IS, (int64_t)a)
 CASTS_FROM(i8, int8_t, int8_t, AS_IS, (int64_t)a)
@@ -291,7 +291,7 @@ CASTS_FROM(f16, dispatch_half, double, HALF_TO_DOUBLE, FLOAT_TO_I64((double)a))
 CASTS_FROM(f32, float, float, AS_IS, FLOAT_TO_I64((double)a))
 CASTS_FROM(f64, double, double, AS_IS, FLOAT_TO_I64((double)a))
 
-#define CAST_ROW_(NAME, name, sfx, T, size, CAT, kind, fmt) [DISPATCH_##NAME] = casts_from_##sfx,
+#define CAST_ROW_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) [DISPATCH_##NAME] = casts_from_##sfx,
 const dispatch_loop_fn *const dispatch_reference_casts[DISPATCH_NUM_DTYPES] = {
     DISPATCH_FORALL_DTYPES(CAST_ROW_)
 };

@@ -13,14 +13,14 @@ static const struct {
     size_t itemsize;
     int category;
 } info[DISPATCH_NUM_DTYPES] = {
-#define DTYPE_INFO_(NAME, name, sfx, T, size, CAT, kind, fmt)                                \
+#define DTYPE_INFO_(NAME, name, sfx, T, size, CAT, kind, fmt, dl)                                \
     [DISPATCH_##NAME] = {name, (size == 1 ? "|" kind #size : BYTE_ORDER_ kind #size), fmt,    \
                          size, DISPATCH_CAT_##CAT},
     DISPATCH_FORALL_DTYPES(DTYPE_INFO_)
 #undef DTYPE_INFO_
 };
 
-#define DTYPE_SIZE_CHECK_(NAME, name, sfx, T, size, CAT, kind, fmt) \
+#define DTYPE_SIZE_CHECK_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) \
     _Static_assert(sizeof(T) == size, "the itemsize of " name " in DISPATCH_FORALL_DTYPES");
 DISPATCH_FORALL_DTYPES(DTYPE_SIZE_CHECK_)
 #undef DTYPE_SIZE_CHECK_

@@ -12,7 +12,7 @@
  * ~~~~~~~~~~~~~~~~~~~~~
  * Every dtype is one line of DISPATCH_FORALL_DTYPES, the way c10's
  * AT_FORALL_SCALAR_TYPES lists PyTorch's: X(NAME, name, sfx, T, size, CAT,
- * kind, fmt) gives
+ * kind, fmt, dl) gives
  *   NAME  the enum member DISPATCH_<NAME>; ids are the order of the list
  *   name  its name ("float32") as a string
  *   sfx   the suffix of its loops' functions (add_f32, cast_f32_i64)
@@ -21,9 +21,11 @@
  *   CAT   its category, DISPATCH_CAT_<CAT>: BOOL, INT or FLOAT
  *   kind  NumPy's kind letter ("b", "i", "u", "f"): with size, the typestr
  *   fmt   the struct / buffer-protocol format of one element
+ *   dl    its DLPack type code, kDL<dl> (with 8 * size bits)
  * Everything that lists dtypes expands it: this enum, dtype.c's names,
  * sizes and categories, the rows of the reference loop and cast tables in
- * cpu_loops_reference.c, the SIMD chooser's table; Python reads the list
+ * cpu_loops_reference.c, dlpack.c's type codes, the SIMD chooser's table
+ * (indexed by dtype); Python reads the list
  * from C (dispatch/_tables.py). Adding a dtype is one line here plus its
  * loops (docs/contributing.md, "Adding a dtype"). Floats are listed by
  * width: dispatch_promote_types relies on it.
@@ -32,20 +34,20 @@
 /* The same with one more argument A first, X(A, NAME, ...), for an X that
  * needs more than the list: e.g. the cast table's row of one source dtype. */
 #define DISPATCH_DTYPE_CALL_(X, ...) X(__VA_ARGS__)
-#define DISPATCH_FORALL_DTYPES_WITH(X, A)                                \
-    X(A, BOOL,    "bool",    b8,  uint8_t,       1, BOOL,  "b", "?")        \
-    X(A, INT8,    "int8",    i8,  int8_t,        1, INT,   "i", "b")        \
-    X(A, UINT8,   "uint8",   u8,  uint8_t,       1, INT,   "u", "B")        \
-    X(A, INT16,   "int16",   i16, int16_t,       2, INT,   "i", "h")        \
-    X(A, INT32,   "int32",   i32, int32_t,       4, INT,   "i", "i")        \
-    X(A, INT64,   "int64",   i64, int64_t,       8, INT,   "i", "q")        \
-    X(A, FLOAT16, "float16", f16, dispatch_half, 2, FLOAT, "f", "e")        \
-    X(A, FLOAT32, "float32", f32, float,         4, FLOAT, "f", "f")        \
-    X(A, FLOAT64, "float64", f64, double,        8, FLOAT, "f", "d")
+#define DISPATCH_FORALL_DTYPES_WITH(X, A)                                   \
+    X(A, BOOL,    "bool",    b8,  uint8_t,       1, BOOL,  "b", "?", Bool)  \
+    X(A, INT8,    "int8",    i8,  int8_t,        1, INT,   "i", "b", Int)   \
+    X(A, UINT8,   "uint8",   u8,  uint8_t,       1, INT,   "u", "B", UInt)  \
+    X(A, INT16,   "int16",   i16, int16_t,       2, INT,   "i", "h", Int)   \
+    X(A, INT32,   "int32",   i32, int32_t,       4, INT,   "i", "i", Int)   \
+    X(A, INT64,   "int64",   i64, int64_t,       8, INT,   "i", "q", Int)   \
+    X(A, FLOAT16, "float16", f16, dispatch_half, 2, FLOAT, "f", "e", Float) \
+    X(A, FLOAT32, "float32", f32, float,         4, FLOAT, "f", "f", Float) \
+    X(A, FLOAT64, "float64", f64, double,        8, FLOAT, "f", "d", Float)
 
 /* The order is part of the ABI of dispatch._core (Python reads it from C). */
 typedef enum dispatch_dtype {
-#define DISPATCH_DTYPE_ENUM_(NAME, name, sfx, T, size, CAT, kind, fmt) DISPATCH_##NAME,
+#define DISPATCH_DTYPE_ENUM_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) DISPATCH_##NAME,
     DISPATCH_FORALL_DTYPES(DISPATCH_DTYPE_ENUM_)
 #undef DISPATCH_DTYPE_ENUM_
     DISPATCH_NUM_DTYPES,
