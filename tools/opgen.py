@@ -13,9 +13,10 @@ holds ``OPERATORS``: name -> (overload names in order, doc), which
 ``dispatch.ops`` turns into callables. The header holds the X-macro
 ``DISPATCH_FORALL_LOOPS(X)`` of the table's ``[[loop]]`` entries, from which
 sources/include/dispatch/loops.h makes the loop ids (Note [One table] in
-loops.h); it is rewritten only when its bytes change, so that meson's
-configure-time run rebuilds nothing when the loops did not change. Errors
-exit non-zero with one line.
+loops.h); it is rewritten only when its bytes change, so that (meson's
+custom commands restat their outputs) an edit of the table that leaves the
+loops alone rebuilds nothing that includes it. Errors exit non-zero with one
+line.
 """
 
 from __future__ import annotations

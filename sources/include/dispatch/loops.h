@@ -37,9 +37,9 @@ typedef void (*dispatch_loop_fn)(char **data, const intptr_t *byte_strides, intp
  * The loops are declared once, as `[[loop]]` entries of
  * sources/dispatcher/operators.toml, beside the operators that run them.
  * tools/opgen.py turns them into the X-macro DISPATCH_FORALL_LOOPS(X) of the
- * generated dispatch/_loops.h (meson writes it into the build tree at
- * configure time, like dispatch/_cpu_dispatch.h), and everything that lists
- * loops expands it: the enum below, the names, input counts and ctx kinds of
+ * generated dispatch/_loops.h (written into the build tree beside
+ * dispatch/_cpu_dispatch.h by sources/include/dispatch/meson.build), and
+ * everything that lists loops expands it: the enum below, the names, input counts and ctx kinds of
  * loops.c, the reference loops of cpu_loops_reference.c. Python reads the ids
  * from C (dispatch/_tables.py), so an entry inserted anywhere renumbers every
  * side at once, and tests/test_tables_agree.py checks that they agree.
