@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # annotations only (Note [Import time] in dispatch/__init__.p
     from typing import Any, Iterable, Sequence
 
 # No NumPy here: `import dispatch` must not import it (Note [NumPy is optional]).
-from . import _fastpath, _format
+from . import _fastpath, _format, _tables
 from ._core import ffi, lib
 
 __all__ = [
@@ -38,11 +38,8 @@ __all__ = [
 
 # Errors --------------------------------------------------------------------------
 
-_EXCEPTIONS = {
-    1: RuntimeError, 2: ValueError, 3: TypeError, 4: IndexError,
-    5: NotImplementedError, 6: MemoryError,
-}
-_ERR_PYTHON = 7
+_EXCEPTIONS = _tables.ERRORS  # error kind -> exception class, read from C
+_ERR_PYTHON = _tables.ERR_PYTHON
 _pending = threading.local()  # the exception a Python kernel raised, per thread
 
 
@@ -141,21 +138,19 @@ def _is_ndarray(v: Any) -> builtins.bool:
 
 # dtypes ------------------------------------------------------------------------------
 
-_BYTE_ORDER = "<" if sys.byteorder == "little" else ">"
-
-
 class dtype:  # noqa: N801  (named like torch.dtype)
     """An element type: ``dispatch.float32`` and friends."""
 
     __slots__ = ("name", "num", "itemsize", "format", "typestr", "is_floating_point")
 
-    def __init__(self, name: str, num: int, fmt: str, kind: str) -> None:
-        self.name = name
+    def __init__(self, num: int) -> None:
+        """The dtype of id ``num``: everything about it comes from C's one list."""
+        self.name = _tables.DTYPE_NAMES[num]
         self.num = num
-        self.itemsize = int(lib.dispatch_dtype_itemsize(num))
-        self.format = fmt  # the struct / buffer-protocol format of one element
-        self.typestr = f"{'|' if self.itemsize == 1 else _BYTE_ORDER}{kind}{self.itemsize}"
-        self.is_floating_point = name.startswith("float")
+        self.itemsize = _tables.DTYPE_ITEMSIZES[num]
+        self.format = _tables.DTYPE_FORMATS[num]  # the struct / buffer-protocol format
+        self.typestr = _tables.DTYPE_TYPESTRS[num]
+        self.is_floating_point = _tables.DTYPE_CATEGORIES[num] == _tables.CAT_FLOAT
 
     @property
     def numpy(self) -> Any:
@@ -169,20 +164,15 @@ class dtype:  # noqa: N801  (named like torch.dtype)
         return self.name
 
 
-bool = dtype("bool", 0, "?", "b")  # noqa: A001  (like torch.bool)
-int8 = dtype("int8", 1, "b", "i")
-uint8 = dtype("uint8", 2, "B", "u")
-int16 = dtype("int16", 3, "h", "i")
-int32 = dtype("int32", 4, "i", "i")
-int64 = dtype("int64", 5, "q", "i")
-float16 = dtype("float16", 6, "e", "f")
-float32 = dtype("float32", 7, "f", "f")
-float64 = dtype("float64", 8, "d", "f")
-
-_DTYPES = (bool, int8, uint8, int16, int32, int64, float16, float32, float64)
+# One dtype object per dtype of C's list (Note [One dtype list] in
+# sources/include/dispatch/dtype.h), by id, each a module attribute named as
+# in C (dispatch.float32 and friends; `bool`, `int64`, ... below are these).
+_DTYPES = tuple(dtype(num) for num in range(_tables.NUM_DTYPES))
 _BY_NAME = {d.name: d for d in _DTYPES}
+globals().update(_BY_NAME)
+__all__ += [d.name for d in _DTYPES if d.name not in __all__]
 _BY_PYTHON_TYPE = {builtins.bool: bool, int: int64, float: float64}  # as np.dtype(int) etc.
-_DEVICES = {"cpu": 0, "cuda": 1, "meta": 2}
+_DEVICES = dict(_tables.DEVICES)  # name -> id, read from C
 _DEVICE_NAMES = {v: k for k, v in _DEVICES.items()}
 
 
@@ -588,10 +578,10 @@ class Tensor(_fastpath.TensorBase):
             raise ValueError(f"a Tensor with {p.numel} elements cannot be converted to Scalar")
         if p.device != 0:
             raise TypeError(f"item() of a {self.device} tensor: it has no data")
-        if p.dtype >= 6:
+        if _DTYPES[p.dtype].is_floating_point:
             return float(lib.dispatch_tensor_get_double(p, 0))
         v = int(lib.dispatch_tensor_get_int(p, 0))
-        return builtins.bool(v) if p.dtype == 0 else v
+        return builtins.bool(v) if _DTYPES[p.dtype] is bool else v
 
     def __bool__(self) -> builtins.bool:
         return builtins.bool(self.item())

@@ -16,25 +16,20 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only (Note [Import time] in dispatch/__init__.py)
     from typing import Any
 
+from . import _tables
 from ._core import ffi, lib
 
 __all__ = ["DTYPES", "LOOPS", "elementwise", "get_num_threads", "reduce", "set_num_threads"]
 
-# dtype.h order
-DTYPES = {"bool": 0, "int8": 1, "uint8": 2, "int16": 3, "int32": 4, "int64": 5,
-          "float16": 6, "float32": 7, "float64": 8}
-_TYPESTR = {"|b1": 0, "|i1": 1, "|u1": 2, "<i2": 3, "<i4": 4, "<i8": 5, "<f2": 6, "<f4": 7,
-            "<f8": 8}
-_CTX = {0: "bool[1]", 1: "int8_t[1]", 2: "uint8_t[1]", 3: "int16_t[1]", 4: "int32_t[1]",
-        5: "int64_t[1]", 6: "uint16_t[1]", 7: "float[1]", 8: "double[1]"}
-# loops.h order
-LOOPS = {name: i for i, name in enumerate(
-    ["add", "sub", "mul", "div", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "neg", "abs", "sqrt", "exp", "log", "copy", "addcmul", "where", "fill"])}
-_CTX_OPTIONAL = frozenset({"add", "sub"})       # alpha; None means 1
-_CTX_REQUIRED = frozenset({"addcmul", "fill"})  # value
-_REDUCE = {"sum": 0, "mean": 1, "max": 2, "min": 3}
-_ERRORS = {1: RuntimeError, 2: ValueError, 3: TypeError, 4: IndexError, 5: NotImplementedError,
-           6: MemoryError}
+# Read from C (dispatch/_tables.py), never retyped: dtype.h's and loops.h's ids.
+DTYPES = dict(_tables.DTYPES)
+_TYPESTR = {t: d for d, t in enumerate(_tables.DTYPE_TYPESTRS)}
+_CTX = {d: _tables.ctx_ctype(d) + "[1]" for d in range(_tables.NUM_DTYPES)}
+LOOPS = dict(_tables.LOOPS)
+_CTX_OPTIONAL = _tables.LOOP_CTX_OPTIONAL  # alpha; None means 1
+_CTX_REQUIRED = _tables.LOOP_CTX_REQUIRED  # value
+_REDUCE = dict(_tables.REDUCTIONS)
+_ERRORS = _tables.ERRORS
 
 
 def _raise() -> None:
@@ -87,7 +82,7 @@ def _ctx(op: str, loop_dtype: int, ctx: Any) -> Any:
         return ffi.NULL
     if op not in _CTX_OPTIONAL and op not in _CTX_REQUIRED:
         raise TypeError(f"{op} takes no ctx (got ctx={ctx!r})")
-    if loop_dtype == 6:  # float16: its bits
+    if _tables.DTYPE_FORMATS[loop_dtype] == "e":  # float16: its bits
         import numpy as np
         ctx = int(np.array(ctx, np.float16).view(np.uint16))
     try:

@@ -27,27 +27,36 @@ import numbers
 import sys
 from typing import Any, NamedTuple
 
+from . import _tables
 from ._core import ffi, lib
 
 __all__ = ["LOOPS", "SOURCES", "chosen", "has", "run", "sum", "time_loop", "triad"]
 
-# Loop ids of sources/include/dispatch/loops.h (the ones with SIMD kernels).
-LOOPS = {
-    "add": 0, "sub": 1, "mul": 2, "div": 3, "maximum": 4, "minimum": 5,
-    "sqrt": 14, "exp": 15, "log": 16, "addcmul": 18,
-}
-SOURCES = ("arith", "exp_log", "addcmul", "sum", "triad", "int_arith", "half_arith")
-_DTYPES = {"e": 6, "f": 7, "d": 8}  # buffer format -> dispatch dtype (float16/32/64)
-_ITEMSIZE = {"e": 2, "f": 4, "d": 8}
-_NAMES = {"e": "float16", "f": "float32", "d": "float64"}
-_CTYPES = {"e": "uint16_t[1]", "f": "float[1]", "d": "double[1]"}
-_NIN = {"add": 2, "sub": 2, "mul": 2, "div": 2, "maximum": 2, "minimum": 2,
-        "sqrt": 1, "exp": 1, "log": 1, "addcmul": 3}
-_CTX_OPTIONAL = frozenset({"add", "sub"})  # alpha; NULL means 1
-_CTX_REQUIRED = frozenset({"addcmul"})     # value
-
 if lib.dispatch_kernels_simd_init() != 0:
     raise RuntimeError(ffi.string(lib.dispatch_cpu_error()).decode(errors="backslashreplace"))
+
+# Everything below is read from C (dispatch/_tables.py), never retyped.
+# The kernel sources, in meson's loop_kernel_sources order (sources/kernels/meson.build).
+def _source_names() -> tuple[str, ...]:
+    names: list[str] = []
+    while (p := lib.dispatch_kernels_source_name(len(names))) != ffi.NULL:
+        names.append(ffi.string(p).decode())
+    return tuple(names)
+
+
+SOURCES = _source_names()
+# Buffer format -> dispatch dtype id, for the float dtypes the kernels take (float16/32/64).
+_DTYPES = {_tables.DTYPE_FORMATS[d]: d for d in range(_tables.NUM_DTYPES)
+           if _tables.DTYPE_CATEGORIES[d] == _tables.CAT_FLOAT}
+_ITEMSIZE = {f: _tables.DTYPE_ITEMSIZES[d] for f, d in _DTYPES.items()}
+_NAMES = {f: _tables.DTYPE_NAMES[d] for f, d in _DTYPES.items()}
+_CTYPES = {f: _tables.ctx_ctype(d) + "[1]" for f, d in _DTYPES.items()}
+# Loop ids of loops.h (the ones with a SIMD kernel for some dtype), in id order.
+LOOPS = {name: i for name, i in _tables.LOOPS.items()
+         if any(lib.dispatch_kernels_has(i, d) for d in range(_tables.NUM_DTYPES))}
+_NIN = {name: _tables.LOOP_NIN[name] for name in LOOPS}
+_CTX_OPTIONAL = _tables.LOOP_CTX_OPTIONAL & LOOPS.keys()  # alpha; NULL means 1
+_CTX_REQUIRED = _tables.LOOP_CTX_REQUIRED & LOOPS.keys()  # value
 
 
 def chosen(source: str) -> str:
@@ -61,7 +70,7 @@ def chosen(source: str) -> str:
 def has(op: str, dtype: str) -> bool:
     """Whether ``op`` has a SIMD kernel for ``dtype`` ("float16", "float32", "float64",
     "int32", "int64")."""
-    d = {"int32": 4, "int64": 5, "float16": 6, "float32": 7, "float64": 8}.get(dtype, -1)
+    d = _tables.DTYPES.get(dtype, -1)
     return op in LOOPS and bool(lib.dispatch_kernels_has(LOOPS[op], d))
 
 
@@ -83,6 +92,9 @@ class _Op(NamedTuple):
     keep: Any
 
 
+_BY_TYPESTR = {_tables.DTYPE_TYPESTRS[d]: f for f, d in _DTYPES.items()}
+
+
 def _ndarray_type() -> Any:
     np = sys.modules.get("numpy")
     return None if np is None else np.ndarray
@@ -98,7 +110,7 @@ def _operand(buf: Any, what: str) -> _Op:
         ai = nd.__array_interface__.__get__(buf)
         if len(ai["shape"]) != 1:
             raise ValueError(f"kernels take 1-d buffers; {what} has shape {ai['shape']}")
-        fmt = {"<f2": "e", "<f4": "f", "<f8": "d"}.get(ai["typestr"])
+        fmt = _BY_TYPESTR.get(ai["typestr"])
         if fmt is None:
             raise TypeError(f"kernels take float16, float32 or float64 buffers; {what} has "
                             f"dtype {buf.dtype}")
@@ -173,7 +185,7 @@ def _ctx(op: str, fmt: str, value: float | None) -> Any:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"ctx must be a real number, got {type(value).__name__}")
     value = float(value)
-    if fmt == "e":
+    if fmt == "e":  # float16: its bits
         import numpy as np
 
         value = int(np.float16(value).view(np.uint16))

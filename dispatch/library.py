@@ -19,6 +19,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only (Note [Import time] in dispatch/__init__.py)
     from typing import Any, Callable, Iterator
 
+from . import _tables
 from . import ops as _ops
 from ._core import ffi, lib
 from ._tensor import _ERR_PYTHON, _pending, _raise, _warn_if_any
@@ -28,8 +29,8 @@ __all__ = [
     "included_keys", "excluded_keys",
 ]
 
-KEYS = ("CPU", "CUDA", "Meta", "Python", "Tracer")
-_PYTHON_KEY = 4
+KEYS = tuple(_tables.KEYS)  # dispatcher.h's keys, in priority order, read from C
+_PYTHON_KEY = _tables.KEYS["Python"]
 _kernels: list[Any] = []  # handles of registered Python kernels: registrations are permanent
 _kernels_lock = threading.Lock()
 

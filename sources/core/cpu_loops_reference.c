@@ -170,7 +170,7 @@ static void half_via_float(int loop, char **data, const intptr_t *s, intptr_t n,
         fctx = &value;
     }
     int nin = dispatch_loop_nin(loop);
-    int bool_out = loop >= DISPATCH_LOOP_EQ && loop <= DISPATCH_LOOP_GE;
+    int bool_out = dispatch_loop_operand_dtype(loop, 0, DISPATCH_FLOAT16) == DISPATCH_BOOL;
     dispatch_loop_fn f32 = dispatch_reference_loops[DISPATCH_FLOAT32][loop];
     for (intptr_t i = 0; i < n; i += CHUNK) {
         intptr_t m = n - i < CHUNK ? n - i : CHUNK;
@@ -208,11 +208,16 @@ DEF_WHERE(where_f16, dispatch_half)
 DEF_FILL(fill_f16, dispatch_half)
 #endif
 
+/* The loops each category has (the rows of the table below). */
 #define ROW_COMMON(S)                                                                     \
     [DISPATCH_LOOP_EQ] = eq_##S, [DISPATCH_LOOP_NE] = ne_##S, [DISPATCH_LOOP_LT] = lt_##S, \
     [DISPATCH_LOOP_LE] = le_##S, [DISPATCH_LOOP_GT] = gt_##S, [DISPATCH_LOOP_GE] = ge_##S, \
     [DISPATCH_LOOP_COPY] = copy_##S, [DISPATCH_LOOP_WHERE] = where_##S,                   \
     [DISPATCH_LOOP_FILL] = fill_##S
+#define ROW_BOOL(S)                                                                       \
+    ROW_COMMON(S), [DISPATCH_LOOP_ADD] = add_##S, [DISPATCH_LOOP_MUL] = mul_##S,          \
+    [DISPATCH_LOOP_MAXIMUM] = maximum_##S, [DISPATCH_LOOP_MINIMUM] = minimum_##S,         \
+    [DISPATCH_LOOP_ABS] = abs_##S
 #define ROW_INT(S)                                                                        \
     ROW_COMMON(S), [DISPATCH_LOOP_ADD] = add_##S, [DISPATCH_LOOP_SUB] = sub_##S,          \
     [DISPATCH_LOOP_MUL] = mul_##S, [DISPATCH_LOOP_MAXIMUM] = maximum_##S,                 \
@@ -222,18 +227,10 @@ DEF_FILL(fill_f16, dispatch_half)
     ROW_INT(S), [DISPATCH_LOOP_DIV] = div_##S, [DISPATCH_LOOP_SQRT] = sqrt_##S,           \
     [DISPATCH_LOOP_EXP] = exp_##S, [DISPATCH_LOOP_LOG] = log_##S
 
+/* One row per dtype of the list (Note [One dtype list] in dtype.h), by its category. */
+#define REF_ROW_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) [DISPATCH_##NAME] = {ROW_##CAT(sfx)},
 const dispatch_loop_fn dispatch_reference_loops[DISPATCH_NUM_DTYPES][DISPATCH_NUM_LOOPS] = {
-    [DISPATCH_BOOL] = {ROW_COMMON(b8), [DISPATCH_LOOP_ADD] = add_b8, [DISPATCH_LOOP_MUL] = mul_b8,
-                       [DISPATCH_LOOP_MAXIMUM] = maximum_b8, [DISPATCH_LOOP_MINIMUM] = minimum_b8,
-                       [DISPATCH_LOOP_ABS] = abs_b8},
-    [DISPATCH_INT8] = {ROW_INT(i8)},
-    [DISPATCH_UINT8] = {ROW_INT(u8)},
-    [DISPATCH_INT16] = {ROW_INT(i16)},
-    [DISPATCH_INT32] = {ROW_INT(i32)},
-    [DISPATCH_INT64] = {ROW_INT(i64)},
-    [DISPATCH_FLOAT16] = {ROW_FLOAT(f16)},
-    [DISPATCH_FLOAT32] = {ROW_FLOAT(f32)},
-    [DISPATCH_FLOAT64] = {ROW_FLOAT(f64)},
+    DISPATCH_FORALL_DTYPES(REF_ROW_)
 };
 
 /* Casts ----------------------------------------------------------------------
@@ -258,41 +255,43 @@ const dispatch_loop_fn dispatch_reference_loops[DISPATCH_NUM_DTYPES][DISPATCH_NU
     }
 #define AS_IS(x) (x)
 
-/* Every cast from source S: storage ST, read as FT through TO_FT. */
-#define CASTS_FROM_INTLIKE(S, ST)                                                         \
-    CAST_LOOP(cast_##S##_b8, ST, ST, AS_IS, bool8, (bool8)(a != 0))                       \
-    CASTS_TO_INTS(S, ST, ST, AS_IS, (int64_t)a)                                           \
-    CASTS_TO_FLOATS(S, ST, ST, AS_IS)
-#define CASTS_FROM_FLOAT(S, ST, FT, TO_FT)                                                \
-    CAST_LOOP(cast_##S##_b8, ST, FT, TO_FT, bool8, (bool8)(a != 0))                       \
-    CASTS_TO_INTS(S, ST, FT, TO_FT, FLOAT_TO_I64((double)a))                              \
-    CASTS_TO_FLOATS(S, ST, FT, TO_FT)
-#define CASTS_TO_INTS(S, ST, FT, TO_FT, I64)                                              \
-    CAST_LOOP(cast_##S##_i8, ST, FT, TO_FT, int8_t, (int8_t)W(I64))                       \
-    CAST_LOOP(cast_##S##_u8, ST, FT, TO_FT, uint8_t, (uint8_t)W(I64))                     \
-    CAST_LOOP(cast_##S##_i16, ST, FT, TO_FT, int16_t, (int16_t)W(I64))                    \
-    CAST_LOOP(cast_##S##_i32, ST, FT, TO_FT, int32_t, (int32_t)W(I64))                    \
-    CAST_LOOP(cast_##S##_i64, ST, FT, TO_FT, int64_t, (int64_t)W(I64))
-#define CASTS_TO_FLOATS(S, ST, FT, TO_FT)                                                 \
-    CAST_LOOP(cast_##S##_f16, ST, FT, TO_FT, dispatch_half, HALF_FROM_DOUBLE(a))          \
-    CAST_LOOP(cast_##S##_f32, ST, FT, TO_FT, float, (float)a)                             \
-    CAST_LOOP(cast_##S##_f64, ST, FT, TO_FT, double, (double)a)
+/* How a float dtype is stored from the double (or float) carrier. */
+#define FLOAT_FROM_f16(x) HALF_FROM_DOUBLE(x)
+#define FLOAT_FROM_f32(x) ((float)(x))
+#define FLOAT_FROM_f64(x) ((double)(x))
 
-CASTS_FROM_INTLIKE(b8, bool8)
-CASTS_FROM_INTLIKE(i8, int8_t)
-CASTS_FROM_INTLIKE(u8, uint8_t)
-CASTS_FROM_INTLIKE(i16, int16_t)
-CASTS_FROM_INTLIKE(i32, int32_t)
-CASTS_FROM_INTLIKE(i64, int64_t)
-CASTS_FROM_FLOAT(f16, dispatch_half, double, HALF_TO_DOUBLE)
-CASTS_FROM_FLOAT(f32, float, float, AS_IS)
-CASTS_FROM_FLOAT(f64, double, double, AS_IS)
+/* The casts from source S (storage ST, read as FT through TO_FT; I64: the
+ * value as int64_t, in terms of `a`) to every dtype of the list, by the
+ * target's category, and the row of the cast table that lists them. */
+#define CASTS_FROM(S, ST, FT, TO_FT, I64)                                                 \
+    DISPATCH_FORALL_DTYPES_WITH(CAST_TO_, (S, ST, FT, TO_FT, I64))                        \
+    static const dispatch_loop_fn casts_from_##S[DISPATCH_NUM_DTYPES] = {                 \
+        DISPATCH_FORALL_DTYPES_WITH(CAST_CELL_, S)};
+#define CAST_EXPAND_(...) __VA_ARGS__
+#define CAST_TO_(SRC, NAME, name, sfx, T, size, CAT, kind, fmt, dl)                           \
+    CAST_TO_##CAT(sfx, T, CAST_EXPAND_ SRC)
+#define CAST_TO_BOOL(...) CAST_TO_BOOL_(__VA_ARGS__)
+#define CAST_TO_INT(...) CAST_TO_INT_(__VA_ARGS__)
+#define CAST_TO_FLOAT(...) CAST_TO_FLOAT_(__VA_ARGS__)
+#define CAST_TO_BOOL_(D, TT, S, ST, FT, TO_FT, I64)                                       \
+    CAST_LOOP(cast_##S##_##D, ST, FT, TO_FT, TT, (TT)(a != 0))
+#define CAST_TO_INT_(D, TT, S, ST, FT, TO_FT, I64)                                        \
+    CAST_LOOP(cast_##S##_##D, ST, FT, TO_FT, TT, (TT)W(I64))
+#define CAST_TO_FLOAT_(D, TT, S, ST, FT, TO_FT, I64)                                      \
+    CAST_LOOP(cast_##S##_##D, ST, FT, TO_FT, TT, FLOAT_FROM_##D(a))
+#define CAST_CELL_(S, NAME, name, sfx, T, size, CAT, kind, fmt, dl) [DISPATCH_##NAME] = cast_##S##_##sfx,
 
-#define CAST_ROW(S)                                                                       \
-    {cast_##S##_b8, cast_##S##_i8, cast_##S##_u8, cast_##S##_i16, cast_##S##_i32,         \
-     cast_##S##_i64, cast_##S##_f16, cast_##S##_f32, cast_##S##_f64}
+CASTS_FROM(b8, bool8, bool8, AS_IS, (int64_t)a)
+CASTS_FROM(i8, int8_t, int8_t, AS_IS, (int64_t)a)
+CASTS_FROM(u8, uint8_t, uint8_t, AS_IS, (int64_t)a)
+CASTS_FROM(i16, int16_t, int16_t, AS_IS, (int64_t)a)
+CASTS_FROM(i32, int32_t, int32_t, AS_IS, (int64_t)a)
+CASTS_FROM(i64, int64_t, int64_t, AS_IS, (int64_t)a)
+CASTS_FROM(f16, dispatch_half, double, HALF_TO_DOUBLE, FLOAT_TO_I64((double)a))
+CASTS_FROM(f32, float, float, AS_IS, FLOAT_TO_I64((double)a))
+CASTS_FROM(f64, double, double, AS_IS, FLOAT_TO_I64((double)a))
 
-const dispatch_loop_fn dispatch_reference_casts[DISPATCH_NUM_DTYPES][DISPATCH_NUM_DTYPES] = {
-    CAST_ROW(b8), CAST_ROW(i8), CAST_ROW(u8), CAST_ROW(i16), CAST_ROW(i32),
-    CAST_ROW(i64), CAST_ROW(f16), CAST_ROW(f32), CAST_ROW(f64),
+#define CAST_ROW_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) [DISPATCH_##NAME] = casts_from_##sfx,
+const dispatch_loop_fn *const dispatch_reference_casts[DISPATCH_NUM_DTYPES] = {
+    DISPATCH_FORALL_DTYPES(CAST_ROW_)
 };

@@ -62,12 +62,10 @@ static void delete_versioned(DLManagedTensorVersioned *self) {
 
 static const struct {
     uint8_t code, bits;
-} dl_types[] = {
-    [DISPATCH_BOOL] = {kDLBool, 8},     [DISPATCH_INT8] = {kDLInt, 8},
-    [DISPATCH_UINT8] = {kDLUInt, 8},    [DISPATCH_INT16] = {kDLInt, 16},
-    [DISPATCH_INT32] = {kDLInt, 32},    [DISPATCH_INT64] = {kDLInt, 64},
-    [DISPATCH_FLOAT16] = {kDLFloat, 16}, [DISPATCH_FLOAT32] = {kDLFloat, 32},
-    [DISPATCH_FLOAT64] = {kDLFloat, 64},
+} dl_types[] = { /* from the dtype list (Note [One dtype list] in dtype.h) */
+#define DL_TYPE_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) [DISPATCH_##NAME] = {kDL##dl, 8 * size},
+    DISPATCH_FORALL_DTYPES(DL_TYPE_)
+#undef DL_TYPE_
 };
 #define NUM_DL_TYPES ((int)(sizeof dl_types / sizeof dl_types[0]))
 

@@ -1,25 +1,50 @@
 /* dtypes and PyTorch's type promotion; see dispatch/dtype.h. */
 #include "dispatch/dtype.h"
 
-static const size_t itemsizes[DISPATCH_NUM_DTYPES] = {1, 1, 1, 2, 4, 8, 2, 4, 8};
-static const char *const names[DISPATCH_NUM_DTYPES] = {
-    "bool", "int8", "uint8", "int16", "int32", "int64", "float16", "float32", "float64",
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define BYTE_ORDER_ ">"
+#else
+#define BYTE_ORDER_ "<"
+#endif
+
+/* Everything about a dtype, from the one list (Note [One dtype list] in dtype.h). */
+static const struct {
+    const char *name, *typestr, *format;
+    size_t itemsize;
+    int category;
+} info[DISPATCH_NUM_DTYPES] = {
+#define DTYPE_INFO_(NAME, name, sfx, T, size, CAT, kind, fmt, dl)                                \
+    [DISPATCH_##NAME] = {name, (size == 1 ? "|" kind #size : BYTE_ORDER_ kind #size), fmt,    \
+                         size, DISPATCH_CAT_##CAT},
+    DISPATCH_FORALL_DTYPES(DTYPE_INFO_)
+#undef DTYPE_INFO_
 };
+
+#define DTYPE_SIZE_CHECK_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) \
+    _Static_assert(sizeof(T) == size, "the itemsize of " name " in DISPATCH_FORALL_DTYPES");
+DISPATCH_FORALL_DTYPES(DTYPE_SIZE_CHECK_)
+#undef DTYPE_SIZE_CHECK_
 
 int dispatch_dtype_is_valid(int dtype) { return dtype >= 0 && dtype < DISPATCH_NUM_DTYPES; }
 
 size_t dispatch_dtype_itemsize(int dtype) {
-    return dispatch_dtype_is_valid(dtype) ? itemsizes[dtype] : 0;
+    return dispatch_dtype_is_valid(dtype) ? info[dtype].itemsize : 0;
 }
 
 const char *dispatch_dtype_name(int dtype) {
-    return dispatch_dtype_is_valid(dtype) ? names[dtype] : "?";
+    return dispatch_dtype_is_valid(dtype) ? info[dtype].name : "?";
 }
 
 int dispatch_dtype_category_of(int dtype) {
-    if (dtype == DISPATCH_BOOL) return DISPATCH_CAT_BOOL;
-    if (dtype >= DISPATCH_FLOAT16) return DISPATCH_CAT_FLOAT;
-    return DISPATCH_CAT_INT;
+    return dispatch_dtype_is_valid(dtype) ? info[dtype].category : -1;
+}
+
+const char *dispatch_dtype_typestr(int dtype) {
+    return dispatch_dtype_is_valid(dtype) ? info[dtype].typestr : "";
+}
+
+const char *dispatch_dtype_format(int dtype) {
+    return dispatch_dtype_is_valid(dtype) ? info[dtype].format : "";
 }
 
 /*

@@ -57,6 +57,15 @@ int dispatch_error_set_message(int kind, const char *message) {
 
 int dispatch_error_kind_get(void) { return tls_kind; }
 
+const char *dispatch_error_kind_name(int kind) {
+    static const char *const names[DISPATCH_NUM_ERROR_KINDS] = {
+#define ERROR_NAME_(NAME, value, python) [DISPATCH_ERR_##NAME] = python,
+        DISPATCH_FORALL_ERRORS(ERROR_NAME_)
+#undef ERROR_NAME_
+    };
+    return kind > DISPATCH_OK && kind < DISPATCH_NUM_ERROR_KINDS && names[kind] ? names[kind] : "";
+}
+
 const char *dispatch_error_message(void) { return tls_kind == DISPATCH_OK ? "" : tls_message; }
 
 void dispatch_error_clear(void) {

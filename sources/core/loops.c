@@ -17,7 +17,6 @@
  * seen by the next call without any lock.
  */
 static _Atomic(dispatch_loop_fn) table[DISPATCH_NUM_DTYPES][DISPATCH_NUM_LOOPS];
-static _Atomic(dispatch_loop_fn) casts[DISPATCH_NUM_DTYPES][DISPATCH_NUM_DTYPES];
 static atomic_int initialized;
 
 static void ensure_init(void) {
@@ -29,38 +28,32 @@ static void ensure_init(void) {
             dispatch_loop_fn expected = NULL;
             atomic_compare_exchange_strong(&table[d][l], &expected, dispatch_reference_loops[d][l]);
         }
-        for (int e = 0; e < DISPATCH_NUM_DTYPES; e++) {
-            dispatch_loop_fn expected = NULL;
-            atomic_compare_exchange_strong(&casts[d][e], &expected, dispatch_reference_casts[d][e]);
-        }
     }
     atomic_store_explicit(&initialized, 1, memory_order_release);
 }
 
-static const int nin[DISPATCH_NUM_LOOPS] = {
-    [DISPATCH_LOOP_ADD] = 2, [DISPATCH_LOOP_SUB] = 2, [DISPATCH_LOOP_MUL] = 2,
-    [DISPATCH_LOOP_DIV] = 2, [DISPATCH_LOOP_MAXIMUM] = 2, [DISPATCH_LOOP_MINIMUM] = 2,
-    [DISPATCH_LOOP_EQ] = 2, [DISPATCH_LOOP_NE] = 2, [DISPATCH_LOOP_LT] = 2,
-    [DISPATCH_LOOP_LE] = 2, [DISPATCH_LOOP_GT] = 2, [DISPATCH_LOOP_GE] = 2,
-    [DISPATCH_LOOP_NEG] = 1, [DISPATCH_LOOP_ABS] = 1, [DISPATCH_LOOP_SQRT] = 1,
-    [DISPATCH_LOOP_EXP] = 1, [DISPATCH_LOOP_LOG] = 1, [DISPATCH_LOOP_COPY] = 1,
-    [DISPATCH_LOOP_ADDCMUL] = 3, [DISPATCH_LOOP_WHERE] = 3, [DISPATCH_LOOP_FILL] = 0,
+/* The facts of each loop, from the one table (Note [One table] in loops.h). */
+static const struct {
+    const char *name;
+    int nin, ctx;
+    unsigned bool_operands;
+} info[DISPATCH_NUM_LOOPS] = {
+#define LOOP_INFO_(NAME, name, nin, ctx, bools) [DISPATCH_LOOP_##NAME] = {#name, nin, ctx, bools},
+    DISPATCH_FORALL_LOOPS(LOOP_INFO_)
+#undef LOOP_INFO_
 };
 
-static const char *const names[DISPATCH_NUM_LOOPS] = {
-    "add", "sub", "mul", "div", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge",
-    "neg", "abs", "sqrt", "exp", "log", "copy", "addcmul", "where", "fill",
-};
+static int in_range(int loop) { return loop >= 0 && loop < DISPATCH_NUM_LOOPS; }
 
-int dispatch_loop_nin(int loop) { return loop >= 0 && loop < DISPATCH_NUM_LOOPS ? nin[loop] : -1; }
+int dispatch_loop_nin(int loop) { return in_range(loop) ? info[loop].nin : -1; }
 
-const char *dispatch_loop_name(int loop) {
-    return loop >= 0 && loop < DISPATCH_NUM_LOOPS ? names[loop] : "?";
-}
+const char *dispatch_loop_name(int loop) { return in_range(loop) ? info[loop].name : "?"; }
+
+int dispatch_loop_ctx_kind(int loop) { return in_range(loop) ? info[loop].ctx : -1; }
 
 int dispatch_loop_operand_dtype(int loop, int k, int dtype) {
-    if (k == 0 && loop >= DISPATCH_LOOP_EQ && loop <= DISPATCH_LOOP_GE) return DISPATCH_BOOL;
-    if (k == 1 && loop == DISPATCH_LOOP_WHERE) return DISPATCH_BOOL;
+    if (in_range(loop) && k >= 0 && k < 8 && (info[loop].bool_operands >> k & 1u))
+        return DISPATCH_BOOL;
     return dtype;
 }
 
@@ -84,14 +77,8 @@ dispatch_loop_fn dispatch_loop_reference(int loop, int dtype) {
     return valid(loop, dtype) ? dispatch_reference_loops[dtype][loop] : NULL;
 }
 
+/* Casts have no SIMD variants, so no slots to replace: the reference loop. */
 dispatch_loop_fn dispatch_cast_loop_get(int from, int to) {
     if (!dispatch_dtype_is_valid(from) || !dispatch_dtype_is_valid(to)) return NULL;
-    ensure_init();
-    return atomic_load_explicit(&casts[from][to], memory_order_relaxed);
-}
-
-dispatch_loop_fn dispatch_cast_loop_register(int from, int to, dispatch_loop_fn fn) {
-    if (!dispatch_dtype_is_valid(from) || !dispatch_dtype_is_valid(to)) return NULL;
-    ensure_init();
-    return atomic_exchange(&casts[from][to], fn);
+    return dispatch_reference_casts[from][to];
 }

@@ -6,6 +6,7 @@
 #include "dispatch/loops.h"
 
 extern const dispatch_loop_fn dispatch_reference_loops[DISPATCH_NUM_DTYPES][DISPATCH_NUM_LOOPS];
-extern const dispatch_loop_fn dispatch_reference_casts[DISPATCH_NUM_DTYPES][DISPATCH_NUM_DTYPES];
+/* [from][to]: one row per source dtype */
+extern const dispatch_loop_fn *const dispatch_reference_casts[DISPATCH_NUM_DTYPES];
 
 #endif

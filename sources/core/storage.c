@@ -26,9 +26,9 @@ static atomic_long live_storages;
 
 const char *dispatch_device_name(int device) {
     switch (device) {
-    case DISPATCH_DEVICE_CPU: return "cpu";
-    case DISPATCH_DEVICE_CUDA: return "cuda";
-    case DISPATCH_DEVICE_META: return "meta";
+#define DEVICE_NAME_(NAME, name) case DISPATCH_DEVICE_##NAME: return name;
+    DISPATCH_FORALL_DEVICES(DEVICE_NAME_)
+#undef DEVICE_NAME_
     default: return "?";
     }
 }

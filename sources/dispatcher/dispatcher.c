@@ -71,7 +71,9 @@ static int ops_capacity;
 static registration fallbacks[DISPATCH_NUM_KEYS];
 
 static const char *const key_names[DISPATCH_NUM_KEYS] = {
-    "Undefined", "CPU", "CUDA", "Meta", "Python", "Tracer",
+#define KEY_NAME_(NAME, name) [DISPATCH_KEY_##NAME] = name,
+    DISPATCH_FORALL_KEYS(KEY_NAME_)
+#undef KEY_NAME_
 };
 
 _Static_assert(DISPATCH_KEY_CPU == DISPATCH_DEVICE_CPU + 1, "see Note [Key order]");

@@ -29,3 +29,26 @@ DISPATCH_KERNELS_BINARY_LOOP(dispatch_kernel_minimum_f64, double, f64, dv_min_f6
 
 DISPATCH_KERNELS_UNARY_LOOP(dispatch_kernel_sqrt_f32, float, f32, dv_sqrt_f32, 0)
 DISPATCH_KERNELS_UNARY_LOOP(dispatch_kernel_sqrt_f64, double, f64, dv_sqrt_f64, 0)
+
+/* The kernels of this source (Note [Exported kernel tables] in kernels_export.h). */
+#include "kernels_export.h"
+DISPATCH_KERNELS_EXPORT(arith,
+    DISPATCH_KERNELS_LOOP(ADD, FLOAT32, dispatch_kernel_add_f32)
+    DISPATCH_KERNELS_LOOP(SUB, FLOAT32, dispatch_kernel_sub_f32)
+    DISPATCH_KERNELS_LOOP(MUL, FLOAT32, dispatch_kernel_mul_f32)
+    DISPATCH_KERNELS_LOOP(DIV, FLOAT32, dispatch_kernel_div_f32)
+    DISPATCH_KERNELS_LOOP(MAXIMUM, FLOAT32, dispatch_kernel_maximum_f32)
+    DISPATCH_KERNELS_LOOP(MINIMUM, FLOAT32, dispatch_kernel_minimum_f32)
+    DISPATCH_KERNELS_LOOP(SQRT, FLOAT32, dispatch_kernel_sqrt_f32)
+    DISPATCH_KERNELS_LOOP(ADD, FLOAT64, dispatch_kernel_add_f64)
+    DISPATCH_KERNELS_LOOP(SUB, FLOAT64, dispatch_kernel_sub_f64)
+    DISPATCH_KERNELS_LOOP(MUL, FLOAT64, dispatch_kernel_mul_f64)
+    DISPATCH_KERNELS_LOOP(DIV, FLOAT64, dispatch_kernel_div_f64)
+    DISPATCH_KERNELS_LOOP(MAXIMUM, FLOAT64, dispatch_kernel_maximum_f64)
+    DISPATCH_KERNELS_LOOP(MINIMUM, FLOAT64, dispatch_kernel_minimum_f64)
+    DISPATCH_KERNELS_LOOP(SQRT, FLOAT64, dispatch_kernel_sqrt_f64)
+)
+#if DISPATCH_CPU_TARGET_IS_BASELINE
+#include "arith.dispatch.h"
+DISPATCH_KERNELS_CHOOSER(arith)
+#endif

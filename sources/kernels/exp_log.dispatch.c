@@ -157,3 +157,16 @@ DISPATCH_KERNELS_UNARY_LOOP(dispatch_kernel_exp_f32, float, f32, exp_vec_f32, 1)
 DISPATCH_KERNELS_UNARY_LOOP(dispatch_kernel_exp_f64, double, f64, exp_vec_f64, 1)
 DISPATCH_KERNELS_UNARY_LOOP(dispatch_kernel_log_f32, float, f32, log_vec_f32, 0)
 DISPATCH_KERNELS_UNARY_LOOP(dispatch_kernel_log_f64, double, f64, log_vec_f64, 0)
+
+/* The kernels of this source (Note [Exported kernel tables] in kernels_export.h). */
+#include "kernels_export.h"
+DISPATCH_KERNELS_EXPORT(exp_log,
+    DISPATCH_KERNELS_LOOP(EXP, FLOAT32, dispatch_kernel_exp_f32)
+    DISPATCH_KERNELS_LOOP(EXP, FLOAT64, dispatch_kernel_exp_f64)
+    DISPATCH_KERNELS_LOOP(LOG, FLOAT32, dispatch_kernel_log_f32)
+    DISPATCH_KERNELS_LOOP(LOG, FLOAT64, dispatch_kernel_log_f64)
+)
+#if DISPATCH_CPU_TARGET_IS_BASELINE
+#include "exp_log.dispatch.h"
+DISPATCH_KERNELS_CHOOSER(exp_log)
+#endif

@@ -297,3 +297,22 @@ static void scalar_loop(int op, char **data, const intptr_t *st, intptr_t n, con
 HALF_SCALAR_LOOP(dispatch_kernel_mul_f16_f32scalar, SOP_MUL)
 HALF_SCALAR_LOOP(dispatch_kernel_div_f16_f32scalar, SOP_DIV)
 HALF_SCALAR_LOOP(dispatch_kernel_rdiv_f16_f32scalar, SOP_RDIV)
+
+/* The kernels of this source (Note [Exported kernel tables] in kernels_export.h). */
+#include "kernels_export.h"
+DISPATCH_KERNELS_EXPORT(half_arith,
+    DISPATCH_KERNELS_LOOP(ADD, FLOAT16, dispatch_kernel_add_f16)
+    DISPATCH_KERNELS_LOOP(SUB, FLOAT16, dispatch_kernel_sub_f16)
+    DISPATCH_KERNELS_LOOP(MUL, FLOAT16, dispatch_kernel_mul_f16)
+    DISPATCH_KERNELS_LOOP(DIV, FLOAT16, dispatch_kernel_div_f16)
+    DISPATCH_KERNELS_LOOP(MAXIMUM, FLOAT16, dispatch_kernel_maximum_f16)
+    DISPATCH_KERNELS_LOOP(MINIMUM, FLOAT16, dispatch_kernel_minimum_f16)
+    DISPATCH_KERNELS_LOOP(SQRT, FLOAT16, dispatch_kernel_sqrt_f16)
+    DISPATCH_KERNELS_NAMED(HALF_MUL_F32SCALAR, dispatch_kernel_mul_f16_f32scalar, 0)
+    DISPATCH_KERNELS_NAMED(HALF_DIV_F32SCALAR, dispatch_kernel_div_f16_f32scalar, 0)
+    DISPATCH_KERNELS_NAMED(HALF_RDIV_F32SCALAR, dispatch_kernel_rdiv_f16_f32scalar, 0)
+)
+#if DISPATCH_CPU_TARGET_IS_BASELINE
+#include "half_arith.dispatch.h"
+DISPATCH_KERNELS_CHOOSER(half_arith)
+#endif

@@ -4,7 +4,7 @@
  * the compiler vectorizes under each target's flags (the build is -O3; the
  * contiguous and scalar-broadcast paths are separate loops with unit
  * stride, which is what the vectorizer needs; see the assembly check in
- * the kernels' Note in simd_loops.c). Arithmetic is done in the unsigned type, so it
+ * tests/test_kernels_isa.py). Arithmetic is done in the unsigned type, so it
  * wraps like two's complement, never undefined behaviour, and every target
  * gives the same bits (integer operations are exact).
  * data = {out, a, b}; ctx for add/sub: const T *alpha (out = a +- alpha*b).
@@ -71,3 +71,22 @@ INT_LOOP(dispatch_kernel_sub_i64, int64_t, uint64_t, I_SUB, 1)
 INT_LOOP(dispatch_kernel_mul_i64, int64_t, uint64_t, I_MUL, 0)
 INT_LOOP(dispatch_kernel_maximum_i64, int64_t, uint64_t, I_MAX, 0)
 INT_LOOP(dispatch_kernel_minimum_i64, int64_t, uint64_t, I_MIN, 0)
+
+/* The kernels of this source (Note [Exported kernel tables] in kernels_export.h). */
+#include "kernels_export.h"
+DISPATCH_KERNELS_EXPORT(int_arith,
+    DISPATCH_KERNELS_LOOP(ADD, INT32, dispatch_kernel_add_i32)
+    DISPATCH_KERNELS_LOOP(SUB, INT32, dispatch_kernel_sub_i32)
+    DISPATCH_KERNELS_LOOP(MUL, INT32, dispatch_kernel_mul_i32)
+    DISPATCH_KERNELS_LOOP(MAXIMUM, INT32, dispatch_kernel_maximum_i32)
+    DISPATCH_KERNELS_LOOP(MINIMUM, INT32, dispatch_kernel_minimum_i32)
+    DISPATCH_KERNELS_LOOP(ADD, INT64, dispatch_kernel_add_i64)
+    DISPATCH_KERNELS_LOOP(SUB, INT64, dispatch_kernel_sub_i64)
+    DISPATCH_KERNELS_LOOP(MUL, INT64, dispatch_kernel_mul_i64)
+    DISPATCH_KERNELS_LOOP(MAXIMUM, INT64, dispatch_kernel_maximum_i64)
+    DISPATCH_KERNELS_LOOP(MINIMUM, INT64, dispatch_kernel_minimum_i64)
+)
+#if DISPATCH_CPU_TARGET_IS_BASELINE
+#include "int_arith.dispatch.h"
+DISPATCH_KERNELS_CHOOSER(int_arith)
+#endif

@@ -432,3 +432,18 @@ double DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f64_ext)(int is_min, cons
                                                                 intptr_t n);
 DISPATCH_KERNELS_COLS(dispatch_kernel_sum_f32, float, f32)
 DISPATCH_KERNELS_COLS(dispatch_kernel_sum_f64, double, f64)
+
+/* The kernels of this source (Note [Exported kernel tables] in kernels_export.h). */
+#include "kernels_export.h"
+DISPATCH_KERNELS_EXPORT(sum,
+    DISPATCH_KERNELS_NAMED(SUM_F32, dispatch_kernel_sum_f32, 1)
+    DISPATCH_KERNELS_NAMED(SUM_F64, dispatch_kernel_sum_f64, 1)
+    DISPATCH_KERNELS_NAMED(COLS_F32, dispatch_kernel_sum_f32_cols, 0)
+    DISPATCH_KERNELS_NAMED(COLS_F64, dispatch_kernel_sum_f64_cols, 0)
+    DISPATCH_KERNELS_NAMED(EXT_F32, dispatch_kernel_sum_f32_ext, 0)
+    DISPATCH_KERNELS_NAMED(EXT_F64, dispatch_kernel_sum_f64_ext, 0)
+)
+#if DISPATCH_CPU_TARGET_IS_BASELINE
+#include "sum.dispatch.h"
+DISPATCH_KERNELS_CHOOSER(sum)
+#endif

@@ -25,3 +25,13 @@ void DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_triad_f64)(double *a, const dou
     }
     for (; i < n; i++) a[i] = b[i] + s * c[i];
 }
+
+/* The kernels of this source (Note [Exported kernel tables] in kernels_export.h). */
+#include "kernels_export.h"
+DISPATCH_KERNELS_EXPORT(triad,
+    DISPATCH_KERNELS_NAMED(TRIAD_F64, dispatch_kernel_triad_f64, 1)
+)
+#if DISPATCH_CPU_TARGET_IS_BASELINE
+#include "triad.dispatch.h"
+DISPATCH_KERNELS_CHOOSER(triad)
+#endif

@@ -19,15 +19,23 @@
 
 /* Keys, in priority order: a higher value wins. Bit k of a key set is key k.
  * See Note [Key order]. */
+/* X(NAME, name) per key, in priority order (the enum below, dispatch_key_name;
+ * Python reads them from C). Backends first (CPU, CUDA, Meta: device + 1),
+ * then the functionality keys above every backend: Python (kernels written
+ * in Python; entered via the TLS include set) and Tracer (a wrapper: records
+ * the call, redispatches below itself). */
+#define DISPATCH_FORALL_KEYS(X)                                                          \
+    X(UNDEFINED, "Undefined")                                                            \
+    X(CPU, "CPU")                                                                        \
+    X(CUDA, "CUDA")                                                                      \
+    X(META, "Meta")                                                                      \
+    X(PYTHON, "Python")                                                                  \
+    X(TRACER, "Tracer")
+
 typedef enum dispatch_key {
-    DISPATCH_KEY_UNDEFINED = 0,
-    /* backends */
-    DISPATCH_KEY_CPU = 1,
-    DISPATCH_KEY_CUDA = 2,
-    DISPATCH_KEY_META = 3,
-    /* functionality keys, above every backend */
-    DISPATCH_KEY_PYTHON = 4, /* kernels written in Python; entered via the TLS include set */
-    DISPATCH_KEY_TRACER = 5, /* a wrapper: records the call, redispatches below itself */
+#define DISPATCH_KEY_ENUM_(NAME, name) DISPATCH_KEY_##NAME,
+    DISPATCH_FORALL_KEYS(DISPATCH_KEY_ENUM_)
+#undef DISPATCH_KEY_ENUM_
     DISPATCH_NUM_KEYS,
 } dispatch_key;
 

@@ -7,17 +7,49 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The order is part of the ABI of dispatch._core (Python mirrors it). */
+/*
+ * Note [One dtype list]
+ * ~~~~~~~~~~~~~~~~~~~~~
+ * Every dtype is one line of DISPATCH_FORALL_DTYPES, the way c10's
+ * AT_FORALL_SCALAR_TYPES lists PyTorch's: X(NAME, name, sfx, T, size, CAT,
+ * kind, fmt, dl) gives
+ *   NAME  the enum member DISPATCH_<NAME>; ids are the order of the list
+ *   name  its name ("float32") as a string
+ *   sfx   the suffix of its loops' functions (add_f32, cast_f32_i64)
+ *   T     the C type an element is stored as (bool: uint8_t, 0 or 1;
+ *         float16: dispatch_half), of `size` bytes
+ *   CAT   its category, DISPATCH_CAT_<CAT>: BOOL, INT or FLOAT
+ *   kind  NumPy's kind letter ("b", "i", "u", "f"): with size, the typestr
+ *   fmt   the struct / buffer-protocol format of one element
+ *   dl    its DLPack type code, kDL<dl> (with 8 * size bits)
+ * Everything that lists dtypes expands it: this enum, dtype.c's names,
+ * sizes and categories, the rows of the reference loop and cast tables in
+ * cpu_loops_reference.c, dlpack.c's type codes, the SIMD chooser's table
+ * (indexed by dtype); Python reads the list
+ * from C (dispatch/_tables.py). Adding a dtype is one line here plus its
+ * loops (docs/contributing.md, "Adding a dtype"). Floats are listed by
+ * width: dispatch_promote_types relies on it.
+ */
+#define DISPATCH_FORALL_DTYPES(X) DISPATCH_FORALL_DTYPES_WITH(DISPATCH_DTYPE_CALL_, X)
+/* The same with one more argument A first, X(A, NAME, ...), for an X that
+ * needs more than the list: e.g. the cast table's row of one source dtype. */
+#define DISPATCH_DTYPE_CALL_(X, ...) X(__VA_ARGS__)
+#define DISPATCH_FORALL_DTYPES_WITH(X, A)                                   \
+    X(A, BOOL,    "bool",    b8,  uint8_t,       1, BOOL,  "b", "?", Bool)  \
+    X(A, INT8,    "int8",    i8,  int8_t,        1, INT,   "i", "b", Int)   \
+    X(A, UINT8,   "uint8",   u8,  uint8_t,       1, INT,   "u", "B", UInt)  \
+    X(A, INT16,   "int16",   i16, int16_t,       2, INT,   "i", "h", Int)   \
+    X(A, INT32,   "int32",   i32, int32_t,       4, INT,   "i", "i", Int)   \
+    X(A, INT64,   "int64",   i64, int64_t,       8, INT,   "i", "q", Int)   \
+    X(A, FLOAT16, "float16", f16, dispatch_half, 2, FLOAT, "f", "e", Float) \
+    X(A, FLOAT32, "float32", f32, float,         4, FLOAT, "f", "f", Float) \
+    X(A, FLOAT64, "float64", f64, double,        8, FLOAT, "f", "d", Float)
+
+/* The order is part of the ABI of dispatch._core (Python reads it from C). */
 typedef enum dispatch_dtype {
-    DISPATCH_BOOL = 0,
-    DISPATCH_INT8,
-    DISPATCH_UINT8,
-    DISPATCH_INT16,
-    DISPATCH_INT32,
-    DISPATCH_INT64,
-    DISPATCH_FLOAT16,
-    DISPATCH_FLOAT32,
-    DISPATCH_FLOAT64,
+#define DISPATCH_DTYPE_ENUM_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) DISPATCH_##NAME,
+    DISPATCH_FORALL_DTYPES(DISPATCH_DTYPE_ENUM_)
+#undef DISPATCH_DTYPE_ENUM_
     DISPATCH_NUM_DTYPES,
 } dispatch_dtype;
 
@@ -46,7 +78,11 @@ typedef enum dispatch_dtype_category {
 
 size_t dispatch_dtype_itemsize(int dtype);
 const char *dispatch_dtype_name(int dtype); /* "float32"; "?" when out of range */
-int dispatch_dtype_category_of(int dtype);
+int dispatch_dtype_category_of(int dtype);  /* -1 when out of range */
+/* NumPy's typestr of an element in native byte order ("<f4", "|b1"); the
+ * struct format of one element ("f", "?"); "" when out of range. */
+const char *dispatch_dtype_typestr(int dtype);
+const char *dispatch_dtype_format(int dtype);
 int dispatch_dtype_is_valid(int dtype);
 
 /* torch.promote_types: the smallest dtype both convert to without losing the

@@ -12,16 +12,30 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* X(NAME, value, python) per kind: DISPATCH_ERR_<NAME> and the name of the
+ * Python exception class it becomes ("" for PYTHON: the exception a Python
+ * kernel raised, which Python keeps). Python reads this list from C through
+ * dispatch_error_kind_name (dispatch/_tables.py). */
+#define DISPATCH_FORALL_ERRORS(X)                                                        \
+    X(RUNTIME, 1, "RuntimeError")                                                        \
+    X(VALUE, 2, "ValueError")                   /* shapes, arguments */                  \
+    X(TYPE, 3, "TypeError")                     /* dtypes, argument kinds */             \
+    X(INDEX, 4, "IndexError")                   /* dims, indices, bounds */              \
+    X(NOT_IMPLEMENTED, 5, "NotImplementedError") /* no kernel */                         \
+    X(MEMORY, 6, "MemoryError")                 /* the allocator failed */               \
+    X(PYTHON, 7, "")                            /* a Python kernel raised */
+
 typedef enum dispatch_error_kind {
     DISPATCH_OK = 0,
-    DISPATCH_ERR_RUNTIME = 1,         /* RuntimeError */
-    DISPATCH_ERR_VALUE = 2,           /* ValueError (shapes, arguments) */
-    DISPATCH_ERR_TYPE = 3,            /* TypeError (dtypes, argument kinds) */
-    DISPATCH_ERR_INDEX = 4,           /* IndexError (dims, indices, bounds) */
-    DISPATCH_ERR_NOT_IMPLEMENTED = 5, /* NotImplementedError (no kernel) */
-    DISPATCH_ERR_MEMORY = 6,          /* MemoryError (allocator failed) */
-    DISPATCH_ERR_PYTHON = 7,          /* a Python kernel raised; Python keeps the exception */
+#define DISPATCH_ERROR_ENUM_(NAME, value, python) DISPATCH_ERR_##NAME = value,
+    DISPATCH_FORALL_ERRORS(DISPATCH_ERROR_ENUM_)
+#undef DISPATCH_ERROR_ENUM_
+    DISPATCH_NUM_ERROR_KINDS,
 } dispatch_error_kind;
+
+/* The Python exception class name of a kind ("ValueError"); "" for OK,
+ * PYTHON and out of range. */
+const char *dispatch_error_kind_name(int kind);
 
 /* Maximum length of a message, terminating NUL included; longer ones are cut. */
 #define DISPATCH_ERROR_MAX 1024

@@ -78,12 +78,27 @@ int dispatch_iter_elementwise_op(int loop, int loop_dtype, int nops,
 int dispatch_iter_broadcast_shape(int n, const dispatch_iter_operand *ops, int *ndim,
                                   int64_t *shape);
 
+/* X(NAME, name) per reduction, in id order (Python reads them from C through
+ * dispatch_reduce_name). max and min propagate NaN. */
+#define DISPATCH_FORALL_REDUCTIONS(X) X(SUM, "sum") X(MEAN, "mean") X(MAX, "max") X(MIN, "min")
+
 enum dispatch_reduce_op {
-    DISPATCH_REDUCE_SUM = 0,
-    DISPATCH_REDUCE_MEAN = 1,
-    DISPATCH_REDUCE_MAX = 2, /* NaN propagates */
-    DISPATCH_REDUCE_MIN = 3,
+#define DISPATCH_REDUCE_ENUM_(NAME, name) DISPATCH_REDUCE_##NAME,
+    DISPATCH_FORALL_REDUCTIONS(DISPATCH_REDUCE_ENUM_)
+#undef DISPATCH_REDUCE_ENUM_
+    DISPATCH_NUM_REDUCTIONS
 };
+
+/* "sum", ...; NULL out of range. */
+static inline const char *dispatch_reduce_name(int op)
+{
+    static const char *const names[] = {
+#define DISPATCH_REDUCE_NAME_(NAME, name) name,
+        DISPATCH_FORALL_REDUCTIONS(DISPATCH_REDUCE_NAME_)
+#undef DISPATCH_REDUCE_NAME_
+    };
+    return op >= 0 && op < DISPATCH_NUM_REDUCTIONS ? names[op] : NULL;
+}
 
 /* Reduce `in` (float32 or float64) over the dims whose bit is set in
  * dim_mask (all dims: (1 << ndim) - 1) into `out`, which has in's dtype and

@@ -24,16 +24,19 @@ extern "C" {
 int dispatch_kernels_simd_init(void);
 
 /* The target chosen for a kernel source ("arith", "exp_log", "addcmul",
- * "sum", "triad", "int_arith"): "AVX512_SKX", "FMA3__AVX2", "SSE42", "baseline"; NULL for
- * an unknown source. */
+ * "sum", "triad", "int_arith", "half_arith"): "AVX512_SKX", "FMA3__AVX2", "SSE42",
+ * "baseline"; NULL for an unknown source. */
 const char *dispatch_kernels_chosen(const char *source);
+/* The name of kernel source i (0, 1, ... in meson's loop_kernel_sources
+ * order); NULL past the last. */
+const char *dispatch_kernels_source_name(int i);
 
 /* Run the chosen SIMD loop for (loop, dtype) of loops.h on raw buffers
  * (same arguments as a dispatch_loop_fn). Returns 0, or -1 when there is no
  * SIMD kernel for the pair (float32/float64: add, sub, mul, div, maximum,
  * minimum, sqrt, exp, log, addcmul; int32/int64: add, sub, mul, maximum,
  * minimum), when data or steps is NULL or n < 0, or when ctx is NULL for a
- * loop that reads it (addcmul). The buffers themselves cannot be checked
+ * loop that requires it (DISPATCH_LOOP_CTX_REQUIRED: addcmul, fill). The buffers themselves cannot be checked
  * here: dispatch/kernels.py checks lengths, dtypes and writability. */
 int dispatch_kernels_run(int loop, int dtype, char **data, const intptr_t *steps,
                          intptr_t n, void *ctx);

@@ -9,7 +9,8 @@
  *   data[0]          the output, data[1..nin] the inputs (outputs first, as in
  *                    PyTorch's TensorIterator);
  *   byte_strides[i]  the step of operand i in bytes (0 for a broadcast operand);
- *   ctx              per-call extra data, described per loop below, else NULL.
+ *   ctx              per-call extra data, described per loop in the table (the
+ *                    doc of each [[loop]] of operators.toml), else NULL.
  *
  * Operands all have the loop's dtype except where noted (comparisons write
  * bool; WHERE reads a bool condition). Integer arithmetic wraps (two's
@@ -30,42 +31,50 @@
 
 typedef void (*dispatch_loop_fn)(char **data, const intptr_t *byte_strides, intptr_t n, void *ctx);
 
+/*
+ * Note [One table]
+ * ~~~~~~~~~~~~~~~~
+ * The loops are declared once, as `[[loop]]` entries of
+ * sources/dispatcher/operators.toml, beside the operators that run them.
+ * tools/opgen.py turns them into the X-macro DISPATCH_FORALL_LOOPS(X) of the
+ * generated dispatch/_loops.h (written into the build tree beside
+ * dispatch/_cpu_dispatch.h by sources/include/dispatch/meson.build), and
+ * everything that lists loops expands it: the enum below, the names, input counts and ctx kinds of
+ * loops.c, the reference loops of cpu_loops_reference.c. Python reads the ids
+ * from C (dispatch/_tables.py), so an entry inserted anywhere renumbers every
+ * side at once, and tests/test_tables_agree.py checks that they agree.
+ *
+ * Why the TOML table and not a hand-written X-macro header: an operator and
+ * its loop are one change (docs/contributing.md, "Adding an operator"), so
+ * they are one file; the generator validates the entry (a bad nin or ctx is
+ * an error naming its line, not a compile error somewhere else); and the
+ * table stays data, readable by tools without a C preprocessor.
+ */
+#include "dispatch/_loops.h" /* generated: DISPATCH_FORALL_LOOPS(X) */
+
+/* What a loop reads from ctx. */
+typedef enum dispatch_loop_ctx {
+    DISPATCH_LOOP_CTX_NONE = 0,     /* nothing: ctx is ignored */
+    DISPATCH_LOOP_CTX_OPTIONAL = 1, /* a scalar; NULL means its default (alpha: 1) */
+    DISPATCH_LOOP_CTX_REQUIRED = 2, /* a scalar, const T * (value) */
+} dispatch_loop_ctx;
+
 typedef enum dispatch_loop_id {
-    /* binary: out = f(a, b) */
-    DISPATCH_LOOP_ADD = 0, /* out = a + alpha * b; ctx: const T *alpha, or NULL for 1 */
-    DISPATCH_LOOP_SUB,     /* out = a - alpha * b; ctx as ADD */
-    DISPATCH_LOOP_MUL,
-    DISPATCH_LOOP_DIV,     /* true division; floating dtypes only */
-    DISPATCH_LOOP_MAXIMUM,
-    DISPATCH_LOOP_MINIMUM,
-    /* comparisons: out is bool, a and b are T */
-    DISPATCH_LOOP_EQ,
-    DISPATCH_LOOP_NE,
-    DISPATCH_LOOP_LT,
-    DISPATCH_LOOP_LE,
-    DISPATCH_LOOP_GT,
-    DISPATCH_LOOP_GE,
-    /* unary: out = f(a) */
-    DISPATCH_LOOP_NEG,
-    DISPATCH_LOOP_ABS,
-    DISPATCH_LOOP_SQRT, /* floating dtypes only (likewise EXP, LOG) */
-    DISPATCH_LOOP_EXP,
-    DISPATCH_LOOP_LOG,
-    DISPATCH_LOOP_COPY, /* out = a */
-    /* out = self + value * t1 * t2 (data[1..3] = self, t1, t2); ctx: const T *value */
-    DISPATCH_LOOP_ADDCMUL,
-    /* out = cond ? a : b (data[1] = bool cond, data[2] = a, data[3] = b) */
-    DISPATCH_LOOP_WHERE,
-    /* out = value, no inputs; ctx: const T *value */
-    DISPATCH_LOOP_FILL,
+#define DISPATCH_LOOP_ENUM_(NAME, name, nin, ctx, bools) DISPATCH_LOOP_##NAME,
+    DISPATCH_FORALL_LOOPS(DISPATCH_LOOP_ENUM_)
+#undef DISPATCH_LOOP_ENUM_
     DISPATCH_NUM_LOOPS,
 } dispatch_loop_id;
 
-/* Number of inputs of a loop (ADD: 2, NEG: 1, ADDCMUL: 3, WHERE: 3, FILL: 0). */
+/* Number of inputs of a loop (ADD: 2, NEG: 1, ADDCMUL: 3, WHERE: 3, FILL: 0); -1
+ * out of range. */
 int dispatch_loop_nin(int loop);
-const char *dispatch_loop_name(int loop);
-/* The dtype of operand k (0 = output) of `loop` run for `dtype`: bool for a
- * comparison's output and WHERE's condition, else dtype itself. */
+const char *dispatch_loop_name(int loop); /* "add"; "?" out of range */
+/* What the loop reads from ctx (dispatch_loop_ctx); -1 out of range. */
+int dispatch_loop_ctx_kind(int loop);
+/* The dtype of operand k (0 = output) of `loop` run for `dtype`: bool for the
+ * table's bool_operands (a comparison's output, WHERE's condition), else dtype
+ * itself. */
 int dispatch_loop_operand_dtype(int loop, int k, int dtype);
 
 /* The loop for (loop, dtype), or NULL when the pair is not supported (e.g.
@@ -80,6 +89,5 @@ dispatch_loop_fn dispatch_loop_reference(int loop, int dtype);
 /* Cast loops: data[0] is dst (dtype `to`), data[1] is src (dtype `from`).
  * Float -> integer of an out-of-range value gives an unspecified value, not UB. */
 dispatch_loop_fn dispatch_cast_loop_get(int from, int to);
-dispatch_loop_fn dispatch_cast_loop_register(int from, int to, dispatch_loop_fn fn);
 
 #endif /* DISPATCH_LOOPS_H_ */

@@ -8,10 +8,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* X(NAME, name) per device, in id order (Python reads them from C). META:
+ * shapes and dtypes only, storages have no data. */
+#define DISPATCH_FORALL_DEVICES(X) X(CPU, "cpu") X(CUDA, "cuda") X(META, "meta")
+
 typedef enum dispatch_device_type {
-    DISPATCH_DEVICE_CPU = 0,
-    DISPATCH_DEVICE_CUDA = 1,
-    DISPATCH_DEVICE_META = 2, /* shapes and dtypes only: storages have no data */
+#define DISPATCH_DEVICE_ENUM_(NAME, name) DISPATCH_DEVICE_##NAME,
+    DISPATCH_FORALL_DEVICES(DISPATCH_DEVICE_ENUM_)
+#undef DISPATCH_DEVICE_ENUM_
     DISPATCH_NUM_DEVICES,
 } dispatch_device_type;
 

@@ -1,0 +1,114 @@
+/*
+ * What a dispatchable kernel source exports: its table of kernels, one table
+ * per compiled target, and (in its baseline compile) the chooser that picks
+ * this CPU's table. kernels_chooser.c walks the chosen tables.
+ *
+ * Note [Exported kernel tables]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * Each X.dispatch.c ends with its table, written once and compiled once per
+ * target (the entries name this target's variants through
+ * DISPATCH_CPU_DISPATCH_CURFX), and the three lines that choose among them
+ * (a source without `baseline` in its @targets has no chooser to offer: it
+ * cannot be one of loop_kernel_sources):
+ *
+ *   #include "kernels_export.h"
+ *   DISPATCH_KERNELS_EXPORT(arith,
+ *       DISPATCH_KERNELS_LOOP(ADD, FLOAT32, dispatch_kernel_add_f32)
+ *       DISPATCH_KERNELS_NAMED(SUM_F32, dispatch_kernel_sum_f32, 1)
+ *   )
+ *   #if DISPATCH_CPU_TARGET_IS_BASELINE
+ *   #include "arith.dispatch.h"
+ *   DISPATCH_KERNELS_CHOOSER(arith)
+ *   #endif
+ *
+ * A LOOP entry fills the (loop, dtype) slot of loops.h's table; a NAMED
+ * entry is one of the few kernels with a signature of their own (the sums,
+ * the triad, float16 by a float scalar: DISPATCH_KERNELS_FORALL_NAMED below),
+ * which kernels.h's functions call. The chooser (in the baseline compile,
+ * where the generated X.dispatch.h says which targets exist) picks the
+ * highest target this CPU runs, records every traced entry with
+ * DISPATCH_CPU_DISPATCH_TRACE, and returns the table and the target's name.
+ * The list of sources is meson's `loop_kernel_sources` (sources/kernels/
+ * meson.build), written into the generated kernels_sources.h.
+ *
+ * Why exported tables and not a chooser generated from operators.toml: which
+ * (loop, dtype) pairs a source implements is a fact of the source, so it is
+ * written there, beside the kernels, as Highway's HWY_EXPORT and PyTorch's
+ * REGISTER_DISPATCH do; the table needs no generator that knows the kernels'
+ * function names, and a kernel added to a source is one line in that
+ * source's table. Nothing else lists kernels by hand.
+ */
+#ifndef DISPATCH_KERNELS_EXPORT_H_
+#define DISPATCH_KERNELS_EXPORT_H_
+
+#include <stddef.h>
+
+#include "dispatch/cpu_dispatch.h"
+#include "dispatch/cpu_runtime.h"
+#include "dispatch/dtype.h"
+#include "dispatch/loops.h"
+
+/* The kernels with signatures of their own, by the name kernels.h's
+ * functions find them under (the float16 scalar loops in order mul, div,
+ * rdiv: dispatch_kernels_half_scalar_loop's `which`). */
+#define DISPATCH_KERNELS_FORALL_NAMED(X)                                                   \
+    X(SUM_F32) X(SUM_F64) X(COLS_F32) X(COLS_F64) X(EXT_F32) X(EXT_F64) X(TRIAD_F64)      \
+    X(HALF_MUL_F32SCALAR) X(HALF_DIV_F32SCALAR) X(HALF_RDIV_F32SCALAR)
+
+enum dispatch_kernels_named {
+#define DISPATCH_KERNELS_NAMED_ENUM_(N) DISPATCH_KNAMED_##N,
+    DISPATCH_KERNELS_FORALL_NAMED(DISPATCH_KERNELS_NAMED_ENUM_)
+#undef DISPATCH_KERNELS_NAMED_ENUM_
+    DISPATCH_KERNELS_NUM_NAMED
+};
+
+/* Any kernel, stored as this type and cast back to its own before a call. */
+typedef void (*dispatch_kernel_any_fn)(void);
+
+typedef struct dispatch_kernel_export {
+    int loop;    /* DISPATCH_LOOP_*, or -1 for a named kernel */
+    int dtype;   /* DISPATCH_* of the loop, -1 for a named kernel */
+    int named;   /* DISPATCH_KNAMED_*, or -1 for a loop */
+    int trace;   /* 1: recorded in the dispatch trace under `name` */
+    const char *name; /* the function's name, without the target suffix */
+    dispatch_kernel_any_fn fn; /* NULL ends a table */
+} dispatch_kernel_export;
+
+#define DISPATCH_KERNELS_LOOP(LOOP, DTYPE, FN)                                             \
+    {DISPATCH_LOOP_##LOOP, DISPATCH_##DTYPE, -1, 1, #FN,                                   \
+     (dispatch_kernel_any_fn)DISPATCH_CPU_DISPATCH_CURFX(FN)},
+#define DISPATCH_KERNELS_NAMED(NAMED, FN, TRACE)                                           \
+    {-1, -1, DISPATCH_KNAMED_##NAMED, TRACE, #FN,                                          \
+     (dispatch_kernel_any_fn)DISPATCH_CPU_DISPATCH_CURFX(FN)},
+
+/* The table of SOURCE for the target being compiled. */
+#define DISPATCH_KERNELS_EXPORT(SOURCE, ...)                                               \
+    const dispatch_kernel_export *DISPATCH_CPU_DISPATCH_CURFX(                             \
+        dispatch_kernels_export_##SOURCE)(void);                                           \
+    const dispatch_kernel_export *DISPATCH_CPU_DISPATCH_CURFX(                             \
+        dispatch_kernels_export_##SOURCE)(void)                                            \
+    {                                                                                      \
+        static const dispatch_kernel_export table[] = {                                    \
+            __VA_ARGS__ {-1, -1, -1, 0, NULL, NULL}};                                      \
+        return table;                                                                      \
+    }
+
+/* The chooser of SOURCE: the table of the highest target the CPU runs (in
+ * *table), each traced entry recorded; returns the target's name. Expand it
+ * in the baseline compile, right after including SOURCE's X.dispatch.h. */
+typedef const char *(*dispatch_kernels_chooser)(const dispatch_kernel_export **table);
+#define DISPATCH_KERNELS_CHOOSER(SOURCE)                                                   \
+    DISPATCH_CPU_DISPATCH_DECLARE(const dispatch_kernel_export *dispatch_kernels_export_##SOURCE, \
+                                  (void))                                                  \
+    const char *dispatch_kernels_choose_##SOURCE(const dispatch_kernel_export **table);    \
+    const char *dispatch_kernels_choose_##SOURCE(const dispatch_kernel_export **table)     \
+    {                                                                                      \
+        const dispatch_kernel_export *t =                                                  \
+            DISPATCH_CPU_DISPATCH_CALL(dispatch_kernels_export_##SOURCE, ());              \
+        for (const dispatch_kernel_export *e = t; e->fn != NULL; e++)                      \
+            if (e->trace) DISPATCH_CPU_DISPATCH_TRACE(e->name);                            \
+        *table = t;                                                                        \
+        return DISPATCH_CPU_DISPATCH_INFO();                                               \
+    }
+
+#endif /* DISPATCH_KERNELS_EXPORT_H_ */
