@@ -329,12 +329,12 @@ static PyObject *py_call_scalar(PyObject *self, PyObject *const *args, Py_ssize_
     long long i = 0;
     int kind;
     if (PyBool_Check(v)) {
-        kind = 2, i = v == Py_True;
+        kind = DISPATCH_NUMBER_BOOL, i = v == Py_True;
     } else if (PyLong_CheckExact(v)) {
-        kind = 0, i = PyLong_AsLongLong(v);
+        kind = DISPATCH_NUMBER_INT, i = PyLong_AsLongLong(v);
         if (i == -1 && PyErr_Occurred()) return NULL;
     } else if (PyFloat_CheckExact(v)) {
-        kind = 1, d = PyFloat_AS_DOUBLE(v);
+        kind = DISPATCH_NUMBER_FLOAT, d = PyFloat_AS_DOUBLE(v);
     } else {
         PyErr_SetString(PyExc_TypeError, "call_scalar: the value must be a bool, int or float");
         return NULL;

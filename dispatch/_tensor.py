@@ -174,6 +174,7 @@ __all__ += [d.name for d in _DTYPES if d.name not in __all__]
 _BY_PYTHON_TYPE = {builtins.bool: bool, int: int64, float: float64}  # as np.dtype(int) etc.
 _DEVICES = dict(_tables.DEVICES)  # name -> id, read from C
 _DEVICE_NAMES = {v: k for k, v in _DEVICES.items()}
+_CPU = _DEVICES["cpu"]
 
 
 def _by_numpy(np_dtype: Any) -> Any:
@@ -282,7 +283,8 @@ def _int64s(values: Sequence[int], what: str = "shape") -> list:
 _decref = lib.dispatch_tensor_decref
 _call_tt = lib.dispatch_call_tt
 _call_ts = lib.dispatch_call_ts
-_SCALAR_KIND = {builtins.bool: 2, int: 0, float: 1}
+_NUM_INT, _NUM_FLOAT, _NUM_BOOL = lib.DISPATCH_NUMBER_INT, lib.DISPATCH_NUMBER_FLOAT, lib.DISPATCH_NUMBER_BOOL
+_SCALAR_KIND = {builtins.bool: _NUM_BOOL, int: _NUM_INT, float: _NUM_FLOAT}
 
 
 def _handle(name: str) -> Any:
@@ -308,19 +310,19 @@ def _binary(h: Any, a: Tensor, b: Any, reverse: builtins.bool = False) -> Any:
             if isinstance(b, Tensor):
                 kind = -1
             elif _is_bool(b):
-                b, kind = builtins.bool(b), 2
+                b, kind = builtins.bool(b), _NUM_BOOL
             elif _is_int(b):
-                b, kind = int(b), 0
+                b, kind = int(b), _NUM_INT
             elif _is_float(b):
-                b, kind = float(b), 1
+                b, kind = float(b), _NUM_FLOAT
             elif _is_ndarray(b):  # a tensor of its dtype (0-d: a 0-dim tensor)
                 b, kind = tensor(b), -1
             else:
                 return NotImplemented
         if kind == -1:
             p = _call_tt(h, b._p, a._p) if reverse else _call_tt(h, a._p, b._p)
-        elif kind == 1:
-            p = _call_ts(h, a._p, b, 0, 1, reverse)
+        elif kind == _NUM_FLOAT:
+            p = _call_ts(h, a._p, b, 0, _NUM_FLOAT, reverse)
         else:
             p = _call_ts(h, a._p, 0.0, b, kind, reverse)
     if p == ffi.NULL:
@@ -466,7 +468,7 @@ class Tensor(_fastpath.TensorBase):
     @property
     def __array_interface__(self) -> dict:
         p = self._p
-        if p.device != 0:
+        if p.device != _CPU:
             raise TypeError(f"can't convert {self.device} tensor to numpy (only cpu tensors "
                             "have data on the host)")
         d = _DTYPES[p.dtype]
@@ -560,7 +562,7 @@ class Tensor(_fastpath.TensorBase):
         (2, 0) for CUDA (this runtime uses CUDA device 0)."""
         if self._p.device == 1:
             return (_DL_CUDA, 0)
-        if self._p.device != 0:
+        if self._p.device != _CPU:
             raise BufferError(f"a {self.device} tensor has no DLPack device (only cpu and cuda "
                               "tensors)")
         return (_DL_CPU, 0)
@@ -568,7 +570,7 @@ class Tensor(_fastpath.TensorBase):
     def tolist(self) -> Any:
         """The values as (nested lists of) Python bool, int or float."""
         p = self._p
-        if p.device != 0:
+        if p.device != _CPU:
             raise TypeError(f"tolist() of a {self.device} tensor: it has no data")
         return _nest(_flat_values(self), self.shape)
 
@@ -576,7 +578,7 @@ class Tensor(_fastpath.TensorBase):
         p = self._p
         if p.numel != 1:
             raise ValueError(f"a Tensor with {p.numel} elements cannot be converted to Scalar")
-        if p.device != 0:
+        if p.device != _CPU:
             raise TypeError(f"item() of a {self.device} tensor: it has no data")
         if _DTYPES[p.dtype].is_floating_point:
             return float(lib.dispatch_tensor_get_double(p, 0))
@@ -598,7 +600,7 @@ class Tensor(_fastpath.TensorBase):
 
     def __repr__(self) -> str:
         suffix = "" if self.dtype in (float32, int64, bool) else f", dtype={self.dtype!r}"
-        if self._p.device != 0:
+        if self._p.device != _CPU:
             return f"tensor(..., size={self.shape}, device='{self.device}'{suffix})"
         body = _format.format_nested(_summarized(self), self.dtype.name, "tensor(", self.ndim)
         return f"tensor({body}{suffix})"

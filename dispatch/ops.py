@@ -29,10 +29,14 @@ from ._tensor import Tensor, _is_bool, _is_int, _is_number, _raise, _wrap
 
 __all__ = ["OpOverload", "OpOverloadPacket"]
 
-# dispatch_type_kind and dispatch_ivalue_tag of the C headers
-_TENSOR, _SCALAR, _INT, _FLOAT, _BOOL, _STR, _SCALARTYPE = range(7)
-_IV_NONE, _IV_TENSOR, _IV_INT, _IV_DOUBLE, _IV_BOOL, _IV_INTLIST = range(6)
-_TYPE_NAMES = ("Tensor", "Scalar", "int", "float", "bool", "str", "ScalarType")
+# dispatch_type_kind and dispatch_ivalue_tag of the C headers (schema.h, dispatcher.h)
+_TENSOR, _SCALAR, _INT, _FLOAT, _BOOL, _STR, _SCALARTYPE = (
+    lib.DISPATCH_TYPE_TENSOR, lib.DISPATCH_TYPE_SCALAR, lib.DISPATCH_TYPE_INT,
+    lib.DISPATCH_TYPE_FLOAT, lib.DISPATCH_TYPE_BOOL, lib.DISPATCH_TYPE_STR,
+    lib.DISPATCH_TYPE_SCALARTYPE)
+_IV_NONE, _IV_TENSOR, _IV_INT, _IV_DOUBLE, _IV_BOOL, _IV_INTLIST = (
+    lib.DISPATCH_IV_NONE, lib.DISPATCH_IV_TENSOR, lib.DISPATCH_IV_INT, lib.DISPATCH_IV_DOUBLE,
+    lib.DISPATCH_IV_BOOL, lib.DISPATCH_IV_INTLIST)
 
 
 class _Arg:

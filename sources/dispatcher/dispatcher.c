@@ -547,16 +547,18 @@ dispatch_tensor *dispatch_call_tensors_scalar(const dispatch_operator *op,
     }
     for (int k = nt; k < si; k++)
         if (dispatch_op_default(op, k, &args[k]) < 0) return NULL;
-    args[si].tag = kind == 1 ? DISPATCH_IV_DOUBLE : kind == 2 ? DISPATCH_IV_BOOL : DISPATCH_IV_INT;
-    if (kind == 1) args[si].v.d = d;
-    else args[si].v.i = kind == 2 ? i != 0 : i;
+    args[si].tag = kind == DISPATCH_NUMBER_FLOAT  ? DISPATCH_IV_DOUBLE
+                   : kind == DISPATCH_NUMBER_BOOL ? DISPATCH_IV_BOOL
+                                                  : DISPATCH_IV_INT;
+    if (kind == DISPATCH_NUMBER_FLOAT) args[si].v.d = d;
+    else args[si].v.i = kind == DISPATCH_NUMBER_BOOL ? i != 0 : i;
     return single_tensor_result(op, dispatch_call(op, args, si + 1, rets), rets);
 }
 
 dispatch_tensor *dispatch_call_ts(const dispatch_operator *op, dispatch_tensor *a, double d,
                                   int64_t i, int kind, int reverse) {
-    dispatch_tensor *w = kind == 1   ? dispatch_tensor_wrap_double(d)
-                         : kind == 2 ? dispatch_tensor_wrap_bool(i != 0)
+    dispatch_tensor *w = kind == DISPATCH_NUMBER_FLOAT  ? dispatch_tensor_wrap_double(d)
+                         : kind == DISPATCH_NUMBER_BOOL ? dispatch_tensor_wrap_bool(i != 0)
                                      : dispatch_tensor_wrap_int(i);
     if (!w) return NULL;
     dispatch_tensor *r = reverse ? dispatch_call_tt(op, w, a) : dispatch_call_tt(op, a, w);

@@ -144,13 +144,20 @@ dispatch_keyset dispatch_compute_keyset(const dispatch_operator *op, const dispa
 dispatch_tensor *dispatch_call_t(const dispatch_operator *op, dispatch_tensor *a);
 dispatch_tensor *dispatch_call_tt(const dispatch_operator *op, dispatch_tensor *a,
                                   dispatch_tensor *b);
+/* The kind of a Python number handed to the fast calls below. */
+typedef enum dispatch_number_kind {
+    DISPATCH_NUMBER_INT = 0,   /* in i */
+    DISPATCH_NUMBER_FLOAT = 1, /* in d */
+    DISPATCH_NUMBER_BOOL = 2,  /* in i, nonzero is true */
+} dispatch_number_kind;
+
 /* nt tensors as the first arguments and one Scalar at argument si >= nt
- * (kind 0: int i, 1: float d, 2: bool i); the arguments between take their
+ * (kind: a dispatch_number_kind); the arguments between take their
  * defaults, as do those after. E.g. addcmul(a, b, c, value=0.5). */
 dispatch_tensor *dispatch_call_tensors_scalar(const dispatch_operator *op,
                                               dispatch_tensor *const *ts, int nt, int si,
                                               double d, int64_t i, int kind);
-/* Tensor op Python number (kind 0: int, 1: float, 2: bool); reverse swaps the operands. */
+/* Tensor op Python number (kind: a dispatch_number_kind); reverse swaps the operands. */
 dispatch_tensor *dispatch_call_ts(const dispatch_operator *op, dispatch_tensor *a, double d,
                                   int64_t i, int kind, int reverse);
 
