@@ -717,64 +717,87 @@ static int same_value(const char *a, const char *b, int dtype) {
  * re-read from there, so a tie of -0.0 and 0.0 reports the first one's
  * sign as PyTorch does.
  */
-static void first_indices(const dispatch_tensor *in, const int *reduced, dispatch_tensor *vals,
-                          int64_t *idx) {
-    int nd = (int)in->ndim, nk = 0, nr = 0;
-    int64_t kshape[DISPATCH_MAX_DIMS], kstride[DISPATCH_MAX_DIMS];
+typedef struct first_ctx {
+    int dtype, nr;
+    int64_t isz, count;
     int64_t rshape[DISPATCH_MAX_DIMS], rstride[DISPATCH_MAX_DIMS];
-    int64_t isz = (int64_t)dispatch_dtype_itemsize(in->dtype), count = 1, nout = 1;
-    for (int d = 0; d < nd; d++) {
-        if (reduced[d]) {
-            rshape[nr] = in->sizes[d], rstride[nr++] = in->strides[d] * isz;
-            count *= in->sizes[d];
-        } else {
-            kshape[nk] = in->sizes[d], kstride[nk++] = in->strides[d] * isz;
-            nout *= in->sizes[d];
-        }
-    }
-    if (nk == 0 && nr > 1 && in->is_contiguous) { /* all dims of a contiguous tensor: one */
-        nr = 1, rshape[0] = count, rstride[0] = isz;
-    }
-    int64_t kidx[DISPATCH_MAX_DIMS] = {0};
-    for (int64_t o = 0; o < nout; o++) {
-        const char *base = in->data;
-        for (int d = 0; d < nk; d++) base += kidx[d] * kstride[d];
-        char *v = vals->data + o * isz;
-        int64_t ridx[DISPATCH_MAX_DIMS] = {0}, found = 0;
-        if (nr == 1 && (in->dtype == DISPATCH_FLOAT32 || in->dtype == DISPATCH_FLOAT64)) {
+} first_ctx;
+
+/* The engine's inner function: n outputs, each a value at ptrs[0] whose first
+ * position among the reduced elements from ptrs[2] goes to ptrs[1]. */
+static void first_inner(char **ptrs, const intptr_t *steps, intptr_t n, void *arg) {
+    const first_ctx *c = arg;
+    for (intptr_t e = 0; e < n; e++) {
+        const char *base = ptrs[2] + e * steps[2];
+        char *v = ptrs[0] + e * steps[0];
+        int64_t found = 0;
+        if (c->nr == 1 && (c->dtype == DISPATCH_FLOAT32 || c->dtype == DISPATCH_FLOAT64)) {
             /* one reduced dim of floats: a typed scan (the common case) */
             int64_t r = 0;
 #define FIRST_MATCH(T)                                                                    \
             do {                                                                          \
                 T want, x;                                                                \
                 memcpy(&want, v, sizeof want);                                           \
-                for (; r < count; r++) {                                                  \
-                    memcpy(&x, base + r * rstride[0], sizeof x);                          \
+                for (; r < c->count; r++) {                                               \
+                    memcpy(&x, base + r * c->rstride[0], sizeof x);                       \
                     if (x == want || (x != x && want != want)) break;                     \
                 }                                                                         \
             } while (0)
-            if (in->dtype == DISPATCH_FLOAT32) FIRST_MATCH(float);
+            if (c->dtype == DISPATCH_FLOAT32) FIRST_MATCH(float);
             else FIRST_MATCH(double);
 #undef FIRST_MATCH
-            found = r < count ? r : 0;
-            memcpy(v, base + found * rstride[0], (size_t)isz);
-            idx[o] = found;
-            for (int d = nk - 1; d >= 0 && ++kidx[d] == kshape[d]; d--) kidx[d] = 0;
-            continue;
-        }
-        for (int64_t r = 0; r < count; r++) {
-            const char *p = base;
-            for (int d = 0; d < nr; d++) p += ridx[d] * rstride[d];
-            if (same_value(p, v, in->dtype)) {
-                found = r;
-                memcpy(v, p, (size_t)isz);
-                break;
+            found = r < c->count ? r : 0;
+            memcpy(v, base + found * c->rstride[0], (size_t)c->isz);
+        } else {
+            int64_t ridx[DISPATCH_MAX_DIMS] = {0};
+            for (int64_t r = 0; r < c->count; r++) {
+                const char *p = base;
+                for (int d = 0; d < c->nr; d++) p += ridx[d] * c->rstride[d];
+                if (same_value(p, v, c->dtype)) {
+                    found = r;
+                    memcpy(v, p, (size_t)c->isz);
+                    break;
+                }
+                for (int d = c->nr - 1; d >= 0 && ++ridx[d] == c->rshape[d]; d--) ridx[d] = 0;
             }
-            for (int d = nr - 1; d >= 0 && ++ridx[d] == rshape[d]; d--) ridx[d] = 0;
         }
-        idx[o] = found;
-        for (int d = nk - 1; d >= 0 && ++kidx[d] == kshape[d]; d--) kidx[d] = 0;
+        memcpy(ptrs[1] + e * steps[1], &found, sizeof found);
     }
+}
+
+/* The kept dims walked by the engine (Note [One strided engine] in
+ * sources/core/strided.c): operands (vals, idx, in), vals and idx fresh
+ * and contiguous over the kept dims. */
+static void first_indices(const dispatch_tensor *in, const int *reduced, dispatch_tensor *vals,
+                          int64_t *idx) {
+    int nd = (int)in->ndim, nk = 0;
+    first_ctx c = {.dtype = in->dtype, .isz = (int64_t)dispatch_dtype_itemsize(in->dtype),
+                   .count = 1};
+    int64_t kshape[DISPATCH_MAX_DIMS];
+    intptr_t bs[3][DISPATCH_MAX_DIMS];
+    for (int d = 0; d < nd; d++) {
+        if (reduced[d]) {
+            c.rshape[c.nr] = in->sizes[d], c.rstride[c.nr++] = in->strides[d] * c.isz;
+            c.count *= in->sizes[d];
+        } else {
+            kshape[nk] = in->sizes[d];
+            bs[2][nk++] = (intptr_t)(in->strides[d] * c.isz);
+        }
+    }
+    if (nk == 0 && c.nr > 1 && in->is_contiguous) { /* all dims of a contiguous tensor: one */
+        c.nr = 1, c.rshape[0] = c.count, c.rstride[0] = c.isz;
+    }
+    intptr_t vs = (intptr_t)c.isz, is = 8;
+    for (int d = nk - 1; d >= 0; d--) {
+        bs[0][d] = kshape[d] == 1 ? 0 : vs;
+        bs[1][d] = kshape[d] == 1 ? 0 : is;
+        if (kshape[d] == 1) bs[2][d] = 0;
+        vs *= (intptr_t)kshape[d], is *= (intptr_t)kshape[d];
+    }
+    char *data[3] = {vals->data, (char *)idx, in->data};
+    dispatch_strided_plan plan;
+    dispatch_strided_plan_init(&plan, 3, data, nk, kshape, bs);
+    dispatch_strided_plan_walk(&plan, 0, plan.numel, first_inner, &c);
 }
 
 /* max.dim/min.dim -> (values, indices); argmax/argmin -> indices (Note [max

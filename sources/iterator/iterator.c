@@ -702,18 +702,24 @@ int dispatch_iter_reduce_check(const char *opname, int op, int ndim, const int64
         int64_t wrap = ndim ? ndim : 1;
         for (int i = 0; i < ndims; i++) {
             int64_t d = dims[i];
-            if (d < -wrap || d >= wrap) {
+            if ((d < -wrap || d >= wrap) && opname) {
                 return dispatch_error_set(DISPATCH_ERR_INDEX,
                                           "Dimension out of range (expected to be in range of "
                                           "[%lld, %lld], but got %lld)",
                                           (long long)-wrap, (long long)wrap - 1, (long long)d);
             }
+            if (d < -wrap || d >= wrap) {
+                return dispatch_error_set(DISPATCH_ERR_INDEX, "dim %lld out of range for %d dims",
+                                          (long long)d, ndim);
+            }
             if (d < 0) d += wrap;
             if (ndim == 0) continue;
             if (mask & (1u << d)) {
                 return dispatch_error_set(DISPATCH_ERR_VALUE,
-                                          "%s: dim %lld appears multiple times in the list of "
-                                          "dims", name, (long long)d);
+                                          opname ? "%s: dim %lld appears multiple times in the "
+                                                   "list of dims"
+                                                 : "%s: dim %lld appears more than once in dims",
+                                          name, (long long)d);
             }
             mask |= 1u << d;
         }
