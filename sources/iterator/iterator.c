@@ -90,12 +90,6 @@ static void broadcast_strides(const dispatch_iter_operand *op, int nd, const int
     }
 }
 
-static void make_plan(plan *p, int nops, char *const *data, int nd, const int64_t *shape,
-                      intptr_t (*bs)[MAXD])
-{
-    dispatch_strided_plan_init(p, nops, data, nd, shape, bs);
-}
-
 /* Byte range [lo, hi) an operand touches in the plan's space. */
 static void extent(const plan *p, int k, size_t itemsize, char **lo, char **hi)
 {
@@ -199,10 +193,9 @@ static char *copy_contiguous(const dispatch_iter_operand *src, int nd, const int
     broadcast_strides(src, nd, shape, bs[1]);
     char *data[2] = {buf, src->data};
     plan p;
-    make_plan(&p, 2, data, nd, shape, bs);
-    if (p.numel > 0)
-        dispatch_strided_plan_walk(&p, 0, p.numel, dispatch_loop_get(DISPATCH_LOOP_COPY, src->dtype),
-                                   NULL);
+    dispatch_strided_plan_init(&p, 2, data, nd, shape, bs);
+    dispatch_loop_fn copy = dispatch_loop_get(DISPATCH_LOOP_COPY, src->dtype);
+    if (p.numel > 0) dispatch_strided_plan_walk(&p, 0, p.numel, copy, NULL);
     if (bs_out) memcpy(bs_out, bs[0], sizeof(intptr_t) * (size_t)nd);
     return buf;
 }
@@ -254,7 +247,7 @@ int dispatch_iter_elementwise_typed(dispatch_loop_fn loop, const int *loop_dtype
         data[k] = ops[k].data;
     }
     plan p;
-    make_plan(&p, nops, data, nd, shape, bs);
+    dispatch_strided_plan_init(&p, nops, data, nd, shape, bs);
     if (p.numel == 0) return 0;
     int overlap = self_overlapping(&p, 0, dispatch_dtype_itemsize(ops[0].dtype));
     if (overlap < 0) return -1;
@@ -290,7 +283,7 @@ int dispatch_iter_elementwise_typed(dispatch_loop_fn loop, const int *loop_dtype
         data[k] = tmp[k];
         replanned = 1;
     }
-    if (replanned) make_plan(&p, nops, data, nd, shape, bs);
+    if (replanned) dispatch_strided_plan_init(&p, nops, data, nd, shape, bs);
     r.p = &p;
     dispatch_parallel_for(p.numel, DISPATCH_ITER_GRAIN, 64, run_range, &r);
     for (int k = 1; k < nops; k++) free(tmp[k]);
@@ -441,7 +434,6 @@ static void cols_unit_base(const cols_job *c, int64_t plane, int64_t c0, const c
 static void cols_store(const cols_job *c, char *op, const char *vals, int64_t w)
 {
     const reduce_job *j = c->j;
-    size_t isz = j->dtype == DISPATCH_FLOAT32 ? 4 : 8;
     intptr_t os = j->ostrides[c->col];
     for (int64_t k = 0; k < w; k++) {
         if (j->dtype == DISPATCH_FLOAT32) {
@@ -456,7 +448,6 @@ static void cols_store(const cols_job *c, char *op, const char *vals, int64_t w)
             memcpy(op + k * os, &v, 8);
         }
     }
-    (void)isz;
 }
 
 static void cols_range(void *arg, int64_t begin, int64_t end)
@@ -464,7 +455,6 @@ static void cols_range(void *arg, int64_t begin, int64_t end)
     cols_job *c = arg;
     const reduce_job *j = c->j;
     int f32 = j->dtype == DISPATCH_FLOAT32;
-    size_t isz = f32 ? 4 : 8;
     _Alignas(64) char buf[COL_BLOCK_BYTES];
     char *scratch = NULL;
     if (c->kop == 0 && (scratch = malloc((size_t)c->levels * (size_t)COL_BLOCK_BYTES)) == NULL) {
@@ -490,7 +480,6 @@ static void cols_range(void *arg, int64_t begin, int64_t end)
         if (c->nparts == 1) cols_store(c, op, buf, w);
     }
     free(scratch);
-    (void)isz;
 }
 
 /* Combine parts [*i, ...) of one (plane, block) in the tree's order into
@@ -904,7 +893,7 @@ int dispatch_iter_reduce(int op, const dispatch_iter_operand *in, uint32_t dim_m
             bs[1][j.no - 1 - d] = j.istrides[d];
         }
         char *data[2] = {j.out, (char *)j.in};
-        make_plan(&w.p, 2, data, j.no, shape, bs);
+        dispatch_strided_plan_init(&w.p, 2, data, j.no, shape, bs);
         int64_t grain = count >= DISPATCH_ITER_GRAIN ? 1 : DISPATCH_ITER_GRAIN / (count + 1) + 1;
         dispatch_parallel_for(nout, grain, 1, reduce_range, &w);
     }
