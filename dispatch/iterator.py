@@ -129,18 +129,17 @@ def reduce(op: str, x: Any, out: Any, dims: tuple | None = None, keepdim: bool =
     (dst.data, dst.ndim, dst.shape, dst.strides, dst.dtype) = _operand(out, keep, "out",
                                                                        writable=True)
     nd = src.ndim
-    if dims is None:
-        mask = (1 << nd) - 1
-    else:
-        mask = 0
+    mask = ffi.new("uint32_t *", (1 << nd) - 1 if dims is None else 0)
+    if dims:  # the dims' range and repeats: C's one reduction check (iterator.h)
         for d in dims:
-            if not isinstance(d, int) or isinstance(d, bool) or not -max(nd, 1) <= d < max(nd, 1):
+            if not isinstance(d, int) or isinstance(d, bool) or not -(1 << 63) <= d < 1 << 63:
                 raise IndexError(f"dim {d!r} out of range for {nd} dims")
-            bit = 1 << (d % nd if nd else 0)
-            if mask & bit:
-                raise ValueError(f"dim {d} appears more than once in dims={tuple(dims)}")
-            mask |= bit
-    if lib.dispatch_iter_reduce(_REDUCE[op], src, mask, int(keepdim), dst) != 0:
+        out_nd, out_shape, count = ffi.new("int *"), ffi.new("int64_t[16]"), ffi.new("int64_t *")
+        dl = ffi.new("int64_t[]", list(dims))
+        if lib.dispatch_iter_reduce_check(ffi.NULL, _REDUCE[op], nd, src.shape, len(dims), dl,
+                                          mask, int(keepdim), out_nd, out_shape, count) != 0:
+            _raise()
+    if lib.dispatch_iter_reduce(_REDUCE[op], src, mask[0], int(keepdim), dst) != 0:
         _raise()
 
 

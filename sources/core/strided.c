@@ -1,4 +1,4 @@
-/* The portable strided engine; see dispatch/strided.h. */
+/* The strided engine; see dispatch/strided.h and Note [One strided engine]. */
 #include "dispatch/strided.h"
 
 #include <stdlib.h>
@@ -6,52 +6,128 @@
 
 #include "dispatch/error.h"
 
+/*
+ * Note [One strided engine]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~
+ * Every CPU walk over strided operands goes through the plan of this file:
+ * copy_ and fill_ (dispatch_strided_run below), the elementwise engine of
+ * sources/iterator (which adds broadcasting, chunked casting, the overlap
+ * rules and threads: each thread walks its own range of the same plan), the
+ * reductions' walk over their output elements and their gather of
+ * non-contiguous reduced dims (iterator.c), the integer reductions and dot
+ * (sources/dispatcher/kernels.c). A plan is PyTorch's TensorIterator
+ * "coalesced dims + offset calculator" shape: operand-major byte strides
+ * over at most DISPATCH_MAX_DIMS dims, innermost first, after dropping
+ * size-1 dims, ordering by the output's |stride| and merging neighbours
+ * every operand steps through as one. The CUDA path is meant to reuse the
+ * same host-side coalescing and hand the (shape, strides) arrays to its
+ * offset calculator.
+ *
+ * It lives in core, not in sources/iterator, because the layers go one way
+ * down: the tensor core (copy_, clone, contiguous, to) must run loops
+ * without calling up into the iterator, while the iterator and the
+ * dispatcher may call down into core. So core owns the plan and the
+ * single-threaded walk; threads (parallel.c), casting buffers and overlap
+ * copies stay in the iterator, on top of it.
+ */
+
+void dispatch_strided_plan_init(dispatch_strided_plan *p, int nops, char *const *data, int nd,
+                                const int64_t *shape,
+                                intptr_t (*bs)[DISPATCH_MAX_DIMS]) {
+    int order[DISPATCH_MAX_DIMS], n = 0;
+    p->nops = nops;
+    p->numel = 1;
+    for (int k = 0; k < nops; k++) p->data[k] = data[k];
+    for (int d = nd - 1; d >= 0; d--) { /* innermost (last) first */
+        p->numel *= shape[d];
+        if (shape[d] != 1) order[n++] = d;
+    }
+    /* Stable insertion sort by the first operand whose strides differ. */
+    for (int i = 1; i < n; i++) {
+        int d = order[i], j = i - 1;
+        for (; j >= 0; j--) {
+            int e = order[j], swap = 0;
+            for (int k = 0; k < nops; k++) {
+                intptr_t a = bs[k][d] < 0 ? -bs[k][d] : bs[k][d];
+                intptr_t b = bs[k][e] < 0 ? -bs[k][e] : bs[k][e];
+                if (a == 0 || b == 0 || a == b) continue; /* broadcast dims do not vote */
+                swap = a < b;
+                break;
+            }
+            if (!swap) break;
+            order[j + 1] = e;
+        }
+        order[j + 1] = d;
+    }
+    p->ndim = 0;
+    for (int i = 0; i < n; i++) {
+        int d = order[i];
+        if (p->ndim > 0) {
+            int m = p->ndim - 1, merge = 1;
+            for (int k = 0; k < nops && merge; k++)
+                merge = bs[k][d] == p->strides[k][m] * (intptr_t)p->shape[m];
+            if (merge) {
+                p->shape[m] *= shape[d];
+                continue;
+            }
+        }
+        p->shape[p->ndim] = shape[d];
+        for (int k = 0; k < nops; k++) p->strides[k][p->ndim] = bs[k][d];
+        p->ndim++;
+    }
+    if (p->ndim == 0) { /* a single element */
+        p->ndim = 1;
+        p->shape[0] = 1;
+        for (int k = 0; k < nops; k++) p->strides[k][0] = 0;
+    }
+}
+
+void dispatch_strided_plan_walk(const dispatch_strided_plan *p, int64_t begin, int64_t end,
+                                dispatch_loop_fn inner, void *ctx) {
+    int64_t idx[DISPATCH_MAX_DIMS];
+    int64_t rest = begin;
+    for (int d = 0; d < p->ndim; d++) { /* one division per range, then steps */
+        idx[d] = rest % p->shape[d];
+        rest /= p->shape[d];
+    }
+    intptr_t steps[DISPATCH_MAX_OPERANDS];
+    for (int k = 0; k < p->nops; k++) steps[k] = p->strides[k][0];
+    int64_t at = begin;
+    while (at < end) {
+        int64_t n = p->shape[0] - idx[0];
+        if (n > end - at) n = end - at;
+        char *ptrs[DISPATCH_MAX_OPERANDS];
+        for (int k = 0; k < p->nops; k++) {
+            char *q = p->data[k];
+            for (int d = 0; d < p->ndim; d++) q += idx[d] * p->strides[k][d];
+            ptrs[k] = q;
+        }
+        inner(ptrs, steps, (intptr_t)n, ctx);
+        at += n;
+        idx[0] = 0;
+        for (int d = 1; d < p->ndim; d++) {
+            if (++idx[d] < p->shape[d]) break;
+            idx[d] = 0;
+        }
+    }
+}
+
 int dispatch_strided_run(dispatch_loop_fn loop, int nops, dispatch_tensor *const *ops, void *ctx) {
     if (!loop) return dispatch_error_set(DISPATCH_ERR_TYPE, "no loop for this operation and dtype");
     const dispatch_tensor *out = ops[0];
     if (out->numel == 0) return 0;
-    /* Byte strides per dim per operand, size-1 dims dropped, then adjacent
-     * dims merged where every operand steps through them as one. */
-    int64_t sizes[DISPATCH_MAX_DIMS];
-    intptr_t strides[DISPATCH_MAX_DIMS][DISPATCH_MAX_OPERANDS];
-    int nd = 0;
-    for (int d = 0; d < out->ndim; d++) {
-        if (out->sizes[d] == 1) continue;
-        sizes[nd] = out->sizes[d];
-        for (int k = 0; k < nops; k++)
-            strides[nd][k] = (intptr_t)(ops[k]->strides[d] *
-                                        (int64_t)dispatch_dtype_itemsize(ops[k]->dtype));
-        if (nd > 0) {
-            int merge = 1;
-            for (int k = 0; k < nops && merge; k++)
-                merge = strides[nd - 1][k] == strides[nd][k] * sizes[nd];
-            if (merge) {
-                sizes[nd - 1] *= sizes[nd];
-                memcpy(strides[nd - 1], strides[nd], sizeof strides[nd]);
-                continue;
-            }
-        }
-        nd++;
+    intptr_t bs[DISPATCH_MAX_OPERANDS][DISPATCH_MAX_DIMS];
+    char *data[DISPATCH_MAX_OPERANDS];
+    for (int k = 0; k < nops; k++) {
+        intptr_t isz = (intptr_t)dispatch_dtype_itemsize(ops[k]->dtype);
+        for (int d = 0; d < out->ndim; d++)
+            bs[k][d] = out->sizes[d] == 1 ? 0 : (intptr_t)ops[k]->strides[d] * isz;
+        data[k] = ops[k]->data;
     }
-    char *base[DISPATCH_MAX_OPERANDS];
-    for (int k = 0; k < nops; k++) base[k] = ops[k]->data;
-    if (nd == 0) {
-        intptr_t zero[DISPATCH_MAX_OPERANDS] = {0};
-        loop(base, zero, 1, ctx);
-        return 0;
-    }
-    intptr_t inner = (intptr_t)sizes[nd - 1];
-    int64_t index[DISPATCH_MAX_DIMS] = {0};
-    char *ptrs[DISPATCH_MAX_OPERANDS];
-    for (;;) {
-        memcpy(ptrs, base, sizeof(char *) * (size_t)nops);
-        for (int d = 0; d < nd - 1; d++)
-            for (int k = 0; k < nops; k++) ptrs[k] += index[d] * strides[d][k];
-        loop(ptrs, strides[nd - 1], inner, ctx);
-        int d = nd - 2;
-        while (d >= 0 && ++index[d] == sizes[d]) index[d--] = 0;
-        if (d < 0) return 0;
-    }
+    dispatch_strided_plan p;
+    dispatch_strided_plan_init(&p, nops, data, (int)out->ndim, out->sizes, bs);
+    dispatch_strided_plan_walk(&p, 0, p.numel, loop, ctx);
+    return 0;
 }
 
 /*

@@ -321,7 +321,8 @@ static int half_scalar_run(int loop, int k, dispatch_tensor *out, dispatch_tenso
         ops[j] = (dispatch_iter_operand){ts[j]->data, (int)ts[j]->ndim, ts[j]->sizes, strides[j],
                                          ts[j]->dtype};
     }
-    return dispatch_iter_elementwise(fn, DISPATCH_FLOAT16, 2, ops, &s);
+    const int f16[2] = {DISPATCH_FLOAT16, DISPATCH_FLOAT16};
+    return dispatch_iter_elementwise_typed(fn, f16, 2, ops, &s);
 }
 
 DISPATCH_DECLARE_KERNEL(binary) {
@@ -525,6 +526,47 @@ static int round_first_ret_to_half(dispatch_ivalue *rets, int nrets) {
     return 0;
 }
 
+/* The engine's inner function of the integer (and 0-dim) reductions: n
+ * input elements at ptrs[2] accumulated into their slots at ptrs[0] (a
+ * double or an int64 each; ptrs[1] marks the slots seen), in double for
+ * floats (NaN propagates through max/min) and in wrapping uint64 / int64
+ * for integers, the input cast a chunk at a time. */
+typedef struct accumulate_ctx {
+    int kind, is_float;
+    dispatch_loop_fn cast; /* input dtype -> float64 or int64 */
+} accumulate_ctx;
+
+static void accumulate(char **ptrs, const intptr_t *steps, intptr_t n, void *arg) {
+    const accumulate_ctx *c = arg;
+    enum { CHUNK = 256 };
+    _Alignas(8) char buf[CHUNK * 8];
+    for (intptr_t i = 0; i < n; i += CHUNK) {
+        intptr_t m = n - i < CHUNK ? n - i : CHUNK;
+        char *cd[2] = {buf, ptrs[2] + i * steps[2]};
+        intptr_t cs[2] = {8, steps[2]};
+        c->cast(cd, cs, m, NULL);
+        for (intptr_t e = 0; e < m; e++) {
+            char *slot = ptrs[0] + (i + e) * steps[0];
+            unsigned char *seen = (unsigned char *)ptrs[1] + (i + e) * steps[1];
+            if (c->is_float) {
+                double x, a;
+                memcpy(&x, buf + e * 8, 8), memcpy(&a, slot, 8);
+                if (c->kind <= DISPATCH_REDUCE_MEAN) a += x;
+                else if (!*seen || isnan(x)) a = x;
+                else if (!isnan(a)) a = c->kind == DISPATCH_REDUCE_MAX ? fmax(a, x) : fmin(a, x);
+                memcpy(slot, &a, 8);
+            } else {
+                int64_t x, a;
+                memcpy(&x, buf + e * 8, 8), memcpy(&a, slot, 8);
+                if (c->kind == DISPATCH_REDUCE_SUM) a = (int64_t)((uint64_t)a + (uint64_t)x);
+                else if (!*seen || (c->kind == DISPATCH_REDUCE_MAX ? x > a : x < a)) a = x;
+                memcpy(slot, &a, 8);
+            }
+            *seen = 1;
+        }
+    }
+}
+
 DISPATCH_DECLARE_KERNEL(reduce) {
     UNUSED_KS;
     int kind = (int)(intptr_t)ctx;
@@ -540,26 +582,19 @@ DISPATCH_DECLARE_KERNEL(reduce) {
         else if (strcmp(s->args[i].name, "dtype") == 0) dtype_arg = &args[i];
     }
     int keep = keepdim && keepdim->tag == DISPATCH_IV_BOOL && keepdim->v.i;
-    int reduced[DISPATCH_MAX_DIMS] = {0};
+    /* dims, the result's shape, the count: Note [One reduction check] */
     int all = !dim || dim->tag == DISPATCH_IV_NONE || (dim->tag == DISPATCH_IV_INTLIST && dim->n == 0);
-    for (int d = 0; d < in->ndim; d++) reduced[d] = all;
-    if (!all) {
-        int n = dim->tag == DISPATCH_IV_INTLIST ? dim->n : 1;
-        for (int j = 0; j < n; j++) {
-            int64_t d = dim->tag == DISPATCH_IV_INTLIST ? dim->list[j] : dim->v.i;
-            int64_t nd = in->ndim ? in->ndim : 1;
-            if (d < -nd || d >= nd)
-                return dispatch_error_set(DISPATCH_ERR_INDEX,
-                                          "Dimension out of range (expected to be in range of "
-                                          "[%lld, %lld], but got %lld)",
-                                          (long long)-nd, (long long)nd - 1, (long long)d);
-            if (d < 0) d += nd;
-            if (in->ndim && reduced[d]++)
-                return dispatch_error_set(DISPATCH_ERR_VALUE,
-                                          "%s: dim %lld appears multiple times in the list of dims",
-                                          name, (long long)d);
-        }
-    }
+    int64_t one_dim = dim && dim->tag == DISPATCH_IV_INT ? dim->v.i : 0;
+    int ndims = all ? 0 : dim->tag == DISPATCH_IV_INTLIST ? dim->n : 1;
+    const int64_t *dims = all ? &one_dim : dim->tag == DISPATCH_IV_INTLIST ? dim->list : &one_dim;
+    uint32_t mask = 0;
+    int64_t out_sizes[DISPATCH_MAX_DIMS], count = 0;
+    int out_nd = 0;
+    if (dispatch_iter_reduce_check(name, kind, (int)in->ndim, in->sizes, ndims, dims, &mask, keep,
+                                   &out_nd, out_sizes, &count) < 0)
+        return -1;
+    int reduced[DISPATCH_MAX_DIMS] = {0};
+    for (int d = 0; d < in->ndim; d++) reduced[d] = (mask >> d) & 1u;
     /* dtypes */
     int src = in->dtype, given = dtype_arg && dtype_arg->tag == DISPATCH_IV_INT;
     if (given) src = (int)dtype_arg->v.i;
@@ -591,20 +626,6 @@ DISPATCH_DECLARE_KERNEL(reduce) {
         if (darg) *darg = dsaved;
         return rc < 0 ? -1 : round_first_ret_to_half(rets, 1);
     }
-    /* shapes */
-    int64_t out_sizes[DISPATCH_MAX_DIMS], keep_sizes[DISPATCH_MAX_DIMS];
-    int out_nd = 0;
-    int64_t count = 1;
-    for (int d = 0; d < in->ndim; d++) {
-        keep_sizes[d] = reduced[d] ? 1 : in->sizes[d];
-        if (reduced[d]) count *= in->sizes[d];
-        if (!reduced[d] || keep) out_sizes[out_nd++] = keep_sizes[d];
-    }
-    if ((kind == DISPATCH_REDUCE_MAX || kind == DISPATCH_REDUCE_MIN) && count == 0 &&
-        in->numel == 0)
-        return dispatch_error_set(DISPATCH_ERR_RUNTIME,
-                                  "%s(): cannot reduce over a zero-size dimension: the operation "
-                                  "has no identity. Give a dim that has elements.", name);
     dispatch_tensor *out = dispatch_tensor_empty(out_nd, out_sizes, out_dtype, in->device);
     if (!out) return -1;
     rets[0].tag = DISPATCH_IV_TENSOR;
@@ -629,40 +650,25 @@ DISPATCH_DECLARE_KERNEL(reduce) {
         rets[0].tag = DISPATCH_IV_NONE;
         return dispatch_error_set(DISPATCH_ERR_MEMORY, "%s: out of memory", name);
     }
-    int64_t ostride[DISPATCH_MAX_DIMS]; /* strides into the keepdim-shaped output, 0 where reduced */
-    int64_t acc_stride = 1;
+    /* Through the engine (Note [One strided engine] in sources/core/strided.c):
+     * operands (accumulator, seen, input) over in's shape, the first two
+     * with stride 0 in the reduced dims. */
+    intptr_t bs[3][DISPATCH_MAX_DIMS];
+    intptr_t acc_stride = 1, isz = (intptr_t)dispatch_dtype_itemsize(in->dtype);
     for (int d = (int)in->ndim - 1; d >= 0; d--) {
-        ostride[d] = reduced[d] ? 0 : acc_stride;
-        acc_stride *= keep_sizes[d];
+        int skip = reduced[d] || in->sizes[d] == 1;
+        bs[0][d] = skip ? 0 : acc_stride * 8;
+        bs[1][d] = skip ? 0 : acc_stride;
+        bs[2][d] = in->sizes[d] == 1 ? 0 : (intptr_t)in->strides[d] * isz;
+        if (!reduced[d]) acc_stride *= (intptr_t)in->sizes[d];
     }
-    dispatch_loop_fn to_d = dispatch_cast_loop_get(in->dtype, DISPATCH_FLOAT64);
-    dispatch_loop_fn to_i = dispatch_cast_loop_get(in->dtype, DISPATCH_INT64);
-    intptr_t zero[2] = {0, 0};
-    size_t isz = dispatch_dtype_itemsize(in->dtype);
-    int64_t idx[DISPATCH_MAX_DIMS] = {0};
-    for (int64_t e = 0; e < in->numel; e++) {
-        int64_t off = 0, o = 0;
-        for (int d = 0; d < in->ndim; d++) off += idx[d] * in->strides[d], o += idx[d] * ostride[d];
-        char *p = in->data + off * (int64_t)isz;
-        if (is_float) {
-            double x;
-            char *data[2] = {(char *)&x, p};
-            to_d(data, zero, 1, NULL);
-            double *a = &dacc[o];
-            if (kind <= DISPATCH_REDUCE_MEAN) *a += x;
-            else if (!seen[o] || isnan(x)) *a = x;
-            else if (!isnan(*a)) *a = kind == DISPATCH_REDUCE_MAX ? fmax(*a, x) : fmin(*a, x);
-        } else {
-            int64_t x;
-            char *data[2] = {(char *)&x, p};
-            to_i(data, zero, 1, NULL);
-            int64_t *a = &iacc[o];
-            if (kind == DISPATCH_REDUCE_SUM) *a = (int64_t)((uint64_t)*a + (uint64_t)x);
-            else if (!seen[o] || (kind == DISPATCH_REDUCE_MAX ? x > *a : x < *a)) *a = x;
-        }
-        seen[o] = 1;
-        for (int d = (int)in->ndim - 1; d >= 0 && ++idx[d] == in->sizes[d]; d--) idx[d] = 0;
-    }
+    char *acc_data[3] = {is_float ? (char *)dacc : (char *)iacc, (char *)seen, in->data};
+    accumulate_ctx actx = {kind, is_float,
+                           dispatch_cast_loop_get(in->dtype,
+                                                  is_float ? DISPATCH_FLOAT64 : DISPATCH_INT64)};
+    dispatch_strided_plan plan;
+    dispatch_strided_plan_init(&plan, 3, acc_data, (int)in->ndim, in->sizes, bs);
+    dispatch_strided_plan_walk(&plan, 0, plan.numel, accumulate, &actx);
     if (kind == DISPATCH_REDUCE_MEAN)
         for (int64_t o = 0; o < onumel; o++) dacc[o] /= (double)count; /* 0/0: NaN, like NumPy */
     char *data[2] = {out->data, is_float ? (char *)dacc : (char *)iacc};
@@ -711,64 +717,87 @@ static int same_value(const char *a, const char *b, int dtype) {
  * re-read from there, so a tie of -0.0 and 0.0 reports the first one's
  * sign as PyTorch does.
  */
-static void first_indices(const dispatch_tensor *in, const int *reduced, dispatch_tensor *vals,
-                          int64_t *idx) {
-    int nd = (int)in->ndim, nk = 0, nr = 0;
-    int64_t kshape[DISPATCH_MAX_DIMS], kstride[DISPATCH_MAX_DIMS];
+typedef struct first_ctx {
+    int dtype, nr;
+    int64_t isz, count;
     int64_t rshape[DISPATCH_MAX_DIMS], rstride[DISPATCH_MAX_DIMS];
-    int64_t isz = (int64_t)dispatch_dtype_itemsize(in->dtype), count = 1, nout = 1;
-    for (int d = 0; d < nd; d++) {
-        if (reduced[d]) {
-            rshape[nr] = in->sizes[d], rstride[nr++] = in->strides[d] * isz;
-            count *= in->sizes[d];
-        } else {
-            kshape[nk] = in->sizes[d], kstride[nk++] = in->strides[d] * isz;
-            nout *= in->sizes[d];
-        }
-    }
-    if (nk == 0 && nr > 1 && in->is_contiguous) { /* all dims of a contiguous tensor: one */
-        nr = 1, rshape[0] = count, rstride[0] = isz;
-    }
-    int64_t kidx[DISPATCH_MAX_DIMS] = {0};
-    for (int64_t o = 0; o < nout; o++) {
-        const char *base = in->data;
-        for (int d = 0; d < nk; d++) base += kidx[d] * kstride[d];
-        char *v = vals->data + o * isz;
-        int64_t ridx[DISPATCH_MAX_DIMS] = {0}, found = 0;
-        if (nr == 1 && (in->dtype == DISPATCH_FLOAT32 || in->dtype == DISPATCH_FLOAT64)) {
+} first_ctx;
+
+/* The engine's inner function: n outputs, each a value at ptrs[0] whose first
+ * position among the reduced elements from ptrs[2] goes to ptrs[1]. */
+static void first_inner(char **ptrs, const intptr_t *steps, intptr_t n, void *arg) {
+    const first_ctx *c = arg;
+    for (intptr_t e = 0; e < n; e++) {
+        const char *base = ptrs[2] + e * steps[2];
+        char *v = ptrs[0] + e * steps[0];
+        int64_t found = 0;
+        if (c->nr == 1 && (c->dtype == DISPATCH_FLOAT32 || c->dtype == DISPATCH_FLOAT64)) {
             /* one reduced dim of floats: a typed scan (the common case) */
             int64_t r = 0;
 #define FIRST_MATCH(T)                                                                    \
             do {                                                                          \
                 T want, x;                                                                \
                 memcpy(&want, v, sizeof want);                                           \
-                for (; r < count; r++) {                                                  \
-                    memcpy(&x, base + r * rstride[0], sizeof x);                          \
+                for (; r < c->count; r++) {                                               \
+                    memcpy(&x, base + r * c->rstride[0], sizeof x);                       \
                     if (x == want || (x != x && want != want)) break;                     \
                 }                                                                         \
             } while (0)
-            if (in->dtype == DISPATCH_FLOAT32) FIRST_MATCH(float);
+            if (c->dtype == DISPATCH_FLOAT32) FIRST_MATCH(float);
             else FIRST_MATCH(double);
 #undef FIRST_MATCH
-            found = r < count ? r : 0;
-            memcpy(v, base + found * rstride[0], (size_t)isz);
-            idx[o] = found;
-            for (int d = nk - 1; d >= 0 && ++kidx[d] == kshape[d]; d--) kidx[d] = 0;
-            continue;
-        }
-        for (int64_t r = 0; r < count; r++) {
-            const char *p = base;
-            for (int d = 0; d < nr; d++) p += ridx[d] * rstride[d];
-            if (same_value(p, v, in->dtype)) {
-                found = r;
-                memcpy(v, p, (size_t)isz);
-                break;
+            found = r < c->count ? r : 0;
+            memcpy(v, base + found * c->rstride[0], (size_t)c->isz);
+        } else {
+            int64_t ridx[DISPATCH_MAX_DIMS] = {0};
+            for (int64_t r = 0; r < c->count; r++) {
+                const char *p = base;
+                for (int d = 0; d < c->nr; d++) p += ridx[d] * c->rstride[d];
+                if (same_value(p, v, c->dtype)) {
+                    found = r;
+                    memcpy(v, p, (size_t)c->isz);
+                    break;
+                }
+                for (int d = c->nr - 1; d >= 0 && ++ridx[d] == c->rshape[d]; d--) ridx[d] = 0;
             }
-            for (int d = nr - 1; d >= 0 && ++ridx[d] == rshape[d]; d--) ridx[d] = 0;
         }
-        idx[o] = found;
-        for (int d = nk - 1; d >= 0 && ++kidx[d] == kshape[d]; d--) kidx[d] = 0;
+        memcpy(ptrs[1] + e * steps[1], &found, sizeof found);
     }
+}
+
+/* The kept dims walked by the engine (Note [One strided engine] in
+ * sources/core/strided.c): operands (vals, idx, in), vals and idx fresh
+ * and contiguous over the kept dims. */
+static void first_indices(const dispatch_tensor *in, const int *reduced, dispatch_tensor *vals,
+                          int64_t *idx) {
+    int nd = (int)in->ndim, nk = 0;
+    first_ctx c = {.dtype = in->dtype, .isz = (int64_t)dispatch_dtype_itemsize(in->dtype),
+                   .count = 1};
+    int64_t kshape[DISPATCH_MAX_DIMS];
+    intptr_t bs[3][DISPATCH_MAX_DIMS];
+    for (int d = 0; d < nd; d++) {
+        if (reduced[d]) {
+            c.rshape[c.nr] = in->sizes[d], c.rstride[c.nr++] = in->strides[d] * c.isz;
+            c.count *= in->sizes[d];
+        } else {
+            kshape[nk] = in->sizes[d];
+            bs[2][nk++] = (intptr_t)(in->strides[d] * c.isz);
+        }
+    }
+    if (nk == 0 && c.nr > 1 && in->is_contiguous) { /* all dims of a contiguous tensor: one */
+        c.nr = 1, c.rshape[0] = c.count, c.rstride[0] = c.isz;
+    }
+    intptr_t vs = (intptr_t)c.isz, is = 8;
+    for (int d = nk - 1; d >= 0; d--) {
+        bs[0][d] = kshape[d] == 1 ? 0 : vs;
+        bs[1][d] = kshape[d] == 1 ? 0 : is;
+        if (kshape[d] == 1) bs[2][d] = 0;
+        vs *= (intptr_t)kshape[d], is *= (intptr_t)kshape[d];
+    }
+    char *data[3] = {vals->data, (char *)idx, in->data};
+    dispatch_strided_plan plan;
+    dispatch_strided_plan_init(&plan, 3, data, nk, kshape, bs);
+    dispatch_strided_plan_walk(&plan, 0, plan.numel, first_inner, &c);
 }
 
 /* max.dim/min.dim -> (values, indices); argmax/argmin -> indices (Note [max
@@ -828,45 +857,49 @@ DISPATCH_DECLARE_KERNEL(reduce_index) {
     return 0;
 }
 
-/* A float dot product as accurately as sum: each product in float64
- * (exact for float16/float32 inputs), then the engine's pairwise float64
- * sum of them (Note [Deterministic reductions] in iterator.c: the same bits
- * for any thread count), rounded once to out's dtype. */
-static int dot_float(const dispatch_tensor *a, const dispatch_tensor *b, dispatch_tensor *out) {
+/* dot on CPU, through the engine: the products by its MUL loop in float64
+ * for floats (exact for float16/float32 inputs; a and b cast chunk by chunk
+ * on the way in) or in wrapping int64 for integers, then for floats the
+ * engine's pairwise float64 sum of them (Note [Deterministic reductions] in
+ * iterator.c: the same bits for any thread count), for integers their
+ * wrapping sum; rounded once to out's dtype. */
+static int dot_cpu(const dispatch_tensor *a, const dispatch_tensor *b, dispatch_tensor *out) {
+    int is_float = dispatch_dtype_category_of(a->dtype) == DISPATCH_CAT_FLOAT;
+    int compute = is_float ? DISPATCH_FLOAT64 : DISPATCH_INT64;
     int64_t n = a->sizes[0];
     size_t bytes;
-    if (__builtin_mul_overflow((size_t)n, sizeof(double), &bytes))
+    if (__builtin_mul_overflow((size_t)n, (size_t)8, &bytes))
         return dispatch_error_set(DISPATCH_ERR_MEMORY, "dot: %lld elements are too many",
                                   (long long)n);
-    double *prod = malloc(bytes ? bytes : 1);
+    char *prod = malloc(bytes ? bytes : 1);
     if (!prod)
         return dispatch_error_set(DISPATCH_ERR_MEMORY, "dot: out of memory for %lld products",
                                   (long long)n);
-    /* a and b cast to float64 straight into prod and a second buffer, then
-     * multiplied: three strided loops instead of one per element. */
-    double *bb = malloc(bytes ? bytes : 1);
-    if (!bb) {
-        free(prod);
-        return dispatch_error_set(DISPATCH_ERR_MEMORY, "dot: out of memory for %lld products",
-                                  (long long)n);
+    int64_t isz = (int64_t)dispatch_dtype_itemsize(a->dtype), eight = 8, zero_stride = 0;
+    int64_t sa = a->strides[0] * isz, sb = b->strides[0] * isz;
+    dispatch_iter_operand ops[3] = {{prod, 1, &n, &eight, compute},
+                                    {a->data, 1, a->sizes, &sa, a->dtype},
+                                    {b->data, 1, b->sizes, &sb, b->dtype}};
+    int rc = n ? dispatch_iter_elementwise_op(DISPATCH_LOOP_MUL, compute, 3, ops, NULL) : 0;
+    double dtotal = 0;
+    int64_t itotal = 0;
+    if (rc == 0 && n && is_float) {
+        dispatch_iter_operand dst = {(char *)&dtotal, 0, NULL, &zero_stride, DISPATCH_FLOAT64};
+        rc = dispatch_iter_reduce(DISPATCH_REDUCE_SUM, &ops[0], 1u, 0, &dst);
+    } else if (rc == 0) {
+        uint64_t acc = 0;
+        for (int64_t i = 0; i < n; i++) {
+            int64_t x;
+            memcpy(&x, prod + i * 8, 8);
+            acc += (uint64_t)x;
+        }
+        itotal = (int64_t)acc;
     }
-    intptr_t isz = (intptr_t)dispatch_dtype_itemsize(a->dtype);
-    char *ca[2] = {(char *)prod, a->data}, *cb[2] = {(char *)bb, b->data};
-    intptr_t sa[2] = {8, (intptr_t)a->strides[0] * isz}, sb[2] = {8, (intptr_t)b->strides[0] * isz};
-    dispatch_cast_loop_get(a->dtype, DISPATCH_FLOAT64)(ca, sa, (intptr_t)n, NULL);
-    dispatch_cast_loop_get(b->dtype, DISPATCH_FLOAT64)(cb, sb, (intptr_t)n, NULL);
-    for (int64_t i = 0; i < n; i++) prod[i] *= bb[i];
-    free(bb);
-    double total = 0;
-    int64_t size = n, istride = 8, ostride = 0;
-    dispatch_iter_operand src = {(char *)prod, 1, &size, &istride, DISPATCH_FLOAT64};
-    dispatch_iter_operand dst = {(char *)&total, 0, NULL, &ostride, DISPATCH_FLOAT64};
-    int rc = n ? dispatch_iter_reduce(DISPATCH_REDUCE_SUM, &src, 1u, 0, &dst) : 0;
     free(prod);
     if (rc < 0) return -1;
-    char *data[2] = {out->data, (char *)&total};
+    char *data[2] = {out->data, is_float ? (char *)&dtotal : (char *)&itotal};
     intptr_t zero[2] = {0, 0};
-    dispatch_cast_loop_get(DISPATCH_FLOAT64, out->dtype)(data, zero, 1, NULL);
+    dispatch_cast_loop_get(compute, out->dtype)(data, zero, 1, NULL);
     return 0;
 }
 
@@ -900,38 +933,11 @@ DISPATCH_DECLARE_KERNEL(dot) {
     rets[0].tag = DISPATCH_IV_TENSOR;
     rets[0].v.t = out;
     if (device != DISPATCH_DEVICE_CPU) return 0;
-    int is_float = dispatch_dtype_category_of(a->dtype) == DISPATCH_CAT_FLOAT;
-    size_t isz = dispatch_dtype_itemsize(a->dtype);
-    intptr_t zero[2] = {0, 0};
-    if (is_float && dot_float(a, b, out) < 0) {
+    if (dot_cpu(a, b, out) < 0) {
         dispatch_tensor_decref(out);
         rets[0].tag = DISPATCH_IV_NONE;
         return -1;
     }
-    if (is_float) return 0;
-    double dsum = 0;
-    uint64_t isum = 0;
-    dispatch_loop_fn to_d = dispatch_cast_loop_get(a->dtype, DISPATCH_FLOAT64);
-    dispatch_loop_fn to_i = dispatch_cast_loop_get(a->dtype, DISPATCH_INT64);
-    for (int64_t i = 0; i < a->sizes[0]; i++) {
-        char *pa = a->data + i * a->strides[0] * (int64_t)isz;
-        char *pb = b->data + i * b->strides[0] * (int64_t)isz;
-        if (is_float) {
-            double x, y;
-            char *d1[2] = {(char *)&x, pa}, *d2[2] = {(char *)&y, pb};
-            to_d(d1, zero, 1, NULL), to_d(d2, zero, 1, NULL);
-            dsum += x * y;
-        } else {
-            int64_t x, y;
-            char *d1[2] = {(char *)&x, pa}, *d2[2] = {(char *)&y, pb};
-            to_i(d1, zero, 1, NULL), to_i(d2, zero, 1, NULL);
-            isum += (uint64_t)x * (uint64_t)y;
-        }
-    }
-    int64_t iresult = (int64_t)isum;
-    char *data[2] = {out->data, is_float ? (char *)&dsum : (char *)&iresult};
-    dispatch_cast_loop_get(is_float ? DISPATCH_FLOAT64 : DISPATCH_INT64, a->dtype)(data, zero, 1,
-                                                                                  NULL);
     return 0;
 }
 

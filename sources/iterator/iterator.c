@@ -66,17 +66,13 @@ int dispatch_iter_broadcast_shape(int n, const dispatch_iter_operand *ops, int *
 
 /* ------------------------------------------------------------------ plan */
 
-/*
- * A plan: the iteration space after broadcasting, reordering and merging.
- * Dimension 0 is the innermost. strides[k][d] is operand k's byte stride.
- */
-typedef struct plan {
-    int nops, ndim;
-    int64_t shape[MAXD];
-    intptr_t strides[MAXOPS][MAXD];
-    char *data[MAXOPS];
-    int64_t numel;
-} plan;
+/* The iteration space after broadcasting, reordering and merging: the one
+ * plan of the strided engine (Note [One strided engine] in
+ * sources/core/strided.c). Dimension 0 is the innermost; strides[k][d] is
+ * operand k's byte stride. */
+typedef dispatch_strided_plan plan;
+_Static_assert(MAXD == DISPATCH_MAX_DIMS, "the iterator and the strided engine share dims");
+_Static_assert(MAXOPS == DISPATCH_MAX_OPERANDS, "the iterator and the engine share operands");
 
 /* Operand k's strides in the broadcast shape (outermost first in `bs`). */
 static void broadcast_strides(const dispatch_iter_operand *op, int nd, const int64_t *shape,
@@ -86,61 +82,6 @@ static void broadcast_strides(const dispatch_iter_operand *op, int nd, const int
     for (int d = 0; d < nd; d++) {
         int od = d - off;
         bs[d] = (od < 0 || op->shape[od] == 1 || shape[d] == 1) ? 0 : (intptr_t)op->strides[od];
-    }
-}
-
-/* Build the plan over `shape` (outermost first): drop size-1 dims, order the
- * rest by the output's |stride| (innermost first; ties by the inputs'),
- * then merge neighbours every operand steps through as one. */
-static void make_plan(plan *p, int nops, char *const *data, int nd, const int64_t *shape,
-                      intptr_t (*bs)[MAXD])
-{
-    int order[MAXD], n = 0;
-    p->nops = nops;
-    p->numel = 1;
-    for (int k = 0; k < nops; k++) p->data[k] = data[k];
-    for (int d = nd - 1; d >= 0; d--) { /* innermost (last) first */
-        p->numel *= shape[d];
-        if (shape[d] != 1) order[n++] = d;
-    }
-    /* Stable insertion sort by the first operand whose strides differ. */
-    for (int i = 1; i < n; i++) {
-        int d = order[i], j = i - 1;
-        for (; j >= 0; j--) {
-            int e = order[j], swap = 0;
-            for (int k = 0; k < nops; k++) {
-                intptr_t a = bs[k][d] < 0 ? -bs[k][d] : bs[k][d];
-                intptr_t b = bs[k][e] < 0 ? -bs[k][e] : bs[k][e];
-                if (a == 0 || b == 0 || a == b) continue; /* broadcast dims do not vote */
-                swap = a < b;
-                break;
-            }
-            if (!swap) break;
-            order[j + 1] = e;
-        }
-        order[j + 1] = d;
-    }
-    p->ndim = 0;
-    for (int i = 0; i < n; i++) {
-        int d = order[i];
-        if (p->ndim > 0) {
-            int m = p->ndim - 1, merge = 1;
-            for (int k = 0; k < nops && merge; k++) {
-                merge = bs[k][d] == p->strides[k][m] * (intptr_t)p->shape[m];
-            }
-            if (merge) {
-                p->shape[m] *= shape[d];
-                continue;
-            }
-        }
-        p->shape[p->ndim] = shape[d];
-        for (int k = 0; k < nops; k++) p->strides[k][p->ndim] = bs[k][d];
-        p->ndim++;
-    }
-    if (p->ndim == 0) { /* a single element */
-        p->ndim = 1;
-        p->shape[0] = 1;
-        for (int k = 0; k < nops; k++) p->strides[k][0] = 0;
     }
 }
 
@@ -179,16 +120,12 @@ typedef struct runner {
     dispatch_loop_fn cast[MAXOPS]; /* input: op dtype -> loop; output: loop -> op dtype */
 } runner;
 
-/* One inner run of n elements at ptrs with the plan's inner strides. */
-static void run_inner(const runner *r, char **ptrs, intptr_t n)
+/* One inner run of n elements at ptrs with the plan's inner strides, casting
+ * (the engine's inner function when some operand's dtype is not the loop's). */
+static void run_inner(char **ptrs, const intptr_t *steps, intptr_t n, void *arg)
 {
+    const runner *r = arg;
     const plan *p = r->p;
-    intptr_t steps[MAXOPS];
-    for (int k = 0; k < p->nops; k++) steps[k] = p->strides[k][0];
-    if (!r->cast_any) {
-        r->loop(ptrs, steps, n, r->ctx);
-        return;
-    }
     /* Note [Chunked casting]: operands of another dtype go through buffers of
      * DISPATCH_ITER_CHUNK elements in the loop's dtype: inputs are cast in,
      * the loop runs on the buffers (contiguous, so its fast path), the output
@@ -226,34 +163,13 @@ static void run_inner(const runner *r, char **ptrs, intptr_t n)
 static void run_range(void *arg, int64_t begin, int64_t end)
 {
     const runner *r = arg;
-    const plan *p = r->p;
-    int64_t idx[MAXD];
-    int64_t rest = begin;
-    for (int d = 0; d < p->ndim; d++) {
-        idx[d] = rest % p->shape[d];
-        rest /= p->shape[d];
-    }
-    int64_t at = begin;
-    while (at < end) {
-        int64_t n = p->shape[0] - idx[0];
-        if (n > end - at) n = end - at;
-        char *ptrs[MAXOPS];
-        for (int k = 0; k < p->nops; k++) {
-            char *q = p->data[k];
-            for (int d = 0; d < p->ndim; d++) q += idx[d] * p->strides[k][d];
-            ptrs[k] = q;
-        }
-        run_inner(r, ptrs, (intptr_t)n);
-        at += n;
-        idx[0] = 0;
-        for (int d = 1; d < p->ndim; d++) {
-            if (++idx[d] < p->shape[d]) break;
-            idx[d] = 0;
-        }
-    }
+    if (r->cast_any) dispatch_strided_plan_walk(r->p, begin, end, run_inner, arg);
+    else dispatch_strided_plan_walk(r->p, begin, end, r->loop, r->ctx);
 }
 
-/* Copy operand `src` (in the broadcast shape) into a new contiguous buffer. */
+/* Copy operand `src` (in the broadcast shape) into a new contiguous buffer,
+ * row-major, through the engine with the copy loop; bs_out (may be NULL)
+ * gets the copy's strides in that shape. NULL when it cannot be allocated. */
 static char *copy_contiguous(const dispatch_iter_operand *src, int nd, const int64_t *shape,
                              int64_t numel, intptr_t *bs_out)
 {
@@ -261,34 +177,22 @@ static char *copy_contiguous(const dispatch_iter_operand *src, int nd, const int
     if (numel < 0 || __builtin_mul_overflow((size_t)numel, isz, &nbytes) ||
         nbytes > SIZE_MAX - 1)
         return NULL;
-    char *buf = malloc(nbytes + 1);
+    char *buf = malloc(nbytes + 1); /* + 1: never malloc(0) */
     if (!buf) return NULL;
-    intptr_t bs[MAXD];
-    broadcast_strides(src, nd, shape, bs);
-    int64_t idx[MAXD] = {0};
-    for (int64_t i = 0; i < numel; i++) {
-        const char *q = src->data;
-        for (int d = 0; d < nd; d++) q += idx[d] * bs[d];
-        memcpy(buf + (size_t)i * isz, q, isz);
-        for (int d = nd - 1; d >= 0; d--) {
-            if (++idx[d] < shape[d]) break;
-            idx[d] = 0;
-        }
-    }
+    intptr_t bs[2][MAXD];
     intptr_t s = (intptr_t)isz;
     for (int d = nd - 1; d >= 0; d--) {
-        bs_out[d] = shape[d] == 1 ? 0 : s;
+        bs[0][d] = shape[d] == 1 ? 0 : s;
         s *= (intptr_t)shape[d];
     }
+    broadcast_strides(src, nd, shape, bs[1]);
+    char *data[2] = {buf, src->data};
+    plan p;
+    dispatch_strided_plan_init(&p, 2, data, nd, shape, bs);
+    dispatch_loop_fn copy = dispatch_loop_get(DISPATCH_LOOP_COPY, src->dtype);
+    if (p.numel > 0) dispatch_strided_plan_walk(&p, 0, p.numel, copy, NULL);
+    if (bs_out) memcpy(bs_out, bs[0], sizeof(intptr_t) * (size_t)nd);
     return buf;
-}
-
-int dispatch_iter_elementwise(dispatch_loop_fn loop, int loop_dtype, int nops,
-                              const dispatch_iter_operand *ops, void *ctx)
-{
-    int dtypes[MAXOPS];
-    for (int k = 0; k < MAXOPS; k++) dtypes[k] = loop_dtype;
-    return dispatch_iter_elementwise_typed(loop, dtypes, nops, ops, ctx);
 }
 
 int dispatch_iter_elementwise_typed(dispatch_loop_fn loop, const int *loop_dtypes, int nops,
@@ -338,7 +242,7 @@ int dispatch_iter_elementwise_typed(dispatch_loop_fn loop, const int *loop_dtype
         data[k] = ops[k].data;
     }
     plan p;
-    make_plan(&p, nops, data, nd, shape, bs);
+    dispatch_strided_plan_init(&p, nops, data, nd, shape, bs);
     if (p.numel == 0) return 0;
     int overlap = self_overlapping(&p, 0, dispatch_dtype_itemsize(ops[0].dtype));
     if (overlap < 0) return -1;
@@ -374,7 +278,7 @@ int dispatch_iter_elementwise_typed(dispatch_loop_fn loop, const int *loop_dtype
         data[k] = tmp[k];
         replanned = 1;
     }
-    if (replanned) make_plan(&p, nops, data, nd, shape, bs);
+    if (replanned) dispatch_strided_plan_init(&p, nops, data, nd, shape, bs);
     r.p = &p;
     dispatch_parallel_for(p.numel, DISPATCH_ITER_GRAIN, 64, run_range, &r);
     for (int k = 1; k < nops; k++) free(tmp[k]);
@@ -525,7 +429,6 @@ static void cols_unit_base(const cols_job *c, int64_t plane, int64_t c0, const c
 static void cols_store(const cols_job *c, char *op, const char *vals, int64_t w)
 {
     const reduce_job *j = c->j;
-    size_t isz = j->dtype == DISPATCH_FLOAT32 ? 4 : 8;
     intptr_t os = j->ostrides[c->col];
     for (int64_t k = 0; k < w; k++) {
         if (j->dtype == DISPATCH_FLOAT32) {
@@ -540,7 +443,6 @@ static void cols_store(const cols_job *c, char *op, const char *vals, int64_t w)
             memcpy(op + k * os, &v, 8);
         }
     }
-    (void)isz;
 }
 
 static void cols_range(void *arg, int64_t begin, int64_t end)
@@ -548,7 +450,6 @@ static void cols_range(void *arg, int64_t begin, int64_t end)
     cols_job *c = arg;
     const reduce_job *j = c->j;
     int f32 = j->dtype == DISPATCH_FLOAT32;
-    size_t isz = f32 ? 4 : 8;
     _Alignas(64) char buf[COL_BLOCK_BYTES];
     char *scratch = NULL;
     if (c->kop == 0 && (scratch = malloc((size_t)c->levels * (size_t)COL_BLOCK_BYTES)) == NULL) {
@@ -574,7 +475,6 @@ static void cols_range(void *arg, int64_t begin, int64_t end)
         if (c->nparts == 1) cols_store(c, op, buf, w);
     }
     free(scratch);
-    (void)isz;
 }
 
 /* Combine parts [*i, ...) of one (plane, block) in the tree's order into
@@ -660,35 +560,32 @@ static int reduce_cols(const reduce_job *j, int col, int64_t nout)
     return 0;
 }
 
-static void reduce_range(void *arg, int64_t begin, int64_t end)
+/* The engine's inner function of a reduction: n outputs at ptrs[0], each
+ * reduced from its count elements starting at ptrs[1]. */
+static void reduce_inner(char **ptrs, const intptr_t *steps, intptr_t n, void *arg)
 {
     const reduce_job *j = arg;
-    int64_t idx[MAXD], rest = begin;
-    const char *ip = j->in;
-    char *op = j->out;
-    for (int d = 0; d < j->no; d++) { /* one division per range, then steps */
-        idx[d] = rest % j->oshape[d];
-        rest /= j->oshape[d];
-        ip += idx[d] * j->istrides[d];
-        op += idx[d] * j->ostrides[d];
-    }
-    for (int64_t e = begin; e < end; e++) {
-        double v = reduce_one(j, ip);
+    for (intptr_t e = 0; e < n; e++) {
+        double v = reduce_one(j, ptrs[1] + e * steps[1]);
+        char *op = ptrs[0] + e * steps[0];
         if (j->dtype == DISPATCH_FLOAT32) {
             float f = (float)v;
             memcpy(op, &f, sizeof f);
         } else {
             memcpy(op, &v, sizeof v);
         }
-        for (int d = 0; d < j->no; d++) {
-            ip += j->istrides[d];
-            op += j->ostrides[d];
-            if (++idx[d] < j->oshape[d]) break;
-            ip -= j->istrides[d] * j->oshape[d];
-            op -= j->ostrides[d] * j->oshape[d];
-            idx[d] = 0;
-        }
     }
+}
+
+typedef struct reduce_walk {
+    reduce_job *j;
+    plan p; /* (out, in) over the kept dims */
+} reduce_walk;
+
+static void reduce_range(void *arg, int64_t begin, int64_t end)
+{
+    reduce_walk *w = arg;
+    dispatch_strided_plan_walk(&w->p, begin, end, reduce_inner, w->j);
 }
 
 /* The leaf size of sum.dispatch.c's tree (256-byte rows x 16). */
@@ -748,12 +645,106 @@ static void split_sum_range(void *arg, int64_t begin, int64_t end)
     }
 }
 
-int dispatch_iter_reduce(int op, const dispatch_iter_operand *in, uint32_t dim_mask, int keepdim,
-                         const dispatch_iter_operand *out)
+/*
+ * Note [One reduction check]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * Which dims a reduction reduces, what shape its result has (keepdim or
+ * not), how many elements each output reduces and whether max/min have
+ * anything to reduce: decided here once, for the raw engine
+ * (dispatch_iter_reduce, a dim mask) and for the operators of
+ * sources/dispatcher/kernels.c (a list of dims, PyTorch's messages, then the
+ * output allocated with the shape computed here). The dtype rules are each
+ * caller's own facts: the operators' result dtypes (sum of integers is
+ * int64, mean needs floats) in kernels.c, the engine's float32/float64
+ * kernels in dispatch_iter_reduce.
+ */
+static const char *const reduce_op_names[] = {"sum", "mean", "max", "min"};
+
+int dispatch_iter_reduce_check(const char *opname, int op, int ndim, const int64_t *shape,
+                               int ndims, const int64_t *dims, uint32_t *dim_mask, int keepdim,
+                               int *out_ndim, int64_t *out_shape, int64_t *count)
 {
     if (op < DISPATCH_REDUCE_SUM || op > DISPATCH_REDUCE_MIN) {
         return dispatch_error_set(DISPATCH_ERR_VALUE, "unknown reduction %d", op);
     }
+    const char *name = opname ? opname : reduce_op_names[op];
+    if (ndim < 0 || ndim > MAXD) {
+        return dispatch_error_set(DISPATCH_ERR_INDEX, "reduction dims out of range for %d dims",
+                                  ndim);
+    }
+    uint32_t mask = 0;
+    if (dims == NULL) {
+        mask = *dim_mask;
+        if (ndim < 32 && (mask >> ndim) != 0) {
+            return dispatch_error_set(DISPATCH_ERR_INDEX,
+                                      "reduction dims out of range for %d dims", ndim);
+        }
+    } else if (ndims <= 0) {
+        mask = ndim ? (uint32_t)((1ull << ndim) - 1) : 0;
+    } else {
+        /* A 0-dim tensor takes dim 0 and -1, as PyTorch. */
+        int64_t wrap = ndim ? ndim : 1;
+        for (int i = 0; i < ndims; i++) {
+            int64_t d = dims[i];
+            if ((d < -wrap || d >= wrap) && opname) {
+                return dispatch_error_set(DISPATCH_ERR_INDEX,
+                                          "Dimension out of range (expected to be in range of "
+                                          "[%lld, %lld], but got %lld)",
+                                          (long long)-wrap, (long long)wrap - 1, (long long)d);
+            }
+            if (d < -wrap || d >= wrap) {
+                return dispatch_error_set(DISPATCH_ERR_INDEX, "dim %lld out of range for %d dims",
+                                          (long long)d, ndim);
+            }
+            if (d < 0) d += wrap;
+            if (ndim == 0) continue;
+            if (mask & (1u << d)) {
+                return dispatch_error_set(DISPATCH_ERR_VALUE,
+                                          opname ? "%s: dim %lld appears multiple times in the "
+                                                   "list of dims"
+                                                 : "%s: dim %lld appears more than once in dims",
+                                          name, (long long)d);
+            }
+            mask |= 1u << d;
+        }
+    }
+    int ond = 0;
+    int64_t n = 1;
+    for (int d = 0; d < ndim; d++) {
+        if (shape[d] < 0) {
+            return dispatch_error_set(DISPATCH_ERR_VALUE, "negative dimension %lld in a reduction",
+                                      (long long)shape[d]);
+        }
+        if (mask & (1u << d)) {
+            if (__builtin_mul_overflow(n, shape[d], &n)) {
+                return dispatch_error_set(DISPATCH_ERR_VALUE,
+                                          "reduction: the number of elements overflows int64");
+            }
+            if (keepdim) out_shape[ond++] = 1;
+        } else {
+            out_shape[ond++] = shape[d];
+        }
+    }
+    if (n == 0 && (op == DISPATCH_REDUCE_MAX || op == DISPATCH_REDUCE_MIN)) {
+        if (opname) {
+            return dispatch_error_set(DISPATCH_ERR_RUNTIME,
+                                      "%s(): cannot reduce over a zero-size dimension: the "
+                                      "operation has no identity. Give a dim that has elements.",
+                                      opname);
+        }
+        return dispatch_error_set(DISPATCH_ERR_VALUE,
+                                  "%s of an empty set of elements has no identity; reduce over "
+                                  "non-empty dims", name);
+    }
+    *dim_mask = mask;
+    *out_ndim = ond;
+    *count = n;
+    return 0;
+}
+
+int dispatch_iter_reduce(int op, const dispatch_iter_operand *in, uint32_t dim_mask, int keepdim,
+                         const dispatch_iter_operand *out)
+{
     if (in->dtype != DISPATCH_FLOAT32 && in->dtype != DISPATCH_FLOAT64) {
         return dispatch_error_set(DISPATCH_ERR_TYPE,
                                   "reductions take float32 or float64 tensors, got %s",
@@ -764,29 +755,11 @@ int dispatch_iter_reduce(int op, const dispatch_iter_operand *in, uint32_t dim_m
                                   dispatch_dtype_name(in->dtype), dispatch_dtype_name(out->dtype));
     }
     int nd = in->ndim;
-    if (nd < 0 || nd > MAXD || (nd < 32 && (dim_mask >> nd) != 0)) {
-        return dispatch_error_set(DISPATCH_ERR_INDEX, "reduction dims out of range for %d dims",
-                                  nd);
-    }
-    /* Expected output shape. */
-    int64_t oshape[MAXD];
+    int64_t oshape[MAXD], count = 0;
     int ond = 0;
-    int64_t count = 1;
-    for (int d = 0; d < nd; d++) {
-        if (in->shape[d] < 0) {
-            return dispatch_error_set(DISPATCH_ERR_VALUE, "negative dimension %lld in a reduction",
-                                      (long long)in->shape[d]);
-        }
-        if (dim_mask & (1u << d)) {
-            if (__builtin_mul_overflow(count, in->shape[d], &count)) {
-                return dispatch_error_set(DISPATCH_ERR_VALUE,
-                                          "reduction: the number of elements overflows int64");
-            }
-            if (keepdim) oshape[ond++] = 1;
-        } else {
-            oshape[ond++] = in->shape[d];
-        }
-    }
+    if (dispatch_iter_reduce_check(NULL, op, nd, in->shape, -1, NULL, &dim_mask, keepdim, &ond,
+                                   oshape, &count) < 0)
+        return -1;
     int same = out->ndim == ond;
     for (int d = 0; same && d < ond; d++) same = out->shape[d] == oshape[d];
     if (!same) {
@@ -795,11 +768,6 @@ int dispatch_iter_reduce(int op, const dispatch_iter_operand *in, uint32_t dim_m
         format_shape(b, sizeof b, ond, oshape);
         return dispatch_error_set(DISPATCH_ERR_VALUE,
                                   "reduction output has shape %s, expected %s", a, b);
-    }
-    if (count == 0 && (op == DISPATCH_REDUCE_MAX || op == DISPATCH_REDUCE_MIN)) {
-        return dispatch_error_set(DISPATCH_ERR_VALUE,
-                                  "%s of an empty set of elements has no identity; reduce over "
-                                  "non-empty dims", op == DISPATCH_REDUCE_MAX ? "max" : "min");
     }
     reduce_job j = {.op = op, .dtype = in->dtype, .count = count, .out = out->data};
     /* Outer (kept) dims, innermost first, with input and output strides. */
@@ -865,11 +833,10 @@ int dispatch_iter_reduce(int op, const dispatch_iter_operand *in, uint32_t dim_m
             }
         }
         dispatch_iter_operand src = {in->data, nd, perm_shape, perm_strides, in->dtype};
-        intptr_t unused[MAXD];
         int64_t total;
         char *c = __builtin_mul_overflow(nout, count, &total)
                       ? NULL
-                      : copy_contiguous(&src, nd, perm_shape, total, unused);
+                      : copy_contiguous(&src, nd, perm_shape, total, NULL);
         if (!c) {
             char a[256];
             format_shape(a, sizeof a, nd, in->shape);
@@ -910,8 +877,20 @@ int dispatch_iter_reduce(int op, const dispatch_iter_operand *in, uint32_t dim_m
             memcpy(out->data, &v, sizeof v);
         }
     } else {
+        /* The output elements through the engine: (out, in) over the kept
+         * dims, listed outermost first for the plan. */
+        reduce_walk w = {.j = &j};
+        int64_t shape[MAXD];
+        intptr_t bs[2][MAXD];
+        for (int d = 0; d < j.no; d++) {
+            shape[j.no - 1 - d] = j.oshape[d];
+            bs[0][j.no - 1 - d] = j.ostrides[d];
+            bs[1][j.no - 1 - d] = j.istrides[d];
+        }
+        char *data[2] = {j.out, (char *)j.in};
+        dispatch_strided_plan_init(&w.p, 2, data, j.no, shape, bs);
         int64_t grain = count >= DISPATCH_ITER_GRAIN ? 1 : DISPATCH_ITER_GRAIN / (count + 1) + 1;
-        dispatch_parallel_for(nout, grain, 1, reduce_range, &j);
+        dispatch_parallel_for(nout, grain, 1, reduce_range, &w);
     }
     free(tmp);
     return 0;

@@ -55,14 +55,10 @@ typedef struct dispatch_iter_operand {
     int dtype;              /* dtype.h */
 } dispatch_iter_operand;
 
-/* ops[0] is the output, ops[1..nops-1] the inputs. The loop computes in
- * `loop_dtype`; ctx is passed through to it. */
-int dispatch_iter_elementwise(dispatch_loop_fn loop, int loop_dtype, int nops,
-                              const dispatch_iter_operand *ops, void *ctx);
-
-/* The same where operand k of the loop has dtype loop_dtypes[k] (a
- * comparison writes bool; WHERE reads a bool condition): an operand of any
- * other dtype is cast to or from it chunk by chunk. */
+/* ops[0] is the output, ops[1..nops-1] the inputs; ctx is passed through to
+ * the loop. Operand k of the loop has dtype loop_dtypes[k] (a comparison
+ * writes bool; WHERE reads a bool condition): an operand of any other dtype
+ * is cast to or from it chunk by chunk. */
 int dispatch_iter_elementwise_typed(dispatch_loop_fn loop, const int *loop_dtypes, int nops,
                                     const dispatch_iter_operand *ops, void *ctx);
 
@@ -107,6 +103,18 @@ static inline const char *dispatch_reduce_name(int op)
  * max/min of an empty set is a ValueError; sum is 0 and mean NaN. */
 int dispatch_iter_reduce(int op, const dispatch_iter_operand *in, uint32_t dim_mask,
                          int keepdim, const dispatch_iter_operand *out);
+
+/* The one check of a reduction's arguments (Note [One reduction check] in
+ * iterator.c): op, the reduced dims, the result's shape and the count of
+ * elements reduced per output. The dims are either *dim_mask (dims NULL) or
+ * the list dims[0..ndims) (negative dims wrap; ndims 0 means all dims;
+ * written to *dim_mask). Writes *out_ndim, out_shape[DISPATCH_ITER_MAX_DIMS]
+ * and *count; 0, or -1 with the error set. opname NULL: the engine's
+ * messages; else PyTorch's, naming the operator (max/min of nothing is then
+ * a RuntimeError, not a ValueError). */
+int dispatch_iter_reduce_check(const char *opname, int op, int ndim, const int64_t *shape,
+                               int ndims, const int64_t *dims, uint32_t *dim_mask, int keepdim,
+                               int *out_ndim, int64_t *out_shape, int64_t *count);
 
 /* Threads used by the engine (>= 1; default: 1). set: 0, or -1 (ValueError)
  * for n < 1 or n > 256. */

@@ -1,10 +1,14 @@
 /*
- * The portable strided engine of the runtime: runs one loop of loops.h over
- * operands that already have a common shape (broadcast views, strides 0 where
- * broadcast). Dimensions that can be merged are merged first, so contiguous
- * operands make one call of n = numel. The kernels issue's engine
- * (sources/iterator) may replace the callers of this one; the loop interface
- * stays.
+ * The strided engine of the runtime: the one place that walks strided
+ * operands (Note [One strided engine] in sources/core/strided.c). A plan is
+ * the iteration space of operands that already have a common shape (stride
+ * 0 where broadcast): size-1 dims dropped, the rest ordered by the output's
+ * |stride| (innermost first) and merged where every operand steps through
+ * them as one, so contiguous operands (in any common order) make one call of
+ * n = numel. Walking a plan calls one loop of loops.h (or any function of
+ * that shape) per inner run. copy_ and fill_ run here directly; the
+ * elementwise engine and the reductions of sources/iterator build on the
+ * same plan, adding broadcasting, casting, overlap checks and threads.
  */
 #ifndef DISPATCH_STRIDED_H_
 #define DISPATCH_STRIDED_H_
@@ -13,6 +17,26 @@
 #include "dispatch/tensor.h"
 
 #define DISPATCH_MAX_OPERANDS 8
+
+typedef struct dispatch_strided_plan {
+    int nops, ndim;                                          /* ndim >= 1 */
+    int64_t numel;                                           /* 0: nothing to run */
+    int64_t shape[DISPATCH_MAX_DIMS];                        /* dim 0 is the innermost */
+    intptr_t strides[DISPATCH_MAX_OPERANDS][DISPATCH_MAX_DIMS]; /* [operand][dim], bytes */
+    char *data[DISPATCH_MAX_OPERANDS];
+} dispatch_strided_plan;
+
+/* The plan of nops operands (operand 0 is the output; it orders the dims)
+ * over `shape` (ndim dims, outermost first): strides[k][d] is operand k's
+ * byte stride in dim d (0 where broadcast or size 1). */
+void dispatch_strided_plan_init(dispatch_strided_plan *p, int nops, char *const *data, int ndim,
+                                const int64_t *shape,
+                                intptr_t (*strides)[DISPATCH_MAX_DIMS]); /* read only */
+
+/* Run elements [begin, end) of the plan (in its innermost-first order):
+ * inner(ptrs, inner strides, n, ctx) once per run of the innermost dim. */
+void dispatch_strided_plan_walk(const dispatch_strided_plan *p, int64_t begin, int64_t end,
+                                dispatch_loop_fn inner, void *ctx);
 
 /* ops[0] is the output; every operand has the output's sizes (expand first).
  * Returns 0 (nothing can fail but a NULL loop, reported as a TypeError). */
