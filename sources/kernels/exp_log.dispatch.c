@@ -50,6 +50,53 @@
 #include "simd.h"
 #include "kernels_loops.h"
 
+/* ---------------------------------------------------------------- polynomials */
+/* e^r = 1 + r + r^2 Q(r) on |r| <= ln2/2 (exp, expm1). */
+DV_INLINE dv_f32 exp_q_f32(dv_f32 r)
+{
+    dv_f32 q = dv_set1_f32(0x1.6d10fcp-10f);
+    q = dv_muladd_f32(q, r, dv_set1_f32(0x1.120b62p-7f));
+    q = dv_muladd_f32(q, r, dv_set1_f32(0x1.55551ap-5f));
+    q = dv_muladd_f32(q, r, dv_set1_f32(0x1.5554dep-3f));
+    q = dv_muladd_f32(q, r, dv_set1_f32(0.5f));
+    return q;
+}
+DV_INLINE dv_f64 exp_q_f64(dv_f64 r)
+{
+    dv_f64 q = dv_set1_f64(0x1.af389ecfc4b9cp-26);
+    q = dv_muladd_f64(q, r, dv_set1_f64(0x1.28917c89a43a7p-22));
+    q = dv_muladd_f64(q, r, dv_set1_f64(0x1.71de0db2f6b19p-19));
+    q = dv_muladd_f64(q, r, dv_set1_f64(0x1.a019b9149a41cp-16));
+    q = dv_muladd_f64(q, r, dv_set1_f64(0x1.a01a01a7c2efep-13));
+    q = dv_muladd_f64(q, r, dv_set1_f64(0x1.6c16c17889ef1p-10));
+    q = dv_muladd_f64(q, r, dv_set1_f64(0x1.11111111109b5p-7));
+    q = dv_muladd_f64(q, r, dv_set1_f64(0x1.5555555553d68p-5));
+    q = dv_muladd_f64(q, r, dv_set1_f64(0x1.5555555555556p-3));
+    q = dv_muladd_f64(q, r, dv_set1_f64(0x1.0000000000001p-1));
+    return q;
+}
+/* log(1+f) = f - (f^2/2 - s (f^2/2 + z P(z))), s = f/(2+f), z = s^2 (log, log1p). */
+DV_INLINE dv_f32 log_p_f32(dv_f32 z)
+{
+    dv_f32 pz = dv_set1_f32(0x1.ddced8p-3f);
+    pz = dv_muladd_f32(pz, z, dv_set1_f32(0x1.245c44p-2f));
+    pz = dv_muladd_f32(pz, z, dv_set1_f32(0x1.9999ecp-2f));
+    pz = dv_muladd_f32(pz, z, dv_set1_f32(0x1.555556p-1f));
+    return pz;
+}
+DV_INLINE dv_f64 log_p_f64(dv_f64 z)
+{
+    dv_f64 pz = dv_set1_f64(0x1.0c039c49989c6p-3);
+    pz = dv_muladd_f64(pz, z, dv_set1_f64(0x1.0fbe95d71602p-3));
+    pz = dv_muladd_f64(pz, z, dv_set1_f64(0x1.3b1c355a8f7a2p-3));
+    pz = dv_muladd_f64(pz, z, dv_set1_f64(0x1.745cf9048dd95p-3));
+    pz = dv_muladd_f64(pz, z, dv_set1_f64(0x1.c71c720159177p-3));
+    pz = dv_muladd_f64(pz, z, dv_set1_f64(0x1.2492492476cccp-2));
+    pz = dv_muladd_f64(pz, z, dv_set1_f64(0x1.9999999999a38p-2));
+    pz = dv_muladd_f64(pz, z, dv_set1_f64(0x1.5555555555555p-1));
+    return pz;
+}
+
 /* ---------------------------------------------------------------- exp f32 */
 DV_INLINE dv_f32 exp_vec_f32(dv_f32 x)
 {
@@ -59,12 +106,7 @@ DV_INLINE dv_f32 exp_vec_f32(dv_f32 x)
     dv_f32 n = dv_sub_f32(t, magic);
     dv_f32 r = dv_muladd_f32(n, dv_set1_f32(-0x1.62e4p-1f), xc);
     r = dv_muladd_f32(n, dv_set1_f32(-0x1.7f7d1cp-20f), r);
-    dv_f32 q = dv_set1_f32(0x1.6d10fcp-10f);
-    q = dv_muladd_f32(q, r, dv_set1_f32(0x1.120b62p-7f));
-    q = dv_muladd_f32(q, r, dv_set1_f32(0x1.55551ap-5f));
-    q = dv_muladd_f32(q, r, dv_set1_f32(0x1.5554dep-3f));
-    q = dv_muladd_f32(q, r, dv_set1_f32(0.5f));
-    dv_f32 p = dv_add_f32(dv_set1_f32(1.0f), dv_muladd_f32(q, dv_mul_f32(r, r), r));
+    dv_f32 p = dv_add_f32(dv_set1_f32(1.0f), dv_muladd_f32(exp_q_f32(r), dv_mul_f32(r, r), r));
     if (dv_any_lt_f32(n, -125.0f)) return dv_ldexp_gradual_f32(p, n); /* subnormal results */
     return dv_ldexp_f32(p, n);
 }
@@ -78,17 +120,7 @@ DV_INLINE dv_f64 exp_vec_f64(dv_f64 x)
     dv_f64 n = dv_sub_f64(t, magic);
     dv_f64 r = dv_muladd_f64(n, dv_set1_f64(-0x1.62e42fefa38p-1), xc);
     r = dv_muladd_f64(n, dv_set1_f64(-0x1.ef35793c7673p-45), r);
-    dv_f64 q = dv_set1_f64(0x1.af389ecfc4b9cp-26);
-    q = dv_muladd_f64(q, r, dv_set1_f64(0x1.28917c89a43a7p-22));
-    q = dv_muladd_f64(q, r, dv_set1_f64(0x1.71de0db2f6b19p-19));
-    q = dv_muladd_f64(q, r, dv_set1_f64(0x1.a019b9149a41cp-16));
-    q = dv_muladd_f64(q, r, dv_set1_f64(0x1.a01a01a7c2efep-13));
-    q = dv_muladd_f64(q, r, dv_set1_f64(0x1.6c16c17889ef1p-10));
-    q = dv_muladd_f64(q, r, dv_set1_f64(0x1.11111111109b5p-7));
-    q = dv_muladd_f64(q, r, dv_set1_f64(0x1.5555555553d68p-5));
-    q = dv_muladd_f64(q, r, dv_set1_f64(0x1.5555555555556p-3));
-    q = dv_muladd_f64(q, r, dv_set1_f64(0x1.0000000000001p-1));
-    dv_f64 p = dv_add_f64(dv_set1_f64(1.0), dv_muladd_f64(q, dv_mul_f64(r, r), r));
+    dv_f64 p = dv_add_f64(dv_set1_f64(1.0), dv_muladd_f64(exp_q_f64(r), dv_mul_f64(r, r), r));
     if (dv_any_lt_f64(n, -1021.0)) return dv_ldexp_gradual_f64(p, n);
     return dv_ldexp_f64(p, n);
 }
@@ -108,10 +140,7 @@ DV_INLINE dv_f32 log_vec_f32(dv_f32 x)
     dv_f32 f = dv_sub_f32(m, dv_set1_f32(1.0f));
     dv_f32 s = dv_div_f32(f, dv_add_f32(dv_set1_f32(2.0f), f));
     dv_f32 z = dv_mul_f32(s, s);
-    dv_f32 pz = dv_set1_f32(0x1.ddced8p-3f);
-    pz = dv_muladd_f32(pz, z, dv_set1_f32(0x1.245c44p-2f));
-    pz = dv_muladd_f32(pz, z, dv_set1_f32(0x1.9999ecp-2f));
-    pz = dv_muladd_f32(pz, z, dv_set1_f32(0x1.555556p-1f));
+    dv_f32 pz = log_p_f32(z);
     dv_f32 hfsq = dv_mul_f32(dv_set1_f32(0.5f), dv_mul_f32(f, f));
     dv_f32 small = dv_muladd_f32(s, dv_muladd_f32(z, pz, hfsq), dv_mul_f32(k, dv_set1_f32(0x1.7f7d1cp-20f)));
     dv_f32 y = dv_add_f32(dv_mul_f32(k, dv_set1_f32(0x1.62e4p-1f)), dv_sub_f32(f, dv_sub_f32(hfsq, small)));
@@ -135,14 +164,7 @@ DV_INLINE dv_f64 log_vec_f64(dv_f64 x)
     dv_f64 f = dv_sub_f64(m, dv_set1_f64(1.0));
     dv_f64 s = dv_div_f64(f, dv_add_f64(dv_set1_f64(2.0), f));
     dv_f64 z = dv_mul_f64(s, s);
-    dv_f64 pz = dv_set1_f64(0x1.0c039c49989c6p-3);
-    pz = dv_muladd_f64(pz, z, dv_set1_f64(0x1.0fbe95d71602p-3));
-    pz = dv_muladd_f64(pz, z, dv_set1_f64(0x1.3b1c355a8f7a2p-3));
-    pz = dv_muladd_f64(pz, z, dv_set1_f64(0x1.745cf9048dd95p-3));
-    pz = dv_muladd_f64(pz, z, dv_set1_f64(0x1.c71c720159177p-3));
-    pz = dv_muladd_f64(pz, z, dv_set1_f64(0x1.2492492476cccp-2));
-    pz = dv_muladd_f64(pz, z, dv_set1_f64(0x1.9999999999a38p-2));
-    pz = dv_muladd_f64(pz, z, dv_set1_f64(0x1.5555555555555p-1));
+    dv_f64 pz = log_p_f64(z);
     dv_f64 hfsq = dv_mul_f64(dv_set1_f64(0.5), dv_mul_f64(f, f));
     dv_f64 small = dv_muladd_f64(s, dv_muladd_f64(z, pz, hfsq), dv_mul_f64(k, dv_set1_f64(0x1.ef35793c7673p-45)));
     dv_f64 y = dv_add_f64(dv_mul_f64(k, dv_set1_f64(0x1.62e42fefa38p-1)), dv_sub_f64(f, dv_sub_f64(hfsq, small)));
