@@ -1,7 +1,8 @@
 """Accuracy of the SIMD kernels chosen for this CPU (dispatch.kernels).
 
-exp/log: within the ulp bounds documented in Note [exp/log algorithms and
-their bounds] (sources/kernels/exp_log.dispatch.c), against a reference in
+exp/log/expm1/log1p/tanh: within the ulp bounds documented in Note [exp/log
+algorithms and their bounds] and Note [expm1, log1p and tanh]
+(sources/kernels/exp_log.dispatch.c), against a reference in
 np.longdouble (x87 80-bit: 11 more bits than float64) and spot-checked with
 mpmath; special values exactly. + - * / sqrt: correctly rounded, so equal to
 NumPy's bits. maximum/minimum: NaN-propagating, ties to the second operand.
@@ -21,7 +22,7 @@ from dispatch import kernels
 
 FLOATS = [np.float32, np.float64]
 # Documented bounds (ulp of the correctly rounded result).
-ULP_BOUND = {"exp": 1.5, "log": 1.0}
+ULP_BOUND = {"exp": 1.5, "log": 1.0, "expm1": 1.5, "log1p": 1.0, "tanh": 2.5}
 
 
 def ulp_error(y: np.ndarray, ref: np.ndarray, dtype) -> np.ndarray:
@@ -149,6 +150,80 @@ def test_log_of_subnormals(dtype):
                  dtype=dtype)
     err = ulp_error(run1("log", x), np.log(x.astype(np.longdouble)), dtype)
     assert err.max() <= ULP_BOUND["log"]
+
+
+def expm1_log1p_tanh_inputs(op: str, dtype) -> np.ndarray:
+    """Every binade (random bits), the ranges where the reductions switch
+    branch, and for log1p the approach to -1."""
+    rng = np.random.default_rng(5)
+    bits = 32 if dtype == np.float32 else 64
+    itype = np.uint32 if bits == 32 else np.uint64
+    x = rng.integers(0, 2**bits - 1, 300_000, dtype=itype, endpoint=True).view(dtype)
+    x = x[np.isfinite(x)]
+    u = rng.uniform(-1, 1, 200_000)
+    parts = [x, u, u * 1e-4, rng.uniform(-45, 45, 200_000),
+             np.linspace(-0.75, 0.75, 50_001)]  # n = -1, 0, 1 of expm1's reduction
+    if op == "log1p":
+        parts += [rng.uniform(-1, 0, 100_000), -1 + np.exp2(-rng.uniform(1, bits - 9, 50_000))]
+    return np.concatenate([np.asarray(p, dtype=dtype) for p in parts])
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("op", ["expm1", "log1p", "tanh"])
+def test_expm1_log1p_tanh_are_within_their_ulp_bound(op, dtype):
+    x = expm1_log1p_tanh_inputs(op, dtype)
+    with np.errstate(all="ignore"):
+        ref = getattr(np, op)(x.astype(np.longdouble))
+    err = ulp_error(run1(op, x), ref, dtype)
+    assert err.max() <= ULP_BOUND[op], (x[err.argmax()], err.max())
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("op", ["expm1", "log1p", "tanh"])
+def test_expm1_log1p_tanh_agree_with_mpmath(op, dtype):
+    rng = np.random.default_rng(6)
+    x = np.concatenate([rng.uniform(-1, 1, 150), np.exp2(rng.uniform(-60, 5, 150))])
+    x = x.astype(dtype)
+    y = run1(op, x)
+    f = {"expm1": mpmath.expm1, "log1p": mpmath.log1p, "tanh": mpmath.tanh}[op]
+    with mpmath.workprec(120):
+        ref = np.array([np.longdouble(mpmath.nstr(f(mpmath.mpf(float(v))), 30)) for v in x])
+    assert ulp_error(y, ref, dtype).max() <= ULP_BOUND[op]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("op", ["expm1", "log1p", "tanh"])
+def test_expm1_log1p_tanh_special_values_are_numpys(op, dtype):
+    fi = np.finfo(dtype)
+    x = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, fi.smallest_subnormal,
+                  -fi.smallest_subnormal, fi.smallest_normal, -1.0, -2.0, 1e-30, -1e-30,
+                  fi.max, -fi.max, 100.0, -100.0, 1000.0], dtype=dtype)
+    y = run1(op, x)
+    with np.errstate(all="ignore"):
+        want = getattr(np, op)(x)
+    special = ~np.isfinite(want) | (want == 0) | (np.abs(want) == 1) | (np.abs(x) < 1e-20)
+    assert np.array_equal(np.isnan(y), np.isnan(want))
+    s = special & ~np.isnan(want)
+    assert (y[s] == want[s]).all() and (np.signbit(y[s]) == np.signbit(want[s])).all(), (x, y)
+    # A NaN comes back quiet, its sign kept.
+    assert np.signbit(y[5]) == np.signbit(x[5])
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("op", ["expm1", "log1p", "tanh"])
+def test_expm1_log1p_tanh_of_tiny_inputs_are_the_input(op, dtype):
+    fi = np.finfo(dtype)
+    x = np.array([fi.smallest_subnormal * k for k in (1, 3, 1000)] + [fi.smallest_normal],
+                 dtype=dtype)
+    x = np.concatenate([x, -x])
+    assert run1(op, x).tobytes() == x.tobytes()
+
+
+def test_expm1_log1p_tanh_leave_the_floating_point_mode_as_they_found_it():
+    x = np.array([1e-40, 0.5, -3.0], dtype=np.float32)  # subnormal first
+    for op in ("expm1", "log1p", "tanh"):
+        run1(op, x)
+    assert float(np.float32(1e-40) * np.float32(1.0)) != 0.0  # no FTZ/DAZ left behind
 
 
 @pytest.mark.parametrize("dtype", FLOATS)

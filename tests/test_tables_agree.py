@@ -118,7 +118,7 @@ def test_known_loop_facts_are_kept():
     assert iterator._CTX_REQUIRED == {"addcmul", "fill"}
     assert kernels._CTX_REQUIRED == {"addcmul"}
     assert set(kernels.LOOPS) == {"add", "sub", "mul", "div", "maximum", "minimum", "sqrt", "exp",
-                                  "log", "addcmul"}
+                                  "log", "expm1", "log1p", "tanh", "addcmul"}
     assert _s(lib.dispatch_loop_name(-1)) == _s(lib.dispatch_loop_name(len(L))) == "?"
     assert lib.dispatch_loop_nin(len(L)) == lib.dispatch_loop_ctx_kind(len(L)) == -1
 

@@ -115,7 +115,7 @@ typedef uint8_t bool8;
     DEF_UNARY(abs_##SFX, T, T, (W(a) >> 63) ? (T)(0 - W(a)) : a)                               \
     DEF_ADDCMUL(addcmul_##SFX, T, (T)(W(a) + W(value) * W(b) * W(c)))
 
-#define DEF_FLOAT(SFX, T, SQRT, EXP, LOG)                                                 \
+#define DEF_FLOAT(SFX, T, SQRT, EXP, LOG, F)                                              \
     DEF_COMMON(SFX, T)                                                                    \
     DEF_ALPHA(add_##SFX, T, a + alpha * b)                                                \
     DEF_ALPHA(sub_##SFX, T, a - alpha * b)                                                \
@@ -128,6 +128,9 @@ typedef uint8_t bool8;
     DEF_UNARY(sqrt_##SFX, T, T, (T)SQRT(a))                                               \
     DEF_UNARY(exp_##SFX, T, T, (T)EXP(a))                                                 \
     DEF_UNARY(log_##SFX, T, T, (T)LOG(a))                                                 \
+    DEF_UNARY(expm1_##SFX, T, T, (T)F(expm1)(a))                                          \
+    DEF_UNARY(log1p_##SFX, T, T, (T)F(log1p)(a))                                          \
+    DEF_UNARY(tanh_##SFX, T, T, (T)F(tanh)(a))                                            \
     DEF_ADDCMUL(addcmul_##SFX, T, a + value * b * c)
 
 DEF_COMMON(b8, bool8)
@@ -142,8 +145,12 @@ DEF_INT(u8, uint8_t)
 DEF_INT(i16, int16_t)
 DEF_INT(i32, int32_t)
 DEF_INT(i64, int64_t)
-DEF_FLOAT(f32, float, sqrtf, expf, logf)
-DEF_FLOAT(f64, double, sqrt, exp, log)
+/* F(fn): the libm function of the dtype (expm1f for float32). */
+#define LIBM_F32(fn) fn##f
+#define LIBM_F64(fn) fn
+#define LIBM_F16(fn) (float)fn##f
+DEF_FLOAT(f32, float, sqrtf, expf, logf, LIBM_F32)
+DEF_FLOAT(f64, double, sqrt, exp, log, LIBM_F64)
 
 /* float16 computes in float and rounds once per result, like NumPy. */
 #if DISPATCH_HALF_NATIVE
@@ -152,7 +159,7 @@ DEF_FLOAT(f64, double, sqrt, exp, log)
 #define F16_LOG(x) logf((float)(x))
 #define HALF_TO_DOUBLE(h) ((double)(h))
 #define HALF_FROM_DOUBLE(x) ((dispatch_half)(x))
-DEF_FLOAT(f16, dispatch_half, F16_SQRT, F16_EXP, F16_LOG)
+DEF_FLOAT(f16, dispatch_half, F16_SQRT, F16_EXP, F16_LOG, LIBM_F16)
 #else
 /* No _Float16 arithmetic: each float16 loop converts a chunk of its inputs to
  * float, runs the float32 reference loop, and rounds the results back. The
@@ -203,6 +210,8 @@ VIA_FLOAT(maximum, DISPATCH_LOOP_MAXIMUM) VIA_FLOAT(minimum, DISPATCH_LOOP_MINIM
 VIA_FLOAT(neg, DISPATCH_LOOP_NEG) VIA_FLOAT(abs, DISPATCH_LOOP_ABS)
 VIA_FLOAT(sqrt, DISPATCH_LOOP_SQRT) VIA_FLOAT(exp, DISPATCH_LOOP_EXP)
 VIA_FLOAT(log, DISPATCH_LOOP_LOG) VIA_FLOAT(addcmul, DISPATCH_LOOP_ADDCMUL)
+VIA_FLOAT(expm1, DISPATCH_LOOP_EXPM1) VIA_FLOAT(log1p, DISPATCH_LOOP_LOG1P)
+VIA_FLOAT(tanh, DISPATCH_LOOP_TANH)
 DEF_COPY(copy_f16, dispatch_half)
 DEF_WHERE(where_f16, dispatch_half)
 DEF_FILL(fill_f16, dispatch_half)
@@ -225,7 +234,9 @@ DEF_FILL(fill_f16, dispatch_half)
     [DISPATCH_LOOP_ABS] = abs_##S, [DISPATCH_LOOP_ADDCMUL] = addcmul_##S
 #define ROW_FLOAT(S)                                                                      \
     ROW_INT(S), [DISPATCH_LOOP_DIV] = div_##S, [DISPATCH_LOOP_SQRT] = sqrt_##S,           \
-    [DISPATCH_LOOP_EXP] = exp_##S, [DISPATCH_LOOP_LOG] = log_##S
+    [DISPATCH_LOOP_EXP] = exp_##S, [DISPATCH_LOOP_LOG] = log_##S,                         \
+    [DISPATCH_LOOP_EXPM1] = expm1_##S, [DISPATCH_LOOP_LOG1P] = log1p_##S,                 \
+    [DISPATCH_LOOP_TANH] = tanh_##S
 
 /* One row per dtype of the list (Note [One dtype list] in dtype.h), by its category. */
 #define REF_ROW_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) [DISPATCH_##NAME] = {ROW_##CAT(sfx)},
