@@ -54,3 +54,17 @@ __cuda_archs__ = cuda.archs()
 
 __all__ = [*_cpu_all, *_tensor_all, "ops", "library", "probe_target", "probe_targets",
            "get_num_threads", "set_num_threads", "cuda"]
+
+
+# Operators as functions of the package, as torch.exp is torch's:
+# dispatch.exp(a) is dispatch.ops.exp(a). Looked up on first use (no import
+# cost) and left out of __all__, so `from dispatch import *` shadows no
+# builtin (sum, max, min, abs).
+def __getattr__(name: str):  # noqa: ANN202
+    if not name.startswith("_") and name in ops.OPERATORS:
+        return getattr(ops, name)
+    raise AttributeError(f"module 'dispatch' has no attribute '{name}'")
+
+
+def __dir__() -> list:
+    return sorted(set(globals()) | set(ops.OPERATORS))

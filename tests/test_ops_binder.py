@@ -291,3 +291,13 @@ def test_methods_are_the_table_operators_taking_tensor_self():
     assert "where" not in want and {"sum", "add_", "max", "cast", "dot"} <= want
     for n in want:
         assert vars(dispatch.Tensor)[n].__doc__ == f"dispatch.ops.{n}(self, ...)"
+
+
+def test_operators_are_functions_of_the_package_too():
+    import dispatch
+    a = dispatch.tensor([0.5, 1.0])
+    assert dispatch.exp is dispatch.ops.exp and dispatch.tanh is dispatch.ops.tanh
+    assert dispatch.exp(a).tolist() == dispatch.ops.exp(a).tolist()
+    assert "tanh" in dir(dispatch) and "sum" not in dispatch.__all__
+    with pytest.raises(AttributeError, match="no attribute 'no_such_op'"):
+        dispatch.no_such_op
