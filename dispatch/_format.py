@@ -33,7 +33,8 @@ SUMMARY = ...      # the marker a summarized nested list holds in place of the m
 
 # struct format, most significant digits needed, scientific from this magnitude
 # (NumPy 2: 10 ** min(8, decimal precision of the dtype))
-_FLOAT_FORMATS = {"float16": ("e", 5, 1e3), "float32": ("f", 9, 1e6), "float64": ("d", 17, 1e8)}
+_FLOAT_FORMATS = {"float16": ("e", 5, 1e3), "float32": ("f", 9, 1e6), "float64": ("d", 17, 1e8),
+                  "bfloat16": ("f", 9, 1e6)}  # via float32, as PyTorch prints it
 
 
 def _round_to(x: float, fmt: str) -> float:
@@ -148,7 +149,7 @@ def _formatter(values: list, dtype_name: str, ndim: int) -> Callable[[Any], str]
     if dtype_name == "bool":
         true = " True" if ndim else "True"
         return lambda v: true if v else "False"
-    if dtype_name.startswith("float"):
+    if dtype_name in _FLOAT_FORMATS:
         return _float_formatter(values, dtype_name)
     width = max((len(str(v)) for v in values), default=0)
     return lambda v: str(v).rjust(width)

@@ -31,13 +31,13 @@ DTYPES = {name: i for i, name in enumerate(DTYPE_NAMES)}  # name -> id
 
 
 def ctx_ctype(dtype: int) -> str:
-    """The cffi type of one scalar ctx of a loop of this dtype (float16: its bits)."""
-    size, kind = DTYPE_ITEMSIZES[dtype], DTYPE_TYPESTRS[dtype][1]
-    if kind == "b":
+    """The cffi type of one scalar ctx of a loop of this dtype (float16, bfloat16: its bits)."""
+    size, cat = DTYPE_ITEMSIZES[dtype], DTYPE_CATEGORIES[dtype]
+    if cat == CAT_BOOL:
         return "bool"
-    if kind == "f":
+    if cat == CAT_FLOAT:
         return {4: "float", 8: "double"}.get(size, f"uint{8 * size}_t")
-    return f"{'u' if kind == 'u' else ''}int{8 * size}_t"
+    return f"{'u' if DTYPE_TYPESTRS[dtype][1] == 'u' else ''}int{8 * size}_t"
 
 
 # loops (Note [One table] in sources/include/dispatch/loops.h), by id

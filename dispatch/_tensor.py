@@ -154,7 +154,9 @@ class dtype:  # noqa: N801  (named like torch.dtype)
 
     @property
     def numpy(self) -> Any:
-        """The NumPy dtype (imports NumPy)."""
+        """The NumPy dtype (imports NumPy); TypeError for bfloat16, which NumPy lacks."""
+        if not self.typestr:
+            raise TypeError(_no_numpy_message(self))
         return _numpy().dtype(self.typestr)
 
     def __repr__(self) -> str:
@@ -177,11 +179,19 @@ _DEVICE_NAMES = {v: k for k, v in _DEVICES.items()}
 _CPU = _DEVICES["cpu"]
 
 
+def _no_numpy_message(d: dtype) -> str:
+    """Why a dtype NumPy lacks (bfloat16) has no NumPy export (README, "bfloat16")."""
+    return (f"NumPy has no {d.name} dtype: convert with .to(dispatch.float32) (torch's "
+            f".float()) before .numpy(), and back with .to(dispatch.{d.name})")
+
+
 def _by_numpy(np_dtype: Any) -> Any:
-    """Our dtype of a NumPy dtype (native byte order), else None."""
+    """Our dtype of a NumPy dtype (native byte order), else None (also for a
+    NumPy extension dtype named like one NumPy lacks, e.g. ml_dtypes' bfloat16)."""
     if not np_dtype.isnative:
         return None
-    return _BY_NAME.get(np_dtype.name)
+    d = _BY_NAME.get(np_dtype.name)
+    return d if d is not None and d.typestr else None
 
 
 def _as_dtype(d: Any) -> dtype:
@@ -472,6 +482,8 @@ class Tensor(_fastpath.TensorBase):
             raise TypeError(f"can't convert {self.device} tensor to numpy (only cpu tensors "
                             "have data on the host)")
         d = _DTYPES[p.dtype]
+        if not d.typestr:
+            raise TypeError(_no_numpy_message(d))
         n = p.ndim
         return {
             "version": 3,
@@ -486,7 +498,11 @@ class Tensor(_fastpath.TensorBase):
         }
 
     def numpy(self) -> Any:
-        """A NumPy array sharing this tensor's memory (zero-copy; cpu only; imports NumPy)."""
+        """A NumPy array sharing this tensor's memory (zero-copy; cpu only; imports NumPy).
+
+        TypeError for a bfloat16 tensor (NumPy has no bfloat16): call .to(float32) first."""
+        if not _DTYPES[self._p.dtype].typestr:
+            raise TypeError(_no_numpy_message(_DTYPES[self._p.dtype]))
         return _numpy().asarray(self)
 
     # DLPack (Note [DLPack] in sources/core/dlpack.c) -------------------------------------
@@ -786,7 +802,7 @@ def from_numpy(a: Any) -> Tensor:
     d = _by_numpy(a.dtype)
     if d is None:
         raise TypeError(f"can't convert np.ndarray of type {a.dtype}. The only supported types "
-                        f"are: {', '.join(x.name for x in _DTYPES)}.")
+                        f"are: {', '.join(x.name for x in _DTYPES if x.typestr)}.")
     if any(s < 0 for s in a.strides):
         raise ValueError("At least one stride in the given numpy array is negative; this is "
                          "not supported (use a.copy() first)")
@@ -1025,6 +1041,8 @@ def _flat_values(t: Tensor) -> list:
         t = t.contiguous()
         p = t._p
     d = _DTYPES[p.dtype]
+    if not d.format:  # no struct format (bfloat16): its float32 values, exact
+        return _flat_values(t.to(float32))
     return list(struct.unpack(f"={n}{d.format}", ffi.buffer(p.data, n * d.itemsize)))
 
 
@@ -1159,6 +1177,8 @@ def _check_python_values(raw: Any, d: dtype) -> None:
 
 
 def _tensor_from_numpy_data(data: Any, dtype: Any, device: Any) -> Tensor:
+    if dtype is not None and not _as_dtype(dtype).typestr:  # bfloat16: via float64, one rounding
+        return _tensor_from_numpy_data(data, float64, device).to(dtype)
     np = _numpy()
     if not isinstance(data, np.ndarray):
         raw = np.asarray(data)

@@ -23,7 +23,7 @@ __all__ = ["DTYPES", "LOOPS", "elementwise", "get_num_threads", "reduce", "set_n
 
 # Read from C (dispatch/_tables.py), never retyped: dtype.h's and loops.h's ids.
 DTYPES = dict(_tables.DTYPES)
-_TYPESTR = {t: d for d, t in enumerate(_tables.DTYPE_TYPESTRS)}
+_TYPESTR = {t: d for d, t in enumerate(_tables.DTYPE_TYPESTRS) if t}  # (bfloat16: none)
 _CTX = {d: _tables.ctx_ctype(d) + "[1]" for d in range(_tables.NUM_DTYPES)}
 LOOPS = dict(_tables.LOOPS)
 _CTX_OPTIONAL = _tables.LOOP_CTX_OPTIONAL  # alpha; None means 1
@@ -85,6 +85,8 @@ def _ctx(op: str, loop_dtype: int, ctx: Any) -> Any:
     if _tables.DTYPE_FORMATS[loop_dtype] == "e":  # float16: its bits
         import numpy as np
         ctx = int(np.array(ctx, np.float16).view(np.uint16))
+    elif loop_dtype == DTYPES["bfloat16"]:  # its bits, rounded as the casts do
+        ctx = lib.dispatch_bfloat16_bits_from_double(float(ctx))
     try:
         return ffi.new(_CTX[loop_dtype], [ctx])
     except (TypeError, OverflowError) as e:

@@ -47,7 +47,7 @@ def _source_names() -> tuple[str, ...]:
 SOURCES = _source_names()
 # Buffer format -> dispatch dtype id, for the float dtypes the kernels take (float16/32/64).
 _DTYPES = {_tables.DTYPE_FORMATS[d]: d for d in range(_tables.NUM_DTYPES)
-           if _tables.DTYPE_CATEGORIES[d] == _tables.CAT_FLOAT}
+           if _tables.DTYPE_CATEGORIES[d] == _tables.CAT_FLOAT and _tables.DTYPE_FORMATS[d]}
 _ITEMSIZE = {f: _tables.DTYPE_ITEMSIZES[d] for f, d in _DTYPES.items()}
 _NAMES = {f: _tables.DTYPE_NAMES[d] for f, d in _DTYPES.items()}
 _CTYPES = {f: _tables.ctx_ctype(d) + "[1]" for f, d in _DTYPES.items()}

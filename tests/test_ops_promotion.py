@@ -19,6 +19,13 @@ def t(values, dtype):
     (t([1], d.int8), t(1, d.int64), d.int8),          # 0-dim of the same category: ignored
     (t([1], d.int32), t(1.5, d.float64), d.float64),  # 0-dim of a higher category counts
     (t([1.0], d.float16), t(1.0, d.float64), d.float16),
+    (t([1.0], d.bfloat16), t([1.0], d.float16), d.float32),  # neither holds the other
+    (t([1.0], d.bfloat16), t([1], d.int64), d.bfloat16),
+    (t([1.0], d.bfloat16), t([True], d.bool), d.bfloat16),
+    (t([1.0], d.bfloat16), t([1.0], d.float32), d.float32),
+    (t([1.0], d.bfloat16), t([1.0], d.float64), d.float64),
+    (t([1], d.int32), t(1.0, d.bfloat16), d.bfloat16),  # 0-dim of a higher category counts
+    (t([1.0], d.bfloat16), t(1.0, d.float64), d.bfloat16),
 ])
 def test_tensor_tensor_promotion(a, b, expected):
     assert (a + b).dtype is expected
@@ -31,6 +38,8 @@ def test_tensor_tensor_promotion(a, b, expected):
     (t([True], d.bool), 1, d.int64),
     (t([True], d.bool), True, d.bool),
     (t([1.0], d.float16), 2.5, d.float16),
+    (t([1.0], d.bfloat16), 2.5, d.bfloat16),
+    (t([1.0], d.bfloat16), 3, d.bfloat16),
     (t([1], d.int32), True, d.int32),
 ])
 def test_tensor_number_promotion(a, scalar, expected):

@@ -152,6 +152,55 @@ DEF_INT(i64, int64_t)
 DEF_FLOAT(f32, float, sqrtf, expf, logf, LIBM_F32)
 DEF_FLOAT(f64, double, sqrt, exp, log, LIBM_F64)
 
+/* Via float: a loop of a 16-bit float dtype without arithmetic of its own
+ * (float16 without _Float16, bfloat16 always) converts a chunk of its inputs
+ * (and its scalar ctx) to float, runs the float32 reference loop, and rounds
+ * the results back once each (a bool result, of the comparisons, is written
+ * directly). SFX names the function, ST is the storage, DT the dtype, TO_F
+ * and FROM_F the conversions of half.h. */
+#define DEF_VIA_FLOAT(SFX, ST, DT, TO_F, FROM_F)                                          \
+    static void SFX##_via_float(int loop, char **data, const intptr_t *s, intptr_t n,     \
+                                void *ctx) {                                              \
+        enum { CHUNK = 256 };                                                             \
+        float buf[4][CHUNK], value;                                                       \
+        void *fctx = NULL;                                                                \
+        if (ctx) {                                                                        \
+            value = TO_F(LOAD(ST, ctx));                                                  \
+            fctx = &value;                                                                \
+        }                                                                                 \
+        int nin = dispatch_loop_nin(loop);                                                \
+        int bool_out = dispatch_loop_operand_dtype(loop, 0, DT) == DISPATCH_BOOL;         \
+        dispatch_loop_fn f32 = dispatch_reference_loops[DISPATCH_FLOAT32][loop];          \
+        for (intptr_t i = 0; i < n; i += CHUNK) {                                         \
+            intptr_t m = n - i < CHUNK ? n - i : CHUNK;                                   \
+            char *d[4];                                                                   \
+            intptr_t st[4] = {bool_out ? s[0] : (intptr_t)sizeof(float), 4, 4, 4};        \
+            d[0] = bool_out ? data[0] + i * s[0] : (char *)buf[0];                        \
+            for (int k = 1; k <= nin; k++) {                                              \
+                const char *p = data[k] + i * s[k];                                       \
+                for (intptr_t j = 0; j < m; j++) buf[k][j] = TO_F(LOAD(ST, p + j * s[k])); \
+                d[k] = (char *)buf[k];                                                    \
+            }                                                                             \
+            f32(d, st, m, fctx);                                                          \
+            if (bool_out) continue;                                                       \
+            char *o = data[0] + i * s[0];                                                 \
+            for (intptr_t j = 0; j < m; j++) STORE(ST, o + j * s[0], FROM_F(buf[0][j]));  \
+        }                                                                                 \
+    }
+
+/* bfloat16 has no arithmetic type: every loop but the bit moves goes via
+ * float, as PyTorch's CPU loops do (one rounding per result). */
+#define BF16_FROM_FLOAT(x) dispatch_bfloat16_from_float_inline(x)
+DEF_VIA_FLOAT(bf16, dispatch_bfloat16, DISPATCH_BFLOAT16, dispatch_bfloat16_to_float_inline,
+              BF16_FROM_FLOAT)
+#define VIA_FLOAT_BF16(NAME, LOOP)                                                        \
+    static void NAME##_bf16(char **data, const intptr_t *s, intptr_t n, void *ctx) {      \
+        bf16_via_float(LOOP, data, s, n, ctx);                                            \
+    }
+DEF_COPY(copy_bf16, dispatch_bfloat16)
+DEF_WHERE(where_bf16, dispatch_bfloat16)
+DEF_FILL(fill_bf16, dispatch_bfloat16)
+
 /* float16 computes in float and rounds once per result, like NumPy. */
 #if DISPATCH_HALF_NATIVE
 #define F16_SQRT(x) sqrtf((float)(x))
@@ -160,48 +209,25 @@ DEF_FLOAT(f64, double, sqrt, exp, log, LIBM_F64)
 #define HALF_TO_DOUBLE(h) ((double)(h))
 #define HALF_FROM_DOUBLE(x) ((dispatch_half)(x))
 DEF_FLOAT(f16, dispatch_half, F16_SQRT, F16_EXP, F16_LOG, LIBM_F16)
+/* VIA_FLOAT(name, LOOP): the via-float loop of every dtype that computes via float. */
+#define VIA_FLOAT(NAME, LOOP) VIA_FLOAT_BF16(NAME, LOOP)
 #else
-/* No _Float16 arithmetic: each float16 loop converts a chunk of its inputs to
- * float, runs the float32 reference loop, and rounds the results back. The
- * float32 loop computes exactly what _Float16's excess precision computes (in
- * float, one rounding at the end), so both builds give the same bits. */
+/* No _Float16 arithmetic: each float16 loop goes via float too. The float32
+ * loop computes exactly what _Float16's excess precision computes (in float,
+ * one rounding at the end), so both builds give the same bits. */
 #define HALF_TO_DOUBLE(h) ((double)dispatch_half_to_float_inline(h))
 #define HALF_FROM_DOUBLE(x) dispatch_half_from_double_inline((double)(x))
-
-static void half_via_float(int loop, char **data, const intptr_t *s, intptr_t n, void *ctx) {
-    enum { CHUNK = 256 };
-    float buf[4][CHUNK], value;
-    void *fctx = NULL;
-    if (ctx) {
-        value = dispatch_half_to_float_inline(LOAD(dispatch_half, ctx));
-        fctx = &value;
-    }
-    int nin = dispatch_loop_nin(loop);
-    int bool_out = dispatch_loop_operand_dtype(loop, 0, DISPATCH_FLOAT16) == DISPATCH_BOOL;
-    dispatch_loop_fn f32 = dispatch_reference_loops[DISPATCH_FLOAT32][loop];
-    for (intptr_t i = 0; i < n; i += CHUNK) {
-        intptr_t m = n - i < CHUNK ? n - i : CHUNK;
-        char *d[4];
-        intptr_t st[4] = {bool_out ? s[0] : (intptr_t)sizeof(float), 4, 4, 4};
-        d[0] = bool_out ? data[0] + i * s[0] : (char *)buf[0];
-        for (int k = 1; k <= nin; k++) {
-            const char *p = data[k] + i * s[k];
-            for (intptr_t j = 0; j < m; j++)
-                buf[k][j] = dispatch_half_to_float_inline(LOAD(dispatch_half, p + j * s[k]));
-            d[k] = (char *)buf[k];
-        }
-        f32(d, st, m, fctx);
-        if (bool_out) continue;
-        char *o = data[0] + i * s[0];
-        for (intptr_t j = 0; j < m; j++)
-            STORE(dispatch_half, o + j * s[0], dispatch_half_from_double_inline(buf[0][j]));
-    }
-}
-
+DEF_VIA_FLOAT(half, dispatch_half, DISPATCH_FLOAT16, dispatch_half_to_float_inline,
+              HALF_FROM_DOUBLE)
 #define VIA_FLOAT(NAME, LOOP)                                                             \
     static void NAME##_f16(char **data, const intptr_t *s, intptr_t n, void *ctx) {       \
         half_via_float(LOOP, data, s, n, ctx);                                            \
-    }
+    }                                                                                     \
+    VIA_FLOAT_BF16(NAME, LOOP)
+DEF_COPY(copy_f16, dispatch_half)
+DEF_WHERE(where_f16, dispatch_half)
+DEF_FILL(fill_f16, dispatch_half)
+#endif
 VIA_FLOAT(eq, DISPATCH_LOOP_EQ) VIA_FLOAT(ne, DISPATCH_LOOP_NE) VIA_FLOAT(lt, DISPATCH_LOOP_LT)
 VIA_FLOAT(le, DISPATCH_LOOP_LE) VIA_FLOAT(gt, DISPATCH_LOOP_GT) VIA_FLOAT(ge, DISPATCH_LOOP_GE)
 VIA_FLOAT(add, DISPATCH_LOOP_ADD) VIA_FLOAT(sub, DISPATCH_LOOP_SUB)
@@ -212,10 +238,6 @@ VIA_FLOAT(sqrt, DISPATCH_LOOP_SQRT) VIA_FLOAT(exp, DISPATCH_LOOP_EXP)
 VIA_FLOAT(log, DISPATCH_LOOP_LOG) VIA_FLOAT(addcmul, DISPATCH_LOOP_ADDCMUL)
 VIA_FLOAT(expm1, DISPATCH_LOOP_EXPM1) VIA_FLOAT(log1p, DISPATCH_LOOP_LOG1P)
 VIA_FLOAT(tanh, DISPATCH_LOOP_TANH)
-DEF_COPY(copy_f16, dispatch_half)
-DEF_WHERE(where_f16, dispatch_half)
-DEF_FILL(fill_f16, dispatch_half)
-#endif
 
 /* The loops each category has (the rows of the table below). */
 #define ROW_COMMON(S)                                                                     \
@@ -254,7 +276,8 @@ const dispatch_loop_fn dispatch_reference_loops[DISPATCH_NUM_DTYPES][DISPATCH_NU
                          ? (int64_t)(x) : INT64_MIN)
 
 /* A cast loop reads storage type ST, converts it to the carrier FT with
- * TO_FT (float16 -> double without _Float16), and stores CONV of `a` as TT. */
+ * TO_FT (float16 -> double without _Float16, bfloat16 -> float), and stores
+ * CONV of `a` as TT. */
 #define CAST_LOOP(NAME, ST, FT, TO_FT, TT, CONV)                                          \
     static void NAME(char **data, const intptr_t *s, intptr_t n, void *ctx) {             \
         (void)ctx;                                                                        \
@@ -268,6 +291,7 @@ const dispatch_loop_fn dispatch_reference_loops[DISPATCH_NUM_DTYPES][DISPATCH_NU
 
 /* How a float dtype is stored from the double (or float) carrier. */
 #define FLOAT_FROM_f16(x) HALF_FROM_DOUBLE(x)
+#define FLOAT_FROM_bf16(x) dispatch_bfloat16_from_double_inline((double)(x))
 #define FLOAT_FROM_f32(x) ((float)(x))
 #define FLOAT_FROM_f64(x) ((double)(x))
 
@@ -301,6 +325,8 @@ CASTS_FROM(i64, int64_t, int64_t, AS_IS, (int64_t)a)
 CASTS_FROM(f16, dispatch_half, double, HALF_TO_DOUBLE, FLOAT_TO_I64((double)a))
 CASTS_FROM(f32, float, float, AS_IS, FLOAT_TO_I64((double)a))
 CASTS_FROM(f64, double, double, AS_IS, FLOAT_TO_I64((double)a))
+CASTS_FROM(bf16, dispatch_bfloat16, float, dispatch_bfloat16_to_float_inline,
+           FLOAT_TO_I64((double)a))
 
 #define CAST_ROW_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) [DISPATCH_##NAME] = casts_from_##sfx,
 const dispatch_loop_fn *const dispatch_reference_casts[DISPATCH_NUM_DTYPES] = {

@@ -164,6 +164,11 @@ static const char *type_code_name(uint8_t code) {
     }
 }
 
+/* ", bool, int8, ...": the dtype list's names (skip the first two characters). */
+#define DL_NAME_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) ", " name
+static const char supported_names[] = DISPATCH_FORALL_DTYPES(DL_NAME_);
+#undef DL_NAME_
+
 /* Our dtype of a DLPack dtype, or -1 with the error set. */
 static int dtype_of(DLDataType t) {
     if (t.lanes == 1) {
@@ -171,9 +176,9 @@ static int dtype_of(DLDataType t) {
             if (dl_types[d].code == t.code && dl_types[d].bits == t.bits) return d;
     }
     dispatch_error_set(DISPATCH_ERR_TYPE,
-                       "from_dlpack: unsupported DLPack dtype (%s, %u bits, %u lanes); supported: "
-                       "bool, int8, uint8, int16, int32, int64, float16, float32, float64",
-                       type_code_name(t.code), (unsigned)t.bits, (unsigned)t.lanes);
+                       "from_dlpack: unsupported DLPack dtype (%s, %u bits, %u lanes); supported: %s",
+                       type_code_name(t.code), (unsigned)t.bits, (unsigned)t.lanes,
+                       supported_names + 2);
     return -1;
 }
 

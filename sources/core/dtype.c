@@ -7,14 +7,16 @@
 #define BYTE_ORDER_ "<"
 #endif
 
-/* Everything about a dtype, from the one list (Note [One dtype list] in dtype.h). */
+/* Everything about a dtype, from the one list (Note [One dtype list] in
+ * dtype.h). An empty kind (bfloat16: NumPy has none) gives no typestr. */
 static const struct {
     const char *name, *typestr, *format;
     size_t itemsize;
     int category;
 } info[DISPATCH_NUM_DTYPES] = {
 #define DTYPE_INFO_(NAME, name, sfx, T, size, CAT, kind, fmt, dl)                                \
-    [DISPATCH_##NAME] = {name, (size == 1 ? "|" kind #size : BYTE_ORDER_ kind #size), fmt,    \
+    [DISPATCH_##NAME] = {name, sizeof(kind) == 1 ? ""                                        \
+                               : size == 1 ? "|" kind #size : BYTE_ORDER_ kind #size, fmt,    \
                          size, DISPATCH_CAT_##CAT},
     DISPATCH_FORALL_DTYPES(DTYPE_INFO_)
 #undef DTYPE_INFO_
@@ -52,9 +54,12 @@ const char *dispatch_dtype_format(int dtype) {
  * ~~~~~~~~~~~~~~~~~~~~~
  * promote_types is a lattice: bool < every integer < every float. Among
  * integers the result holds both ranges (uint8 + int8 -> int16, the one case
- * where the result is wider than both); among floats the wider wins; an integer
- * with a float gives the float, whatever the widths (int64 + float16 ->
- * float16), as in PyTorch.
+ * where the result is wider than both); among floats the wider wins, and two
+ * of one width (float16 and bfloat16: neither holds the other's values) give
+ * the narrowest wider float, float32; an integer with a float gives the
+ * float, whatever the widths (int64 + float16 -> float16, bool + bfloat16 ->
+ * bfloat16), as in PyTorch. Floats are compared by item size, never by id,
+ * so a dtype can be appended to the list anywhere.
  *
  * For an operation, PyTorch keeps one promoted dtype per priority class:
  * tensors with dims, 0-dim tensors, wrapped Python numbers (a float number
@@ -66,7 +71,16 @@ int dispatch_promote_types(int a, int b) {
     if (a == b) return a;
     int ca = dispatch_dtype_category_of(a), cb = dispatch_dtype_category_of(b);
     if (ca != cb) return ca > cb ? a : b;
-    if (ca == DISPATCH_CAT_FLOAT) return a > b ? a : b; /* enum order is width order */
+    if (ca == DISPATCH_CAT_FLOAT) {
+        size_t sa = dispatch_dtype_itemsize(a), sb = dispatch_dtype_itemsize(b);
+        if (sa != sb) return sa > sb ? a : b;
+        int best = -1; /* the narrowest float wider than both */
+        for (int d = 0; d < DISPATCH_NUM_DTYPES; d++)
+            if (info[d].category == DISPATCH_CAT_FLOAT && info[d].itemsize > sa &&
+                (best < 0 || info[d].itemsize < info[best].itemsize))
+                best = d;
+        return best;
+    }
     /* two distinct integers */
     if (a == DISPATCH_UINT8 || b == DISPATCH_UINT8) {
         int other = a == DISPATCH_UINT8 ? b : a;

@@ -1,5 +1,7 @@
 /* The portable binary16 conversions of half.c: exhaustive over the 65536
- * halves, and against the compiler's _Float16 where it has one. */
+ * halves, and against the compiler's _Float16 where it has one; and the
+ * bfloat16 conversions: exhaustive over the 65536 bfloat16s, edges, and a
+ * double rounded once (not through float first). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -24,6 +26,48 @@ static uint64_t next(void) {
     return rng;
 }
 #endif
+
+static void check_bfloat16(void) {
+    /* every bfloat16 survives bfloat16 -> float -> bfloat16, from float and
+     * from double; a NaN keeps its sign and comes back quiet */
+    for (uint32_t b = 0; b < 0x10000; b++) {
+        float f = dispatch_bfloat16_bits_to_float((uint16_t)b);
+        uint32_t fb;
+        memcpy(&fb, &f, 4);
+        CHECK(fb == b << 16, "%04x widens to %08x", b, fb);
+        uint16_t back = dispatch_bfloat16_bits_from_float(f), back_d =
+            dispatch_bfloat16_bits_from_double((double)f);
+        if (isnan(f)) {
+            CHECK(back == (b | 0x40u), "NaN %04x -> %04x", b, back);
+            CHECK((back_d & 0xffc0u) == ((b | 0x40u) & 0xffc0u), "NaN %04x -> %04x (double)", b, back_d);
+        } else {
+            CHECK(back == b && back_d == b, "%04x -> %a -> %04x, %04x", b, (double)f, back, back_d);
+        }
+    }
+    /* edges: ties to even, overflow to inf, the largest finite, subnormals,
+     * -0, and doubles that rounding through float first would get wrong */
+    struct { double x; uint16_t want; } cases[] = {
+        {1.0, 0x3f80}, {1.0 + 0x1p-8, 0x3f80}, {1.0 + 0x3p-8, 0x3f82}, {1.0 + 0x1p-7, 0x3f81},
+        {1.0 + 0x1p-8 + 0x1p-40, 0x3f81}, {1.0 + 0x1p-7 + 0x1p-8 - 0x1p-40, 0x3f81},
+        {-0.0, 0x8000}, {INFINITY, 0x7f80}, {-INFINITY, 0xff80}, {0x1.fep127, 0x7f7f},
+        {0x1.fefffffep127, 0x7f7f}, {0x1.ffp127, 0x7f80}, {1e300, 0x7f80}, {-1e300, 0xff80},
+        {0x1p-133, 0x0001}, {0x1p-134, 0x0000}, {0x1p-134 + 0x1p-160, 0x0001},
+        {0x1.8p-133, 0x0002}, {0x1p-126, 0x0080}, {-1e-300, 0x8000}, {1e-300, 0x0000},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uint16_t got = dispatch_bfloat16_bits_from_double(cases[i].x);
+        CHECK(got == cases[i].want, "%a -> %04x, want %04x (bfloat16)", cases[i].x, got,
+              cases[i].want);
+    }
+    /* NaN: quiet, sign kept, never inf (a signaling NaN whose payload is all
+     * in the low bits) */
+    uint32_t snan = 0xff800001u;
+    float f;
+    memcpy(&f, &snan, 4);
+    CHECK(dispatch_bfloat16_bits_from_float(f) == 0xffc0, "sNaN -> %04x",
+          dispatch_bfloat16_bits_from_float(f));
+    CHECK((dispatch_bfloat16_bits_from_double(NAN) & 0x7fc0) == 0x7fc0, "NaN (double)");
+}
 
 int main(void) {
     /* every half survives half -> float -> half */
@@ -72,6 +116,7 @@ int main(void) {
 #else
     printf("no _Float16 in this compiler: exhaustive and edge checks only\n");
 #endif
+    check_bfloat16();
     printf(failures ? "%d failures\n" : "ok\n", failures);
     return failures != 0;
 }

@@ -94,6 +94,7 @@ static int scalar_check(const dispatch_ivalue *v, int dtype) {
         double d = v->v.d;
         if (dtype == DISPATCH_FLOAT32) bad = isfinite(d) && fabs(d) > 3.4028234663852886e38;
         else if (dtype == DISPATCH_FLOAT16) bad = isfinite(d) && fabs(d) > 65504.0;
+        else if (dtype == DISPATCH_BFLOAT16) bad = isfinite(d) && fabs(d) > 0x1.fep127;
         else bad = !(d >= lo[dtype] && d <= hi[dtype]); /* NaN too; 2**63 is out */
         if (dtype == DISPATCH_INT64 && d >= 9223372036854775807.0) bad = 1;
     } else if (v->tag == DISPATCH_IV_INT && dtype == DISPATCH_FLOAT16) {
@@ -287,15 +288,18 @@ static int binary_setup(int loop, dispatch_tensor *const *ins, const dispatch_iv
  * (kernels.h): the float16 operand widened, the float32 scalar, one rounding.
  * A number on the left of / is the same, s / x in float rounded once (PyTorch
  * multiplies by a rounded reciprocal there). add and sub round the scalar to
- * float16 first, as PyTorch does, and so keep the float16 loop.
+ * float16 first, as PyTorch does, and so keep the float16 loop. bfloat16
+ * the same, through the engine: the float32 loop over the bfloat16 operand
+ * and the scalar, both cast to float32, into the bfloat16 result.
  */
 static int half_scalar_operand(int loop, int dtype, dispatch_tensor *const *ins) {
-    if (dtype != DISPATCH_FLOAT16 || (loop != DISPATCH_LOOP_MUL && loop != DISPATCH_LOOP_DIV))
+    if ((dtype != DISPATCH_FLOAT16 && dtype != DISPATCH_BFLOAT16) ||
+        (loop != DISPATCH_LOOP_MUL && loop != DISPATCH_LOOP_DIV))
         return -1;
     for (int k = 1; k >= 0; k--) {
         const dispatch_tensor *t = ins[k];
         if (k == 0 && !t->wrapped_number) break;
-        if (t->ndim == 0 && t->device == DISPATCH_DEVICE_CPU && t->dtype != DISPATCH_FLOAT16)
+        if (t->ndim == 0 && t->device == DISPATCH_DEVICE_CPU && t->dtype != dtype)
             return k;
     }
     return -1;
@@ -336,6 +340,8 @@ DISPATCH_DECLARE_KERNEL(binary) {
     if (binary_setup(loop, ins, args, alpha, &actx, &dtype) < 0) return -1;
     int k = half_scalar_operand(loop, dtype, ins);
     if (k < 0) return elementwise(op, loop, dtype, dtype, ins, 2, actx, rets);
+    if (dtype == DISPATCH_BFLOAT16)
+        return elementwise(op, loop, DISPATCH_FLOAT32, dtype, ins, 2, NULL, rets);
     int device = 0, nd;
     int64_t shape[DISPATCH_MAX_DIMS];
     if (common_device(dispatch_op_name(op), ins, 2, &device) < 0) return -1;
@@ -372,7 +378,9 @@ DISPATCH_DECLARE_KERNEL(binary_) {
             return dispatch_error_set(DISPATCH_ERR_TYPE, "\"%s\" not implemented for '%s'",
                                       dispatch_op_name(op), dispatch_dtype_name(dtype));
         int k = half_scalar_operand(loop, dtype, ins);
-        if ((k >= 0 ? half_scalar_run(loop, k, self, ins)
+        if (k >= 0 && dtype == DISPATCH_BFLOAT16) {
+            if (run_elementwise(loop, DISPATCH_FLOAT32, self, ins, 2, 0, NULL) < 0) return -1;
+        } else if ((k >= 0 ? half_scalar_run(loop, k, self, ins)
                     : run_elementwise(loop, dtype, self, ins, 2, 0, actx)) < 0)
             return -1;
     } else {
@@ -431,23 +439,23 @@ DISPATCH_DECLARE_KERNEL(addcmul) {
                                   "addcmul: for integral input tensors, argument value must not "
                                   "be a floating point number.");
     char value[8];
-    if (scalar_check(&args[3], dtype == DISPATCH_FLOAT16 ? DISPATCH_FLOAT32 : dtype) < 0)
+    int reduced = dtype == DISPATCH_FLOAT16 || dtype == DISPATCH_BFLOAT16;
+    if (scalar_check(&args[3], reduced ? DISPATCH_FLOAT32 : dtype) < 0)
         return -1;
-    if (dtype != DISPATCH_FLOAT16) {
+    if (!reduced) {
         scalar_to(&args[3], dtype, value);
         return elementwise(op, DISPATCH_LOOP_ADDCMUL, dtype, dtype, ins, 3, value, rets);
     }
-    /* float16, as PyTorch: the operands as float16, then self + value * t1 *
-     * t2 in float32 with value in float32, rounded once (Note [float16 with
-     * a scalar]). */
+    /* float16 and bfloat16, as PyTorch: the operands in that dtype, then
+     * self + value * t1 * t2 in float32 with value in float32, rounded once
+     * (Note [float16 with a scalar]). */
     scalar_to(&args[3], DISPATCH_FLOAT32, value);
     dispatch_tensor *h[3] = {NULL, NULL, NULL};
     int rc = 0;
     for (int k = 0; k < 3 && rc == 0; k++)
-        if (!(h[k] = dispatch_tensor_to_dtype(ins[k], DISPATCH_FLOAT16))) rc = -1;
+        if (!(h[k] = dispatch_tensor_to_dtype(ins[k], dtype))) rc = -1;
     if (rc == 0)
-        rc = elementwise(op, DISPATCH_LOOP_ADDCMUL, DISPATCH_FLOAT32, DISPATCH_FLOAT16, h, 3, value,
-                         rets);
+        rc = elementwise(op, DISPATCH_LOOP_ADDCMUL, DISPATCH_FLOAT32, dtype, h, 3, value, rets);
     for (int k = 0; k < 3; k++)
         if (h[k]) dispatch_tensor_decref(h[k]);
     return rc;
@@ -465,7 +473,8 @@ DISPATCH_DECLARE_KERNEL(where) {
                                   "where expected condition to be a boolean tensor, but got a "
                                   "tensor with dtype %s", dispatch_dtype_name(ins[0]->dtype));
     int dtype = result_type(ins + 1, 2);
-    for (int k = 1; k < 3 && dtype != DISPATCH_FLOAT16; k++) { /* as PyTorch: float16 takes inf */
+    /* as PyTorch: float16 and bfloat16 take inf */
+    for (int k = 1; k < 3 && dtype != DISPATCH_FLOAT16 && dtype != DISPATCH_BFLOAT16; k++) {
         if (!ins[k]->wrapped_number) continue;
         dispatch_ivalue v;
         wrapped_value(ins[k], &v);
@@ -514,9 +523,10 @@ static int call_on_cast(kernel_fn kernel, int dtype, const dispatch_operator *op
     return rc;
 }
 
-/* rets[0] rounded once to float16 in place; on failure all nrets released. */
-static int round_first_ret_to_half(dispatch_ivalue *rets, int nrets) {
-    dispatch_tensor *narrow = dispatch_tensor_to_dtype(rets[0].v.t, DISPATCH_FLOAT16);
+/* rets[0] rounded once to dtype (float16, bfloat16) in place; on failure all
+ * nrets released. */
+static int round_first_ret_to_half(dispatch_ivalue *rets, int nrets, int dtype) {
+    dispatch_tensor *narrow = dispatch_tensor_to_dtype(rets[0].v.t, dtype);
     if (!narrow) {
         dispatch_ivalue_release(rets, nrets);
         return -1;
@@ -616,15 +626,16 @@ DISPATCH_DECLARE_KERNEL(reduce) {
          * inf). The same call again on the cast input. */
         return call_on_cast(dispatch_kernel_reduce, src, op, ks, args, rets, ctx);
     }
-    if (src == DISPATCH_FLOAT16 && in->device == DISPATCH_DEVICE_CPU) {
-        /* float16 accumulates in float32, as PyTorch's: the same call on a
-         * float32 copy, its result rounded once to float16. */
+    if ((src == DISPATCH_FLOAT16 || src == DISPATCH_BFLOAT16) &&
+        in->device == DISPATCH_DEVICE_CPU) {
+        /* float16 and bfloat16 accumulate in float32, as PyTorch's: the same
+         * call on a float32 copy, its result rounded once to src. */
         dispatch_ivalue dsaved = {0};
         dispatch_ivalue *darg = (dispatch_ivalue *)dtype_arg;
         if (darg) dsaved = *darg, darg->tag = DISPATCH_IV_NONE;
         int rc = call_on_cast(dispatch_kernel_reduce, DISPATCH_FLOAT32, op, ks, args, rets, ctx);
         if (darg) *darg = dsaved;
-        return rc < 0 ? -1 : round_first_ret_to_half(rets, 1);
+        return rc < 0 ? -1 : round_first_ret_to_half(rets, 1, src);
     }
     dispatch_tensor *out = dispatch_tensor_empty(out_nd, out_sizes, out_dtype, in->device);
     if (!out) return -1;
@@ -806,11 +817,12 @@ DISPATCH_DECLARE_KERNEL(reduce_index) {
     const dispatch_schema *s = dispatch_op_schema(op);
     if (expect_tensor(op, &args[0], "self") < 0) return -1;
     dispatch_tensor *in = args[0].v.t;
-    if (in->dtype == DISPATCH_FLOAT16 && in->device == DISPATCH_DEVICE_CPU) {
+    if ((in->dtype == DISPATCH_FLOAT16 || in->dtype == DISPATCH_BFLOAT16) &&
+        in->device == DISPATCH_DEVICE_CPU) {
         int rc = call_on_cast(dispatch_kernel_reduce_index, DISPATCH_FLOAT32, op, ks, args, rets,
                               ctx);
         if (rc < 0 || s->nrets != 2) return rc;
-        return round_first_ret_to_half(rets, 2);
+        return round_first_ret_to_half(rets, 2, in->dtype);
     }
     const dispatch_ivalue *dim = &args[1];
     int kind = (int)(intptr_t)ctx;

@@ -17,18 +17,23 @@
  *   name  its name ("float32") as a string
  *   sfx   the suffix of its loops' functions (add_f32, cast_f32_i64)
  *   T     the C type an element is stored as (bool: uint8_t, 0 or 1;
- *         float16: dispatch_half), of `size` bytes
+ *         float16: dispatch_half; bfloat16: its bits, dispatch_bfloat16),
+ *         of `size` bytes
  *   CAT   its category, DISPATCH_CAT_<CAT>: BOOL, INT or FLOAT
- *   kind  NumPy's kind letter ("b", "i", "u", "f"): with size, the typestr
- *   fmt   the struct / buffer-protocol format of one element
+ *   kind  NumPy's kind letter ("b", "i", "u", "f"): with size, the typestr;
+ *         "" when NumPy has no such type (bfloat16): no typestr then
+ *   fmt   the struct / buffer-protocol format of one element ("" when
+ *         Python's struct has none: bfloat16)
  *   dl    its DLPack type code, kDL<dl> (with 8 * size bits)
  * Everything that lists dtypes expands it: this enum, dtype.c's names,
  * sizes and categories, the rows of the reference loop and cast tables in
  * cpu_loops_reference.c, dlpack.c's type codes, the SIMD chooser's table
  * (indexed by dtype); Python reads the list
  * from C (dispatch/_tables.py). Adding a dtype is one line here plus its
- * loops (docs/contributing.md, "Adding a dtype"). Floats are listed by
- * width: dispatch_promote_types relies on it.
+ * loops (docs/contributing.md, "Adding a dtype"). A new dtype is appended,
+ * so ids already given (and saved by users: DLPack and pickles carry names,
+ * not ids, but the C ABI has them) keep their values; nothing relies on the
+ * order (dispatch_promote_types compares item sizes, not ids).
  */
 #define DISPATCH_FORALL_DTYPES(X) DISPATCH_FORALL_DTYPES_WITH(DISPATCH_DTYPE_CALL_, X)
 /* The same with one more argument A first, X(A, NAME, ...), for an X that
@@ -43,7 +48,8 @@
     X(A, INT64,   "int64",   i64, int64_t,       8, INT,   "i", "q", Int)   \
     X(A, FLOAT16, "float16", f16, dispatch_half, 2, FLOAT, "f", "e", Float) \
     X(A, FLOAT32, "float32", f32, float,         4, FLOAT, "f", "f", Float) \
-    X(A, FLOAT64, "float64", f64, double,        8, FLOAT, "f", "d", Float)
+    X(A, FLOAT64, "float64", f64, double,        8, FLOAT, "f", "d", Float) \
+    X(A, BFLOAT16, "bfloat16", bf16, dispatch_bfloat16, 2, FLOAT, "", "", Bfloat)
 
 /* The order is part of the ABI of dispatch._core (Python reads it from C). */
 typedef enum dispatch_dtype {
@@ -70,6 +76,19 @@ typedef uint16_t dispatch_half;
 float dispatch_half_bits_to_float(uint16_t h);
 uint16_t dispatch_half_bits_from_double(double x);
 
+/* bfloat16: the upper half of a binary32 (8 exponent bits, 7 stored
+ * mantissa bits), stored as its bits: no compiler arithmetic type is
+ * assumed. Loops widen it to float (exact: a shift), compute in float and
+ * round once per result, as PyTorch's CPU loops do. */
+typedef uint16_t dispatch_bfloat16;
+
+/* bfloat16 bits -> float (exact); float/double -> bfloat16 bits, rounded to
+ * nearest even once (a double is not rounded to float first); a NaN stays a
+ * NaN of the same sign, made quiet; overflow gives inf. Portable C (half.h). */
+float dispatch_bfloat16_bits_to_float(uint16_t b);
+uint16_t dispatch_bfloat16_bits_from_float(float x);
+uint16_t dispatch_bfloat16_bits_from_double(double x);
+
 typedef enum dispatch_dtype_category {
     DISPATCH_CAT_BOOL = 0,
     DISPATCH_CAT_INT = 1,
@@ -86,7 +105,8 @@ const char *dispatch_dtype_format(int dtype);
 int dispatch_dtype_is_valid(int dtype);
 
 /* torch.promote_types: the smallest dtype both convert to without losing the
- * category (uint8 + int8 -> int16, int64 + float16 -> float16). */
+ * category (uint8 + int8 -> int16, int64 + float16 -> float16, float16 +
+ * bfloat16 -> float32). */
 int dispatch_promote_types(int a, int b);
 
 /*

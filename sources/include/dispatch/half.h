@@ -1,7 +1,8 @@
 /*
  * binary16 <-> float/double conversions, round to nearest even, in portable
  * C, as inline functions for loops (dtype.h exports the same two as
- * dispatch_half_bits_to_float / dispatch_half_bits_from_double).
+ * dispatch_half_bits_to_float / dispatch_half_bits_from_double); and below,
+ * the same for bfloat16 (dispatch_bfloat16_bits_*).
  */
 #ifndef DISPATCH_HALF_H_
 #define DISPATCH_HALF_H_
@@ -49,6 +50,51 @@ static inline uint16_t dispatch_half_from_double_inline(double x) {
     uint32_t bits = e < -14 ? (uint32_t)q : ((uint32_t)(e + 14) << 10) + (uint32_t)q;
     if (bits >= 0x7c00u) bits = 0x7c00u;
     return (uint16_t)(sign | bits);
+}
+
+/* bfloat16 ------------------------------------------------------------------
+ * The upper 16 bits of a binary32: widening is a shift; narrowing rounds the
+ * lower 16 bits away, to nearest even, by one integer addition (a carry out
+ * of the mantissa rolls into the exponent, up to inf for the largest finite
+ * floats). A NaN keeps its sign and upper payload bits and gets the quiet
+ * bit, so it never rounds to inf. */
+static inline float dispatch_bfloat16_to_float_inline(uint16_t b) {
+    uint32_t bits = (uint32_t)b << 16;
+    float v;
+    memcpy(&v, &bits, sizeof v);
+    return v;
+}
+
+static inline uint16_t dispatch_bfloat16_from_float_bits_inline(uint32_t bits) {
+    if ((bits & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((bits >> 16) | 0x0040u); /* NaN */
+    return (uint16_t)((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+}
+
+static inline uint16_t dispatch_bfloat16_from_float_inline(float x) {
+    uint32_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    return dispatch_bfloat16_from_float_bits_inline(bits);
+}
+
+/* A double is rounded once: first to float rounding to odd (the float's
+ * last bit set when the conversion was inexact), which keeps the sticky
+ * information; then to bfloat16, to nearest even. Rounding to odd through a
+ * format of at least p + 2 bits (24 >= 8 + 2) is exact (Boldo & Melquiond,
+ * "Emulation of FMA and correctly rounded sums: proved algorithms using
+ * rounding to odd"), also across the float overflow (a double beyond
+ * FLT_MAX becomes FLT_MAX, odd, which rounds to inf as it must) and
+ * underflow (a double below the float subnormals becomes the smallest
+ * subnormal, which rounds to zero). */
+static inline uint16_t dispatch_bfloat16_from_double_inline(double x) {
+    float f = (float)x; /* to nearest; may be inf for a finite x */
+    uint32_t bits;
+    memcpy(&bits, &f, sizeof bits);
+    if (x == x && (double)f != x) {
+        double af = (double)f < 0 ? -(double)f : (double)f, ax = x < 0 ? -x : x;
+        if (af > ax) bits -= 1; /* toward zero: one float ulp down in magnitude */
+        bits |= 1u;
+    }
+    return dispatch_bfloat16_from_float_bits_inline(bits);
 }
 
 #endif /* DISPATCH_HALF_H_ */
