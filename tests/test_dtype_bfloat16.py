@@ -382,6 +382,6 @@ def test_dlpack_round_trip_with_torch_bfloat16():
     torch = pytest.importorskip("torch")
     x = torch.tensor([0.1, -2.5, 3e38], dtype=torch.bfloat16)
     t = d.from_dlpack(x)
-    assert t.dtype is d.bfloat16 and t.tolist() == x.to(d.float32).tolist()
+    assert t.dtype is d.bfloat16 and t.tolist() == x.to(torch.float32).tolist()
     y = torch.from_dlpack(t)
     assert y.dtype == torch.bfloat16 and torch.equal(x, y)
