@@ -522,3 +522,28 @@ def test_int8_tensor_past_2_31_elements_is_split_into_32_bit_pieces():
     assert tail == [6] * 5 and b[:3].cpu().tolist() == [6] * 3
     del a, b, free
     cuda.empty_cache()
+
+
+# the module and the benchmark, without a GPU ------------------------------------------------
+
+def test_cuda_module_exports_the_elementwise_loop_and_its_launch_record():
+    import ctypes
+
+    from dispatch import _cuda_build
+
+    if not _cuda_build.BUILT:
+        pytest.skip(f"not built with CUDA: {_cuda_build.WHY}")
+    lib = ctypes.CDLL(cuda._module_path(), mode=ctypes.RTLD_LOCAL)
+    assert lib.dcu_elementwise and lib.dcu_last_launch
+
+
+def test_bench_cuda_without_a_gpu_exits_nonzero_saying_why(tmp_path):
+    import sys
+
+    if cuda.is_available():
+        pytest.skip("a GPU is present: the benchmark runs")
+    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "bench" / "run.py"), "--cuda"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert proc.returncode == 2
+    assert "no usable CUDA GPU here" in proc.stderr and "Traceback" not in proc.stderr
+    assert REASON in proc.stderr

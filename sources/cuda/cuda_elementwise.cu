@@ -120,7 +120,7 @@ template <> __device__ __forceinline__ double from_carrier(Carrier c) {
 #define DCU_READ_CASE_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) \
     case DISPATCH_##NAME:                                            \
         return to_carrier(*(const DevType<DISPATCH_##NAME>::type *)p);
-__device__ Carrier read_carrier(const char *p, int dt) {
+__device__ __noinline__ Carrier read_carrier(const char *p, int dt) {
     switch (dt) {
         DISPATCH_FORALL_DTYPES(DCU_READ_CASE_)
     }
@@ -130,7 +130,7 @@ __device__ Carrier read_carrier(const char *p, int dt) {
     case DISPATCH_##NAME:                                                                \
         *(DevType<DISPATCH_##NAME>::type *)p = from_carrier<DevType<DISPATCH_##NAME>::type>(c); \
         return;
-__device__ void write_carrier(char *p, int dt, Carrier c) {
+__device__ __noinline__ void write_carrier(char *p, int dt, Carrier c) {
     switch (dt) {
         DISPATCH_FORALL_DTYPES(DCU_WRITE_CASE_)
     }
@@ -310,6 +310,12 @@ __device__ __forceinline__ L load_op(const Args &a, int64_t off) {
     return *(const L *)p;
 }
 
+/* Element i of contiguous operand K, no cast (or its scalar). */
+template <typename L, int K> __device__ __forceinline__ L load_plain(const Args &a, uint32_t i) {
+    if (a.scalar_mask >> K & 1) return from_bytes<L>(a.scalar[K]);
+    return ((const L *)a.piece.data[K])[i];
+}
+
 template <int LOOP, typename T> struct Types {
     typedef typename OpType<LOOP, T, 0>::type O;
     typedef typename OpType<LOOP, T, 1>::type I1;
@@ -374,9 +380,9 @@ __global__ void __launch_bounds__(128) vector_kernel(Args a) {
         typename Ty::I1 x{};
         typename Ty::I2 y{};
         typename Ty::I3 z{};
-        if (nin >= 1) x = load_op<typename Ty::I1, 1>(a, (int64_t)i * sizeof(typename Ty::I1));
-        if (nin >= 2) y = load_op<typename Ty::I2, 2>(a, (int64_t)i * sizeof(typename Ty::I2));
-        if (nin >= 3) z = load_op<typename Ty::I3, 3>(a, (int64_t)i * sizeof(typename Ty::I3));
+        if (nin >= 1) x = load_plain<typename Ty::I1, 1>(a, i);
+        if (nin >= 2) y = load_plain<typename Ty::I2, 2>(a, i);
+        if (nin >= 3) z = load_plain<typename Ty::I3, 3>(a, i);
         ((typename Ty::O *)a.piece.data[0])[i] = Compute<LOOP, T>::run(x, y, z, a);
     }
 }
@@ -454,8 +460,9 @@ DCU_API int dcu_elementwise(int loop, int dtype, const dcu_plan_in *p, const int
         a.dtype[k] = dtypes[k];
         itemsize[k] = kItemsize[dtypes[k]];
         if (scalar_mask >> k & 1) {
+            /* read here, once; the host pointer stays in the plan (stride 0)
+             * but the device never reads it */
             memcpy(&a.scalar[k], p->data[k], (size_t)kItemsize[loop_dtypes[k]]);
-            q.data[k] = NULL; /* never read on the device */
         } else if (dtypes[k] != loop_dtypes[k]) {
             a.cast_mask |= 1u << k;
             cast = 1;
