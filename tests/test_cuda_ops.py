@@ -268,6 +268,9 @@ def overlap():
 case("overlap_in_place", overlap)
 case("self_overlap_out", lambda: g([1.0]).expand(3).add_(g([1.0, 2.0, 3.0])))
 case("sub_bool", lambda: g([True], dispatch.bool) - g([True], dispatch.bool))
+case("copy_into_expanded", lambda: g([1.0]).expand(3).copy_(g([1.0, 2.0, 3.0])))
+case("sub_bool_", lambda: g([True], dispatch.bool).sub_(g([True], dispatch.bool)))
+case("div_int_in_place", lambda: g([1, 2], dispatch.int8).div_(g([1, 2], dispatch.int8)))
 case("sum", lambda: g(a).sum())
 print(json.dumps(out))
 '''
@@ -368,6 +371,11 @@ def test_input_overlapping_the_output_is_copied_on_the_device_first(fake_device)
 def test_device_errors_are_the_cpus(fake_device):
     assert "overlaps itself" in fake_device["self_overlap_out"]["error"]
     assert "Subtraction" in fake_device["sub_bool"]["error"]
+    # copy_ into a self-overlapping CUDA tensor: core's RuntimeError and message
+    assert fake_device["copy_into_expanded"]["error"].startswith(
+        "RuntimeError: unsupported operation: more than one element")
+    assert fake_device["sub_bool_"]["error"].startswith("TypeError: Subtraction")
+    assert fake_device["div_int_in_place"]["error"].startswith("RuntimeError: result type float32")
     assert fake_device["sum"]["error"].startswith("NotImplementedError")
     assert "CUDA" in fake_device["sum"]["error"]
 

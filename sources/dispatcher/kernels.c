@@ -392,6 +392,9 @@ DISPATCH_DECLARE_KERNEL(binary_) {
                                       "%s: the result's shape differs from self's: self cannot "
                                       "be broadcast in place", dispatch_op_name(op));
         if (device != DISPATCH_DEVICE_META) {
+            if (!dispatch_loop_get(loop, dtype))
+                return dispatch_error_set(DISPATCH_ERR_TYPE, "\"%s\" not implemented for '%s'",
+                                          dispatch_op_name(op), dispatch_dtype_name(dtype));
             int k = half_scalar_operand(loop, dtype, ins);
             if (run_elementwise(loop, k >= 0 ? DISPATCH_FLOAT32 : dtype, self, ins, 2, 0,
                                 k >= 0 ? NULL : actx) < 0)
@@ -964,6 +967,19 @@ int dispatch_kernels_copy_(dispatch_tensor *dst, dispatch_tensor *src) {
         (src->device != dst->device && !host_value))
         return dispatch_tensor_copy_(dst, src);
     if (dispatch_tensor_check_writable(dst, "copy_") < 0) return -1;
+    int64_t isz0 = (int64_t)dispatch_dtype_itemsize(dst->dtype), bst[DISPATCH_MAX_DIMS];
+    int self_overlap = 0;
+    for (int d = 0; d < dst->ndim && !self_overlap; d++)
+        if (dst->sizes[d] <= 1) bst[d] = 0;
+        else if (__builtin_mul_overflow(dst->strides[d], isz0, &bst[d])) self_overlap = 1;
+    if (!self_overlap)
+        self_overlap = dispatch_overlaps_itself((int)dst->ndim, dst->sizes, bst, isz0);
+    if (self_overlap < 0) return -1;
+    if (self_overlap) /* core's copy_ says the same */
+        return dispatch_error_set(DISPATCH_ERR_RUNTIME,
+                                  "unsupported operation: more than one element of the written-to "
+                                  "tensor refers to a single memory location. Please clone() the "
+                                  "tensor before performing the operation.");
     dispatch_tensor *e = dispatch_tensor_expand(src, (int)dst->ndim, dst->sizes);
     if (!e) return -1;
     dispatch_tensor *ts[2] = {dst, e};
