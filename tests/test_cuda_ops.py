@@ -416,7 +416,8 @@ def _same(got, want, dtype, ulps=0):
         if isinstance(y, float) and math.isnan(y):
             assert isinstance(x, float) and math.isnan(x)
         elif ulps and isinstance(y, float) and math.isfinite(y):
-            eps = {"float16": 2.0 ** -10, "float32": 2.0 ** -23}.get(want.dtype.name, 2.0 ** -52)
+            eps = {"float16": 2.0 ** -10, "float32": 2.0 ** -23}.get(want.dtype.name,
+                                                                   2.0 ** -52)
             assert abs(x - y) <= ulps * max(abs(y), 2.0 ** -14) * eps, (x, y)
         else:
             assert x == y and math.copysign(1, x) == math.copysign(1, y) if isinstance(y, float) \
