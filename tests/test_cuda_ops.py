@@ -255,7 +255,8 @@ case("exp_int", lambda: dispatch.ops.exp(g([1, 2], dispatch.int64)).dtype.name)
 case("compare", lambda: (g(a) < g(b)).cpu().tolist())
 case("where", lambda: dispatch.ops.where(g([True, False], dispatch.bool), g([1.0, 2.0]),
                                      g([3.0, 4.0])).cpu().tolist())
-case("addcmul", lambda: dispatch.ops.addcmul(g([1.0]), g([2.0]), g([3.0]), value=0.5).cpu().tolist())
+case("addcmul",
+     lambda: dispatch.ops.addcmul(g([1.0]), g([2.0]), g([3.0]), value=0.5).cpu().tolist())
 case("fill_", lambda: g([0.0, 0.0, 0.0]).fill_(7).cpu().tolist())
 case("half_times_scalar", lambda: (g([6.0], dispatch.float16) * 0.1).dtype.name)
 case("cast", lambda: g(a).to(dispatch.int32).dtype.name)

@@ -98,7 +98,8 @@ def main(json_path: str | None = None) -> int:
             rows.append(row)
             frac = (f"{ours['copy'] / mine * BYTES[op] / BYTES['copy']:10.0%}"
                     if isinstance(mine, float) else "")
-            vs = f"{other / mine:11.2f}" if isinstance(mine, float) and isinstance(other, float) else ""
+            both = isinstance(mine, float) and isinstance(other, float)
+            vs = f"{other / mine:11.2f}" if both else ""
             print(f"{label:>6} {op:>5} {_gbs(mine, n, op):>9} {_gbs(other, n, op):>9} {frac} {vs}")
     if json_path:
         with open(json_path, "w") as f:
