@@ -462,9 +462,13 @@ class Tensor(_fastpath.TensorBase):
 
     # Copies ------------------------------------------------------------------------------
     def contiguous(self) -> Tensor:
+        if self._p.device == 1 and not self.is_contiguous():
+            return _copy_on_device(self)  # C's contiguous walks host memory
         return _wrap(lib.dispatch_tensor_contiguous(self._p))
 
     def clone(self) -> Tensor:
+        if self._p.device == 1:
+            return _copy_on_device(self)  # C's clone walks host memory
         return _wrap(lib.dispatch_tensor_clone(self._p))
 
     def to(self, dtype: Any) -> Tensor:
@@ -472,6 +476,8 @@ class Tensor(_fastpath.TensorBase):
         it already is."""
         if isinstance(dtype, str) and dtype.split(":")[0] in _DEVICES:
             return self._to_device(dtype)
+        if self._p.device == 1 and _as_dtype(dtype) != self.dtype:
+            return _copy_on_device(self, _as_dtype(dtype))  # a cast by the CUDA copy_ kernel
         return _wrap(lib.dispatch_tensor_to_dtype(self._p, _as_dtype(dtype).num))
 
     # NumPy and Python values -------------------------------------------------------------
@@ -834,12 +840,12 @@ _DL_DEVICE_NAMES = {2: "CUDA", 3: "CUDA host", 4: "OpenCL", 7: "Vulkan", 8: "Met
                     13: "CUDA managed", 14: "oneAPI"}
 
 
-def _copy_on_device(t: Tensor) -> Tensor:
-    """A copy of t on its own device (for a cuda tensor through the CUDA copy_
-    kernel: C's clone walks host memory)."""
+def _copy_on_device(t: Tensor, dtype: Any = None) -> Tensor:
+    """A copy of t on its own device, of dtype `dtype` (default t's), for a cuda
+    tensor through the dispatcher's CUDA copy_ kernel: C's clone walks host memory."""
     if t._p.device != 1:
-        return t.clone()
-    out = empty(*t.shape, dtype=t.dtype, device="cuda")
+        return t.clone() if dtype is None else t.to(dtype)
+    out = empty(*t.shape, dtype=t.dtype if dtype is None else dtype, device="cuda")
     out.copy_(t)
     return out
 

@@ -20,7 +20,7 @@ from . import _cuda_build
 
 __all__ = ["is_available", "unavailable_reason", "device_count", "get_device_name",
            "get_device_capability", "synchronize", "memory_stats", "empty_cache", "archs",
-           "code_for_capability"]
+           "code_for_capability", "last_launch"]
 
 # Note [Lazy CUDA]
 # ~~~~~~~~~~~~~~~~
@@ -121,6 +121,7 @@ def _declare(lib) -> None:
     lib.dcu_memcpy.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
     lib.dcu_memset.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t]
     lib.dcu_stream_wait_legacy.argtypes = [ctypes.c_void_p]
+    lib.dcu_last_launch.argtypes = [ctypes.c_void_p]
     lib.dcu_device_properties.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t,
                                           ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int),
                                           ctypes.POINTER(ctypes.c_size_t)]
@@ -159,7 +160,7 @@ def _init() -> tuple:
 
                     core.dispatch_allocator_register(
                         1, ffi.cast("dispatch_allocator *", lib.dcu_allocator()))
-                    _register_kernels()
+                    _register_kernels(lib)
                 _state = (lib, reason)
     return _state
 
@@ -395,7 +396,9 @@ def _copy_to_device(t, device: int):
 
 
 def _copy_kernel(dst, src):
-    """copy_ whenever a CUDA tensor takes part (registered at the CUDA key by _init)."""
+    """copy_ whenever a CUDA tensor takes part (registered at the CUDA key by _init):
+    on the device, the COPY loop (casts, broadcasting, any layout; a 0-dim CPU
+    source by value); between devices, cudaMemcpy through host staging."""
     from ._tensor import Tensor
 
     if (isinstance(src, Tensor) and src._p.device == 1 and dst._p.device == 1
@@ -403,6 +406,14 @@ def _copy_kernel(dst, src):
             and src.is_contiguous() and dst.is_contiguous()):
         if dst.numel():
             memcpy(dst.data_ptr(), src.data_ptr(), dst.numel() * dst.dtype.itemsize, D2D)
+        return dst
+    if isinstance(src, Tensor) and dst._p.device == 1 and (
+            src._p.device == 1 or (src._p.device == 0 and src.ndim == 0)):
+        from ._core import lib as core
+        from ._tensor import _raise
+
+        if core.dispatch_kernels_copy_(dst._p, src._p) < 0:
+            _raise()
         return dst
     host_src = _download(src) if src._p.device == 1 else src
     if dst._p.device == 0:
@@ -414,7 +425,48 @@ def _copy_kernel(dst, src):
     return dst
 
 
-def _register_kernels() -> None:
-    from . import library
+# Note [CUDA operators]
+# ~~~~~~~~~~~~~~~~~~~~~
+# The built-in elementwise kernels of sources/dispatcher/kernels.c are
+# registered at the CUDA key as they are at CPU (dispatch_kernels_register_device):
+# the same promotion, broadcasting, allocation and checks; where the CPU runs
+# its loop, a CUDA tensor's call goes to dispatch_iter_device_op, which plans
+# with the CPU's engine and hands the plan to the module's dcu_elementwise
+# (sources/cuda/cuda_elementwise.cu). Reductions have no CUDA kernel yet: they
+# raise NotImplementedError naming the CUDA backend.
 
+def _register_kernels(lib) -> None:
+    import ctypes
+
+    from . import library
+    from ._core import ffi, lib as core
+
+    addr = ctypes.cast(lib.dcu_elementwise, ctypes.c_void_p).value
+    if core.dispatch_device_loop_register(1, ffi.cast("dispatch_device_loop_fn", addr)) < 0:
+        raise RuntimeError("could not register the CUDA elementwise loops")
+    if core.dispatch_kernels_register_device(core.dispatch_key_from_name(b"CUDA")) < 0:
+        from ._tensor import _raise
+
+        _raise()
     library.impl("copy_", "CUDA")(_copy_kernel)
+
+
+PATHS = ("vector", "cast", "strided")
+
+
+def last_launch() -> dict:
+    """What the last elementwise CUDA call chose (Note [CUDA launch plans] in
+    sources/cuda/cuda_launch.c): path ("vector", "cast", "strided"), vector width
+    (4, 2, 1), the number of 32-bit-indexable pieces, coalesced dims, elements."""
+    import ctypes
+
+    lib = _lib()
+
+    class Record(ctypes.Structure):
+        _fields_ = [("path", ctypes.c_int32), ("vec", ctypes.c_int32), ("pieces", ctypes.c_int32),
+                    ("ndim", ctypes.c_int32), ("numel", ctypes.c_int64)]
+
+    r = Record()
+    lib.dcu_last_launch(ctypes.byref(r))
+    return {"path": PATHS[r.path], "vec": r.vec, "pieces": r.pieces, "ndim": r.ndim,
+            "numel": r.numel}

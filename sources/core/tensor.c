@@ -611,6 +611,18 @@ int dispatch_tensor_copy_(dispatch_tensor *dst, dispatch_tensor *src) {
                                   dispatch_device_name(src->device),
                                   dispatch_device_name(dst->device));
     }
+    /* The strided engine walks memory on the host: device memory is copied by
+     * its device's copy_ kernel (dispatch/cuda.py), never here. */
+    if (dst->device != DISPATCH_DEVICE_CPU) {
+        dispatch_tensor_decref(e);
+        return dispatch_error_set(DISPATCH_ERR_RUNTIME,
+                                  "copy_: cannot walk %s memory on the host (the CPU copy loop "
+                                  "reads host memory only); copy %s tensors with the %s copy_ "
+                                  "kernel of the dispatcher",
+                                  dispatch_device_name(dst->device),
+                                  dispatch_device_name(dst->device),
+                                  dispatch_device_name(dst->device));
+    }
     /* Two storages may share memory too (from_numpy of two views of one
      * array): compare addresses, not storages. */
     if (src->numel) {

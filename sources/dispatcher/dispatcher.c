@@ -357,6 +357,16 @@ dispatch_keyset dispatch_op_kernel_keys(const dispatch_operator *op) {
     return ks;
 }
 
+int dispatch_op_kernel_at(const dispatch_operator *op, int key, dispatch_kernel_fn *fn, void **ctx) {
+    if (check_key(key) < 0) return -1;
+    pthread_mutex_lock(&registry_lock);
+    int present = op->kernels[key].present;
+    *fn = present ? op->kernels[key].fn : NULL;
+    *ctx = present ? op->kernels[key].ctx : NULL;
+    pthread_mutex_unlock(&registry_lock);
+    return present;
+}
+
 char *dispatch_op_dump_table(const dispatch_operator *op) {
     size_t cap = 4096, len = 0;
     char *buf = malloc(cap);

@@ -189,13 +189,19 @@ static int run_elementwise(int loop, int compute, dispatch_tensor *out, dispatch
         for (int d = 0; d < t->ndim; d++) strides[k][d] = t->strides[d] * isz;
         ops[k] = (dispatch_iter_operand){t->data, (int)t->ndim, t->sizes, strides[k], t->dtype};
         int want = dispatch_loop_operand_dtype(loop, k, compute);
-        if (k && t->ndim == 0 && t->dtype != want) {
+        if (k && t->ndim == 0 && t->device == DISPATCH_DEVICE_CPU && t->dtype != want) {
             char *cd[2] = {scalars[k], t->data};
             intptr_t cs[2] = {0, 0};
             dispatch_cast_loop_get(t->dtype, want)(cd, cs, 1, NULL);
             ops[k].data = scalars[k];
             ops[k].dtype = want;
         }
+    }
+    if (out->device != DISPATCH_DEVICE_CPU) { /* a device's loop; 0-dim CPU inputs by value */
+        uint32_t scalars = 0;
+        for (int k = 1; k <= nin; k++)
+            if (ins[k - 1]->device == DISPATCH_DEVICE_CPU) scalars |= 1u << k;
+        return dispatch_iter_device_op((int)out->device, loop, compute, 1 + nin, ops, scalars, ctx);
     }
     /* An existing output (in-place ops) may overlap an input: the engine
      * checks and buffers (Note [Overlapping out=] in iterator.c). */
@@ -211,12 +217,12 @@ static int elementwise(const dispatch_operator *op, int loop, int compute, int o
     int64_t shape[DISPATCH_MAX_DIMS];
     if (common_device(dispatch_op_name(op), ins, nin, &device) < 0) return -1;
     if (broadcast_all(ins, nin, &nd, shape) < 0) return -1;
-    if (device == DISPATCH_DEVICE_CPU && !dispatch_loop_get(loop, compute))
+    if (device != DISPATCH_DEVICE_META && !dispatch_loop_get(loop, compute))
         return dispatch_error_set(DISPATCH_ERR_TYPE, "\"%s\" not implemented for '%s'",
                                   dispatch_op_name(op), dispatch_dtype_name(compute));
     dispatch_tensor *out = dispatch_tensor_empty(nd, shape, out_dtype, device);
     if (!out) return -1;
-    if (device == DISPATCH_DEVICE_CPU &&
+    if (device != DISPATCH_DEVICE_META &&
         run_elementwise(loop, compute, out, ins, nin, 1, ctx) < 0) {
         dispatch_tensor_decref(out);
         return -1;
@@ -348,7 +354,9 @@ DISPATCH_DECLARE_KERNEL(binary) {
     if (broadcast_all(ins, 2, &nd, shape) < 0) return -1;
     dispatch_tensor *out = dispatch_tensor_empty(nd, shape, DISPATCH_FLOAT16, device);
     if (!out) return -1;
-    if (device == DISPATCH_DEVICE_CPU && half_scalar_run(loop, k, out, ins) < 0) {
+    if ((device == DISPATCH_DEVICE_CPU ? half_scalar_run(loop, k, out, ins)
+         : device == DISPATCH_DEVICE_META ? 0 /* a device: float32 loop, float16 operands */
+         : run_elementwise(loop, DISPATCH_FLOAT32, out, ins, 2, 1, NULL)) < 0) {
         dispatch_tensor_decref(out);
         return -1;
     }
@@ -391,6 +399,15 @@ DISPATCH_DECLARE_KERNEL(binary_) {
             return dispatch_error_set(DISPATCH_ERR_RUNTIME,
                                       "%s: the result's shape differs from self's: self cannot "
                                       "be broadcast in place", dispatch_op_name(op));
+        if (device != DISPATCH_DEVICE_META) {
+            if (!dispatch_loop_get(loop, dtype))
+                return dispatch_error_set(DISPATCH_ERR_TYPE, "\"%s\" not implemented for '%s'",
+                                          dispatch_op_name(op), dispatch_dtype_name(dtype));
+            int k = half_scalar_operand(loop, dtype, ins);
+            if (run_elementwise(loop, k >= 0 ? DISPATCH_FLOAT32 : dtype, self, ins, 2, 0,
+                                k >= 0 ? NULL : actx) < 0)
+                return -1;
+        }
     }
     return return_self(self, rets);
 }
@@ -953,12 +970,59 @@ DISPATCH_DECLARE_KERNEL(dot) {
     return 0;
 }
 
+/* dispatch_tensor_copy_ on any device: a device tensor is copied by its
+ * device's COPY loop (core walks host memory only); src may be a 0-dim CPU
+ * tensor, passed by value. */
+int dispatch_kernels_copy_(dispatch_tensor *dst, dispatch_tensor *src) {
+    int host_value = src->device == DISPATCH_DEVICE_CPU && src->ndim == 0;
+    if (dst->device == DISPATCH_DEVICE_CPU || dst->device == DISPATCH_DEVICE_META ||
+        (src->device != dst->device && !host_value))
+        return dispatch_tensor_copy_(dst, src);
+    if (dispatch_tensor_check_writable(dst, "copy_") < 0) return -1;
+    int64_t isz0 = (int64_t)dispatch_dtype_itemsize(dst->dtype), bst[DISPATCH_MAX_DIMS];
+    int self_overlap = 0;
+    for (int d = 0; d < dst->ndim && !self_overlap; d++)
+        if (dst->sizes[d] <= 1) bst[d] = 0;
+        else if (__builtin_mul_overflow(dst->strides[d], isz0, &bst[d])) self_overlap = 1;
+    if (!self_overlap)
+        self_overlap = dispatch_overlaps_itself((int)dst->ndim, dst->sizes, bst, isz0);
+    if (self_overlap < 0) return -1;
+    if (self_overlap) /* core's copy_ says the same */
+        return dispatch_error_set(DISPATCH_ERR_RUNTIME,
+                                  "unsupported operation: more than one element of the written-to "
+                                  "tensor refers to a single memory location. Please clone() the "
+                                  "tensor before performing the operation.");
+    dispatch_tensor *e = dispatch_tensor_expand(src, (int)dst->ndim, dst->sizes);
+    if (!e) return -1;
+    dispatch_tensor *ts[2] = {dst, e};
+    dispatch_iter_operand ops[2];
+    int64_t strides[2][DISPATCH_MAX_DIMS];
+    for (int k = 0; k < 2; k++) {
+        int64_t isz = (int64_t)dispatch_dtype_itemsize(ts[k]->dtype);
+        for (int d = 0; d < ts[k]->ndim; d++) strides[k][d] = ts[k]->strides[d] * isz;
+        ops[k] = (dispatch_iter_operand){ts[k]->data, (int)ts[k]->ndim, ts[k]->sizes, strides[k],
+                                         ts[k]->dtype};
+    }
+    _Alignas(16) char value[16];
+    if (host_value && src->dtype != dst->dtype) { /* the value, in the loop's dtype */
+        char *cd[2] = {value, src->data};
+        intptr_t cs[2] = {0, 0};
+        dispatch_cast_loop_get(src->dtype, dst->dtype)(cd, cs, 1, NULL);
+        ops[1].data = value;
+        ops[1].dtype = dst->dtype;
+    }
+    int rc = dispatch_iter_device_op((int)dst->device, DISPATCH_LOOP_COPY, dst->dtype, 2, ops,
+                                     host_value ? 2u : 0u, NULL);
+    dispatch_tensor_decref(e);
+    return rc;
+}
+
 DISPATCH_DECLARE_KERNEL(copy_) {
     UNUSED_KS;
     (void)ctx;
     if (expect_tensor(op, &args[0], "self") < 0 || expect_tensor(op, &args[1], "src") < 0)
         return -1;
-    if (dispatch_tensor_copy_(args[0].v.t, args[1].v.t) < 0) return -1;
+    if (dispatch_kernels_copy_(args[0].v.t, args[1].v.t) < 0) return -1;
     return return_self(args[0].v.t, rets);
 }
 
@@ -974,12 +1038,21 @@ DISPATCH_DECLARE_KERNEL(fill_) {
             return dispatch_error_set(DISPATCH_ERR_VALUE,
                                       "fill_ only supports 0-dimension value tensor but got "
                                       "tensor with %lld dimensions.", (long long)v->v.t->ndim);
-        if (dispatch_tensor_copy_(self, v->v.t) < 0) return -1;
+        if (dispatch_kernels_copy_(self, v->v.t) < 0) return -1;
     } else if (self->device == DISPATCH_DEVICE_CPU) {
         char value[8];
         scalar_to(v, self->dtype, value);
         if (dispatch_strided_run(dispatch_loop_get(DISPATCH_LOOP_FILL, self->dtype), 1, &self,
                                  value) < 0)
+            return -1;
+    } else if (self->device != DISPATCH_DEVICE_META) { /* a device's FILL loop */
+        _Alignas(8) char value[8];
+        scalar_to(v, self->dtype, value);
+        int64_t strides[DISPATCH_MAX_DIMS], isz = (int64_t)dispatch_dtype_itemsize(self->dtype);
+        for (int d = 0; d < self->ndim; d++) strides[d] = self->strides[d] * isz;
+        dispatch_iter_operand o = {self->data, (int)self->ndim, self->sizes, strides, self->dtype};
+        if (dispatch_iter_device_op((int)self->device, DISPATCH_LOOP_FILL, self->dtype, 1, &o, 0,
+                                    value) < 0)
             return -1;
     }
     return return_self(self, rets);
@@ -995,11 +1068,35 @@ DISPATCH_DECLARE_KERNEL(cast) {
     dispatch_tensor *out = dispatch_tensor_empty((int)in->ndim, in->sizes, (int)args[1].v.i,
                                                  in->device);
     if (!out) return -1;
-    if (dispatch_tensor_copy_(out, in) < 0) {
+    if (dispatch_kernels_copy_(out, in) < 0) {
         dispatch_tensor_decref(out);
         return -1;
     }
     rets[0].tag = DISPATCH_IV_TENSOR;
     rets[0].v.t = out;
     return 0;
+}
+
+/* Device keys --------------------------------------------------------------------- */
+
+int dispatch_kernels_register_device(int key) {
+    static const dispatch_kernel_fn elementwise_kernels[] = {
+        dispatch_kernel_binary, dispatch_kernel_binary_, dispatch_kernel_compare,
+        dispatch_kernel_unary, dispatch_kernel_unary_float, dispatch_kernel_addcmul,
+        dispatch_kernel_where, dispatch_kernel_fill_, dispatch_kernel_cast};
+    int n = 0;
+    for (int i = 0; i < dispatch_num_ops(); i++) {
+        const dispatch_operator *op = dispatch_op_at(i);
+        dispatch_kernel_fn fn;
+        void *ctx;
+        if (dispatch_op_kernel_at(op, DISPATCH_KEY_CPU, &fn, &ctx) != 1) continue;
+        for (size_t j = 0; j < sizeof elementwise_kernels / sizeof *elementwise_kernels; j++) {
+            if (fn != elementwise_kernels[j]) continue;
+            if (dispatch_impl(dispatch_op_name(op), key, fn, ctx,
+                              "sources/dispatcher/kernels.c (device loops)") < 0)
+                return -1;
+            n++;
+        }
+    }
+    return n;
 }

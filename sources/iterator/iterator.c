@@ -310,6 +310,134 @@ int dispatch_iter_elementwise_op(int loop, int loop_dtype, int nops,
     return dispatch_iter_elementwise_typed(fn, dtypes, nops, ops, ctx);
 }
 
+/* The host half of a device loop (Note [CUDA launch plans] in
+ * sources/cuda/cuda_launch.c): the same broadcasting, shape check, plan and
+ * output self-overlap check as dispatch_iter_elementwise_typed, and nothing
+ * walked. An input that overlaps the output other than exactly cannot be
+ * copied here (its memory is the device's): bit k of *overlapping is set and
+ * the caller copies it on the device and plans again. */
+int dispatch_iter_elementwise_plan(int nops, const dispatch_iter_operand *ops,
+                                   dispatch_strided_plan *out, uint32_t *overlapping)
+{
+    *overlapping = 0;
+    if (nops < 1 || nops > MAXOPS) {
+        return dispatch_error_set(DISPATCH_ERR_VALUE, "expected 1 to %d operands, got %d",
+                                  MAXOPS, nops);
+    }
+    int nd;
+    int64_t shape[MAXD];
+    if (dispatch_iter_broadcast_shape(nops, ops, &nd, shape) != 0) return -1;
+    int same = ops[0].ndim == nd;
+    for (int d = 0; same && d < nd; d++) same = ops[0].shape[d] == shape[d];
+    if (!same) {
+        char a[256], b[256];
+        format_shape(a, sizeof a, ops[0].ndim, ops[0].shape);
+        format_shape(b, sizeof b, nd, shape);
+        return dispatch_error_set(DISPATCH_ERR_VALUE,
+                                  "output with shape %s doesn't match the broadcast shape %s",
+                                  a, b);
+    }
+    intptr_t bs[MAXOPS][MAXD];
+    char *data[MAXOPS];
+    for (int k = 0; k < nops; k++) {
+        broadcast_strides(&ops[k], nd, shape, bs[k]);
+        data[k] = ops[k].data;
+    }
+    dispatch_strided_plan_init(out, nops, data, nd, shape, bs);
+    if (out->numel == 0) return 0;
+    int overlap = self_overlapping(out, 0, dispatch_dtype_itemsize(ops[0].dtype));
+    if (overlap < 0) return -1;
+    if (overlap) {
+        return dispatch_error_set(DISPATCH_ERR_VALUE,
+                                  "the output overlaps itself (more than one element refers to "
+                                  "one memory location); write to a contiguous output instead");
+    }
+    char *olo, *ohi;
+    extent(out, 0, dispatch_dtype_itemsize(ops[0].dtype), &olo, &ohi);
+    for (int k = 1; k < nops; k++) {
+        char *lo, *hi;
+        extent(out, k, dispatch_dtype_itemsize(ops[k].dtype), &lo, &hi);
+        if (hi <= olo || lo >= ohi) continue;
+        int exact = out->data[k] == out->data[0] && ops[k].dtype == ops[0].dtype;
+        for (int d = 0; exact && d < out->ndim; d++) exact = out->strides[k][d] == out->strides[0][d];
+        if (!exact) *overlapping |= 1u << k;
+    }
+    return 0;
+}
+
+/* Device loops (Note [CUDA launch plans] in sources/cuda/cuda_launch.c). */
+static _Atomic(dispatch_device_loop_fn) device_loops[DISPATCH_NUM_DEVICES];
+
+int dispatch_device_loop_register(int device, dispatch_device_loop_fn fn)
+{
+    if (device <= DISPATCH_DEVICE_CPU || device >= DISPATCH_NUM_DEVICES)
+        return dispatch_error_set(DISPATCH_ERR_VALUE, "device loops: invalid device %d", device);
+    atomic_store(&device_loops[device], fn);
+    return 0;
+}
+
+int dispatch_iter_device_op(int device, int loop, int loop_dtype, int nops,
+                            const dispatch_iter_operand *ops, uint32_t scalar_mask, void *ctx)
+{
+    if (loop < 0 || loop >= DISPATCH_NUM_LOOPS || !dispatch_dtype_is_valid(loop_dtype))
+        return dispatch_error_set(DISPATCH_ERR_VALUE, "unknown loop %d or dtype %d", loop,
+                                  loop_dtype);
+    if (!dispatch_loop_get(loop, loop_dtype))
+        return dispatch_error_set(DISPATCH_ERR_TYPE, "%s has no loop for dtype %s",
+                                  dispatch_loop_name(loop), dispatch_dtype_name(loop_dtype));
+    if (dispatch_loop_nin(loop) != nops - 1)
+        return dispatch_error_set(DISPATCH_ERR_VALUE, "%s takes %d inputs, got %d",
+                                  dispatch_loop_name(loop), dispatch_loop_nin(loop), nops - 1);
+    dispatch_device_loop_fn fn = device >= 0 && device < DISPATCH_NUM_DEVICES
+                                     ? atomic_load(&device_loops[device]) : NULL;
+    if (!fn)
+        return dispatch_error_set(DISPATCH_ERR_RUNTIME, "%s: no %s loops are registered",
+                                  dispatch_loop_name(loop), dispatch_device_name(device));
+    if (scalar_mask & 1u)
+        return dispatch_error_set(DISPATCH_ERR_VALUE, "the output cannot be a scalar argument");
+    dispatch_strided_plan p;
+    uint32_t overlapping;
+    if (dispatch_iter_elementwise_plan(nops, ops, &p, &overlapping) < 0) return -1;
+    if (p.numel == 0) return 0;
+    overlapping &= ~scalar_mask; /* host values: read before the launch */
+    /* Note [Overlapping out=] on the device: such an input is copied (on the
+     * device, by the COPY loop) into a fresh contiguous tensor first. */
+    dispatch_iter_operand mine[MAXOPS];
+    dispatch_tensor *tmp[MAXOPS] = {0};
+    int64_t tstrides[MAXOPS][MAXD];
+    int rc = 0;
+    for (int k = 0; k < nops; k++) mine[k] = ops[k];
+    for (int k = 1; k < nops && rc == 0; k++) {
+        if (!(overlapping >> k & 1)) continue;
+        tmp[k] = dispatch_tensor_empty(ops[k].ndim, ops[k].shape, ops[k].dtype, device);
+        if (!tmp[k]) {
+            rc = -1;
+            break;
+        }
+        int64_t isz = (int64_t)dispatch_dtype_itemsize(ops[k].dtype);
+        for (int d = 0; d < ops[k].ndim; d++) tstrides[k][d] = tmp[k]->strides[d] * isz;
+        dispatch_iter_operand pair[2] = {
+            {tmp[k]->data, ops[k].ndim, ops[k].shape, tstrides[k], ops[k].dtype}, ops[k]};
+        rc = dispatch_iter_device_op(device, DISPATCH_LOOP_COPY, ops[k].dtype, 2, pair, 0, NULL);
+        mine[k] = pair[0];
+    }
+    if (rc == 0 && overlapping && dispatch_iter_elementwise_plan(nops, mine, &p, &overlapping) < 0)
+        rc = -1;
+    if (rc == 0) {
+        int dtypes[MAXOPS], loop_dtypes[MAXOPS];
+        for (int k = 0; k < nops; k++) {
+            dtypes[k] = mine[k].dtype;
+            loop_dtypes[k] = dispatch_loop_operand_dtype(loop, k, loop_dtype);
+        }
+        char err[512] = "";
+        if (fn(loop, loop_dtype, &p, dtypes, loop_dtypes, scalar_mask, ctx, err, sizeof err) != 0)
+            rc = dispatch_error_set(DISPATCH_ERR_RUNTIME, "%s", err[0] ? err : "device loop failed");
+    }
+    for (int k = 1; k < nops; k++)
+        if (tmp[k]) dispatch_tensor_decref(tmp[k]);
+    return rc;
+}
+
 /* -------------------------------------------------------------- reductions */
 
 /*

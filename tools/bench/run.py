@@ -667,6 +667,9 @@ def main(argv: list | None = None) -> int:
     ap.add_argument("--api", action="store_true",
                     help="time the public APIs (dispatch, torch, NumPy) side by side, interleaved")
     ap.add_argument("--api-ops", nargs="+", choices=API_OPS, default=API_OPS)
+    ap.add_argument("--cuda", action="store_true",
+                    help="the CUDA benchmark (tools/bench/bench_cuda.py): add, exp, sum in GB/s "
+                         "beside device-to-device copy and torch on the same GPU")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--triad", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -675,6 +678,11 @@ def main(argv: list | None = None) -> int:
     if args.child:
         child(args)
         return 0
+    if args.cuda:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import bench_cuda
+
+        return bench_cuda.main(json_path=args.json)
     if args.plot and not _have_matplotlib():
         print("--plot needs matplotlib: pip install matplotlib", file=sys.stderr)
         return 2

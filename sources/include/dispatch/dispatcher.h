@@ -122,6 +122,17 @@ char *dispatch_op_dump_table(const dispatch_operator *op);
 void dispatch_string_free(char *s);
 /* The key sets that have a kernel of their own / are fallthrough (for tests and errors). */
 dispatch_keyset dispatch_op_kernel_keys(const dispatch_operator *op);
+/* The kernel registered for op at key: 1 (with *fn, *ctx), 0 when none, -1 bad key. */
+int dispatch_op_kernel_at(const dispatch_operator *op, int key, dispatch_kernel_fn *fn, void **ctx);
+/* Register the built-in elementwise kernels (those registered for CPU whose
+ * loops a device runs: arithmetic, comparisons, unary math, addcmul, where,
+ * in-place forms, fill_, cast) for a device's key too: the same host code
+ * (promotion, broadcasting, allocation, checks), the device's loops. Returns
+ * the number registered, or -1. */
+int dispatch_kernels_register_device(int key);
+/* copy_ (dst = src, cast and broadcast) where dst may be a device tensor: its
+ * device's COPY loop; src on dst's device or a 0-dim CPU tensor. */
+int dispatch_kernels_copy_(dispatch_tensor *dst, dispatch_tensor *src);
 
 /* Copy the parsed default of argument i into out; -1 (TypeError) when it has none. */
 int dispatch_op_default(const dispatch_operator *op, int i, dispatch_ivalue *out);

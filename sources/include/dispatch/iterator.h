@@ -32,6 +32,7 @@
 #ifndef DISPATCH_ITERATOR_H_
 #define DISPATCH_ITERATOR_H_
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "dispatch/loops.h"
@@ -67,6 +68,33 @@ int dispatch_iter_elementwise_typed(dispatch_loop_fn loop, const int *loop_dtype
  * Operand dtypes follow dispatch_loop_operand_dtype() (loops.h). */
 int dispatch_iter_elementwise_op(int loop, int loop_dtype, int nops,
                                  const dispatch_iter_operand *ops, void *ctx);
+
+/* The host half of a device loop: broadcasting, the plan (strided.h) and
+ * the output's self-overlap check, nothing walked; bit k of *overlapping set
+ * for an input that overlaps the output other than exactly (copy it first).
+ * 0, or -1 with the error set. */
+struct dispatch_strided_plan;
+int dispatch_iter_elementwise_plan(int nops, const dispatch_iter_operand *ops,
+                                   struct dispatch_strided_plan *out, uint32_t *overlapping);
+
+/* A device's elementwise loop (the CUDA module's dcu_elementwise): run loop
+ * `loop` of dtype `dtype` over plan p, operand k of dtype dtypes[k] (the
+ * loop's operand dtype is loop_dtypes[k]; another is converted on the way);
+ * operands in scalar_mask are host values in their loop dtype at p->data[k];
+ * ctx the loop's host scalar (alpha, value) or NULL. 0, or non-zero with a
+ * message in err. */
+typedef int (*dispatch_device_loop_fn)(int loop, int dtype,
+                                       const struct dispatch_strided_plan *p, const int *dtypes,
+                                       const int *loop_dtypes, uint32_t scalar_mask,
+                                       const void *ctx, char *err, size_t errcap);
+int dispatch_device_loop_register(int device, dispatch_device_loop_fn fn);
+
+/* dispatch_iter_elementwise_op for operands in a device's memory: the same
+ * broadcasting, plan, checks and loop table, the loop run by the device
+ * (operands in scalar_mask are host values: 0-dim CPU tensors, numbers). An
+ * input overlapping the output is copied on the device first. */
+int dispatch_iter_device_op(int device, int loop, int loop_dtype, int nops,
+                            const dispatch_iter_operand *ops, uint32_t scalar_mask, void *ctx);
 
 /* The broadcast shape of n operands (right-aligned; sizes must match or be
  * 1). Writes *ndim and shape[DISPATCH_ITER_MAX_DIMS]; 0 or -1 (ValueError

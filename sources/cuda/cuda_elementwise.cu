@@ -1,0 +1,485 @@
+/*
+ * The CUDA elementwise loops: one device loop per (loop id, loop dtype) of
+ * the CPU's loop table (dispatch/loops.h), run over a plan the host built
+ * with the CPU's engine (dispatch_iter_device_run in sources/iterator): only
+ * the loop differs from the CPU. Note [CUDA launch plans] (cuda_launch.c)
+ * says how a plan becomes launches; this file is PyTorch's gpu_kernel_impl
+ * shape, written for this runtime:
+ *
+ *   vectorized<VEC>  every operand contiguous, none cast: each thread loads
+ *                    and stores VEC elements per operand as one aligned
+ *                    vector (VEC 4 or 2), the tail of numel % VEC elements by
+ *                    single loads;
+ *   generic          contiguous with casts (offset = index * itemsize, each
+ *                    operand loaded in its own dtype and converted as the
+ *                    CPU's cast table converts), or strided/broadcast (each
+ *                    thread turns its linear index into per-operand byte
+ *                    offsets with the plan's 32-bit fast dividers). Scalar
+ *                    operands (0-dim CPU tensors, Python numbers) are kernel
+ *                    arguments, never memory.
+ *
+ * Arithmetic mirrors sources/core/cpu_loops_reference.c: integers wrap
+ * (computed in uint64), float16 computes in float and rounds once, maximum
+ * and minimum propagate NaN, and the module is built with -fmad=false so
+ * a + alpha * b is never contracted into an FMA: the same bits as the CPU.
+ * exp, log and sqrt use CUDA's expf/logf/sqrtf (sqrt correctly rounded; exp
+ * and log within 2 ulp, inside the CPU's documented bounds).
+ */
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <type_traits>
+
+#include "cuda_launch.h"
+#include "dispatch/dtype.h"
+#include "dispatch/loops.h"
+
+#define DCU_API extern "C" __attribute__((visibility("default")))
+
+/* ---- dtypes ----------------------------------------------------------------
+ * The device type of each dtype of the list (Note [One dtype list] in
+ * dtype.h): one line per dtype. A dtype missing here is a compile error. */
+struct dcu_bool8 {
+    uint8_t v;
+};
+template <int DT> struct DevType;
+#define DCU_DEVICE_TYPE(NAME, T) \
+    template <> struct DevType<DISPATCH_##NAME> { typedef T type; };
+DCU_DEVICE_TYPE(BOOL, dcu_bool8)
+DCU_DEVICE_TYPE(INT8, int8_t)
+DCU_DEVICE_TYPE(UINT8, uint8_t)
+DCU_DEVICE_TYPE(INT16, int16_t)
+DCU_DEVICE_TYPE(INT32, int32_t)
+DCU_DEVICE_TYPE(INT64, int64_t)
+DCU_DEVICE_TYPE(FLOAT16, __half)
+DCU_DEVICE_TYPE(FLOAT32, float)
+DCU_DEVICE_TYPE(FLOAT64, double)
+
+#define DCU_CAT_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) DISPATCH_CAT_##CAT,
+static constexpr int kCategory[] = {DISPATCH_FORALL_DTYPES(DCU_CAT_)};
+#define DCU_SIZE_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) size,
+static constexpr int kItemsize[] = {DISPATCH_FORALL_DTYPES(DCU_SIZE_)};
+#define DCU_DTYPE_NAME_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) name,
+static const char *const kDtypeName[] = {DISPATCH_FORALL_DTYPES(DCU_DTYPE_NAME_)};
+#define DCU_LOOP_NAME_(NAME, name, nin, ctx, mask) #name,
+static const char *const kLoopName[] = {DISPATCH_FORALL_LOOPS(DCU_LOOP_NAME_)};
+#define DCU_CHECK_TYPE_(NAME, name, sfx, T, size, CAT, kind, fmt, dl)                 \
+    static_assert(sizeof(DevType<DISPATCH_##NAME>::type) == size, "device type size " \
+                                                                   "of " name);
+DISPATCH_FORALL_DTYPES(DCU_CHECK_TYPE_)
+
+/* The value every element is read as on its way between dtypes, as the
+ * CPU's cast table reads it: uint8 0/1 for bool, int64 for integers, double
+ * for floats (float16 exact in double). */
+struct Carrier {
+    int cat;
+    int64_t i;
+    double f;
+};
+
+template <typename T> __device__ __forceinline__ Carrier to_carrier(T v) {
+    return Carrier{DISPATCH_CAT_INT, (int64_t)v, 0.0};
+}
+template <> __device__ __forceinline__ Carrier to_carrier(dcu_bool8 v) {
+    return Carrier{DISPATCH_CAT_BOOL, v.v, 0.0};
+}
+template <> __device__ __forceinline__ Carrier to_carrier(__half v) {
+    return Carrier{DISPATCH_CAT_FLOAT, 0, (double)__half2float(v)};
+}
+template <> __device__ __forceinline__ Carrier to_carrier(float v) {
+    return Carrier{DISPATCH_CAT_FLOAT, 0, (double)v};
+}
+template <> __device__ __forceinline__ Carrier to_carrier(double v) {
+    return Carrier{DISPATCH_CAT_FLOAT, 0, v};
+}
+
+__device__ __forceinline__ int64_t float_to_i64(double x) { /* FLOAT_TO_I64 of the CPU */
+    return x >= -9223372036854775808.0 && x < 9223372036854775808.0 ? (int64_t)x : INT64_MIN;
+}
+
+template <typename T> __device__ __forceinline__ T from_carrier(Carrier c) { /* integers */
+    int64_t v = c.cat == DISPATCH_CAT_FLOAT ? float_to_i64(c.f) : c.i;
+    return (T)(uint64_t)v;
+}
+template <> __device__ __forceinline__ dcu_bool8 from_carrier(Carrier c) {
+    return dcu_bool8{(uint8_t)(c.cat == DISPATCH_CAT_FLOAT ? c.f != 0 : c.i != 0)};
+}
+template <> __device__ __forceinline__ __half from_carrier(Carrier c) {
+    return c.cat == DISPATCH_CAT_FLOAT ? __double2half(c.f) : __ll2half_rn(c.i);
+}
+template <> __device__ __forceinline__ float from_carrier(Carrier c) {
+    return c.cat == DISPATCH_CAT_FLOAT ? (float)c.f : (float)c.i;
+}
+template <> __device__ __forceinline__ double from_carrier(Carrier c) {
+    return c.cat == DISPATCH_CAT_FLOAT ? c.f : (double)c.i;
+}
+
+#define DCU_READ_CASE_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) \
+    case DISPATCH_##NAME:                                            \
+        return to_carrier(*(const DevType<DISPATCH_##NAME>::type *)p);
+__device__ __noinline__ Carrier read_carrier(const char *p, int dt) {
+    switch (dt) {
+        DISPATCH_FORALL_DTYPES(DCU_READ_CASE_)
+    }
+    return Carrier{DISPATCH_CAT_INT, 0, 0.0};
+}
+#define DCU_WRITE_CASE_(NAME, name, sfx, T, size, CAT, kind, fmt, dl)                    \
+    case DISPATCH_##NAME:                                                                \
+        *(DevType<DISPATCH_##NAME>::type *)p = from_carrier<DevType<DISPATCH_##NAME>::type>(c); \
+        return;
+__device__ __noinline__ void write_carrier(char *p, int dt, Carrier c) {
+    switch (dt) {
+        DISPATCH_FORALL_DTYPES(DCU_WRITE_CASE_)
+    }
+}
+
+/* ---- arithmetic ------------------------------------------------------------
+ * Acc<T>: what T computes in. Ops take and give Acc values. */
+template <typename T> struct Acc { typedef T type; };
+template <> struct Acc<__half> { typedef float type; };
+template <typename T> __device__ __forceinline__ typename Acc<T>::type widen(T v) { return v; }
+__device__ __forceinline__ float widen(__half v) { return __half2float(v); }
+template <typename T> __device__ __forceinline__ T narrow(typename Acc<T>::type v) { return v; }
+template <> __device__ __forceinline__ __half narrow<__half>(float v) { return __float2half_rn(v); }
+
+template <typename A> __device__ __forceinline__ bool isnan_(A a) { return a != a; }
+
+template <typename T, bool F = (sizeof(T) > 0)> struct Arith { /* integers: wrap in uint64 */
+    typedef typename Acc<T>::type A;
+    static __device__ A add(A a, A b, A s) { return (A)((uint64_t)a + (uint64_t)s * (uint64_t)b); }
+    static __device__ A sub(A a, A b, A s) { return (A)((uint64_t)a - (uint64_t)s * (uint64_t)b); }
+    static __device__ A mul(A a, A b) { return (A)((uint64_t)a * (uint64_t)b); }
+    static __device__ A div(A a, A b) { return a; } /* not registered for integers */
+    static __device__ A max(A a, A b) { return a > b ? a : b; }
+    static __device__ A min(A a, A b) { return a < b ? a : b; }
+    static __device__ A neg(A a) { return (A)(0 - (uint64_t)a); }
+    static __device__ A abs(A a) { return ((uint64_t)a >> 63) ? (A)(0 - (uint64_t)a) : a; }
+    static __device__ A sqrt(A a) { return a; }
+    static __device__ A exp(A a) { return a; }
+    static __device__ A log(A a) { return a; }
+    static __device__ A addcmul(A a, A b, A c, A v) {
+        return (A)((uint64_t)a + (uint64_t)v * (uint64_t)b * (uint64_t)c);
+    }
+};
+template <typename A> struct FloatArith {
+    static __device__ A add(A a, A b, A s) { return a + s * b; }
+    static __device__ A sub(A a, A b, A s) { return a - s * b; }
+    static __device__ A mul(A a, A b) { return a * b; }
+    static __device__ A div(A a, A b) { return a / b; }
+    static __device__ A max(A a, A b) { return isnan_(a) ? a : isnan_(b) ? b : a > b ? a : b; }
+    static __device__ A min(A a, A b) { return isnan_(a) ? a : isnan_(b) ? b : a < b ? a : b; }
+    static __device__ A neg(A a) { return -a; }
+    static __device__ A abs(A a) { return fabs(a); }
+    static __device__ A sqrt(A a) { return ::sqrt(a); }
+    static __device__ A exp(A a) { return ::exp(a); }
+    static __device__ A log(A a) { return ::log(a); }
+    static __device__ A addcmul(A a, A b, A c, A v) { return a + v * b * c; }
+};
+template <> struct Arith<float> : FloatArith<float> {
+    static __device__ float abs(float a) { return fabsf(a); }
+    static __device__ float sqrt(float a) { return sqrtf(a); }
+    static __device__ float exp(float a) { return expf(a); }
+    static __device__ float log(float a) { return logf(a); }
+};
+template <> struct Arith<__half> : Arith<float> {};
+template <> struct Arith<double> : FloatArith<double> {};
+template <> struct Arith<dcu_bool8> { /* bool: or, and (the CPU's bool row) */
+    typedef dcu_bool8 A;
+    static __device__ A add(A a, A b, A s) { return A{(uint8_t)((a.v | (s.v & b.v)) != 0)}; }
+    static __device__ A sub(A a, A b, A s) { return a; }
+    static __device__ A mul(A a, A b) { return A{(uint8_t)(a.v & b.v)}; }
+    static __device__ A div(A a, A b) { return a; }
+    static __device__ A max(A a, A b) { return A{(uint8_t)(a.v | b.v)}; }
+    static __device__ A min(A a, A b) { return A{(uint8_t)(a.v & b.v)}; }
+    static __device__ A neg(A a) { return a; }
+    static __device__ A abs(A a) { return a; }
+    static __device__ A sqrt(A a) { return a; }
+    static __device__ A exp(A a) { return a; }
+    static __device__ A log(A a) { return a; }
+    static __device__ A addcmul(A a, A b, A c, A v) { return a; }
+};
+__device__ __forceinline__ bool operator==(dcu_bool8 a, dcu_bool8 b) { return a.v == b.v; }
+__device__ __forceinline__ bool operator!=(dcu_bool8 a, dcu_bool8 b) { return a.v != b.v; }
+__device__ __forceinline__ bool operator<(dcu_bool8 a, dcu_bool8 b) { return a.v < b.v; }
+__device__ __forceinline__ bool operator<=(dcu_bool8 a, dcu_bool8 b) { return a.v <= b.v; }
+__device__ __forceinline__ bool operator>(dcu_bool8 a, dcu_bool8 b) { return a.v > b.v; }
+__device__ __forceinline__ bool operator>=(dcu_bool8 a, dcu_bool8 b) { return a.v >= b.v; }
+
+/* Which loops each category has: the CPU's rows (cpu_loops_reference.c). */
+__host__ __device__ constexpr bool has_loop(int loop, int cat) {
+    return loop == DISPATCH_LOOP_EQ || loop == DISPATCH_LOOP_NE || loop == DISPATCH_LOOP_LT ||
+           loop == DISPATCH_LOOP_LE || loop == DISPATCH_LOOP_GT || loop == DISPATCH_LOOP_GE ||
+           loop == DISPATCH_LOOP_COPY || loop == DISPATCH_LOOP_WHERE ||
+           loop == DISPATCH_LOOP_FILL || loop == DISPATCH_LOOP_ADD || loop == DISPATCH_LOOP_MUL ||
+           loop == DISPATCH_LOOP_MAXIMUM || loop == DISPATCH_LOOP_MINIMUM ||
+           loop == DISPATCH_LOOP_ABS ||
+           (cat >= DISPATCH_CAT_INT && (loop == DISPATCH_LOOP_SUB || loop == DISPATCH_LOOP_NEG ||
+                                        loop == DISPATCH_LOOP_ADDCMUL)) ||
+           (cat == DISPATCH_CAT_FLOAT && (loop == DISPATCH_LOOP_DIV || loop == DISPATCH_LOOP_SQRT ||
+                                          loop == DISPATCH_LOOP_EXP || loop == DISPATCH_LOOP_LOG));
+}
+
+/* The loop ids' operand counts and bool operands, from the loop table. */
+#define DCU_NIN_(NAME, name, nin, ctx, mask) nin,
+#define DCU_MASK_(NAME, name, nin, ctx, mask) mask,
+static constexpr int kNin[] = {DISPATCH_FORALL_LOOPS(DCU_NIN_)};
+static constexpr int kBoolMask[] = {DISPATCH_FORALL_LOOPS(DCU_MASK_)};
+
+/* Operand K's type in loop LOOP of dtype T: bool where the table says so. */
+template <int LOOP, typename T, int K> struct OpType {
+    typedef typename std::conditional<(kBoolMask[LOOP] >> K) & 1, dcu_bool8, T>::type type;
+};
+
+/* ---- the kernel arguments ------------------------------------------------- */
+struct Args {
+    dcu_piece piece;
+    int32_t dtype[DCU_MAX_OPS]; /* each operand's own dtype */
+    uint32_t scalar_mask;       /* operands passed by value, in scalar[k] */
+    uint32_t cast_mask;         /* operands whose dtype is not the loop's */
+    uint64_t scalar[DCU_MAX_OPS]; /* the value's bytes, in the operand's loop dtype */
+    uint64_t value;               /* alpha / value / fill value in the loop dtype */
+    int32_t has_value;
+};
+
+template <typename T> __device__ __forceinline__ T from_bytes(uint64_t raw) {
+    T v;
+    memcpy(&v, &raw, sizeof v);
+    return v;
+}
+
+/* Compute one element from the loaded inputs (in their loop types). */
+template <int LOOP, typename T> struct Compute {
+    typedef typename Acc<T>::type A;
+    typedef Arith<T> M;
+    typedef typename OpType<LOOP, T, 0>::type Out;
+    template <typename I1, typename I2, typename I3>
+    static __device__ __forceinline__ Out run(I1 x, I2 y, I3 z, const Args &a) {
+        A v = a.has_value ? widen(from_bytes<T>(a.value)) : one();
+        switch (LOOP) {
+        case DISPATCH_LOOP_ADD: return out(M::add(wa(x), wa(y), v));
+        case DISPATCH_LOOP_SUB: return out(M::sub(wa(x), wa(y), v));
+        case DISPATCH_LOOP_MUL: return out(M::mul(wa(x), wa(y)));
+        case DISPATCH_LOOP_DIV: return out(M::div(wa(x), wa(y)));
+        case DISPATCH_LOOP_MAXIMUM: return out(M::max(wa(x), wa(y)));
+        case DISPATCH_LOOP_MINIMUM: return out(M::min(wa(x), wa(y)));
+        case DISPATCH_LOOP_EQ: return cmp(wa(x) == wa(y));
+        case DISPATCH_LOOP_NE: return cmp(wa(x) != wa(y));
+        case DISPATCH_LOOP_LT: return cmp(wa(x) < wa(y));
+        case DISPATCH_LOOP_LE: return cmp(wa(x) <= wa(y));
+        case DISPATCH_LOOP_GT: return cmp(wa(x) > wa(y));
+        case DISPATCH_LOOP_GE: return cmp(wa(x) >= wa(y));
+        case DISPATCH_LOOP_NEG: return out(M::neg(wa(x)));
+        case DISPATCH_LOOP_ABS: return out(M::abs(wa(x)));
+        case DISPATCH_LOOP_SQRT: return out(M::sqrt(wa(x)));
+        case DISPATCH_LOOP_EXP: return out(M::exp(wa(x)));
+        case DISPATCH_LOOP_LOG: return out(M::log(wa(x)));
+        case DISPATCH_LOOP_ADDCMUL: return out(M::addcmul(wa(x), wa(y), wa(z), v));
+        case DISPATCH_LOOP_WHERE: return pick(x, y, z);
+        case DISPATCH_LOOP_FILL: return out(v);
+        default: return out(wa(x)); /* COPY */
+        }
+    }
+    static __device__ __forceinline__ A one() { return from_carrier<A>(Carrier{DISPATCH_CAT_INT, 1, 0.0}); }
+    template <typename I> static __device__ __forceinline__ A wa(I x) {
+        return widen(from_bytes<T>(bytes_of(x)));
+    }
+    template <typename I> static __device__ __forceinline__ uint64_t bytes_of(I x) {
+        uint64_t r = 0;
+        memcpy(&r, &x, sizeof x < sizeof r ? sizeof x : sizeof r);
+        return r;
+    }
+    static __device__ __forceinline__ Out out(A v) { return from_bytes<Out>(bytes_of(narrow<T>(v))); }
+    static __device__ __forceinline__ Out cmp(bool b) {
+        return from_bytes<Out>((uint64_t)(b ? 1 : 0));
+    }
+    template <typename C, typename I2, typename I3>
+    static __device__ __forceinline__ Out pick(C c, I2 y, I3 z) {
+        return from_bytes<Out>(bytes_of(bytes_of(c) & 0xff ? y : z));
+    }
+};
+
+/* Operand K at byte offset off (or its scalar), in its loop type L. */
+template <typename L, int K>
+__device__ __forceinline__ L load_op(const Args &a, int64_t off) {
+    if (a.scalar_mask >> K & 1) return from_bytes<L>(a.scalar[K]);
+    const char *p = a.piece.data[K] + off;
+    if (a.cast_mask >> K & 1) return from_carrier<L>(read_carrier(p, a.dtype[K]));
+    return *(const L *)p;
+}
+
+/* Element i of contiguous operand K, no cast (or its scalar). */
+template <typename L, int K> __device__ __forceinline__ L load_plain(const Args &a, uint32_t i) {
+    if (a.scalar_mask >> K & 1) return from_bytes<L>(a.scalar[K]);
+    return ((const L *)a.piece.data[K])[i];
+}
+
+template <int LOOP, typename T> struct Types {
+    typedef typename OpType<LOOP, T, 0>::type O;
+    typedef typename OpType<LOOP, T, 1>::type I1;
+    typedef typename OpType<LOOP, T, 2>::type I2;
+    typedef typename OpType<LOOP, T, 3>::type I3;
+};
+
+/* The generic loop: contiguous with casts, or strided through the dividers. */
+template <int LOOP, typename T, int DT>
+__global__ void __launch_bounds__(128) generic_kernel(Args a, int contiguous) {
+    typedef Types<LOOP, T> Ty;
+    constexpr int nin = kNin[LOOP];
+    uint32_t stride = gridDim.x * blockDim.x;
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < (uint32_t)a.piece.numel; i += stride) {
+        int64_t off[4];
+#pragma unroll
+        for (int k = 0; k <= nin; k++)
+            off[k] = contiguous ? (int64_t)i * a.piece.strides[k][0] : dcu_piece_offset(&a.piece, k, i);
+        typename Ty::I1 x{};
+        typename Ty::I2 y{};
+        typename Ty::I3 z{};
+        if (nin >= 1) x = load_op<typename Ty::I1, 1>(a, off[1]);
+        if (nin >= 2) y = load_op<typename Ty::I2, 2>(a, off[2]);
+        if (nin >= 3) z = load_op<typename Ty::I3, 3>(a, off[3]);
+        typename Ty::O r = Compute<LOOP, T>::run(x, y, z, a);
+        char *o = a.piece.data[0] + off[0];
+        if (a.cast_mask & 1) write_carrier(o, a.dtype[0], to_carrier(r));
+        else *(typename Ty::O *)o = r;
+    }
+}
+
+template <typename E, int VEC> struct alignas(sizeof(E) * VEC) Vec {
+    E v[VEC];
+};
+
+/* The vectorized loop: no casts, every operand contiguous and aligned to VEC. */
+template <int LOOP, typename T, int VEC>
+__global__ void __launch_bounds__(128) vector_kernel(Args a) {
+    typedef Types<LOOP, T> Ty;
+    constexpr int nin = kNin[LOOP];
+    uint32_t n = (uint32_t)a.piece.numel, nvec = n / VEC;
+    uint32_t stride = gridDim.x * blockDim.x;
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < nvec; i += stride) {
+        Vec<typename Ty::I1, VEC> x{};
+        Vec<typename Ty::I2, VEC> y{};
+        Vec<typename Ty::I3, VEC> z{};
+        if (nin >= 1 && !(a.scalar_mask >> 1 & 1)) x = ((const Vec<typename Ty::I1, VEC> *)a.piece.data[1])[i];
+        if (nin >= 2 && !(a.scalar_mask >> 2 & 1)) y = ((const Vec<typename Ty::I2, VEC> *)a.piece.data[2])[i];
+        if (nin >= 3 && !(a.scalar_mask >> 3 & 1)) z = ((const Vec<typename Ty::I3, VEC> *)a.piece.data[3])[i];
+        Vec<typename Ty::O, VEC> r;
+#pragma unroll
+        for (int j = 0; j < VEC; j++) {
+            if (a.scalar_mask >> 1 & 1) x.v[j] = from_bytes<typename Ty::I1>(a.scalar[1]);
+            if (a.scalar_mask >> 2 & 1) y.v[j] = from_bytes<typename Ty::I2>(a.scalar[2]);
+            if (a.scalar_mask >> 3 & 1) z.v[j] = from_bytes<typename Ty::I3>(a.scalar[3]);
+            r.v[j] = Compute<LOOP, T>::run(x.v[j], y.v[j], z.v[j], a);
+        }
+        ((Vec<typename Ty::O, VEC> *)a.piece.data[0])[i] = r;
+    }
+    /* the tail */
+    for (uint32_t i = nvec * VEC + blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        typename Ty::I1 x{};
+        typename Ty::I2 y{};
+        typename Ty::I3 z{};
+        if (nin >= 1) x = load_plain<typename Ty::I1, 1>(a, i);
+        if (nin >= 2) y = load_plain<typename Ty::I2, 2>(a, i);
+        if (nin >= 3) z = load_plain<typename Ty::I3, 3>(a, i);
+        ((typename Ty::O *)a.piece.data[0])[i] = Compute<LOOP, T>::run(x, y, z, a);
+    }
+}
+
+/* ---- launching ------------------------------------------------------------ */
+static thread_local char elementwise_error[512];
+static dcu_launch_record last_launch;
+
+static int grid_for(int64_t work, int threads) {
+    int64_t blocks = (work + threads - 1) / threads;
+    if (blocks > 65536) blocks = 65536; /* grid-stride beyond */
+    return blocks < 1 ? 1 : (int)blocks;
+}
+
+template <int LOOP, typename T, int DT> static int launch_piece(const dcu_piece *p, void *ctx) {
+    Args a = *(const Args *)ctx;
+    a.piece = *p;
+    const int threads = 128;
+    if (p->path == DCU_PATH_VECTOR && p->vec == 4)
+        vector_kernel<LOOP, T, 4><<<grid_for(p->numel / 4 + 1, threads), threads>>>(a);
+    else if (p->path == DCU_PATH_VECTOR && p->vec == 2)
+        vector_kernel<LOOP, T, 2><<<grid_for(p->numel / 2 + 1, threads), threads>>>(a);
+    else
+        generic_kernel<LOOP, T, DT><<<grid_for(p->numel, threads), threads>>>(
+            a, p->path != DCU_PATH_STRIDED);
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess) {
+        snprintf(elementwise_error, sizeof elementwise_error, "%s<<<...>>> (loop %s): %s (%d): %s",
+                 p->path == DCU_PATH_STRIDED ? "generic_kernel" : "vector_kernel",
+                 kLoopName[LOOP], cudaGetErrorName(e), (int)e, cudaGetErrorString(e));
+        return 1;
+    }
+    return 0;
+}
+
+typedef int (*piece_fn)(const dcu_piece *, void *);
+
+template <int LOOP, int DT> constexpr piece_fn entry() {
+    typedef typename DevType<DT>::type T;
+    return has_loop(LOOP, kCategory[DT]) ? &launch_piece<LOOP, T, DT> : nullptr;
+}
+
+#define DCU_DTYPE_ENTRY_(LOOP, NAME, name, sfx, T, size, CAT, kind, fmt, dl) \
+    entry<LOOP, DISPATCH_##NAME>(),
+#define DCU_LOOP_ROW_(NAME, name, nin, ctx, mask) \
+    {DISPATCH_FORALL_DTYPES_WITH(DCU_DTYPE_ENTRY_, DISPATCH_LOOP_##NAME)},
+static const piece_fn table[DISPATCH_NUM_LOOPS][DISPATCH_NUM_DTYPES] = {
+    DISPATCH_FORALL_LOOPS(DCU_LOOP_ROW_)};
+
+/*
+ * The device loop the host's engine calls (dispatch_device_loop_fn,
+ * dispatch/iterator.h): plan p over nops operands of dtypes `dtypes`
+ * (loop_dtypes: what the loop reads and writes; an operand of another dtype
+ * is converted on the way), operands in scalar_mask read from host memory
+ * once (their bytes are in the loop dtype), ctx the loop's host scalar.
+ */
+DCU_API int dcu_elementwise(int loop, int dtype, const dcu_plan_in *p, const int *dtypes,
+                            const int *loop_dtypes, uint32_t scalar_mask, const void *ctx,
+                            char *err, size_t errcap) {
+    piece_fn fn = loop >= 0 && loop < DISPATCH_NUM_LOOPS && dtype >= 0 && dtype < DISPATCH_NUM_DTYPES
+                      ? table[loop][dtype]
+                      : nullptr;
+    if (!fn) {
+        snprintf(err, errcap, "\"%s\" has no CUDA loop for dtype %s",
+                 loop >= 0 && loop < DISPATCH_NUM_LOOPS ? kLoopName[loop] : "?",
+                 dtype >= 0 && dtype < DISPATCH_NUM_DTYPES ? kDtypeName[dtype] : "?");
+        return -1;
+    }
+    Args a;
+    memset(&a, 0, sizeof a);
+    int itemsize[DCU_MAX_OPS];
+    int cast = 0;
+    dcu_plan_in q = *p;
+    for (int k = 0; k < p->nops; k++) {
+        a.dtype[k] = dtypes[k];
+        itemsize[k] = kItemsize[dtypes[k]];
+        if (scalar_mask >> k & 1) {
+            /* read here, once; the host pointer stays in the plan (stride 0)
+             * but the device never reads it */
+            memcpy(&a.scalar[k], p->data[k], (size_t)kItemsize[loop_dtypes[k]]);
+        } else if (dtypes[k] != loop_dtypes[k]) {
+            a.cast_mask |= 1u << k;
+            cast = 1;
+        }
+    }
+    a.scalar_mask = scalar_mask;
+    if (ctx) {
+        memcpy(&a.value, ctx, (size_t)kItemsize[dtype]);
+        a.has_value = 1;
+    }
+    int rc = dcu_plan_launch(&q, itemsize, cast, scalar_mask, fn, &a, &last_launch);
+    if (rc < 0) {
+        snprintf(err, errcap, "%s", elementwise_error);
+        return -1;
+    }
+    return 0;
+}
+
+/* What the last elementwise call chose: path, vector width, pieces. */
+DCU_API void dcu_last_launch(dcu_launch_record *out) { *out = last_launch; }
