@@ -176,7 +176,8 @@ def avx2_build(tmp_path_factory) -> dict[str, str]:
     work = tmp_path_factory.mktemp("cpu-avx2")
     build, dest = work / "build", work / "inst"
     steps = (
-        [*meson, "setup", str(build), str(ROOT), "-Dcpu-baseline=avx2", "-Dtests=false"],
+        [*meson, "setup", str(build), str(ROOT), "-Dcpu-baseline=avx2", "-Dtests=false",
+         "-Dcuda=disabled"],  # the CPU guard is under test, not the CUDA module
         [ninja, "-C", str(build)],
         [*meson, "install", "-C", str(build), "--destdir", str(dest), "--quiet"],
     )

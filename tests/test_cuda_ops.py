@@ -9,7 +9,6 @@ test. The tests marked gpu need an NVIDIA GPU and skip, saying why, elsewhere.
 
 from __future__ import annotations
 
-import gc
 import shutil
 import subprocess
 from pathlib import Path
@@ -22,42 +21,6 @@ from dispatch import cuda
 ROOT = Path(__file__).resolve().parents[1]
 REASON = cuda.unavailable_reason()
 gpu = pytest.mark.skipif(not cuda.is_available(), reason=f"no CUDA device: {REASON}")
-
-
-@pytest.fixture
-def fake_cuda():
-    """"cuda" tensors over host memory, filled through memmove copies."""
-    if cuda.is_available():
-        pytest.skip("a GPU is present: the real allocator is registered")
-    import ctypes
-
-    from dispatch._core import ffi, lib
-
-    blocks = {}
-
-    @ffi.callback("void *(size_t, void *)")
-    def alloc(n, ctx):
-        buf = ffi.new("char[]", max(int(n), 1))
-        blocks[int(ffi.cast("uintptr_t", buf))] = buf
-        return buf
-
-    @ffi.callback("void (void *, void *)")
-    def free(p, ctx):
-        blocks.pop(int(ffi.cast("uintptr_t", p)), None)
-
-    name = ffi.new("char[]", b"fake-cuda")
-    a = ffi.new("dispatch_allocator *", {"name": name, "alloc": alloc, "free": free})
-    before = lib.dispatch_allocator_get(1)
-    lib.dispatch_allocator_register(1, a)
-    mp = pytest.MonkeyPatch()
-    mp.setattr(cuda, "_lib", lambda: None)
-    mp.setattr(cuda, "memcpy", lambda dst, src, n, kind: ctypes.memmove(dst, src, n))
-    try:
-        yield mp
-    finally:
-        mp.undo()
-        gc.collect()
-        lib.dispatch_allocator_register(1, before)
 
 
 # item 0: no host walk over device memory ----------------------------------------------------

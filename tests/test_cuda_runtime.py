@@ -132,35 +132,7 @@ def test_show_runtime_and_python_m_dispatch_report_cuda(tmp_path):
                              else "available" if cuda.is_available() else "unavailable")
 
 
-# Mixing devices: a fake "cuda" allocator (host memory) makes CUDA-tagged tensors here ---------
-
-@pytest.fixture
-def fake_cuda_allocator():
-    if cuda.is_available():
-        pytest.skip("a GPU is present: the real allocator is registered")
-    from dispatch._core import ffi, lib
-
-    blocks = {}
-
-    @ffi.callback("void *(size_t, void *)")
-    def alloc(n, ctx):
-        buf = ffi.new("char[]", max(int(n), 1))
-        blocks[int(ffi.cast("uintptr_t", buf))] = buf
-        return buf
-
-    @ffi.callback("void (void *, void *)")
-    def free(p, ctx):
-        blocks.pop(int(ffi.cast("uintptr_t", p)), None)
-
-    name = ffi.new("char[]", b"fake-cuda")
-    a = ffi.new("dispatch_allocator *", {"name": name, "alloc": alloc, "free": free})
-    before = lib.dispatch_allocator_get(1)
-    lib.dispatch_allocator_register(1, a)
-    try:
-        yield
-    finally:
-        lib.dispatch_allocator_register(1, before)
-
+# Mixing devices: fake_cuda_allocator (tests/conftest.py) makes CUDA-tagged tensors here ----
 
 def test_cuda_and_cpu_tensor_in_one_operator_is_an_error_naming_both(fake_cuda_allocator):
     g = dispatch.empty(3, device="cuda")

@@ -101,41 +101,6 @@ def test_dlpack_stream_resolution_does_not_load_cuda(tmp_path):
 
 # "cuda" tensors over host memory: the whole protocol without a GPU ------------------------------
 
-@pytest.fixture
-def fake_cuda():
-    """A fake "cuda" allocator (host memory), and copies between devices done by
-    memmove in place of cudaMemcpy."""
-    if cuda.is_available():
-        pytest.skip("a GPU is present: the real allocator is registered")
-    from dispatch._core import ffi, lib
-
-    blocks = {}
-
-    @ffi.callback("void *(size_t, void *)")
-    def alloc(n, ctx):
-        buf = ffi.new("char[]", max(int(n), 1))
-        blocks[int(ffi.cast("uintptr_t", buf))] = buf
-        return buf
-
-    @ffi.callback("void (void *, void *)")
-    def free(p, ctx):
-        blocks.pop(int(ffi.cast("uintptr_t", p)), None)
-
-    name = ffi.new("char[]", b"fake-cuda")
-    a = ffi.new("dispatch_allocator *", {"name": name, "alloc": alloc, "free": free})
-    before = lib.dispatch_allocator_get(1)
-    lib.dispatch_allocator_register(1, a)
-    mp = pytest.MonkeyPatch()
-    mp.setattr(cuda, "_lib", lambda: None)
-    mp.setattr(cuda, "memcpy", lambda dst, src, n, kind: ctypes.memmove(dst, src, n))
-    try:
-        yield
-    finally:
-        mp.undo()
-        gc.collect()  # tensors on the fake allocator go while it is still registered
-        lib.dispatch_allocator_register(1, before)
-
-
 def _on_cuda(values, dtype=dispatch.float32):
     return dispatch.tensor(values, dtype=dtype).to("cuda")
 

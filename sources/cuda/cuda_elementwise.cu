@@ -25,6 +25,7 @@
  * exp, log and sqrt use CUDA's expf/logf/sqrtf (sqrt correctly rounded; exp
  * and log within 2 ulp, inside the CPU's documented bounds).
  */
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -57,6 +58,7 @@ DCU_DEVICE_TYPE(INT64, int64_t)
 DCU_DEVICE_TYPE(FLOAT16, __half)
 DCU_DEVICE_TYPE(FLOAT32, float)
 DCU_DEVICE_TYPE(FLOAT64, double)
+DCU_DEVICE_TYPE(BFLOAT16, __nv_bfloat16)
 
 #define DCU_CAT_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) DISPATCH_CAT_##CAT,
 static constexpr int kCategory[] = {DISPATCH_FORALL_DTYPES(DCU_CAT_)};
@@ -89,6 +91,9 @@ template <> __device__ __forceinline__ Carrier to_carrier(dcu_bool8 v) {
 template <> __device__ __forceinline__ Carrier to_carrier(__half v) {
     return Carrier{DISPATCH_CAT_FLOAT, 0, (double)__half2float(v)};
 }
+template <> __device__ __forceinline__ Carrier to_carrier(__nv_bfloat16 v) {
+    return Carrier{DISPATCH_CAT_FLOAT, 0, (double)__bfloat162float(v)};
+}
 template <> __device__ __forceinline__ Carrier to_carrier(float v) {
     return Carrier{DISPATCH_CAT_FLOAT, 0, (double)v};
 }
@@ -109,6 +114,9 @@ template <> __device__ __forceinline__ dcu_bool8 from_carrier(Carrier c) {
 }
 template <> __device__ __forceinline__ __half from_carrier(Carrier c) {
     return c.cat == DISPATCH_CAT_FLOAT ? __double2half(c.f) : __ll2half_rn(c.i);
+}
+template <> __device__ __forceinline__ __nv_bfloat16 from_carrier(Carrier c) {
+    return c.cat == DISPATCH_CAT_FLOAT ? __double2bfloat16(c.f) : __ll2bfloat16_rn(c.i);
 }
 template <> __device__ __forceinline__ float from_carrier(Carrier c) {
     return c.cat == DISPATCH_CAT_FLOAT ? (float)c.f : (float)c.i;
@@ -140,10 +148,15 @@ __device__ __noinline__ void write_carrier(char *p, int dt, Carrier c) {
  * Acc<T>: what T computes in. Ops take and give Acc values. */
 template <typename T> struct Acc { typedef T type; };
 template <> struct Acc<__half> { typedef float type; };
+template <> struct Acc<__nv_bfloat16> { typedef float type; };
 template <typename T> __device__ __forceinline__ typename Acc<T>::type widen(T v) { return v; }
 __device__ __forceinline__ float widen(__half v) { return __half2float(v); }
+__device__ __forceinline__ float widen(__nv_bfloat16 v) { return __bfloat162float(v); }
 template <typename T> __device__ __forceinline__ T narrow(typename Acc<T>::type v) { return v; }
 template <> __device__ __forceinline__ __half narrow<__half>(float v) { return __float2half_rn(v); }
+template <> __device__ __forceinline__ __nv_bfloat16 narrow<__nv_bfloat16>(float v) {
+    return __float2bfloat16_rn(v);
+}
 
 template <typename A> __device__ __forceinline__ bool isnan_(A a) { return a != a; }
 
@@ -160,6 +173,9 @@ template <typename T, bool F = (sizeof(T) > 0)> struct Arith { /* integers: wrap
     static __device__ A sqrt(A a) { return a; }
     static __device__ A exp(A a) { return a; }
     static __device__ A log(A a) { return a; }
+    static __device__ A expm1(A a) { return a; }
+    static __device__ A log1p(A a) { return a; }
+    static __device__ A tanh(A a) { return a; }
     static __device__ A addcmul(A a, A b, A c, A v) {
         return (A)((uint64_t)a + (uint64_t)v * (uint64_t)b * (uint64_t)c);
     }
@@ -176,6 +192,9 @@ template <typename A> struct FloatArith {
     static __device__ A sqrt(A a) { return ::sqrt(a); }
     static __device__ A exp(A a) { return ::exp(a); }
     static __device__ A log(A a) { return ::log(a); }
+    static __device__ A expm1(A a) { return ::expm1(a); }
+    static __device__ A log1p(A a) { return ::log1p(a); }
+    static __device__ A tanh(A a) { return ::tanh(a); }
     static __device__ A addcmul(A a, A b, A c, A v) { return a + v * b * c; }
 };
 template <> struct Arith<float> : FloatArith<float> {
@@ -183,8 +202,12 @@ template <> struct Arith<float> : FloatArith<float> {
     static __device__ float sqrt(float a) { return sqrtf(a); }
     static __device__ float exp(float a) { return expf(a); }
     static __device__ float log(float a) { return logf(a); }
+    static __device__ float expm1(float a) { return expm1f(a); }
+    static __device__ float log1p(float a) { return log1pf(a); }
+    static __device__ float tanh(float a) { return tanhf(a); }
 };
 template <> struct Arith<__half> : Arith<float> {};
+template <> struct Arith<__nv_bfloat16> : Arith<float> {};
 template <> struct Arith<double> : FloatArith<double> {};
 template <> struct Arith<dcu_bool8> { /* bool: or, and (the CPU's bool row) */
     typedef dcu_bool8 A;
@@ -199,6 +222,9 @@ template <> struct Arith<dcu_bool8> { /* bool: or, and (the CPU's bool row) */
     static __device__ A sqrt(A a) { return a; }
     static __device__ A exp(A a) { return a; }
     static __device__ A log(A a) { return a; }
+    static __device__ A expm1(A a) { return a; }
+    static __device__ A log1p(A a) { return a; }
+    static __device__ A tanh(A a) { return a; }
     static __device__ A addcmul(A a, A b, A c, A v) { return a; }
 };
 __device__ __forceinline__ bool operator==(dcu_bool8 a, dcu_bool8 b) { return a.v == b.v; }
@@ -219,7 +245,9 @@ __host__ __device__ constexpr bool has_loop(int loop, int cat) {
            (cat >= DISPATCH_CAT_INT && (loop == DISPATCH_LOOP_SUB || loop == DISPATCH_LOOP_NEG ||
                                         loop == DISPATCH_LOOP_ADDCMUL)) ||
            (cat == DISPATCH_CAT_FLOAT && (loop == DISPATCH_LOOP_DIV || loop == DISPATCH_LOOP_SQRT ||
-                                          loop == DISPATCH_LOOP_EXP || loop == DISPATCH_LOOP_LOG));
+                                          loop == DISPATCH_LOOP_EXP || loop == DISPATCH_LOOP_LOG ||
+                                          loop == DISPATCH_LOOP_EXPM1 || loop == DISPATCH_LOOP_LOG1P ||
+                                          loop == DISPATCH_LOOP_TANH));
 }
 
 /* The loop ids' operand counts and bool operands, from the loop table. */
@@ -276,6 +304,9 @@ template <int LOOP, typename T> struct Compute {
         case DISPATCH_LOOP_SQRT: return out(M::sqrt(wa(x)));
         case DISPATCH_LOOP_EXP: return out(M::exp(wa(x)));
         case DISPATCH_LOOP_LOG: return out(M::log(wa(x)));
+        case DISPATCH_LOOP_EXPM1: return out(M::expm1(wa(x)));
+        case DISPATCH_LOOP_LOG1P: return out(M::log1p(wa(x)));
+        case DISPATCH_LOOP_TANH: return out(M::tanh(wa(x)));
         case DISPATCH_LOOP_ADDCMUL: return out(M::addcmul(wa(x), wa(y), wa(z), v));
         case DISPATCH_LOOP_WHERE: return pick(x, y, z);
         case DISPATCH_LOOP_FILL: return out(v);
