@@ -195,6 +195,21 @@ static char *copy_contiguous(const dispatch_iter_operand *src, int nd, const int
     return buf;
 }
 
+/* The broadcast shape of the operands, which must be the output's (operand
+ * 0 is never broadcast): the one shape check of the CPU and device paths. */
+static int output_shape(int nops, const dispatch_iter_operand *ops, int *nd, int64_t *shape)
+{
+    if (dispatch_iter_broadcast_shape(nops, ops, nd, shape) != 0) return -1;
+    int same = ops[0].ndim == *nd;
+    for (int d = 0; same && d < *nd; d++) same = ops[0].shape[d] == shape[d];
+    if (same) return 0;
+    char a[256], b[256];
+    format_shape(a, sizeof a, ops[0].ndim, ops[0].shape);
+    format_shape(b, sizeof b, *nd, shape);
+    return dispatch_error_set(DISPATCH_ERR_VALUE,
+                              "output with shape %s doesn't match the broadcast shape %s", a, b);
+}
+
 int dispatch_iter_elementwise_typed(dispatch_loop_fn loop, const int *loop_dtypes, int nops,
                                     const dispatch_iter_operand *ops, void *ctx)
 {
@@ -208,18 +223,7 @@ int dispatch_iter_elementwise_typed(dispatch_loop_fn loop, const int *loop_dtype
     }
     int nd;
     int64_t shape[MAXD];
-    if (dispatch_iter_broadcast_shape(nops, ops, &nd, shape) != 0) return -1;
-    /* The output is not broadcast: its shape is the result's shape. */
-    int same = ops[0].ndim == nd;
-    for (int d = 0; same && d < nd; d++) same = ops[0].shape[d] == shape[d];
-    if (!same) {
-        char a[256], b[256];
-        format_shape(a, sizeof a, ops[0].ndim, ops[0].shape);
-        format_shape(b, sizeof b, nd, shape);
-        return dispatch_error_set(DISPATCH_ERR_VALUE,
-                                  "output with shape %s doesn't match the broadcast shape %s",
-                                  a, b);
-    }
+    if (output_shape(nops, ops, &nd, shape) != 0) return -1;
     runner r = {.loop = loop, .ctx = ctx};
     for (int k = 0; k < nops; k++) {
         int want = loop_dtypes[k];
@@ -326,17 +330,7 @@ int dispatch_iter_elementwise_plan(int nops, const dispatch_iter_operand *ops,
     }
     int nd;
     int64_t shape[MAXD];
-    if (dispatch_iter_broadcast_shape(nops, ops, &nd, shape) != 0) return -1;
-    int same = ops[0].ndim == nd;
-    for (int d = 0; same && d < nd; d++) same = ops[0].shape[d] == shape[d];
-    if (!same) {
-        char a[256], b[256];
-        format_shape(a, sizeof a, ops[0].ndim, ops[0].shape);
-        format_shape(b, sizeof b, nd, shape);
-        return dispatch_error_set(DISPATCH_ERR_VALUE,
-                                  "output with shape %s doesn't match the broadcast shape %s",
-                                  a, b);
-    }
+    if (output_shape(nops, ops, &nd, shape) != 0) return -1;
     intptr_t bs[MAXOPS][MAXD];
     char *data[MAXOPS];
     for (int k = 0; k < nops; k++) {
