@@ -107,6 +107,7 @@ EXPECT = {
     "gt": ew(lambda a, b: a > b, xs, ys), "ge": ew(lambda a, b: a >= b, xs, ys),
     "neg": ew(lambda a: -a, xs), "abs": ew(abs, xs), "sqrt": ew(math.sqrt, xs),
     "exp": ew(math.exp, xs), "log": ew(math.log, xs),
+    "expm1": ew(math.expm1, xs), "log1p": ew(math.log1p, xs), "tanh": ew(math.tanh, xs),
     "addcmul": ew(lambda a, b, c: a + b * c, xs, xs, ys),
     "where": ew(lambda c, a, b: a if c else b, cond.tolist(), xs, ys),
     "sum": sum(map(sum, xs)), "mean": sum(map(sum, xs)) / 6,
@@ -117,7 +118,11 @@ EXPECT = {
     "argmax": [v for r in xs for v in r].index(max(map(max, xs))),
     "argmin": [v for r in xs for v in r].index(min(map(min, xs))),
 }
-TENSOR, SCALAR, INT, FLOAT, BOOL, STR, SCALARTYPE = range(7)
+from dispatch._core import lib  # the schema's type kinds, read from C
+TENSOR, SCALAR, INT, FLOAT, BOOL, STR, SCALARTYPE = (
+    lib.DISPATCH_TYPE_TENSOR, lib.DISPATCH_TYPE_SCALAR, lib.DISPATCH_TYPE_INT,
+    lib.DISPATCH_TYPE_FLOAT, lib.DISPATCH_TYPE_BOOL, lib.DISPATCH_TYPE_STR,
+    lib.DISPATCH_TYPE_SCALARTYPE)
 called = 0
 for name in OPERATORS:
     packet = getattr(ops, name)

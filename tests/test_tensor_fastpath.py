@@ -176,7 +176,11 @@ def test_a_new_overload_replaces_the_cached_packet():
 # overload's schema, as the test's own model: which overload a call binds to,
 # or the error converting a value raises. Each call is made through the packet
 # and through the overloads one by one, and all must agree with the model.
-_TENSOR, _SCALAR, _INT, _FLOAT, _BOOL, _STR, _SCALARTYPE = range(7)
+_TENSOR, _SCALAR, _INT, _FLOAT, _BOOL, _STR, _SCALARTYPE = (  # read from C, never retyped
+    dispatch._core.lib.DISPATCH_TYPE_TENSOR, dispatch._core.lib.DISPATCH_TYPE_SCALAR,
+    dispatch._core.lib.DISPATCH_TYPE_INT, dispatch._core.lib.DISPATCH_TYPE_FLOAT,
+    dispatch._core.lib.DISPATCH_TYPE_BOOL, dispatch._core.lib.DISPATCH_TYPE_STR,
+    dispatch._core.lib.DISPATCH_TYPE_SCALARTYPE)
 _VALUES = st.sampled_from([
     None, True, False, 0, 1, -1, 2, 2**70, 0.5, -2.0, float("nan"), (0,), (1,), [0, 1], (0, 0),
     (), [True], (0.5,), np.int64(1), np.float32(0.5), np.bool_(True), "x", "dim",
