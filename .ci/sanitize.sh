@@ -3,14 +3,16 @@
 # -Db_sanitize=address,undefined, run the C test binaries (meson test), then
 # the whole Python suite with libasan preloaded into the interpreter.
 #
-#   .ci/sanitize.sh            (BUILD=build-asan VENV=/tmp/venv-asan by default)
+#   .ci/sanitize.sh            (BUILD=build-asan VENV=build-asan-venv by default)
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-$ROOT/build-asan}
-VENV=${VENV:-/tmp/venv-asan}
+VENV=${VENV:-$ROOT/build-asan-venv}
 CC=${CC:-gcc}
 
-python3 -m venv --system-site-packages "$VENV"
+# --clear: a venv left by another checkout (its editable loader points at
+# that checkout) must not be reused.
+python3 -m venv --clear --system-site-packages "$VENV"
 "$VENV/bin/pip" install -q -r "$ROOT/requirements-dev.txt"
 PATH="$VENV/bin:$PATH"   # meson and ninja, wherever pip put them
 export PATH
