@@ -573,6 +573,17 @@ static int has_internal_overlap(const dispatch_tensor *t) {
     return dispatch_overlaps_itself((int)t->ndim, t->sizes, bst, isz);
 }
 
+int dispatch_tensor_check_no_internal_overlap(const dispatch_tensor *t) {
+    int self_overlap = has_internal_overlap(t);
+    if (self_overlap < 0) return -1;
+    if (self_overlap)
+        return dispatch_error_set(DISPATCH_ERR_RUNTIME,
+                                  "unsupported operation: more than one element of the written-to "
+                                  "tensor refers to a single memory location. Please clone() the "
+                                  "tensor before performing the operation.");
+    return 0;
+}
+
 /* Address range [lo, hi) a non-empty tensor touches (strides are >= 0). */
 static void byte_range(const dispatch_tensor *t, uintptr_t *lo, uintptr_t *hi) {
     int64_t last = 0;
@@ -592,13 +603,7 @@ int dispatch_tensor_check_writable(const dispatch_tensor *t, const char *what) {
 
 int dispatch_tensor_copy_(dispatch_tensor *dst, dispatch_tensor *src) {
     if (dispatch_tensor_check_writable(dst, "copy_") < 0) return -1;
-    int self_overlap = has_internal_overlap(dst);
-    if (self_overlap < 0) return -1;
-    if (self_overlap)
-        return dispatch_error_set(DISPATCH_ERR_RUNTIME,
-                                  "unsupported operation: more than one element of the written-to "
-                                  "tensor refers to a single memory location. Please clone() the "
-                                  "tensor before performing the operation.");
+    if (dispatch_tensor_check_no_internal_overlap(dst) < 0) return -1;
     dispatch_tensor *e = dispatch_tensor_expand(src, (int)dst->ndim, dst->sizes);
     if (!e) return -1;
     if (dst->device == DISPATCH_DEVICE_META || dst->numel == 0) {

@@ -979,19 +979,7 @@ int dispatch_kernels_copy_(dispatch_tensor *dst, dispatch_tensor *src) {
         (src->device != dst->device && !host_value))
         return dispatch_tensor_copy_(dst, src);
     if (dispatch_tensor_check_writable(dst, "copy_") < 0) return -1;
-    int64_t isz0 = (int64_t)dispatch_dtype_itemsize(dst->dtype), bst[DISPATCH_MAX_DIMS];
-    int self_overlap = 0;
-    for (int d = 0; d < dst->ndim && !self_overlap; d++)
-        if (dst->sizes[d] <= 1) bst[d] = 0;
-        else if (__builtin_mul_overflow(dst->strides[d], isz0, &bst[d])) self_overlap = 1;
-    if (!self_overlap)
-        self_overlap = dispatch_overlaps_itself((int)dst->ndim, dst->sizes, bst, isz0);
-    if (self_overlap < 0) return -1;
-    if (self_overlap) /* core's copy_ says the same */
-        return dispatch_error_set(DISPATCH_ERR_RUNTIME,
-                                  "unsupported operation: more than one element of the written-to "
-                                  "tensor refers to a single memory location. Please clone() the "
-                                  "tensor before performing the operation.");
+    if (dispatch_tensor_check_no_internal_overlap(dst) < 0) return -1;
     dispatch_tensor *e = dispatch_tensor_expand(src, (int)dst->ndim, dst->sizes);
     if (!e) return -1;
     dispatch_tensor *ts[2] = {dst, e};

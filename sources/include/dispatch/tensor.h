@@ -78,6 +78,9 @@ int dispatch_tensor_copy_(dispatch_tensor *dst, dispatch_tensor *src);
  * operator's name): t's storage is read-only (dispatch_storage_set_readonly).
  * dispatch_call() checks it for every Tensor(a!) argument, copy_ here. */
 int dispatch_tensor_check_writable(const dispatch_tensor *t, const char *what);
+/* 0, or -1 with torch's error when two elements of t share memory (a written-to
+ * tensor must not: copy_, and every device's copy). */
+int dispatch_tensor_check_no_internal_overlap(const dispatch_tensor *t);
 
 /* Broadcasting ------------------------------------------------------------- */
 /* NumPy's rule; on mismatch a ValueError naming both shapes. */
