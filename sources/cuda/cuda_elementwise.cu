@@ -160,22 +160,29 @@ template <> __device__ __forceinline__ __nv_bfloat16 narrow<__nv_bfloat16>(float
 
 template <typename A> __device__ __forceinline__ bool isnan_(A a) { return a != a; }
 
-template <typename T, bool F = (sizeof(T) > 0)> struct Arith { /* integers: wrap in uint64 */
-    typedef typename Acc<T>::type A;
-    static __device__ A add(A a, A b, A s) { return (A)((uint64_t)a + (uint64_t)s * (uint64_t)b); }
-    static __device__ A sub(A a, A b, A s) { return (A)((uint64_t)a - (uint64_t)s * (uint64_t)b); }
-    static __device__ A mul(A a, A b) { return (A)((uint64_t)a * (uint64_t)b); }
-    static __device__ A div(A a, A b) { return a; } /* not registered for integers */
-    static __device__ A max(A a, A b) { return a > b ? a : b; }
-    static __device__ A min(A a, A b) { return a < b ? a : b; }
-    static __device__ A neg(A a) { return (A)(0 - (uint64_t)a); }
-    static __device__ A abs(A a) { return ((uint64_t)a >> 63) ? (A)(0 - (uint64_t)a) : a; }
+/* The float-only loops (div and the math functions) are never registered for
+ * integer or bool dtypes; these stand-ins only let every (loop, dtype) pair
+ * instantiate. */
+template <typename A> struct NoFloatMath {
+    static __device__ A div(A a, A b) { return a; }
     static __device__ A sqrt(A a) { return a; }
     static __device__ A exp(A a) { return a; }
     static __device__ A log(A a) { return a; }
     static __device__ A expm1(A a) { return a; }
     static __device__ A log1p(A a) { return a; }
     static __device__ A tanh(A a) { return a; }
+};
+
+template <typename T, bool F = (sizeof(T) > 0)>
+struct Arith : NoFloatMath<typename Acc<T>::type> { /* integers: wrap in uint64 */
+    typedef typename Acc<T>::type A;
+    static __device__ A add(A a, A b, A s) { return (A)((uint64_t)a + (uint64_t)s * (uint64_t)b); }
+    static __device__ A sub(A a, A b, A s) { return (A)((uint64_t)a - (uint64_t)s * (uint64_t)b); }
+    static __device__ A mul(A a, A b) { return (A)((uint64_t)a * (uint64_t)b); }
+    static __device__ A max(A a, A b) { return a > b ? a : b; }
+    static __device__ A min(A a, A b) { return a < b ? a : b; }
+    static __device__ A neg(A a) { return (A)(0 - (uint64_t)a); }
+    static __device__ A abs(A a) { return ((uint64_t)a >> 63) ? (A)(0 - (uint64_t)a) : a; }
     static __device__ A addcmul(A a, A b, A c, A v) {
         return (A)((uint64_t)a + (uint64_t)v * (uint64_t)b * (uint64_t)c);
     }
@@ -209,22 +216,15 @@ template <> struct Arith<float> : FloatArith<float> {
 template <> struct Arith<__half> : Arith<float> {};
 template <> struct Arith<__nv_bfloat16> : Arith<float> {};
 template <> struct Arith<double> : FloatArith<double> {};
-template <> struct Arith<dcu_bool8> { /* bool: or, and (the CPU's bool row) */
+template <> struct Arith<dcu_bool8> : NoFloatMath<dcu_bool8> { /* bool: or, and (the CPU's bool row) */
     typedef dcu_bool8 A;
     static __device__ A add(A a, A b, A s) { return A{(uint8_t)((a.v | (s.v & b.v)) != 0)}; }
     static __device__ A sub(A a, A b, A s) { return a; }
     static __device__ A mul(A a, A b) { return A{(uint8_t)(a.v & b.v)}; }
-    static __device__ A div(A a, A b) { return a; }
     static __device__ A max(A a, A b) { return A{(uint8_t)(a.v | b.v)}; }
     static __device__ A min(A a, A b) { return A{(uint8_t)(a.v & b.v)}; }
     static __device__ A neg(A a) { return a; }
     static __device__ A abs(A a) { return a; }
-    static __device__ A sqrt(A a) { return a; }
-    static __device__ A exp(A a) { return a; }
-    static __device__ A log(A a) { return a; }
-    static __device__ A expm1(A a) { return a; }
-    static __device__ A log1p(A a) { return a; }
-    static __device__ A tanh(A a) { return a; }
     static __device__ A addcmul(A a, A b, A c, A v) { return a; }
 };
 __device__ __forceinline__ bool operator==(dcu_bool8 a, dcu_bool8 b) { return a.v == b.v; }
