@@ -67,6 +67,9 @@ for name in ("float32", "float64"):
     o = np.empty_like(x); kernels.run("log", o, x); out[f"log_{name}"] = o
     s = inp[f"s_{name}"]
     out[f"sum_{name}"] = np.array([kernels.sum(s), kernels.sum(s[::7])], dtype=s.dtype)
+    m = inp[f"m_{name}"]  # rows through max/min's fast pass, its NaN check, the exact pass
+    for op in ("max", "min"):
+        o = np.empty(m.shape[0], m.dtype); iterator.reduce(op, m, o, dims=(1,)); out[f"{op}_{name}"] = o
 for name in ("int32", "int64"):
     a, b = inp[f"a_{name}"], inp[f"b_{name}"]
     for op in ("add", "sub", "mul", "maximum", "minimum"):
@@ -80,6 +83,25 @@ o = np.empty(len(a[::3]), a.dtype); kernels.run("mul", o, a[::3], np.broadcast_t
 out["mul_strided_float16"] = o  # a strided and a stride-0 operand
 np.savez(sys.argv[2], **out)
 """
+
+
+def _extreme_rows(rng, dt) -> np.ndarray:
+    """Rows of 1000 (vector blocks, single vectors and a scalar tail): a NaN at
+    positions in each part, infinities of one and of both signs, finite values
+    whose sum overflows to +inf and to -inf together (max/min's fast pass
+    then falls back to the exact pass), and rows of plain values."""
+    info = np.finfo(dt)
+    m = rng.uniform(-1, 1, (24, 1000)).astype(dt)
+    for r, pos in enumerate((0, 5, 127, 128, 500, 991, 992, 995, 999)):
+        m[r, pos] = np.nan
+    m[9, 300] = np.inf
+    m[10, 7], m[10, 900] = np.inf, -np.inf
+    m[11, :] = info.max
+    m[12, ::2], m[12, 1::2] = info.max, -info.max
+    m[13, 3], m[13, 998] = np.nan, np.inf
+    m[14, :] = -0.0
+    m[14, 500] = 0.0
+    return m
 
 
 def _inputs(path) -> None:
@@ -97,7 +119,8 @@ def _inputs(path) -> None:
                     f"e_{name}": rng.uniform(-100, 100, 100_000).astype(dt),
                     f"l_{name}": np.ldexp(rng.uniform(1, 2, 100_000),
                                           rng.integers(-120, 120, 100_000)).astype(dt),
-                    f"s_{name}": rng.uniform(-1, 1, 1_000_003).astype(dt)})
+                    f"s_{name}": rng.uniform(-1, 1, 1_000_003).astype(dt),
+                    f"m_{name}": _extreme_rows(rng, dt)})
     # float16: every finite magnitude, subnormals, +-0, inf, NaN
     a = np.ldexp(rng.uniform(-1, 1, 4099), rng.integers(-26, 17, 4099)).astype(np.float16)
     b = np.ldexp(rng.uniform(-1, 1, 4099), rng.integers(-26, 17, 4099)).astype(np.float16)
@@ -186,7 +209,7 @@ def test_emulated_cpu_without_the_higher_isas_chooses_and_runs_the_target(result
     assert chosen == {s: expected_choice(s, target) for s in dispatch.kernels.SOURCES}
 
 
-EXACT = ["add", "sub", "mul", "div", "maximum", "minimum", "addcmul", "sqrt", "sum"]
+EXACT = ["add", "sub", "mul", "div", "maximum", "minimum", "addcmul", "sqrt", "sum", "max", "min"]
 
 
 EXACT_PAIRS = [(op, dt) for dt in ("float32", "float64") for op in EXACT] + [
@@ -220,3 +243,18 @@ def test_exp_log_targets_agree_within_one_ulp(results, op, dtype):
         assert np.array_equal(np.isfinite(a), np.isfinite(b))
         diff = np.abs(a[both].view(itype).astype(np.int64) - b[both].view(itype).astype(np.int64))
         assert diff.max() <= 1, (first, t)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("op", ["max", "min"])
+def test_max_min_rows_match_numpy_under_each_target(results, tmp_path, op, dtype):
+    """NaN anywhere in a row (vector block, single vector, scalar tail) gives
+    NaN; sums that overflow to infinities of both signs change nothing."""
+    if not results:
+        pytest.skip("no target runs here")
+    _inputs(tmp_path / "in.npz")  # the values CHILD read
+    with np.load(tmp_path / "in.npz") as z:
+        m = z[f"m_{dtype}"]
+    want = getattr(np, op)(m, axis=1)
+    for t, res in results.items():
+        np.testing.assert_array_equal(res[f"{op}_{dtype}"], want, err_msg=t)

@@ -121,13 +121,20 @@ static inline double dispatch_sum_tree_f64(dv_f64 v)
             for (int j = 0; j < w; j++) acc[j] = dv_add_##S(acc[j], acc[j + w]);       \
         return dispatch_sum_tree_##S(acc[0]);                                          \
     }                                                                                  \
+    /* A strided leaf, gathered first (out of line: its buffer stays off the  */       \
+    /* contiguous path's stack frames). */                                             \
+    static __attribute__((noinline)) T NAME##_gather_leaf_(const char *p, intptr_t stride, \
+                                                           intptr_t n)                 \
+    {                                                                                  \
+        T buf[NAME##_LEAF];                                                            \
+        for (intptr_t i = 0; i < n; i++) memcpy(&buf[i], p + i * stride, sizeof(T));   \
+        return NAME##_leaf_(buf, n);                                                   \
+    }                                                                                  \
     static T NAME##_rec_(const char *p, intptr_t stride, intptr_t n)                   \
     {                                                                                  \
         if (n <= NAME##_LEAF) {                                                        \
             if (stride == (intptr_t)sizeof(T)) return NAME##_leaf_((const T *)p, n);   \
-            T buf[NAME##_LEAF];                                                        \
-            for (intptr_t i = 0; i < n; i++) memcpy(&buf[i], p + i * stride, sizeof(T)); \
-            return NAME##_leaf_(buf, n);                                               \
+            return NAME##_gather_leaf_(p, stride, n);                                  \
         }                                                                              \
         /* Split at a multiple of the leaf: depends on n only. */                      \
         intptr_t h = ((n / NAME##_LEAF + 1) / 2) * NAME##_LEAF;                        \
@@ -263,6 +270,58 @@ static inline double dispatch_hext_f64(dv_f64 v, int is_min)
 #define DISPATCH_COLS_LEAF 16
 #define DISPATCH_COLS_K 8
 
+/* The fast pass of max/min over n >= DISPATCH_COLS_K vectors of contiguous
+ * elements: the instruction's max/min in K independent chains, and beside
+ * them the plain sum of every element, which is NaN when an element is NaN
+ * (or when infinities of both signs meet: then the exact pass runs, which is
+ * only slower). 1 and *r the answer when the sum is not NaN; 0 otherwise.
+ * Its own function, eight named accumulators (DISPATCH_COLS_K), no arrays:
+ * gcc kept arrays of them on the stack, and short rows (max over dim=1)
+ * paid those spills on every call. */
+#define DISPATCH_KERNELS_FAST_EXT(NAME, T, S, which, WHICH)                            \
+    static int NAME##_fast_##which##_(const T *p, intptr_t n, T *r)                    \
+    {                                                                                  \
+        const intptr_t L = DISPATCH_KERNELS_SUM_LANES_##S;                             \
+        dv_##S a0 = dv_load_##S(p), a1 = dv_load_##S(p + L), a2 = dv_load_##S(p + 2 * L), \
+               a3 = dv_load_##S(p + 3 * L), a4 = dv_load_##S(p + 4 * L),               \
+               a5 = dv_load_##S(p + 5 * L), a6 = dv_load_##S(p + 6 * L),               \
+               a7 = dv_load_##S(p + 7 * L);                                            \
+        dv_##S c0 = a0, c1 = a1, c2 = a2, c3 = a3, c4 = a4, c5 = a5, c6 = a6, c7 = a7;  \
+        intptr_t i = 8 * L;                                                            \
+        for (; i + 8 * L <= n; i += 8 * L) {                                           \
+            dv_##S x0 = dv_load_##S(p + i), x1 = dv_load_##S(p + i + L),               \
+                   x2 = dv_load_##S(p + i + 2 * L), x3 = dv_load_##S(p + i + 3 * L),   \
+                   x4 = dv_load_##S(p + i + 4 * L), x5 = dv_load_##S(p + i + 5 * L),   \
+                   x6 = dv_load_##S(p + i + 6 * L), x7 = dv_load_##S(p + i + 7 * L);   \
+            a0 = DISPATCH_RAW_##WHICH##_##S(x0, a0), c0 = dv_add_##S(c0, x0);          \
+            a1 = DISPATCH_RAW_##WHICH##_##S(x1, a1), c1 = dv_add_##S(c1, x1);          \
+            a2 = DISPATCH_RAW_##WHICH##_##S(x2, a2), c2 = dv_add_##S(c2, x2);          \
+            a3 = DISPATCH_RAW_##WHICH##_##S(x3, a3), c3 = dv_add_##S(c3, x3);          \
+            a4 = DISPATCH_RAW_##WHICH##_##S(x4, a4), c4 = dv_add_##S(c4, x4);          \
+            a5 = DISPATCH_RAW_##WHICH##_##S(x5, a5), c5 = dv_add_##S(c5, x5);          \
+            a6 = DISPATCH_RAW_##WHICH##_##S(x6, a6), c6 = dv_add_##S(c6, x6);          \
+            a7 = DISPATCH_RAW_##WHICH##_##S(x7, a7), c7 = dv_add_##S(c7, x7);          \
+        }                                                                              \
+        for (; i + L <= n; i += L) {                                                   \
+            dv_##S x = dv_load_##S(p + i);                                             \
+            a0 = DISPATCH_RAW_##WHICH##_##S(x, a0), c0 = dv_add_##S(c0, x);            \
+        }                                                                              \
+        a0 = DISPATCH_RAW_##WHICH##_##S(a0, a4), a1 = DISPATCH_RAW_##WHICH##_##S(a1, a5); \
+        a2 = DISPATCH_RAW_##WHICH##_##S(a2, a6), a3 = DISPATCH_RAW_##WHICH##_##S(a3, a7); \
+        a0 = DISPATCH_RAW_##WHICH##_##S(a0, a2), a1 = DISPATCH_RAW_##WHICH##_##S(a1, a3); \
+        a0 = DISPATCH_RAW_##WHICH##_##S(a0, a1);                                       \
+        c0 = dv_add_##S(dv_add_##S(dv_add_##S(c0, c4), dv_add_##S(c1, c5)),            \
+                        dv_add_##S(dv_add_##S(c2, c6), dv_add_##S(c3, c7)));           \
+        T c = dispatch_sum_tree_##S(c0);                                               \
+        if (c != c) return 0;                                                          \
+        T m = dispatch_hext_##S(a0, DISPATCH_IS_MIN_##WHICH);                          \
+        for (; i < n; i++) m = dv_s##which##_##S(m, p[i]);                             \
+        *r = m;                                                                        \
+        return 1;                                                                      \
+    }
+#define DISPATCH_IS_MIN_MAX 0
+#define DISPATCH_IS_MIN_MIN 1
+
 #define DISPATCH_KERNELS_COLS(NAME, T, S)                                              \
     /* One leaf (n <= LEAF rows) of all ncols columns into out: whole rows   \
      * added in turn into out (L1-resident), so memory streams in order. */   \
@@ -341,6 +400,8 @@ static inline double dispatch_hext_f64(dv_f64 v, int is_min)
         if (op == 0) NAME##_csum_(p, rs, nrows, ncols, out, (T *)scratch);             \
         else NAME##_cext_(op == 2, p, rs, nrows, ncols, out);                          \
     }                                                                                  \
+    DISPATCH_KERNELS_FAST_EXT(NAME, T, S, max, MAX)                                    \
+    DISPATCH_KERNELS_FAST_EXT(NAME, T, S, min, MIN)                                    \
     /* max (is_min = 0) or min of n >= 1 contiguous elements; NaN propagates. */       \
     T DISPATCH_CPU_DISPATCH_CURFX(NAME##_ext)(int is_min, const T *p, intptr_t n)      \
     {                                                                                  \
@@ -351,39 +412,14 @@ static inline double dispatch_hext_f64(dv_f64 v, int is_min)
                 acc = is_min ? dv_smin_##S(acc, p[i]) : dv_smax_##S(acc, p[i]);        \
             return acc;                                                                \
         }                                                                              \
+        if (DISPATCH_HAVE_RAW_EXT) { /* the fast pass */                               \
+            T r;                                                                       \
+            if (is_min ? NAME##_fast_min_(p, n, &r) : NAME##_fast_max_(p, n, &r)) return r; \
+        }                                                                              \
         dv_##S acc[DISPATCH_COLS_K];                                                   \
         for (int k = 0; k < DISPATCH_COLS_K; k++) acc[k] = dv_load_##S(p + k * L);     \
         intptr_t i = DISPATCH_COLS_K * L;                                              \
         T lanes[DISPATCH_KERNELS_SUM_LANES_##S];                                       \
-        if (DISPATCH_HAVE_RAW_EXT) { /* the fast pass */                               \
-            dv_##S chk[DISPATCH_COLS_K];                                               \
-            for (int k = 0; k < DISPATCH_COLS_K; k++) chk[k] = dv_sub_##S(acc[k], acc[k]);\
-            for (; i + DISPATCH_COLS_K * L <= n; i += DISPATCH_COLS_K * L)             \
-                for (int k = 0; k < DISPATCH_COLS_K; k++) {                            \
-                    dv_##S x = dv_load_##S(p + i + k * L);                             \
-                    acc[k] = is_min ? DISPATCH_RAW_MIN_##S(x, acc[k]) : DISPATCH_RAW_MAX_##S(x, acc[k]);\
-                    chk[k] = dv_add_##S(chk[k], dv_sub_##S(x, x));                     \
-                }                                                                      \
-            for (; i + L <= n; i += L) {                                               \
-                dv_##S x = dv_load_##S(p + i);                                         \
-                acc[0] = is_min ? DISPATCH_RAW_MIN_##S(x, acc[0]) : DISPATCH_RAW_MAX_##S(x, acc[0]);\
-                chk[0] = dv_add_##S(chk[0], dv_sub_##S(x, x));                         \
-            }                                                                          \
-            for (int w = DISPATCH_COLS_K / 2; w >= 1; w /= 2)                          \
-                for (int k = 0; k < w; k++) {                                          \
-                    chk[k] = dv_add_##S(chk[k], chk[k + w]);                           \
-                    acc[k] = is_min ? DISPATCH_RAW_MIN_##S(acc[k], acc[k + w])         \
-                                    : DISPATCH_RAW_MAX_##S(acc[k], acc[k + w]);        \
-                }                                                                      \
-            T c = dispatch_sum_tree_##S(chk[0]);                                       \
-            if (c == c) { /* no NaN, no infinity: the fast result stands */            \
-                T r = dispatch_hext_##S(acc[0], is_min);                               \
-                for (; i < n; i++) r = is_min ? dv_smin_##S(r, p[i]) : dv_smax_##S(r, p[i]);\
-                return r;                                                              \
-            }                                                                          \
-            for (int k = 0; k < DISPATCH_COLS_K; k++) acc[k] = dv_load_##S(p + k * L); \
-            i = DISPATCH_COLS_K * L;                                                   \
-        }                                                                              \
         if (is_min) {                                                                  \
             for (; i + DISPATCH_COLS_K * L <= n; i += DISPATCH_COLS_K * L)             \
                 for (int k = 0; k < DISPATCH_COLS_K; k++)                              \
