@@ -483,6 +483,11 @@ def plot(rows: list, path: str) -> None:
 # ---------------------------------------------------------------- --api mode
 API_OPS = ["add", "exp", "sum", "sum0", "sum1", "mean", "mean0", "mean1", "max", "max0", "max1",
            "min", "min0", "min1"]
+# The pause between turns of the multi-threaded rows (_interleaved): longer
+# than torch's OpenMP workers spin after a call (about 10 ms measured here:
+# our 2-thread sum right after torch's calls ran at 1-thread speed until
+# then).
+SETTLE_S = 0.03
 API_COLS = 512  # the 2-D cases are (n // 512, 512): dim=0 is the outer-dim reduction
 
 
@@ -508,8 +513,16 @@ def _api_calls(op: str, np: Any, dispatch: Any, torch: Any) -> tuple:
             lambda x: getattr(torch, t_name)(x[0], d))
 
 
-def _interleaved(fns: dict, budget: float, rounds: int = 7) -> dict:
-    """Median seconds per call of each fn, timed in turns (a, b, c, a, b, c, ...)."""
+def _interleaved(fns: dict, budget: float, rounds: int = 7, settle: float = 0.0) -> dict:
+    """Median seconds per call of each fn, timed in turns (a, b, c, a, b, c, ...).
+
+    settle > 0 (the multi-threaded rows): before each turn, sleep that long,
+    then call untimed for as long again. A library's idle workers spin for a while after
+    its call (torch's OpenMP workers for milliseconds, ours for 30 us), and
+    on a machine with few cores a worker spinning there takes the core the
+    next library's turn needs, and a worker asleep on an idle virtual CPU
+    wakes slowly; after the pause and the warm-up each library is timed in
+    its own steady state, with its own workers awake."""
     reps = {}
     for k, fn in fns.items():
         fn()
@@ -521,6 +534,11 @@ def _interleaved(fns: dict, budget: float, rounds: int = 7) -> dict:
     for _ in range(rounds):
         for k, fn in fns.items():
             n = reps[k]
+            if settle:
+                time.sleep(settle)
+                warm = time.perf_counter() + settle
+                while time.perf_counter() < warm:
+                    fn()
             t0 = time.perf_counter()
             for _ in range(n):
                 fn()
@@ -540,7 +558,9 @@ def read_bandwidth(np: Any, torch: Any, dispatch: Any, threads: int) -> float:
     fns["ours"] = dispatch.from_numpy(a).sum
     best = float("inf")
     for fn in fns.values():
-        fn()
+        warm = time.perf_counter() + SETTLE_S  # workers awake (see _interleaved)
+        while time.perf_counter() < warm:
+            fn()
         for _ in range(5):
             t0 = time.perf_counter()
             fn()
@@ -579,7 +599,7 @@ def api_bench(args: argparse.Namespace) -> list:
                     if torch is not None:
                         torch.set_num_threads(threads)
                         fns["torch"] = partial(t_fn, tt)
-                    r = _interleaved(fns, args.budget)
+                    r = _interleaved(fns, args.budget, settle=SETTLE_S if threads > 1 else 0.0)
                     row = {"impl": "api2", "op": op, "dtype": dtype, "size": size, "n": n,
                            "threads": threads, **r}
                     if op.startswith("sum") and size == "16M":
