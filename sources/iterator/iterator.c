@@ -496,13 +496,16 @@ static double reduce_one(const reduce_job *j, const char *p)
  * COL_BLOCK_BYTES of columns of one "plane" (one index of the other kept
  * dims) over one part of the rows. The rows are cut into parts along the
  * kernel's own tree (its top levels, at most ROW_PART_DEPTH deep, parts of
- * at least ROW_PART_MIN rows), by the shape alone, and the parts' results
- * are combined in the tree's order: the bits are those of one call over all
- * rows, and neither the blocks nor the threads that take them change one.
+ * at least ROW_PART_MIN rows, or ROW_PART_MIN_FEW when there are too few
+ * column blocks to give every thread work), and the parts' results are
+ * combined in the tree's order: the bits are those of one call over all
+ * rows, and neither the cut, the blocks nor the threads that take them
+ * change one.
  */
 #define COL_BLOCK_BYTES 4096
 #define COL_LEAF 16
 #define ROW_PART_MIN 2048
+#define ROW_PART_MIN_FEW 256
 #define ROW_PART_DEPTH 3
 
 typedef struct cols_job {
@@ -511,6 +514,7 @@ typedef struct cols_job {
     int kop;          /* the kernel's op: 0 sum, 1 max, 2 min */
     int64_t ncols, nblocks, bcols;
     int nparts;
+    int64_t part_min; /* rows: ROW_PART_MIN, or fewer when threads need units */
     int64_t pbegin[1 << ROW_PART_DEPTH], pcount[1 << ROW_PART_DEPTH];
     char *parts;      /* [plane][block][part][bcols] when nparts > 1 */
     int levels;       /* scratch rows of the sum's tree */
@@ -519,7 +523,7 @@ typedef struct cols_job {
 
 static void cut_rows(cols_job *c, int64_t begin, int64_t n, int depth)
 {
-    if (depth == 0 || n < 2 * ROW_PART_MIN) {
+    if (depth == 0 || n < 2 * c->part_min) {
         c->pbegin[c->nparts] = begin;
         c->pcount[c->nparts++] = n;
         return;
@@ -604,7 +608,7 @@ static void cols_range(void *arg, int64_t begin, int64_t end)
 static void cols_combine(cols_job *c, char *base, int64_t n, int depth, int *i, int64_t w,
                          char *into)
 {
-    if (depth == 0 || n < 2 * ROW_PART_MIN) {
+    if (depth == 0 || n < 2 * c->part_min) {
         if (into != base + (size_t)*i * COL_BLOCK_BYTES)
             memcpy(into, base + (size_t)*i * COL_BLOCK_BYTES, COL_BLOCK_BYTES);
         (*i)++;
@@ -656,8 +660,14 @@ static int reduce_cols(const reduce_job *j, int col, int64_t nout)
     c.nblocks = (c.ncols + c.bcols - 1) / c.bcols;
     c.levels = dispatch_kernels_cols_scratch(j->count);
     atomic_init(&c.failed, 0);
+    int64_t planes = nout / c.ncols, pbs = planes * c.nblocks;
+    /* Few column blocks (e.g. sum(dim=0) of (2048, 512)): cut the rows finer
+     * so every thread has units; the parts follow the kernel's tree, so the
+     * bits are the same however fine the cut (the note above). */
+    int threads = dispatch_get_num_threads();
+    c.part_min = threads > 1 && pbs < 2 * threads ? ROW_PART_MIN_FEW : ROW_PART_MIN;
     cut_rows(&c, 0, j->count, ROW_PART_DEPTH);
-    int64_t planes = nout / c.ncols, pbs = planes * c.nblocks, units = pbs * c.nparts;
+    int64_t units = pbs * c.nparts;
     if (c.nparts > 1) {
         size_t bytes;
         if (__builtin_mul_overflow((size_t)units, (size_t)COL_BLOCK_BYTES, &bytes) ||
