@@ -63,6 +63,8 @@ __all__ = [*_cpu_all, *_tensor_all, "ops", "library", "probe_target", "probe_tar
 def __getattr__(name: str):  # noqa: ANN202
     if not name.startswith("_") and name in ops.OPERATORS:
         return getattr(ops, name)
+    if name == "return_types":  # as torch.return_types: max(x, 1).values, .indices
+        return ops.return_types
     raise AttributeError(f"module 'dispatch' has no attribute '{name}'")
 
 

@@ -648,14 +648,18 @@ typedef struct {
     Py_ssize_t np;
     PyObject *names;
     long nrets;
+    PyObject *rtype; /* borrowed: called with the results when nrets > 1, or NULL */
 } plan;
 
 static int read_plan(PyObject *p, plan *out) {
-    if (!PyTuple_Check(p) || PyTuple_GET_SIZE(p) != 4 || !PyBytes_Check(PyTuple_GET_ITEM(p, 1)) ||
-        !PyTuple_Check(PyTuple_GET_ITEM(p, 2))) {
-        PyErr_SetString(PyExc_TypeError, "a binding plan is (op_address, spec, names, nrets)");
+    if (!PyTuple_Check(p) || PyTuple_GET_SIZE(p) < 4 || PyTuple_GET_SIZE(p) > 5 ||
+        !PyBytes_Check(PyTuple_GET_ITEM(p, 1)) || !PyTuple_Check(PyTuple_GET_ITEM(p, 2))) {
+        PyErr_SetString(PyExc_TypeError,
+                        "a binding plan is (op_address, spec, names, nrets[, result_type])");
         return -1;
     }
+    out->rtype = PyTuple_GET_SIZE(p) == 5 && PyTuple_GET_ITEM(p, 4) != Py_None
+                     ? PyTuple_GET_ITEM(p, 4) : NULL;
     out->op = PyLong_AsVoidPtr(PyTuple_GET_ITEM(p, 0));
     out->nrets = PyLong_AsLong(PyTuple_GET_ITEM(p, 3));
     if (!out->op || (out->nrets == -1 && PyErr_Occurred())) {
@@ -759,6 +763,9 @@ static PyObject *py_bind_call(PyObject *self, PyObject *const *args, Py_ssize_t 
                 break;
             }
             PyTuple_SET_ITEM(out, k, o);
+        }
+        if (out && pl.rtype) { /* (values, indices) with names, as torch.return_types */
+            Py_SETREF(out, PyObject_Call(pl.rtype, out, NULL));
         }
     }
     S.release(rets, (int)pl.nrets); /* what was not handed to Python */

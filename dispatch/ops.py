@@ -15,6 +15,7 @@ call. This module also installs Tensor's operator methods (``t.sum()``).
 from __future__ import annotations
 
 import builtins
+import collections
 import sys
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only (Note [Import time] in dispatch/__init__.py)
@@ -91,6 +92,25 @@ def python_to_ivalue(iv: Any, v: Any) -> None:
         raise TypeError(f"a kernel returned {type(v).__name__}; expected Tensor, number or None")
 
 
+class return_types:  # noqa: N801 - the namespace torch calls torch.return_types
+    """Named results of the operators that return several tensors, as
+    torch.return_types: ``max(x, 1)`` is a ``return_types.max`` with
+    ``.values`` and ``.indices`` that also unpacks as a tuple."""
+
+
+def _return_type(name: str, names: list[str]) -> Any:
+    """The named tuple type of an overload's results (None for one result or
+    unnamed ones); one per operator name, shared by its overloads."""
+    if len(names) < 2 or not all(names):
+        return None
+    base = name.split(".")[0]
+    t = getattr(return_types, base, None)
+    if t is None or t._fields != tuple(names):
+        t = collections.namedtuple(base, names, module=f"{__name__}.return_types")
+        setattr(return_types, base, t)
+    return t
+
+
 class OpOverload:
     """One operator (one schema), bound to its C handle."""
 
@@ -110,7 +130,9 @@ class OpOverload:
         self._at = int(ffi.cast("uintptr_t", handle))
         self._plan = (self._at, bytes(a.kind | a.is_list << 3 | a.optional << 4 |
                                       a.kwarg_only << 5 | a.has_default << 6 for a in self.args),
-                      tuple(a.name for a in self.args), self.nrets)
+                      tuple(a.name for a in self.args), self.nrets,
+                      _return_type(self.name, [ffi.string(s.rets[i].name).decode()
+                                               for i in range(self.nrets)]))
         self._plans = (self._plan,)
 
     def __repr__(self) -> str:

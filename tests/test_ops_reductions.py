@@ -333,3 +333,19 @@ def test_idle_workers_take_no_cpu_between_calls(threads):
     end = cpu_ns()
     used = {t: end[t] - start.get(t, 0) for t in end if t != me}
     assert all(ns < 20_000_000 for ns in used.values()), used  # < 4% of the half second
+
+
+def test_max_min_over_a_dim_return_named_values_and_indices_like_torch():
+    """torch.max(x, 1) is a torch.return_types.max: .values, .indices, and a
+    2-tuple when unpacked or indexed."""
+    x = dispatch.from_numpy(np.array([[1.0, 5.0, 3.0], [7.0, 2.0, np.nan]], np.float32))
+    for op, want_v, want_i in (("max", [5.0, np.nan], [1, 2]), ("min", [1.0, np.nan], [0, 2])):
+        for r in (getattr(x, op)(dim=1), getattr(dispatch, op)(x, 1),
+                  getattr(ops, op)(x, 1, keepdim=False)):
+            assert type(r) is getattr(dispatch.return_types, op)
+            assert type(r).__name__ == op and r._fields == ("values", "indices")
+            np.testing.assert_array_equal(r.values.numpy(), want_v)
+            assert r.indices.tolist() == want_i
+            values, indices = r
+            assert values is r[0] and indices is r[1] and len(r) == 2
+    assert not isinstance(x.max(), tuple)  # the full max is one tensor
