@@ -300,6 +300,9 @@ case("max_empty", lambda g: g(E).max())
 case("max_empty_dim", lambda g: o.max(g(E), 1))
 case("sum_bad_dim", lambda g: o.sum(g(F), 2))
 case("sum_repeated_dim", lambda g: o.sum(g(F), [1, 1]))
+case("addcmul_half_int", lambda g: o.addcmul(g(H), g(dispatch.tensor([1, 2, 3], dtype=dispatch.int32)),
+                                             g(H), value=0.5))
+case("addcmul_half_0dim", lambda g: o.addcmul(g(H), g(H), g(dispatch.tensor(3.0, dtype=dispatch.float32))))
 fail.append("boom")
 case("device_failure", lambda g: g(F).sum(), on_cpu=False)
 case("device_failure_index", lambda g: o.max(g(F), 1), on_cpu=False)
@@ -542,3 +545,14 @@ def test_cuda_reduction_paths_read_back():
     dispatch.ones(1 << 22).cuda().sum()
     r = cuda.last_reduce()
     assert r["splits"] > 1 and r["outputs"] == 1 and r["elements"] == 1 << 22
+
+
+# the float16 addcmul with promoted CUDA operands (issue 15's known gap) ----------------------
+
+@pytest.mark.parametrize("name", ["addcmul_half_int", "addcmul_half_0dim"])
+def test_float16_addcmul_with_non_float16_cuda_operands_casts_them_on_the_device(fake, name):
+    # before: "copy_: cannot walk cuda memory on the host" (the operands were
+    # converted to float16 with core's host copy)
+    rec = fake[name]
+    assert rec["value"]["dtype"] == "float16"
+    _cuda_equals_cpu(rec)

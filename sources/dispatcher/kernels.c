@@ -443,6 +443,23 @@ DISPATCH_DECLARE_KERNEL(unary_float) {
     return elementwise(op, LOOP_OF(ctx), dtype, dtype, &in, 1, NULL, rets);
 }
 
+/* t as dtype (a new reference): core's dispatch_tensor_to_dtype for a CPU
+ * tensor; a device tensor is cast by the device's copy (core's walks host
+ * memory and refuses device memory). */
+static dispatch_tensor *to_dtype_on_device(dispatch_tensor *t, int dtype) {
+    if (t->device == DISPATCH_DEVICE_CPU) return dispatch_tensor_to_dtype(t, dtype);
+    if (t->dtype == dtype) {
+        dispatch_tensor_incref(t);
+        return t;
+    }
+    dispatch_tensor *cast = dispatch_tensor_empty((int)t->ndim, t->sizes, dtype, t->device);
+    if (cast && dispatch_kernels_copy_(cast, t) < 0) {
+        dispatch_tensor_decref(cast);
+        cast = NULL;
+    }
+    return cast;
+}
+
 DISPATCH_DECLARE_KERNEL(addcmul) {
     UNUSED_KS;
     (void)ctx;
@@ -470,7 +487,7 @@ DISPATCH_DECLARE_KERNEL(addcmul) {
     dispatch_tensor *h[3] = {NULL, NULL, NULL};
     int rc = 0;
     for (int k = 0; k < 3 && rc == 0; k++)
-        if (!(h[k] = dispatch_tensor_to_dtype(ins[k], dtype))) rc = -1;
+        if (!(h[k] = to_dtype_on_device(ins[k], dtype))) rc = -1;
     if (rc == 0)
         rc = elementwise(op, DISPATCH_LOOP_ADDCMUL, DISPATCH_FLOAT32, dtype, h, 3, value, rets);
     for (int k = 0; k < 3; k++)
@@ -531,16 +548,7 @@ typedef int (*kernel_fn)(const dispatch_operator *, dispatch_keyset, dispatch_iv
 static int call_on_cast(kernel_fn kernel, int dtype, const dispatch_operator *op,
                         dispatch_keyset ks, dispatch_ivalue *args, dispatch_ivalue *rets,
                         void *ctx) {
-    dispatch_tensor *saved = args[0].v.t, *cast;
-    if (saved->device == DISPATCH_DEVICE_CPU) {
-        cast = dispatch_tensor_to_dtype(saved, dtype);
-    } else { /* a device tensor: cast by the device's copy (core's walks host memory) */
-        cast = dispatch_tensor_empty((int)saved->ndim, saved->sizes, dtype, saved->device);
-        if (cast && dispatch_kernels_copy_(cast, saved) < 0) {
-            dispatch_tensor_decref(cast);
-            cast = NULL;
-        }
-    }
+    dispatch_tensor *saved = args[0].v.t, *cast = to_dtype_on_device(saved, dtype);
     if (!cast) return -1;
     args[0].v.t = cast;
     int rc = kernel(op, ks, args, rets, ctx);
