@@ -219,7 +219,7 @@ template <typename T, int OP> __global__ void __launch_bounds__(DCR_THREADS) col
         int64_t st = p.nr == 1 ? p.rstride[0] : 0;
         for (int64_t r = b; r < e; r++)
             acc = C::add(acc, Val<A>{up(*(const T *)(base + r * st)), r});
-    } else {
+    } else if (b < e) { /* (an empty range: no division by a 0 size) */
         int64_t ridx[DCR_MAX_DIMS], rem = b, off = 0;
         for (int d = p.nr - 1; d >= 0; d--) {
             ridx[d] = rem % p.rshape[d], rem /= p.rshape[d];
