@@ -556,3 +556,17 @@ def test_float16_addcmul_with_non_float16_cuda_operands_casts_them_on_the_device
     rec = fake[name]
     assert rec["value"]["dtype"] == "float16"
     _cuda_equals_cpu(rec)
+
+
+def test_meta_reductions_still_give_shapes_and_dtypes_without_a_device_reduction():
+    # meta tensors have no data: the device-reduce route must not ask for one
+    m = dispatch.empty(2, 4, 3, device="meta")
+    assert dispatch.ops.sum(m, 1).shape == (2, 3)
+    assert dispatch.ops.mean(m, [0, 2], keepdim=True).shape == (1, 4, 1)
+    assert dispatch.ops.sum(m, dtype=dispatch.float64).dtype is dispatch.float64
+    v, i = dispatch.ops.max(m, 2)
+    assert v.shape == i.shape == (2, 4) and i.dtype is dispatch.int64 and v.device == "meta"
+    assert dispatch.ops.argmin(m).shape == ()
+    h = dispatch.empty(3, device="meta", dtype=dispatch.float16)
+    assert dispatch.ops.addcmul(h, h, dispatch.empty(3, device="meta", dtype=dispatch.int32)).dtype \
+        is dispatch.float16

@@ -447,7 +447,8 @@ DISPATCH_DECLARE_KERNEL(unary_float) {
  * tensor; a device tensor is cast by the device's copy (core's walks host
  * memory and refuses device memory). */
 static dispatch_tensor *to_dtype_on_device(dispatch_tensor *t, int dtype) {
-    if (t->device == DISPATCH_DEVICE_CPU) return dispatch_tensor_to_dtype(t, dtype);
+    if (t->device == DISPATCH_DEVICE_CPU || t->device == DISPATCH_DEVICE_META)
+        return dispatch_tensor_to_dtype(t, dtype);
     if (t->dtype == dtype) {
         dispatch_tensor_incref(t);
         return t;
@@ -618,6 +619,7 @@ static _Thread_local int device_values_later; /* reduce_index runs them with the
 
 static int device_reduce(int kind, const dispatch_tensor *in, uint32_t mask, dispatch_tensor *out,
                          int64_t *indices, dispatch_ivalue *rets) {
+    if (in->device == DISPATCH_DEVICE_META) return 0; /* shapes only */
     int64_t bs[DISPATCH_MAX_DIMS], isz = (int64_t)dispatch_dtype_itemsize(in->dtype);
     for (int d = 0; d < in->ndim; d++) bs[d] = in->strides[d] * isz;
     if (dispatch_iter_device_reduce((int)in->device, kind, in->dtype, in->data, (int)in->ndim,
