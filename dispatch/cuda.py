@@ -20,7 +20,7 @@ from . import _cuda_build
 
 __all__ = ["is_available", "unavailable_reason", "device_count", "get_device_name",
            "get_device_capability", "synchronize", "memory_stats", "empty_cache", "archs",
-           "code_for_capability", "last_launch"]
+           "code_for_capability", "last_launch", "last_reduce"]
 
 # Note [Lazy CUDA]
 # ~~~~~~~~~~~~~~~~
@@ -122,6 +122,7 @@ def _declare(lib) -> None:
     lib.dcu_memset.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t]
     lib.dcu_stream_wait_legacy.argtypes = [ctypes.c_void_p]
     lib.dcu_last_launch.argtypes = [ctypes.c_void_p]
+    lib.dcu_last_reduce.argtypes = [ctypes.c_void_p]
     lib.dcu_device_properties.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t,
                                           ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int),
                                           ctypes.POINTER(ctypes.c_size_t)]
@@ -432,8 +433,13 @@ def _copy_kernel(dst, src):
 # the same promotion, broadcasting, allocation and checks; where the CPU runs
 # its loop, a CUDA tensor's call goes to dispatch_iter_device_op, which plans
 # with the CPU's engine and hands the plan to the module's dcu_elementwise
-# (sources/cuda/cuda_elementwise.cu). Reductions have no CUDA kernel yet: they
-# raise NotImplementedError naming the CUDA backend.
+# (sources/cuda/cuda_elementwise.cu). The reductions (sum, mean, max, min,
+# max/min with a dim, argmax, argmin) are registered the same way: the CPU
+# kernel's argument checks, result shape and dtype, then
+# dispatch_iter_device_reduce hands the input to the module's dcu_reduce
+# (sources/cuda/cuda_reduce.cu), which plans (Note [CUDA reduction plans] in
+# sources/cuda/cuda_reduce_plan.c) and reduces in an order fixed by the shape
+# and strides alone (Note [Deterministic CUDA reductions]).
 
 def _register_kernels(lib) -> None:
     import ctypes
@@ -444,6 +450,9 @@ def _register_kernels(lib) -> None:
     addr = ctypes.cast(lib.dcu_elementwise, ctypes.c_void_p).value
     if core.dispatch_device_loop_register(1, ffi.cast("dispatch_device_loop_fn", addr)) < 0:
         raise RuntimeError("could not register the CUDA elementwise loops")
+    addr = ctypes.cast(lib.dcu_reduce, ctypes.c_void_p).value
+    if core.dispatch_device_reduce_register(1, ffi.cast("dispatch_device_reduce_fn", addr)) < 0:
+        raise RuntimeError("could not register the CUDA reductions")
     if core.dispatch_kernels_register_device(core.dispatch_key_from_name(b"CUDA")) < 0:
         from ._tensor import _raise
 
@@ -470,3 +479,26 @@ def last_launch() -> dict:
     lib.dcu_last_launch(ctypes.byref(r))
     return {"path": PATHS[r.path], "vec": r.vec, "pieces": r.pieces, "ndim": r.ndim,
             "numel": r.numel}
+
+
+REDUCE_PATHS = ("inner", "outer", "strided")
+
+
+def last_reduce() -> dict:
+    """What the last CUDA reduction chose (Note [CUDA reduction plans] in
+    sources/cuda/cuda_reduce_plan.c): path ("inner", "outer", "strided"), vector
+    width (4, 2, 1), threads per output (256 a block, 32 a warp, 1 outer), blocks
+    per output (splits), outputs, elements reduced per output."""
+    import ctypes
+
+    lib = _lib()
+
+    class Record(ctypes.Structure):
+        _fields_ = [("path", ctypes.c_int32), ("vec", ctypes.c_int32), ("tpo", ctypes.c_int32),
+                    ("splits", ctypes.c_int32), ("nout", ctypes.c_int64),
+                    ("count", ctypes.c_int64)]
+
+    r = Record()
+    lib.dcu_last_reduce(ctypes.byref(r))
+    return {"path": REDUCE_PATHS[r.path], "vec": r.vec, "threads_per_output": r.tpo,
+            "splits": r.splits, "outputs": r.nout, "elements": r.count}

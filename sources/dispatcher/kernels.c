@@ -443,6 +443,24 @@ DISPATCH_DECLARE_KERNEL(unary_float) {
     return elementwise(op, LOOP_OF(ctx), dtype, dtype, &in, 1, NULL, rets);
 }
 
+/* t as dtype (a new reference): core's dispatch_tensor_to_dtype for a CPU
+ * tensor; a device tensor is cast by the device's copy (core's walks host
+ * memory and refuses device memory). */
+static dispatch_tensor *to_dtype_on_device(dispatch_tensor *t, int dtype) {
+    if (t->device == DISPATCH_DEVICE_CPU || t->device == DISPATCH_DEVICE_META)
+        return dispatch_tensor_to_dtype(t, dtype);
+    if (t->dtype == dtype) {
+        dispatch_tensor_incref(t);
+        return t;
+    }
+    dispatch_tensor *cast = dispatch_tensor_empty((int)t->ndim, t->sizes, dtype, t->device);
+    if (cast && dispatch_kernels_copy_(cast, t) < 0) {
+        dispatch_tensor_decref(cast);
+        cast = NULL;
+    }
+    return cast;
+}
+
 DISPATCH_DECLARE_KERNEL(addcmul) {
     UNUSED_KS;
     (void)ctx;
@@ -470,7 +488,7 @@ DISPATCH_DECLARE_KERNEL(addcmul) {
     dispatch_tensor *h[3] = {NULL, NULL, NULL};
     int rc = 0;
     for (int k = 0; k < 3 && rc == 0; k++)
-        if (!(h[k] = dispatch_tensor_to_dtype(ins[k], dtype))) rc = -1;
+        if (!(h[k] = to_dtype_on_device(ins[k], dtype))) rc = -1;
     if (rc == 0)
         rc = elementwise(op, DISPATCH_LOOP_ADDCMUL, DISPATCH_FLOAT32, dtype, h, 3, value, rets);
     for (int k = 0; k < 3; k++)
@@ -531,7 +549,7 @@ typedef int (*kernel_fn)(const dispatch_operator *, dispatch_keyset, dispatch_iv
 static int call_on_cast(kernel_fn kernel, int dtype, const dispatch_operator *op,
                         dispatch_keyset ks, dispatch_ivalue *args, dispatch_ivalue *rets,
                         void *ctx) {
-    dispatch_tensor *saved = args[0].v.t, *cast = dispatch_tensor_to_dtype(saved, dtype);
+    dispatch_tensor *saved = args[0].v.t, *cast = to_dtype_on_device(saved, dtype);
     if (!cast) return -1;
     args[0].v.t = cast;
     int rc = kernel(op, ks, args, rets, ctx);
@@ -592,6 +610,24 @@ static void accumulate(char **ptrs, const intptr_t *steps, intptr_t n, void *arg
             *seen = 1;
         }
     }
+}
+
+/* A reduction of a device tensor (Note [CUDA reduction plans] in
+ * sources/cuda/cuda_reduce_plan.c) into the fresh out (and indices); on
+ * failure out is released and rets[0] cleared. */
+static _Thread_local int device_values_later; /* reduce_index runs them with the indices */
+
+static int device_reduce(int kind, const dispatch_tensor *in, uint32_t mask, dispatch_tensor *out,
+                         int64_t *indices, dispatch_ivalue *rets) {
+    if (in->device == DISPATCH_DEVICE_META) return 0; /* shapes only */
+    int64_t bs[DISPATCH_MAX_DIMS], isz = (int64_t)dispatch_dtype_itemsize(in->dtype);
+    for (int d = 0; d < in->ndim; d++) bs[d] = in->strides[d] * isz;
+    if (dispatch_iter_device_reduce((int)in->device, kind, in->dtype, in->data, (int)in->ndim,
+                                    in->sizes, bs, mask, out->dtype, out->data, indices) == 0)
+        return 0;
+    dispatch_tensor_decref(out);
+    rets[0].tag = DISPATCH_IV_NONE;
+    return -1;
 }
 
 DISPATCH_DECLARE_KERNEL(reduce) {
@@ -658,7 +694,8 @@ DISPATCH_DECLARE_KERNEL(reduce) {
     if (!out) return -1;
     rets[0].tag = DISPATCH_IV_TENSOR;
     rets[0].v.t = out;
-    if (in->device != DISPATCH_DEVICE_CPU || out->numel == 0) return 0;
+    if (out->numel == 0 || (in->device != DISPATCH_DEVICE_CPU && device_values_later)) return 0;
+    if (in->device != DISPATCH_DEVICE_CPU) return device_reduce(kind, in, mask, out, NULL, rets);
     if (in->ndim > 0 && src == in->dtype &&
         (src == DISPATCH_FLOAT32 || src == DISPATCH_FLOAT64))
         return reduce_float(kind, in, reduced, keep, out, rets);
@@ -861,7 +898,10 @@ DISPATCH_DECLARE_KERNEL(reduce_index) {
     }
     /* The values: the reduce kernel reads dim (an int or None) and keepdim
      * by name from the same schema. */
-    if (dispatch_kernel_reduce(op, ks, args, rets, ctx) < 0) return -1;
+    device_values_later = in->device != DISPATCH_DEVICE_CPU;
+    int vrc = dispatch_kernel_reduce(op, ks, args, rets, ctx);
+    device_values_later = 0;
+    if (vrc < 0) return -1;
     dispatch_tensor *vals = rets[0].v.t;
     dispatch_tensor *idx = dispatch_tensor_empty((int)vals->ndim, vals->sizes, DISPATCH_INT64,
                                                  in->device);
@@ -875,6 +915,17 @@ DISPATCH_DECLARE_KERNEL(reduce_index) {
         if (dim->tag == DISPATCH_IV_INT && in->ndim > 0)
             reduced[dim->v.i < 0 ? dim->v.i + in->ndim : dim->v.i] = 1;
         first_indices(in, reduced, vals, (int64_t *)(void *)idx->data);
+    } else if (vals->numel > 0) { /* the values and their indices on the device */
+        uint32_t mask = dim->tag == DISPATCH_IV_NONE || in->ndim == 0
+                            ? (uint32_t)((1ull << in->ndim) - 1)
+                            : 1u << (dim->v.i < 0 ? dim->v.i + in->ndim : dim->v.i);
+        dispatch_tensor_incref(vals);
+        int rc = device_reduce(kind, in, mask, vals, (int64_t *)(void *)idx->data, rets);
+        dispatch_tensor_decref(vals); /* on failure the last reference: rets[0] is cleared */
+        if (rc < 0) {
+            dispatch_tensor_decref(idx);
+            return -1;
+        }
     }
     if (s->nrets == 2) {
         rets[1].tag = DISPATCH_IV_TENSOR;
@@ -1071,7 +1122,8 @@ int dispatch_kernels_register_device(int key) {
     static const dispatch_kernel_fn elementwise_kernels[] = {
         dispatch_kernel_binary, dispatch_kernel_binary_, dispatch_kernel_compare,
         dispatch_kernel_unary, dispatch_kernel_unary_float, dispatch_kernel_addcmul,
-        dispatch_kernel_where, dispatch_kernel_fill_, dispatch_kernel_cast};
+        dispatch_kernel_where, dispatch_kernel_fill_, dispatch_kernel_cast,
+        dispatch_kernel_reduce, dispatch_kernel_reduce_index};
     int n = 0;
     for (int i = 0; i < dispatch_num_ops(); i++) {
         const dispatch_operator *op = dispatch_op_at(i);

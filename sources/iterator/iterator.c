@@ -432,6 +432,34 @@ int dispatch_iter_device_op(int device, int loop, int loop_dtype, int nops,
     return rc;
 }
 
+/* Device reductions (Note [CUDA reduction plans] in sources/cuda/cuda_reduce_plan.c). */
+static _Atomic(dispatch_device_reduce_fn) device_reduces[DISPATCH_NUM_DEVICES];
+
+int dispatch_device_reduce_register(int device, dispatch_device_reduce_fn fn)
+{
+    if (device <= DISPATCH_DEVICE_CPU || device >= DISPATCH_NUM_DEVICES)
+        return dispatch_error_set(DISPATCH_ERR_VALUE, "device reductions: invalid device %d",
+                                  device);
+    atomic_store(&device_reduces[device], fn);
+    return 0;
+}
+
+int dispatch_iter_device_reduce(int device, int op, int dtype, const char *in, int ndim,
+                                const int64_t *shape, const int64_t *strides, uint32_t mask,
+                                int out_dtype, char *out, int64_t *indices)
+{
+    dispatch_device_reduce_fn fn = device > DISPATCH_DEVICE_CPU && device < DISPATCH_NUM_DEVICES
+                                       ? atomic_load(&device_reduces[device]) : NULL;
+    const char *name = dispatch_reduce_name(op);
+    if (!fn)
+        return dispatch_error_set(DISPATCH_ERR_RUNTIME, "%s: no %s reductions are registered",
+                                  name ? name : "?", dispatch_device_name(device));
+    char err[512] = "";
+    if (fn(op, dtype, in, ndim, shape, strides, mask, out_dtype, out, indices, err, sizeof err) != 0)
+        return dispatch_error_set(DISPATCH_ERR_RUNTIME, "%s", err[0] ? err : "device reduction failed");
+    return 0;
+}
+
 /* -------------------------------------------------------------- reductions */
 
 /*

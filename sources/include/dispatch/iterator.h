@@ -96,6 +96,25 @@ int dispatch_device_loop_register(int device, dispatch_device_loop_fn fn);
 int dispatch_iter_device_op(int device, int loop, int loop_dtype, int nops,
                             const dispatch_iter_operand *ops, uint32_t scalar_mask, void *ctx);
 
+/* A device's reduction (the CUDA module's dcu_reduce, Note [CUDA reduction
+ * plans] in sources/cuda/cuda_reduce_plan.c): op (enum dispatch_reduce_op)
+ * of the input (dtype, data, ndim dims of shape and byte strides) over the
+ * dims in mask into out (fresh and contiguous over the kept dims, of
+ * out_dtype: the input's, or int64 for an integer sum); indices (NULL, or
+ * fresh contiguous int64) the position of each max/min among its reduced
+ * elements, row-major. 0, or non-zero with a message in err. */
+typedef int (*dispatch_device_reduce_fn)(int op, int dtype, const char *in, int ndim,
+                                         const int64_t *shape, const int64_t *strides,
+                                         uint32_t mask, int out_dtype, char *out,
+                                         int64_t *indices, char *err, size_t errcap);
+int dispatch_device_reduce_register(int device, dispatch_device_reduce_fn fn);
+
+/* Run the reduction registered for device (a RuntimeError naming the
+ * device when none is, or with the device's message when it fails). */
+int dispatch_iter_device_reduce(int device, int op, int dtype, const char *in, int ndim,
+                                const int64_t *shape, const int64_t *strides, uint32_t mask,
+                                int out_dtype, char *out, int64_t *indices);
+
 /* The broadcast shape of n operands (right-aligned; sizes must match or be
  * 1). Writes *ndim and shape[DISPATCH_ITER_MAX_DIMS]; 0 or -1 (ValueError
  * naming the shapes). */

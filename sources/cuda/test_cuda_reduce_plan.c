@@ -1,0 +1,171 @@
+/* The CUDA reduction planner (cuda_reduce_plan.c) on the host: paths,
+ * coalescing, vector width, splits, 64-bit index math and the emulated
+ * summation order. No GPU, no nvcc. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_reduce_plan.h"
+
+static int failures;
+#define CHECK(cond)                                                       \
+    do {                                                                  \
+        if (!(cond)) {                                                    \
+            fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond); \
+            failures++;                                                   \
+        }                                                                 \
+    } while (0)
+
+static dcr_plan plan(int nd, const int64_t *shape, const int64_t *strides, uint32_t mask,
+                     int isz, uintptr_t data) {
+    dcr_plan p;
+    char err[128];
+    CHECK(dcr_plan_make(&p, nd, shape, strides, mask, isz, data, err, sizeof err) == 0);
+    return p;
+}
+
+static void test_paths(void) {
+    /* rows of a contiguous (4, 8) float32: inner, vector 4 (rows 32 bytes) */
+    dcr_plan p = plan(2, (int64_t[]){4, 8}, (int64_t[]){32, 4}, 2u, 4, 256);
+    CHECK(p.path == DCR_PATH_INNER && p.vec == 4 && p.nout == 4 && p.count == 8);
+    CHECK(p.tpo == DCR_THREADS && p.splits == 1); /* few outputs: a block each */
+    /* rows of 5 floats: 20-byte rows, no vector; a misaligned base neither */
+    p = plan(2, (int64_t[]){4, 5}, (int64_t[]){20, 4}, 2u, 4, 256);
+    CHECK(p.path == DCR_PATH_INNER && p.vec == 1);
+    p = plan(2, (int64_t[]){4, 8}, (int64_t[]){32, 4}, 2u, 4, 260);
+    CHECK(p.path == DCR_PATH_INNER && p.vec == 1);
+    p = plan(2, (int64_t[]){4, 8}, (int64_t[]){32, 4}, 2u, 4, 264);
+    CHECK(p.vec == 2);
+    /* float64: 4 x 8 bytes is past 16, so 2 */
+    p = plan(1, (int64_t[]){64}, (int64_t[]){8}, 1u, 8, 256);
+    CHECK(p.path == DCR_PATH_INNER && p.vec == 2 && p.nout == 1 && p.nk == 0);
+    /* many short rows: a warp per output */
+    p = plan(2, (int64_t[]){100000, 8}, (int64_t[]){32, 4}, 2u, 4, 256);
+    CHECK(p.tpo == DCR_WARP && p.nout == 100000);
+    /* columns of a contiguous (1000, 64): outer, a thread per output */
+    p = plan(2, (int64_t[]){1000, 64}, (int64_t[]){256, 4}, 1u, 4, 256);
+    CHECK(p.path == DCR_PATH_OUTER && p.tpo == 1 && p.nout == 64 && p.count == 1000);
+    CHECK(p.nr == 1 && p.rstride[0] == 256);
+    /* the transpose of a contiguous (5, 4): dim 0 has stride 4 -> inner;
+     * dim 1 (stride 20) with the kept dim contiguous -> outer */
+    p = plan(2, (int64_t[]){4, 5}, (int64_t[]){4, 16}, 1u, 4, 256);
+    CHECK(p.path == DCR_PATH_INNER && p.count == 4 && p.nout == 5 && p.kstride[0] == 16);
+    p = plan(2, (int64_t[]){4, 5}, (int64_t[]){4, 16}, 2u, 4, 256);
+    CHECK(p.path == DCR_PATH_OUTER);
+    /* every other column of a (4, 10): neither contiguous -> strided */
+    p = plan(2, (int64_t[]){4, 5}, (int64_t[]){40, 8}, 2u, 4, 256);
+    CHECK(p.path == DCR_PATH_STRIDED && p.nr == 1 && p.rstride[0] == 8);
+    /* an expanded (stride 0) reduced dim: not contiguous */
+    p = plan(2, (int64_t[]){3, 1000}, (int64_t[]){4, 0}, 2u, 4, 256);
+    CHECK(p.path == DCR_PATH_OUTER && p.rstride[0] == 0);
+    /* nothing reduced (a size-1 dim): outer, count 1 */
+    p = plan(2, (int64_t[]){7, 1}, (int64_t[]){4, 4}, 2u, 4, 256);
+    CHECK(p.path == DCR_PATH_OUTER && p.count == 1 && p.nr == 0 && p.nout == 7);
+    /* 0-dim */
+    p = plan(0, NULL, NULL, 0u, 4, 256);
+    CHECK(p.nout == 1 && p.count == 1 && p.nk == 0 && p.nr == 0);
+    /* an empty reduced dim: count 0 */
+    p = plan(2, (int64_t[]){3, 0}, (int64_t[]){0, 4}, 2u, 4, 256);
+    CHECK(p.count == 0 && p.nout == 3 && p.splits == 1);
+    /* too many dims */
+    dcr_plan q;
+    char err[128];
+    CHECK(dcr_plan_make(&q, DCR_MAX_DIMS + 1, NULL, NULL, 0, 4, 0, err, sizeof err) < 0);
+    CHECK(strstr(err, "at most") != NULL);
+}
+
+static void test_coalescing(void) {
+    /* full reduction of a contiguous (2, 3, 4): one run of 24 */
+    dcr_plan p = plan(3, (int64_t[]){2, 3, 4}, (int64_t[]){48, 16, 4}, 7u, 4, 256);
+    CHECK(p.nr == 1 && p.rshape[0] == 24 && p.rstride[0] == 4 && p.nk == 0 && p.nout == 1);
+    /* dims 0 and 2 of (2, 3, 4): two reduced dims that do not merge */
+    p = plan(3, (int64_t[]){2, 3, 4}, (int64_t[]){48, 16, 4}, 5u, 4, 256);
+    CHECK(p.nr == 2 && p.rshape[0] == 2 && p.rshape[1] == 4 && p.count == 8);
+    CHECK(p.path == DCR_PATH_STRIDED && p.nk == 1 && p.kstride[0] == 16);
+    /* keepdim's size-1 dims and the kept (2, 3) of (2, 3, 4) over dim 2 merge */
+    p = plan(3, (int64_t[]){2, 3, 4}, (int64_t[]){48, 16, 4}, 4u, 4, 256);
+    CHECK(p.nk == 1 && p.kshape[0] == 6 && p.kstride[0] == 16);
+    CHECK(dcr_out_offset(&p, 5) == 80 && dcr_red_offset(&p, 3) == 12);
+    /* the reduced dims keep their row-major order (argmax's index) */
+    p = plan(2, (int64_t[]){3, 4}, (int64_t[]){4, 12}, 3u, 4, 256);
+    CHECK(p.nr == 2 && p.rshape[0] == 3 && p.rshape[1] == 4);
+    CHECK(dcr_red_offset(&p, 5) == 1 * 4 + 1 * 12);
+}
+
+static void test_splits(void) {
+    /* a full sum of 2^28 floats: split into 4096 chunks of 65536 */
+    dcr_plan p = plan(1, (int64_t[]){(int64_t)1 << 28}, (int64_t[]){4}, 1u, 4, 256);
+    CHECK(p.splits == 4096 && p.chunk == 65536 && p.path == DCR_PATH_INNER && p.vec == 4);
+    CHECK(!p.idx64);
+    /* 2^20: 128 chunks of 8192 */
+    p = plan(1, (int64_t[]){(int64_t)1 << 20}, (int64_t[]){4}, 1u, 4, 256);
+    CHECK(p.splits == 128 && p.chunk == 8192);
+    /* the split is a function of the shape only: the alignment changes the
+     * vector width, never the split */
+    dcr_plan q = plan(1, (int64_t[]){(int64_t)1 << 20}, (int64_t[]){4}, 1u, 4, 260);
+    CHECK(q.splits == p.splits && q.chunk == p.chunk && q.tpo == p.tpo && q.vec == 1);
+    /* below two chunks: no split */
+    p = plan(1, (int64_t[]){2 * DCR_SPLIT_MIN - 1}, (int64_t[]){4}, 1u, 4, 256);
+    CHECK(p.splits == 1 && p.chunk == p.count);
+    /* many outputs: no split */
+    p = plan(2, (int64_t[]){8192, 65536}, (int64_t[]){65536 * 4, 4}, 2u, 4, 256);
+    CHECK(p.splits == 1);
+    /* columns: a few outputs over many rows split too */
+    p = plan(2, (int64_t[]){1 << 20, 4}, (int64_t[]){16, 4}, 1u, 4, 256);
+    CHECK(p.path == DCR_PATH_OUTER && p.splits > 1 && p.chunk % (4 * DCR_THREADS) == 0);
+    CHECK((p.splits - 1) * p.chunk < p.count && p.splits * p.chunk >= p.count);
+    /* 2^31 elements (expanded): 64-bit index math */
+    p = plan(1, (int64_t[]){(int64_t)1 << 31}, (int64_t[]){0}, 1u, 4, 256);
+    CHECK(p.idx64 && p.splits >= 1);
+    p = plan(1, (int64_t[]){((int64_t)1 << 31) - 1}, (int64_t[]){0}, 1u, 4, 256);
+    CHECK(!p.idx64);
+}
+
+static void test_emulation(void) {
+    /* integers in float32 are exact: every order gives n(n+1)/2 */
+    int64_t sizes[] = {1, 3, 4, 5, 31, 32, 33, 1000, 1024, 1025, 5000, 20000, 100000};
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+        int64_t n = sizes[k];
+        float *x = malloc((size_t)n * sizeof *x);
+        for (int64_t i = 0; i < n; i++) x[i] = (float)(i % 64);
+        double want = 0;
+        for (int64_t i = 0; i < n; i++) want += x[i];
+        dcr_plan p = plan(1, (int64_t[]){n}, (int64_t[]){4}, 1u, 4, 256);
+        float got;
+        dcr_emulate_sum_f32(&p, (const char *)x, &got);
+        CHECK((double)got == want);
+        /* the same sum over a strided view and over columns */
+        dcr_plan c = plan(2, (int64_t[]){n, 1}, (int64_t[]){4, 4}, 1u, 4, 256);
+        dcr_emulate_sum_f32(&c, (const char *)x, &got);
+        CHECK((double)got == want);
+        free(x);
+    }
+    /* rows and columns of a (3, 5) float64 */
+    double m[15];
+    for (int i = 0; i < 15; i++) m[i] = i;
+    dcr_plan p = plan(2, (int64_t[]){3, 5}, (int64_t[]){40, 8}, 2u, 8, 256);
+    double r[5];
+    dcr_emulate_sum_f64(&p, (const char *)m, r);
+    CHECK(r[0] == 10 && r[1] == 35 && r[2] == 60);
+    p = plan(2, (int64_t[]){3, 5}, (int64_t[]){40, 8}, 1u, 8, 256);
+    dcr_emulate_sum_f64(&p, (const char *)m, r);
+    CHECK(r[0] == 15 && r[4] == 27);
+    /* an empty sum is 0 */
+    p = plan(1, (int64_t[]){0}, (int64_t[]){8}, 1u, 8, 256);
+    dcr_emulate_sum_f64(&p, (const char *)m, r);
+    CHECK(r[0] == 0);
+}
+
+int main(void) {
+    test_paths();
+    test_coalescing();
+    test_splits();
+    test_emulation();
+    if (failures) {
+        fprintf(stderr, "%d failure(s)\n", failures);
+        return 1;
+    }
+    printf("ok\n");
+    return 0;
+}
