@@ -40,7 +40,7 @@ cd "$OUT" # never import the source tree
 "$VENV/bin/python" -m dispatch --verbose | tee dispatch.txt
 cd - >/dev/null
 rc=0
-"$VENV/bin/pytest" -q -rs -p no:cacheprovider tests/test_cuda_build.py tests/test_cuda_runtime.py \
+"$VENV/bin/python" -m pytest -q -rs -p no:cacheprovider tests/test_cuda_build.py tests/test_cuda_runtime.py \
     tests/test_cuda_ops.py tests/test_cuda_reductions.py tests/test_dlpack_cuda.py \
     2>&1 | tee "$OUT/tests.txt" || rc=$?
 "$VENV/bin/python" tools/bench/run.py --cuda --json "$OUT/bench_cuda.json" 2>&1 |
