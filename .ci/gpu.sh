@@ -39,8 +39,8 @@ fi
 cd "$OUT" # never import the source tree
 "$VENV/bin/python" -m dispatch --verbose | tee dispatch.txt
 cd - >/dev/null
-rc=0
-"$VENV/bin/python" -m pytest -q -rs -p no:cacheprovider tests/test_cuda_build.py tests/test_cuda_runtime.py \
+rc=0 # -P: the source tree must not shadow the installed package
+"$VENV/bin/python" -P -m pytest -q -rs -p no:cacheprovider tests/test_cuda_build.py tests/test_cuda_runtime.py \
     tests/test_cuda_ops.py tests/test_cuda_reductions.py tests/test_dlpack_cuda.py \
     2>&1 | tee "$OUT/tests.txt" || rc=$?
 "$VENV/bin/python" tools/bench/run.py --cuda --json "$OUT/bench_cuda.json" 2>&1 |
