@@ -730,6 +730,23 @@ static PyObject *ivalue_out(dispatch_ivalue *v) {
     }
 }
 
+/* The Tensor among a call's arguments (positional, then keyword) whose
+ * tensor is t, as a new reference, or NULL (no error): an operator that
+ * returns an argument (out=, in place: Tensor(a!)) returns that object. */
+static PyObject *argument_object(const dispatch_tensor *t, PyObject *pos, PyObject *kwargs) {
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(pos); i++) {
+        PyObject *v = PyTuple_GET_ITEM(pos, i);
+        if (PyObject_TypeCheck(v, &TensorBaseType) && ((TensorBase *)v)->ptr == t)
+            return Py_NewRef(v);
+    }
+    Py_ssize_t k = 0;
+    PyObject *key, *v;
+    while (kwargs != Py_None && PyDict_Next(kwargs, &k, &key, &v))
+        if (PyObject_TypeCheck(v, &TensorBaseType) && ((TensorBase *)v)->ptr == t)
+            return Py_NewRef(v);
+    return NULL;
+}
+
 static PyObject *py_bind_call(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
     plan pl;
@@ -747,7 +764,10 @@ static PyObject *py_bind_call(PyObject *self, PyObject *const *args, Py_ssize_t 
     bound_release(&b);
     if (status < 0) return wrap(NULL); /* raises the runtime's error */
     PyObject *out = NULL;
-    if (pl.nrets == 1) {
+    if (pl.nrets == 1 && rets[0].tag == DISPATCH_IV_TENSOR &&
+        (out = argument_object(rets[0].v.t, args[1], args[2]))) {
+        /* Tensor(a!): the argument itself, as PyTorch (out=, in place) */
+    } else if (pl.nrets == 1) {
         out = ivalue_out(&rets[0]);
     } else if (pl.nrets == 0) {
         out = Py_NewRef(Py_None);
