@@ -136,13 +136,21 @@ static void reacquire(PyThreadState *ts) {
     if (ts) PyEval_RestoreThread(ts);
 }
 
+/* wrap(r), or the argument object a when r is its tensor (an in-place
+ * operator returns self: the same object, as PyTorch's). */
+static PyObject *wrap_or_same(dispatch_tensor *r, TensorBase *a) {
+    if (!r || r != a->ptr) return wrap(r);
+    S.decref(r);
+    return Py_NewRef((PyObject *)a);
+}
+
 static PyObject *call2(const void *op, TensorBase *a, TensorBase *b) {
     dispatch_tensor *pa = pointer_of(a), *pb = pa ? pointer_of(b) : NULL;
     if (!pb) return NULL;
     PyThreadState *ts = release_for(pa->numel + pb->numel);
     dispatch_tensor *r = S.call_tt(op, pa, pb);
     reacquire(ts);
-    return wrap(r);
+    return wrap_or_same(r, a);
 }
 
 static PyObject *call1(const void *op, TensorBase *a) {
@@ -151,7 +159,7 @@ static PyObject *call1(const void *op, TensorBase *a) {
     PyThreadState *ts = release_for(pa->numel);
     dispatch_tensor *r = S.call_t(op, pa);
     reacquire(ts);
-    return wrap(r);
+    return wrap_or_same(r, a);
 }
 
 static int is_tensor(PyObject *o) { return PyObject_TypeCheck(o, &TensorBaseType); }
@@ -353,7 +361,7 @@ static PyObject *py_call_scalar(PyObject *self, PyObject *const *args, Py_ssize_
     PyThreadState *state = release_for(numel);
     dispatch_tensor *r = S.call_tensors_scalar(op, ts, (int)nt, (int)si, d, (int64_t)i, kind);
     reacquire(state);
-    return wrap(r);
+    return nt > 0 ? wrap_or_same(r, (TensorBase *)args[3]) : wrap(r);
 }
 
 /*
