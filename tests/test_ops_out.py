@@ -275,6 +275,13 @@ def test_out_transposed_view_of_its_input_is_refused():
         dispatch.neg(x, out=x.T)
 
 
+def test_a_number_as_out_is_refused():
+    with pytest.raises(TypeError, match="argument 'out' must be a Tensor"):
+        dispatch.add(dispatch.tensor(2.0), 1.0, out=3.0)
+    with pytest.raises(TypeError, match="argument 'out' must be a Tensor"):
+        dispatch.sum(dispatch.tensor(ROW), out=0)
+
+
 def test_read_only_out_is_refused():
     np = pytest.importorskip("numpy")
     arr = np.zeros(3, dtype=np.float32)

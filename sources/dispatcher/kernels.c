@@ -267,6 +267,9 @@ static void address_range(const dispatch_tensor *t, uintptr_t *lo, uintptr_t *hi
 static int check_out(const dispatch_operator *op, const dispatch_tensor *out, int device, int nd,
                      const int64_t *shape, int dtype, dispatch_tensor *const *ins, int nin) {
     const char *name = dispatch_op_name(op);
+    if (out->wrapped_number) /* the binder made a number given as out= a tensor */
+        return dispatch_error_set(DISPATCH_ERR_TYPE, "%s: argument 'out' must be a Tensor, "
+                                  "not a number", name);
     if (out->device != device)
         return dispatch_error_set(DISPATCH_ERR_RUNTIME,
                                   "%s: Expected out tensor to have device %s, but got %s instead",
