@@ -136,13 +136,21 @@ static void reacquire(PyThreadState *ts) {
     if (ts) PyEval_RestoreThread(ts);
 }
 
+/* wrap(r), or the argument object a when r is its tensor (an in-place
+ * operator returns self: the same object, as PyTorch's). */
+static PyObject *wrap_or_same(dispatch_tensor *r, TensorBase *a) {
+    if (!r || r != a->ptr) return wrap(r);
+    S.decref(r);
+    return Py_NewRef((PyObject *)a);
+}
+
 static PyObject *call2(const void *op, TensorBase *a, TensorBase *b) {
     dispatch_tensor *pa = pointer_of(a), *pb = pa ? pointer_of(b) : NULL;
     if (!pb) return NULL;
     PyThreadState *ts = release_for(pa->numel + pb->numel);
     dispatch_tensor *r = S.call_tt(op, pa, pb);
     reacquire(ts);
-    return wrap(r);
+    return wrap_or_same(r, a);
 }
 
 static PyObject *call1(const void *op, TensorBase *a) {
@@ -151,7 +159,7 @@ static PyObject *call1(const void *op, TensorBase *a) {
     PyThreadState *ts = release_for(pa->numel);
     dispatch_tensor *r = S.call_t(op, pa);
     reacquire(ts);
-    return wrap(r);
+    return wrap_or_same(r, a);
 }
 
 static int is_tensor(PyObject *o) { return PyObject_TypeCheck(o, &TensorBaseType); }
@@ -353,7 +361,7 @@ static PyObject *py_call_scalar(PyObject *self, PyObject *const *args, Py_ssize_
     PyThreadState *state = release_for(numel);
     dispatch_tensor *r = S.call_tensors_scalar(op, ts, (int)nt, (int)si, d, (int64_t)i, kind);
     reacquire(state);
-    return wrap(r);
+    return nt > 0 ? wrap_or_same(r, (TensorBase *)args[3]) : wrap(r);
 }
 
 /*
@@ -734,6 +742,23 @@ static PyObject *ivalue_out(dispatch_ivalue *v) {
     }
 }
 
+/* The Tensor among a call's arguments (positional, then keyword) whose
+ * tensor is t, as a new reference, or NULL (no error): an operator that
+ * returns an argument (out=, in place: Tensor(a!)) returns that object. */
+static PyObject *argument_object(const dispatch_tensor *t, PyObject *pos, PyObject *kwargs) {
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(pos); i++) {
+        PyObject *v = PyTuple_GET_ITEM(pos, i);
+        if (PyObject_TypeCheck(v, &TensorBaseType) && ((TensorBase *)v)->ptr == t)
+            return Py_NewRef(v);
+    }
+    Py_ssize_t k = 0;
+    PyObject *key, *v;
+    while (kwargs != Py_None && PyDict_Next(kwargs, &k, &key, &v))
+        if (PyObject_TypeCheck(v, &TensorBaseType) && ((TensorBase *)v)->ptr == t)
+            return Py_NewRef(v);
+    return NULL;
+}
+
 static PyObject *py_bind_call(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
     plan pl;
@@ -751,7 +776,10 @@ static PyObject *py_bind_call(PyObject *self, PyObject *const *args, Py_ssize_t 
     bound_release(&b);
     if (status < 0) return wrap(NULL); /* raises the runtime's error */
     PyObject *out = NULL;
-    if (pl.nrets == 1) {
+    if (pl.nrets == 1 && rets[0].tag == DISPATCH_IV_TENSOR &&
+        (out = argument_object(rets[0].v.t, args[1], args[2]))) {
+        /* Tensor(a!): the argument itself, as PyTorch (out=, in place) */
+    } else if (pl.nrets == 1) {
         out = ivalue_out(&rets[0]);
     } else if (pl.nrets == 0) {
         out = Py_NewRef(Py_None);

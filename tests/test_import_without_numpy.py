@@ -151,7 +151,14 @@ for name in OPERATORS:
                 args.append(False)
             else:
                 raise AssertionError(f"no argument for {o.schema}")
-        got = o(*args)
+        out = None
+        if any(a.kwarg_only and a.kind == TENSOR and a.name == "out" for a in o.args):
+            ref = packet(*args)  # the functional overload: out's shape and dtype
+            out = d.zeros(ref.shape, dtype=ref.dtype)
+            got = o(*args, out=out)
+            assert got is out, (o.schema, got)
+        else:
+            got = o(*args)
         called += 1
         if o.name in ("max.dim", "min.dim"):  # (values, indices) over dim 0, as torch
             red = {"max": max, "min": min}[name]
@@ -169,7 +176,8 @@ for name in OPERATORS:
             close(value, [[2.0] * 3] * 2)
         elif name == "dot":
             close(value, 32.0)
-        elif o.name in ("sum.dim_IntList", "mean.dim", "max.dim_IntList", "min.dim_IntList"):
+        elif o.name in ("sum.dim_IntList", "mean.dim", "max.dim_IntList", "min.dim_IntList",
+                        "sum.IntList_out", "mean.out", "max.IntList_out", "min.IntList_out"):
             red = {"sum": sum, "mean": lambda r: sum(r) / 3, "max": max, "min": min}[name]
             close(value, [red(r) for r in xs])
         else:

@@ -209,10 +209,125 @@ static int run_elementwise(int loop, int compute, dispatch_tensor *out, dispatch
     return dispatch_iter_elementwise_op(loop, compute, 1 + nin, ops, ctx);
 }
 
+/*
+ * Note [out=]
+ * ~~~~~~~~~~~
+ * The .out overloads of operators.toml (add.out, exp.out, sum.IntList_out,
+ * ...) end in a kwarg-only `Tensor(a!) out` and run the kernel of their
+ * functional overload: out_arg() finds out, and the kernel writes into it
+ * instead of allocating, returning it (the binder hands back the very
+ * Python object passed as out=). PyTorch's rules: out's shape must be the
+ * result's (no resizing here, not even of an empty out), the result dtype
+ * must be castable to out's by can_cast (no float into an integer out, no
+ * integer into bool) and is cast on the write, out must be on the inputs'
+ * device, must not overlap itself (a broadcast view), and an input may
+ * share memory with it only exactly (same start, strides and dtype, as
+ * in place): a partial overlap of two dense tensors is refused as PyTorch
+ * refuses it; other overlaps (interleaved strided views, where the
+ * ranges cross without common elements) go to the engine, which copies such
+ * inputs first (Note [Overlapping out=] in sources/iterator/iterator.c).
+ */
+static dispatch_tensor *out_arg(const dispatch_operator *op, const dispatch_ivalue *args) {
+    const dispatch_schema *s = dispatch_op_schema(op);
+    int i = s->nargs - 1;
+    if (i < 1 || !s->args[i].alias_write || args[i].tag != DISPATCH_IV_TENSOR ||
+        strcmp(s->args[i].name, "out") != 0)
+        return NULL;
+    return args[i].v.t;
+}
+
+/* Whether t's elements fill a block of memory without gaps or repeats, in
+ * some order of its dims (PyTorch's non-overlapping and dense). */
+static int dense_block(const dispatch_tensor *t) {
+    int64_t st[DISPATCH_MAX_DIMS], sz[DISPATCH_MAX_DIMS];
+    int n = 0;
+    for (int d = 0; d < t->ndim; d++) {
+        if (t->sizes[d] == 1) continue;
+        int j = n++;
+        for (; j > 0 && st[j - 1] > t->strides[d]; j--) st[j] = st[j - 1], sz[j] = sz[j - 1];
+        st[j] = t->strides[d], sz[j] = t->sizes[d];
+    }
+    int64_t expected = 1;
+    for (int j = 0; j < n; j++) {
+        if (st[j] != expected) return 0;
+        expected *= sz[j];
+    }
+    return 1;
+}
+
+static void address_range(const dispatch_tensor *t, uintptr_t *lo, uintptr_t *hi) {
+    int64_t last = 0;
+    for (int d = 0; d < t->ndim; d++) last += (t->sizes[d] - 1) * t->strides[d];
+    *lo = (uintptr_t)t->data;
+    *hi = *lo + (uintptr_t)((last + 1) * (int64_t)dispatch_dtype_itemsize(t->dtype));
+}
+
+/* The checks of Note [out=] of out against a result of (nd, shape) and
+ * dtype on device computed from ins. */
+static int check_out(const dispatch_operator *op, const dispatch_tensor *out, int device, int nd,
+                     const int64_t *shape, int dtype, dispatch_tensor *const *ins, int nin) {
+    const char *name = dispatch_op_name(op);
+    if (out->wrapped_number) /* the binder made a number given as out= a tensor */
+        return dispatch_error_set(DISPATCH_ERR_TYPE, "%s: argument 'out' must be a Tensor, "
+                                  "not a number", name);
+    if (out->device != device)
+        return dispatch_error_set(DISPATCH_ERR_RUNTIME,
+                                  "%s: Expected out tensor to have device %s, but got %s instead",
+                                  name, dispatch_device_name(device),
+                                  dispatch_device_name(out->device));
+    if (nd != out->ndim || memcmp(shape, out->sizes, sizeof(int64_t) * (size_t)nd) != 0) {
+        char a[256], b[256];
+        dispatch_format_shape(a, sizeof a, (int)out->ndim, out->sizes);
+        dispatch_format_shape(b, sizeof b, nd, shape);
+        return dispatch_error_set(DISPATCH_ERR_RUNTIME,
+                                  "%s: out has shape %s but the result has shape %s (out= is "
+                                  "not resized)", name, a, b);
+    }
+    if (dispatch_dtype_category_of(dtype) > dispatch_dtype_category_of(out->dtype))
+        return dispatch_error_set(DISPATCH_ERR_RUNTIME,
+                                  "result type %s can't be cast to the desired output type %s",
+                                  dispatch_dtype_name(dtype), dispatch_dtype_name(out->dtype));
+    if (dispatch_tensor_check_no_internal_overlap(out) < 0) return -1;
+    if (out->numel == 0 || device == DISPATCH_DEVICE_META) return 0;
+    uintptr_t olo, ohi;
+    address_range(out, &olo, &ohi);
+    for (int k = 0; k < nin; k++) {
+        const dispatch_tensor *t = ins[k];
+        uintptr_t lo, hi;
+        if (t->numel == 0 || t->device != out->device) continue;
+        address_range(t, &lo, &hi);
+        if (hi <= olo || lo >= ohi) continue;
+        int exact = t->data == out->data && t->dtype == out->dtype && t->ndim == out->ndim;
+        for (int d = 0; exact && d < t->ndim; d++)
+            exact = t->sizes[d] == out->sizes[d] && t->strides[d] == out->strides[d];
+        if (!exact && dense_block(t) && dense_block(out))
+            return dispatch_error_set(DISPATCH_ERR_RUNTIME,
+                                      "unsupported operation: some elements of the input tensor "
+                                      "and the written-to tensor refer to a single memory "
+                                      "location. Please clone() the tensor before performing "
+                                      "the operation.");
+    }
+    return 0;
+}
+
+static int return_self(dispatch_tensor *self, dispatch_ivalue *rets);
+
+/* rets[0], a fresh result, copied into out (checked as Note [out=]), and
+ * out returned in its place. */
+static int into_out(const dispatch_operator *op, dispatch_tensor *out,
+                    dispatch_tensor *const *ins, int nin, dispatch_ivalue *rets) {
+    dispatch_tensor *r = rets[0].v.t;
+    int rc = check_out(op, out, (int)r->device, (int)r->ndim, r->sizes, (int)r->dtype, ins, nin);
+    if (rc == 0 && out->device != DISPATCH_DEVICE_META) rc = dispatch_kernels_copy_(out, r);
+    dispatch_tensor_decref(r);
+    rets[0].tag = DISPATCH_IV_NONE;
+    return rc < 0 ? -1 : return_self(out, rets);
+}
+
 /* Allocate the result of an elementwise op of ins; compute its data on CPU. */
 static int elementwise(const dispatch_operator *op, int loop, int compute, int out_dtype,
                        dispatch_tensor *const *ins, int nin, void *ctx,
-                       dispatch_ivalue *rets) {
+                       dispatch_ivalue *rets, dispatch_tensor *given) {
     int device = 0, nd;
     int64_t shape[DISPATCH_MAX_DIMS];
     if (common_device(dispatch_op_name(op), ins, nin, &device) < 0) return -1;
@@ -220,6 +335,13 @@ static int elementwise(const dispatch_operator *op, int loop, int compute, int o
     if (device != DISPATCH_DEVICE_META && !dispatch_loop_get(loop, compute))
         return dispatch_error_set(DISPATCH_ERR_TYPE, "\"%s\" not implemented for '%s'",
                                   dispatch_op_name(op), dispatch_dtype_name(compute));
+    if (given) { /* out= (Note [out=]): checked, then no overlap but an exact one */
+        if (check_out(op, given, device, nd, shape, out_dtype, ins, nin) < 0) return -1;
+        if (device != DISPATCH_DEVICE_META &&
+            run_elementwise(loop, compute, given, ins, nin, 1, ctx) < 0)
+            return -1;
+        return return_self(given, rets);
+    }
     dispatch_tensor *out = dispatch_tensor_empty(nd, shape, out_dtype, device);
     if (!out) return -1;
     if (device != DISPATCH_DEVICE_META &&
@@ -345,9 +467,10 @@ DISPATCH_DECLARE_KERNEL(binary) {
     void *actx;
     if (binary_setup(loop, ins, args, alpha, &actx, &dtype) < 0) return -1;
     int k = half_scalar_operand(loop, dtype, ins);
-    if (k < 0) return elementwise(op, loop, dtype, dtype, ins, 2, actx, rets);
+    if (k < 0) return elementwise(op, loop, dtype, dtype, ins, 2, actx, rets, out_arg(op, args));
     if (dtype == DISPATCH_BFLOAT16)
-        return elementwise(op, loop, DISPATCH_FLOAT32, dtype, ins, 2, NULL, rets);
+        return elementwise(op, loop, DISPATCH_FLOAT32, dtype, ins, 2, NULL, rets,
+                           out_arg(op, args));
     int device = 0, nd;
     int64_t shape[DISPATCH_MAX_DIMS];
     if (common_device(dispatch_op_name(op), ins, 2, &device) < 0) return -1;
@@ -362,7 +485,8 @@ DISPATCH_DECLARE_KERNEL(binary) {
     }
     rets[0].tag = DISPATCH_IV_TENSOR;
     rets[0].v.t = out;
-    return 0;
+    dispatch_tensor *given = out_arg(op, args); /* out=: the rounded result copied in */
+    return given ? into_out(op, given, ins, 2, rets) : 0;
 }
 
 /* self <op>= other: computed in the promoted dtype, written into self (cast
@@ -417,7 +541,8 @@ DISPATCH_DECLARE_KERNEL(compare) {
     if (expect_tensor(op, &args[0], "self") < 0 || expect_tensor(op, &args[1], "other") < 0)
         return -1;
     dispatch_tensor *ins[2] = {args[0].v.t, args[1].v.t};
-    return elementwise(op, LOOP_OF(ctx), result_type(ins, 2), DISPATCH_BOOL, ins, 2, NULL, rets);
+    return elementwise(op, LOOP_OF(ctx), result_type(ins, 2), DISPATCH_BOOL, ins, 2, NULL, rets,
+                       out_arg(op, args));
 }
 
 DISPATCH_DECLARE_KERNEL(unary) {
@@ -431,7 +556,8 @@ DISPATCH_DECLARE_KERNEL(unary) {
                                   "`logical_not()` operator instead.");
     if (LOOP_OF(ctx) == DISPATCH_LOOP_ABS && in->dtype == DISPATCH_BOOL)
         return dispatch_error_set(DISPATCH_ERR_TYPE, "\"abs\" not implemented for 'bool'");
-    return elementwise(op, LOOP_OF(ctx), in->dtype, in->dtype, &in, 1, NULL, rets);
+    return elementwise(op, LOOP_OF(ctx), in->dtype, in->dtype, &in, 1, NULL, rets,
+                       out_arg(op, args));
 }
 
 DISPATCH_DECLARE_KERNEL(unary_float) {
@@ -440,7 +566,7 @@ DISPATCH_DECLARE_KERNEL(unary_float) {
     dispatch_tensor *in = args[0].v.t;
     int dtype = dispatch_dtype_category_of(in->dtype) == DISPATCH_CAT_FLOAT ? in->dtype
                                                                              : DISPATCH_FLOAT32;
-    return elementwise(op, LOOP_OF(ctx), dtype, dtype, &in, 1, NULL, rets);
+    return elementwise(op, LOOP_OF(ctx), dtype, dtype, &in, 1, NULL, rets, out_arg(op, args));
 }
 
 /* t as dtype (a new reference): core's dispatch_tensor_to_dtype for a CPU
@@ -479,7 +605,8 @@ DISPATCH_DECLARE_KERNEL(addcmul) {
         return -1;
     if (!reduced) {
         scalar_to(&args[3], dtype, value);
-        return elementwise(op, DISPATCH_LOOP_ADDCMUL, dtype, dtype, ins, 3, value, rets);
+        return elementwise(op, DISPATCH_LOOP_ADDCMUL, dtype, dtype, ins, 3, value, rets,
+                           out_arg(op, args));
     }
     /* float16 and bfloat16, as PyTorch: the operands in that dtype, then
      * self + value * t1 * t2 in float32 with value in float32, rounded once
@@ -490,7 +617,8 @@ DISPATCH_DECLARE_KERNEL(addcmul) {
     for (int k = 0; k < 3 && rc == 0; k++)
         if (!(h[k] = to_dtype_on_device(ins[k], dtype))) rc = -1;
     if (rc == 0)
-        rc = elementwise(op, DISPATCH_LOOP_ADDCMUL, DISPATCH_FLOAT32, dtype, h, 3, value, rets);
+        rc = elementwise(op, DISPATCH_LOOP_ADDCMUL, DISPATCH_FLOAT32, dtype, h, 3, value, rets,
+                         out_arg(op, args));
     for (int k = 0; k < 3; k++)
         if (h[k]) dispatch_tensor_decref(h[k]);
     return rc;
@@ -515,7 +643,8 @@ DISPATCH_DECLARE_KERNEL(where) {
         wrapped_value(ins[k], &v);
         if (scalar_check(&v, dtype) < 0) return -1;
     }
-    return elementwise(op, DISPATCH_LOOP_WHERE, dtype, dtype, ins, 3, NULL, rets);
+    return elementwise(op, DISPATCH_LOOP_WHERE, dtype, dtype, ins, 3, NULL, rets,
+                       out_arg(op, args));
 }
 
 /* Reductions -------------------------------------------------------------------- */
@@ -630,11 +759,49 @@ static int device_reduce(int kind, const dispatch_tensor *in, uint32_t mask, dis
     return -1;
 }
 
+/* A reduction's out= (Note [out=]): as PyTorch, out's dtype is the dtype=
+ * when none is given (sum(int32 x, out=int32) sums in int32's result
+ * dtype; mean into an integer out is refused as mean(dtype=int64) is);
+ * overloads without dtype= (max/min) want out's dtype to be the input's.
+ * The functional call with out hidden, its result copied into out. */
+static int reduce_out(const dispatch_operator *op, dispatch_keyset ks, dispatch_ivalue *args,
+                      dispatch_ivalue *rets, void *ctx, dispatch_tensor *out) {
+    const dispatch_schema *s = dispatch_op_schema(op);
+    dispatch_tensor *in = args[0].v.t;
+    dispatch_ivalue *dtype_arg = NULL;
+    for (int i = 1; i < s->nargs; i++)
+        if (strcmp(s->args[i].name, "dtype") == 0) dtype_arg = &args[i];
+    dispatch_ivalue saved_out = args[s->nargs - 1], saved_dtype = {0};
+    if (dtype_arg && dtype_arg->tag == DISPATCH_IV_INT && dtype_arg->v.i != out->dtype)
+        return dispatch_error_set(DISPATCH_ERR_RUNTIME,
+                                  "%s: Expected out tensor to have dtype %s, but got %s instead",
+                                  dispatch_op_name(op), dispatch_dtype_name((int)dtype_arg->v.i),
+                                  dispatch_dtype_name(out->dtype));
+    if (!dtype_arg && in->dtype != out->dtype)
+        return dispatch_error_set(DISPATCH_ERR_RUNTIME,
+                                  "%s: Expected the dtype for input and out to match, but got %s "
+                                  "for input's dtype and %s for out's dtype.",
+                                  dispatch_op_name(op), dispatch_dtype_name(in->dtype),
+                                  dispatch_dtype_name(out->dtype));
+    if (dtype_arg) {
+        saved_dtype = *dtype_arg;
+        dtype_arg->tag = DISPATCH_IV_INT;
+        dtype_arg->v.i = out->dtype;
+    }
+    args[s->nargs - 1].tag = DISPATCH_IV_NONE;
+    int rc = dispatch_kernel_reduce(op, ks, args, rets, ctx);
+    args[s->nargs - 1] = saved_out;
+    if (dtype_arg) *dtype_arg = saved_dtype;
+    return rc < 0 ? -1 : into_out(op, out, &in, 1, rets);
+}
+
 DISPATCH_DECLARE_KERNEL(reduce) {
     UNUSED_KS;
     int kind = (int)(intptr_t)ctx;
     const char *name = reduce_names[kind];
     if (expect_tensor(op, &args[0], "self") < 0) return -1;
+    dispatch_tensor *out_given = out_arg(op, args);
+    if (out_given) return reduce_out(op, ks, args, rets, ctx, out_given);
     dispatch_tensor *in = args[0].v.t;
     const dispatch_schema *s = dispatch_op_schema(op);
     /* Find the optional arguments by name: the overloads differ. */

@@ -482,7 +482,7 @@ def plot(rows: list, path: str) -> None:
 
 # ---------------------------------------------------------------- --api mode
 API_OPS = ["add", "exp", "sum", "sum0", "sum1", "mean", "mean0", "mean1", "max", "max0", "max1",
-           "min", "min0", "min1"]
+           "min", "min0", "min1", "add_out", "exp_out", "sum0_out", "sum1_out"]
 # The pause between turns of the multi-threaded rows (_interleaved): longer
 # than torch's OpenMP workers spin after a call (about 10 ms measured here:
 # our 2-thread sum right after torch's calls ran at 1-thread speed until
@@ -494,6 +494,18 @@ API_COLS = 512  # the 2-D cases are (n // 512, 512): dim=0 is the outer-dim redu
 def _api_calls(op: str, np: Any, dispatch: Any, torch: Any) -> tuple:
     """(ours, numpy, torch) callables of one op; each takes the inputs as a list."""
     ops = dispatch.ops
+    if op.endswith("_out"):  # out= forms: the out buffer is the last input (api_bench)
+        if op == "add_out":
+            return (lambda t: dispatch.add(t[0], t[1], out=t[-1]),
+                    lambda a: np.add(a[0], a[1], out=a[-1]),
+                    lambda x: torch.add(x[0], x[1], out=x[-1]))
+        if op == "exp_out":
+            return (lambda t: dispatch.exp(t[0], out=t[-1]), lambda a: np.exp(a[0], out=a[-1]),
+                    lambda x: torch.exp(x[0], out=x[-1]))
+        d = int(op[3])  # sum0_out, sum1_out
+        return (lambda t: dispatch.sum(t[0], d, out=t[-1]),
+                lambda a: np.sum(a[0], axis=d, out=a[-1]),
+                lambda x: torch.sum(x[0], d, out=x[-1]))
     if op == "add":
         return (lambda t: t[0] + t[1], lambda a: a[0] + a[1], lambda x: x[0] + x[1])
     if op == "exp":
@@ -587,10 +599,15 @@ def api_bench(args: argparse.Namespace) -> list:
         for dtype in args.dtypes:
             xs = [rng.standard_normal(n).astype(dtype) for _ in range(2)]
             for op in args.api_ops:
-                arrs = [x.reshape(-1, API_COLS) if op[-1] in "01" else x for x in xs]
+                base = op[:-len("_out")] if op.endswith("_out") else op
+                arrs = [x.reshape(-1, API_COLS) if base[-1] in "01" else x for x in xs]
                 ts = [dispatch.from_numpy(a) for a in arrs]
                 tt = [torch.from_numpy(a) for a in arrs] if torch is not None else None
                 ours, np_fn, t_fn = _api_calls(op, np, dispatch, torch)
+                if base != op:  # out=: each library's own result of the op, made once
+                    fs = _api_calls(base, np, dispatch, torch)
+                    ts, arrs = ts + [fs[0](ts)], arrs + [fs[1](arrs)]
+                    tt = tt + [fs[2](tt)] if torch is not None else None
                 for threads in args.threads:
                     dispatch.set_num_threads(threads)
                     fns = {"ours": partial(ours, ts)}
@@ -640,7 +657,8 @@ def api_bench_table(rows: list) -> str:
     out.insert(1, "-" * len(out[0]))
     bws = ", ".join(f"{r['threads']} thread(s) {r['bytes_per_s'] / 1e9:.1f} GB/s"
                     for r in rows if r["impl"] == "read_bw")
-    out.insert(0, "Public API, out of place; medians of interleaved repeats. sumN/meanN/maxN/minN:"
+    out.insert(0, "Public API, out of place (X_out: out=, into a given tensor); medians of "
+                  "interleaved repeats. sumN/meanN/maxN/minN:"
                   f" over dim N of ({API_COLS} columns); max/min over a dim: values only "
                   "(torch.amax). Read bandwidth (best sum of 256 MB): " + bws)
     return "\n".join(out)
