@@ -365,10 +365,15 @@ def test_torch_every_dtype_both_ways(name):
     np.testing.assert_array_equal(u.numpy(), src)
 
 
-def test_torch_bfloat16_is_refused():
+def test_torch_bfloat16_comes_in_without_a_copy():
+    """bfloat16 is a dtype here since issue 13's dtype work (it was refused
+    before): kDLBfloat 16 maps to it, sharing torch's memory."""
     torch = pytest.importorskip("torch")
-    with pytest.raises(TypeError, match="bfloat, 16 bits"):
-        dispatch.from_dlpack(torch.zeros(2, dtype=torch.bfloat16))
+    x = torch.zeros(2, dtype=torch.bfloat16)
+    t = dispatch.from_dlpack(x)
+    assert t.dtype is dispatch.bfloat16 and t.data_ptr() == x.data_ptr()
+    x[1] = 1.5
+    assert t.tolist() == [0.0, 1.5]
 
 
 def test_torch_tensor_outlives_its_producer():
