@@ -349,3 +349,42 @@ def test_max_min_over_a_dim_return_named_values_and_indices_like_torch():
             values, indices = r
             assert values is r[0] and indices is r[1] and len(r) == 2
     assert not isinstance(x.max(), tuple)  # the full max is one tensor
+
+
+@pytest.mark.parametrize("dtype", FLOATS + ["int32", "uint8"])
+def test_amax_amin_are_values_only_over_any_dims_like_torch(dtype):
+    """dispatch.amax(x, dim=(), keepdim=False) as torch.amax: all dims when dim
+    is empty, a list or one int, keepdim, the Tensor method, out=; NaN
+    propagates."""
+    rng = np.random.default_rng(3)
+    a = rng.integers(0, 50, (4, 5, 6)).astype(dtype)
+    if dtype in FLOATS:
+        a[1, 2, 3] = np.nan
+    t = dispatch.from_numpy(a)
+    for name, ref in (("amax", np.max), ("amin", np.min)):
+        fn = getattr(dispatch, name)
+        np.testing.assert_array_equal(fn(t).numpy(), ref(a))
+        for dims in (0, [2], (0, 2), [-1, 1]):
+            axis = tuple(d % 3 for d in ([dims] if isinstance(dims, int) else dims))
+            for keep in (False, True):
+                want = ref(a, axis=axis, keepdims=keep)
+                got = fn(t, dims, keepdim=keep)
+                assert got.shape == want.shape and got.dtype == t.dtype
+                np.testing.assert_array_equal(got.numpy(), want)
+                np.testing.assert_array_equal(getattr(t, name)(dims, keep).numpy(), want)
+        o = dispatch.empty(4, 6, dtype=t.dtype)
+        assert fn(t, 1, out=o) is o
+        np.testing.assert_array_equal(o.numpy(), ref(a, axis=1))
+    with pytest.raises(RuntimeError, match=r"amax\(\)"):
+        dispatch.amax(dispatch.empty(0))
+
+
+def test_amax_amin_agree_with_torch():
+    torch = pytest.importorskip("torch")
+    a = np.random.default_rng(4).standard_normal((6, 7)).astype(np.float32)
+    a[2, 3] = np.nan
+    for name in ("amax", "amin"):
+        for dims in ((), 0, (0, 1), [1]):
+            want = getattr(torch, name)(torch.from_numpy(a), dims)
+            got = getattr(dispatch, name)(dispatch.from_numpy(a), dims)
+            np.testing.assert_array_equal(got.numpy(), want.numpy())

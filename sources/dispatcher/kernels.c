@@ -798,7 +798,16 @@ static int reduce_out(const dispatch_operator *op, dispatch_keyset ks, dispatch_
 DISPATCH_DECLARE_KERNEL(reduce) {
     UNUSED_KS;
     int kind = (int)(intptr_t)ctx;
+    /* the operator's own name in messages: amax/amin run this kernel too */
+    char name_buf[32];
+    const char *opname = dispatch_op_name(op), *dot = strchr(opname, '.');
+    size_t len = dot ? (size_t)(dot - opname) : strlen(opname);
     const char *name = reduce_names[kind];
+    if (len < sizeof name_buf) {
+        memcpy(name_buf, opname, len);
+        name_buf[len] = '\0';
+        name = name_buf;
+    }
     if (expect_tensor(op, &args[0], "self") < 0) return -1;
     dispatch_tensor *out_given = out_arg(op, args);
     if (out_given) return reduce_out(op, ks, args, rets, ctx, out_given);
