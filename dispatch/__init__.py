@@ -62,7 +62,10 @@ __all__ = [*_cpu_all, *_tensor_all, "ops", "library", "probe_target", "probe_tar
 # builtin (sum, max, min, abs).
 def __getattr__(name: str):  # noqa: ANN202
     if not name.startswith("_") and name in ops.OPERATORS:
-        return getattr(ops, name)
+        packet = getattr(ops, name)
+        # later lookups are plain module attributes (ops._invalidate drops it)
+        globals()[name] = packet
+        return packet
     if name == "return_types":  # as torch.return_types: max(x, 1).values, .indices
         return ops.return_types
     raise AttributeError(f"module 'dispatch' has no attribute '{name}'")

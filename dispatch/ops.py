@@ -258,6 +258,9 @@ def _invalidate(name: str) -> None:
     base = name.split(".")[0]
     _packets.pop(base, None)
     globals().pop(base, None)
+    pkg = sys.modules.get(__package__)  # dispatch.<name>, cached by dispatch.__getattr__
+    if pkg is not None and base in OPERATORS:
+        vars(pkg).pop(base, None)
 
 
 def __getattr__(name: str) -> OpOverloadPacket:

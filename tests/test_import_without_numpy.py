@@ -112,6 +112,7 @@ EXPECT = {
     "where": ew(lambda c, a, b: a if c else b, cond.tolist(), xs, ys),
     "sum": sum(map(sum, xs)), "mean": sum(map(sum, xs)) / 6,
     "max": max(map(max, xs)), "min": min(map(min, xs)),
+    "amax": max(map(max, xs)), "amin": min(map(min, xs)),  # dim=[]: all dims
     "add_": ew(lambda a, b: a + b, xs, ys), "sub_": ew(lambda a, b: a - b, xs, ys),
     "mul_": ew(lambda a, b: a * b, xs, ys), "div_": ew(lambda a, b: a / b, xs, ys),
     "copy_": ys, "cast": xs,
