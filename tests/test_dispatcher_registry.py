@@ -1,6 +1,8 @@
 """The dispatcher seen from Python: define/impl, errors, keys, fallthrough, TLS, tracer."""
 
 import itertools
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -175,3 +177,26 @@ def test_registration_is_thread_safe():
     assert errors == []
     for n in names:
         assert getattr(dispatch.ops, n)(dispatch.tensor([1])).tolist() == [1]
+
+
+def test_package_level_operator_sees_an_overload_defined_after_its_first_use(tmp_path):
+    """dispatch.<op> is kept as a module attribute after its first lookup;
+    defining a new overload of that name drops it, so the next lookup
+    resolves the new overload too. (In a child: the overload stays defined.)"""
+    code = """
+import dispatch
+from dispatch import library
+before = dispatch.abs
+assert dispatch.abs is before  # the cached attribute
+library.define("abs.registry_test_plus(Tensor self, int k) -> Tensor")
+library.impl("abs.registry_test_plus", "CPU")(lambda x, k: dispatch.ops.abs(x) + k)
+after = dispatch.abs
+assert after is not before
+assert len(after.overloads) == len(before.overloads) + 1
+assert after(dispatch.tensor([-1.0, 2.0]), 1).tolist() == [2.0, 3.0]
+assert after(dispatch.tensor([-1.0, 2.0])).tolist() == [1.0, 2.0]
+print("ok")
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=tmp_path, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
