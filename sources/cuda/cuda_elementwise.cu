@@ -34,31 +34,13 @@
 
 #include <type_traits>
 
+#include "cuda_device_types.cuh"
 #include "cuda_launch.h"
 #include "dispatch/dtype.h"
 #include "dispatch/loops.h"
 
-#define DCU_API extern "C" __attribute__((visibility("default")))
-
 /* ---- dtypes ----------------------------------------------------------------
- * The device type of each dtype of the list (Note [One dtype list] in
- * dtype.h): one line per dtype. A dtype missing here is a compile error. */
-struct dcu_bool8 {
-    uint8_t v;
-};
-template <int DT> struct DevType;
-#define DCU_DEVICE_TYPE(NAME, T) \
-    template <> struct DevType<DISPATCH_##NAME> { typedef T type; };
-DCU_DEVICE_TYPE(BOOL, dcu_bool8)
-DCU_DEVICE_TYPE(INT8, int8_t)
-DCU_DEVICE_TYPE(UINT8, uint8_t)
-DCU_DEVICE_TYPE(INT16, int16_t)
-DCU_DEVICE_TYPE(INT32, int32_t)
-DCU_DEVICE_TYPE(INT64, int64_t)
-DCU_DEVICE_TYPE(FLOAT16, __half)
-DCU_DEVICE_TYPE(FLOAT32, float)
-DCU_DEVICE_TYPE(FLOAT64, double)
-DCU_DEVICE_TYPE(BFLOAT16, __nv_bfloat16)
+ * The device type of each dtype: DevType<DISPATCH_X> (cuda_device_types.cuh). */
 
 #define DCU_CAT_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) DISPATCH_CAT_##CAT,
 static constexpr int kCategory[] = {DISPATCH_FORALL_DTYPES(DCU_CAT_)};

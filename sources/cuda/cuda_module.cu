@@ -16,9 +16,9 @@
 #include <string.h>
 
 #include "cuda_cache.h"
+#include "cuda_device_types.cuh"
 #include "dispatch/storage.h"
 
-#define DCU_API extern "C" __attribute__((visibility("default")))
 
 static thread_local char last_error[1024];
 

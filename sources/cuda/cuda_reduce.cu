@@ -19,32 +19,16 @@
 
 #include <type_traits>
 
+#include "cuda_device_types.cuh"
 #include "cuda_reduce_plan.h"
 #include "dispatch/dtype.h"
 #include "dispatch/storage.h"
 
-#define DCU_API extern "C" __attribute__((visibility("default")))
 
 extern "C" const dispatch_allocator *dcu_allocator(void);
 
 enum { OP_SUM = 0, OP_MAX = 1, OP_MIN = 2 };
 
-struct bool8 {
-    uint8_t v;
-};
-template <int DT> struct RType;
-#define DCR_TYPE(NAME, T) \
-    template <> struct RType<DISPATCH_##NAME> { typedef T type; };
-DCR_TYPE(BOOL, bool8)
-DCR_TYPE(INT8, int8_t)
-DCR_TYPE(UINT8, uint8_t)
-DCR_TYPE(INT16, int16_t)
-DCR_TYPE(INT32, int32_t)
-DCR_TYPE(INT64, int64_t)
-DCR_TYPE(FLOAT16, __half)
-DCR_TYPE(FLOAT32, float)
-DCR_TYPE(FLOAT64, double)
-DCR_TYPE(BFLOAT16, __nv_bfloat16)
 
 /* The accumulator of each input type, and the conversions to and from it. */
 template <typename T> struct RAcc { typedef int64_t type; };
@@ -56,14 +40,14 @@ template <> struct RAcc<double> { typedef double type; };
 template <typename T> __device__ __forceinline__ typename RAcc<T>::type up(T v) {
     return (typename RAcc<T>::type)v;
 }
-template <> __device__ __forceinline__ int64_t up(bool8 v) { return v.v != 0; }
+template <> __device__ __forceinline__ int64_t up(dcu_bool8 v) { return v.v != 0; }
 template <> __device__ __forceinline__ float up(__half v) { return __half2float(v); }
 template <> __device__ __forceinline__ float up(__nv_bfloat16 v) { return __bfloat162float(v); }
 
 template <typename T> __device__ __forceinline__ T down(typename RAcc<T>::type v) {
     return (T)(uint64_t)v; /* integers wrap */
 }
-template <> __device__ __forceinline__ bool8 down<bool8>(int64_t v) { return bool8{(uint8_t)(v != 0)}; }
+template <> __device__ __forceinline__ dcu_bool8 down<dcu_bool8>(int64_t v) { return dcu_bool8{(uint8_t)(v != 0)}; }
 template <> __device__ __forceinline__ float down<float>(float v) { return v; }
 template <> __device__ __forceinline__ double down<double>(double v) { return v; }
 template <> __device__ __forceinline__ __half down<__half>(float v) { return __float2half_rn(v); }
@@ -302,8 +286,8 @@ static constexpr int kItemsize[] = {DISPATCH_FORALL_DTYPES(DCR_SIZE_)};
 
 typedef int (*run_fn)(RArgs &);
 #define DCR_ROW_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) \
-    {&run<RType<DISPATCH_##NAME>::type, OP_SUM>, &run<RType<DISPATCH_##NAME>::type, OP_MAX>, \
-     &run<RType<DISPATCH_##NAME>::type, OP_MIN>},
+    {&run<DevType<DISPATCH_##NAME>::type, OP_SUM>, &run<DevType<DISPATCH_##NAME>::type, OP_MAX>, \
+     &run<DevType<DISPATCH_##NAME>::type, OP_MIN>},
 static const run_fn table[DISPATCH_NUM_DTYPES][3] = {DISPATCH_FORALL_DTYPES(DCR_ROW_)};
 
 /*
