@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
@@ -107,6 +108,19 @@ def toolkit_wheel(tmp_path_factory) -> Path:
 
 # "cuda" tensors without a GPU -----------------------------------------------------------------
 
+@functools.cache
+def _fake_cuda_host():
+    """tests/fake_cuda_host.py (loaded by path: the tests directory is not on
+    sys.path under --import-mode=importlib)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("fake_cuda_host",
+                                                  Path(__file__).parent / "fake_cuda_host.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 @pytest.fixture
 def fake_cuda_allocator():
     """A "cuda" allocator over host memory, so CUDA-tagged tensors exist here
@@ -114,24 +128,11 @@ def fake_cuda_allocator():
     import gc
 
     from dispatch import cuda
-    from dispatch._core import ffi, lib
+    from dispatch._core import lib
 
     if cuda.is_available():
         pytest.skip("a GPU is present: the real allocator is registered")
-    blocks = {}
-
-    @ffi.callback("void *(size_t, void *)")
-    def alloc(n, ctx):
-        buf = ffi.new("char[]", max(int(n), 1))
-        blocks[int(ffi.cast("uintptr_t", buf))] = buf
-        return buf
-
-    @ffi.callback("void (void *, void *)")
-    def free(p, ctx):
-        blocks.pop(int(ffi.cast("uintptr_t", p)), None)
-
-    name = ffi.new("char[]", b"fake-cuda")
-    a = ffi.new("dispatch_allocator *", {"name": name, "alloc": alloc, "free": free})
+    a, _keep = _fake_cuda_host().host_allocator()
     before = lib.dispatch_allocator_get(1)
     lib.dispatch_allocator_register(1, a)
     try:
@@ -141,18 +142,24 @@ def fake_cuda_allocator():
         lib.dispatch_allocator_register(1, before)
 
 
+@pytest.fixture(scope="session")
+def fake_cuda_child_env():
+    """The environment of a child script that runs `import fake_cuda_host;
+    fake_cuda_host.install()` (a fake device for the whole child process)."""
+    return _fake_cuda_host().child_env()
+
+
 @pytest.fixture
 def fake_cuda(fake_cuda_allocator):
     """fake_cuda_allocator, with copies between devices done by memmove in place
     of cudaMemcpy; yields the MonkeyPatch for more patches."""
-    import ctypes
     import gc
 
     from dispatch import cuda
 
     mp = pytest.MonkeyPatch()
     mp.setattr(cuda, "_lib", lambda: None)
-    mp.setattr(cuda, "memcpy", lambda dst, src, n, kind: ctypes.memmove(dst, src, n))
+    mp.setattr(cuda, "memcpy", _fake_cuda_host().host_memcpy)
     try:
         yield mp
     finally:

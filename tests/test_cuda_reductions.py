@@ -151,29 +151,14 @@ def test_emulated_order_does_not_depend_on_alignment_or_vector_width(planlib):
 # routing on a fake device -----------------------------------------------------------------
 
 _FAKE = r'''
-import ctypes, json
+import json
 import numpy as np
 import dispatch
 from dispatch import cuda
 from dispatch._core import ffi, lib
 
-blocks = {}
-
-@ffi.callback("void *(size_t, void *)")
-def alloc(n, ctx):
-    buf = ffi.new("char[]", max(int(n), 1))
-    blocks[int(ffi.cast("uintptr_t", buf))] = buf
-    return buf
-
-@ffi.callback("void (void *, void *)")
-def free(p, ctx):
-    blocks.pop(int(ffi.cast("uintptr_t", p)), None)
-
-name = ffi.new("char[]", b"fake-cuda")
-allocator = ffi.new("dispatch_allocator *", {"name": name, "alloc": alloc, "free": free})
-lib.dispatch_allocator_register(1, allocator)
-cuda._lib = lambda: None
-cuda.memcpy = lambda dst, src, n, kind: ctypes.memmove(dst, src, n)
+import fake_cuda_host
+_fake = fake_cuda_host.install()  # the host-memory "cuda" device
 calls = []
 
 def dname(d):
@@ -311,13 +296,13 @@ print(json.dumps(out))
 
 
 @pytest.fixture(scope="module")
-def fake(tmp_path_factory):
+def fake(tmp_path_factory, fake_cuda_child_env):
     if cuda.is_available():
         pytest.skip("a GPU is present: the real device reductions are registered")
     pytest.importorskip("numpy")
     tmp = tmp_path_factory.mktemp("fake_reduce")
     proc = subprocess.run([sys.executable, "-c", _FAKE], capture_output=True, text=True, cwd=tmp,
-                          timeout=300)
+                          timeout=300, env=fake_cuda_child_env)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout.splitlines()[-1])
 

@@ -322,7 +322,7 @@ print(json.dumps(out))
 
 
 @pytest.fixture(scope="module")
-def fake_device_out(tmp_path_factory):
+def fake_device_out(tmp_path_factory, fake_cuda_child_env):
     if cuda.is_available():
         pytest.skip("a GPU is present: the real device loops are registered")
     path = Path(__file__).with_name("test_cuda_ops.py")
@@ -332,7 +332,7 @@ def fake_device_out(tmp_path_factory):
     prelude = mod._FAKE_DEVICE.split("a = [[1.0, 2.0, 3.0]")[0]
     tmp = tmp_path_factory.mktemp("fake_device_out")
     proc = subprocess.run([sys.executable, "-c", prelude + _CASES], capture_output=True,
-                          text=True, cwd=tmp, timeout=300)
+                          text=True, cwd=tmp, timeout=300, env=fake_cuda_child_env)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout.splitlines()[-1])
 
