@@ -106,6 +106,25 @@ def toolkit_wheel(tmp_path_factory) -> Path:
     return wheel
 
 
+# the CUDA module's host logic, as plain C --------------------------------------------------
+
+@pytest.fixture
+def cuda_host_c_test(tmp_path):
+    """run(unit, *flags): sources/cuda/<unit>.c compiled with its C test
+    test_<unit>.c (warnings are errors), run; the CompletedProcess."""
+    def run(unit, *flags):
+        cc = shutil.which("cc") or shutil.which("gcc")
+        if cc is None:
+            pytest.skip("no C compiler")
+        src = REPO / "sources" / "cuda"
+        exe = tmp_path / f"test_{unit}"
+        subprocess.run([cc, "-std=c11", "-O1", "-Wall", "-Wextra", "-Werror", *flags,
+                        str(src / f"{unit}.c"), str(src / f"test_{unit}.c"), "-o", str(exe)],
+                       check=True, capture_output=True, text=True)
+        return subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
+    return run
+
+
 # "cuda" tensors without a GPU -----------------------------------------------------------------
 
 @functools.cache

@@ -166,14 +166,6 @@ def test_default_arch_list_matches_this_nvcc():
 
 # the caching allocator's bookkeeping, on the host -----------------------------------------
 
-def test_caching_allocator_bookkeeping_c_test_passes(tmp_path):
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        pytest.skip("no C compiler")
-    src = ROOT / "sources" / "cuda"
-    exe = tmp_path / "test_cuda_cache"
-    subprocess.run([cc, "-std=c11", "-O1", "-Wall", "-Wextra", "-Werror", "-pthread",
-                    str(src / "cuda_cache.c"), str(src / "test_cuda_cache.c"), "-o", str(exe)],
-                   check=True, capture_output=True, text=True)
-    proc = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
+def test_caching_allocator_bookkeeping_c_test_passes(cuda_host_c_test):
+    proc = cuda_host_c_test("cuda_cache", "-pthread")
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr

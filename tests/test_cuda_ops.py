@@ -9,7 +9,6 @@ test. The tests marked gpu need an NVIDIA GPU and skip, saying why, elsewhere.
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -83,32 +82,20 @@ def test_cpu_clone_contiguous_unchanged():
 
 # item 1: the launch planner, on the host ----------------------------------------------------
 
-def _build_planner_test(tmp_path):
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        pytest.skip("no C compiler")
-    src = ROOT / "sources" / "cuda"
-    exe = tmp_path / "test_cuda_launch"
-    subprocess.run([cc, "-std=c11", "-O1", "-Wall", "-Wextra", "-Werror",
-                    str(src / "cuda_launch.c"), str(src / "test_cuda_launch.c"), "-o", str(exe)],
-                   check=True, capture_output=True, text=True)
-    return subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
-
-
-def test_launch_planner_vector_size_path_split_and_dividers_c_test_passes(tmp_path):
+def test_launch_planner_vector_size_path_split_and_dividers_c_test_passes(cuda_host_c_test):
     # vector width 4/2/1 from every operand's alignment, the vector/cast/strided
     # choice, 32-bit pieces past 2^31 elements or 2^31 bytes, the fast dividers
     # of the offset calculator against plain division
-    proc = _build_planner_test(tmp_path)
+    proc = cuda_host_c_test("cuda_launch")
     assert proc.returncode == 0 and proc.stdout.splitlines()[0] == "ok", proc.stderr
 
 
-def test_launch_planner_reads_the_strided_engines_plan_layout(tmp_path):
+def test_launch_planner_reads_the_strided_engines_plan_layout(cuda_host_c_test):
     # dcu_plan_in (sources/cuda/cuda_launch.h) is dispatch_strided_plan as the
     # CUDA module receives it: same size and offsets
     from dispatch._core import ffi
 
-    proc = _build_planner_test(tmp_path)
+    proc = cuda_host_c_test("cuda_launch")
     layout = [int(v) for v in proc.stdout.splitlines()[1].split()[1:]]
     t = "dispatch_strided_plan"
     assert layout == [ffi.sizeof(t), ffi.offsetof(t, "ndim"), ffi.offsetof(t, "numel"),

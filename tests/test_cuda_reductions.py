@@ -42,15 +42,11 @@ def _cc():
 
 # the plan and its emulated order, on the host -------------------------------------------
 
-def test_reduce_planner_paths_coalescing_vector_splits_c_test_passes(tmp_path):
+def test_reduce_planner_paths_coalescing_vector_splits_c_test_passes(cuda_host_c_test):
     # inner/outer/strided by layout, coalescing that keeps row-major order, the
     # vector width from alignment, splits from the shape only, 64-bit index
     # math past 2^31, and the emulated order's exact integer sums
-    exe = tmp_path / "test_cuda_reduce_plan"
-    subprocess.run([_cc(), "-std=c11", "-O1", "-Wall", "-Wextra", "-Werror",
-                    str(SRC / "cuda_reduce_plan.c"), str(SRC / "test_cuda_reduce_plan.c"),
-                    "-o", str(exe)], check=True, capture_output=True, text=True)
-    r = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
+    r = cuda_host_c_test("cuda_reduce_plan")
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "ok"
 
