@@ -585,7 +585,7 @@ int dispatch_tensor_check_no_internal_overlap(const dispatch_tensor *t) {
 }
 
 /* Address range [lo, hi) a non-empty tensor touches (strides are >= 0). */
-static void byte_range(const dispatch_tensor *t, uintptr_t *lo, uintptr_t *hi) {
+void dispatch_tensor_byte_range(const dispatch_tensor *t, uintptr_t *lo, uintptr_t *hi) {
     int64_t last = 0;
     for (int d = 0; d < t->ndim; d++) last += (t->sizes[d] - 1) * t->strides[d];
     int64_t isz = (int64_t)dispatch_dtype_itemsize(t->dtype);
@@ -632,8 +632,8 @@ int dispatch_tensor_copy_(dispatch_tensor *dst, dispatch_tensor *src) {
      * array): compare addresses, not storages. */
     if (src->numel) {
         uintptr_t a0, a1, b0, b1;
-        byte_range(dst, &a0, &a1);
-        byte_range(src, &b0, &b1);
+        dispatch_tensor_byte_range(dst, &a0, &a1);
+        dispatch_tensor_byte_range(src, &b0, &b1);
         if (a0 < b1 && b0 < a1) { /* may overlap: read from a private copy */
             dispatch_tensor *c = dispatch_tensor_clone(e);
             dispatch_tensor_decref(e);

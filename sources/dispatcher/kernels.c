@@ -255,11 +255,14 @@ static int dense_block(const dispatch_tensor *t) {
     return 1;
 }
 
-static void address_range(const dispatch_tensor *t, uintptr_t *lo, uintptr_t *hi) {
-    int64_t last = 0;
-    for (int d = 0; d < t->ndim; d++) last += (t->sizes[d] - 1) * t->strides[d];
-    *lo = (uintptr_t)t->data;
-    *hi = *lo + (uintptr_t)((last + 1) * (int64_t)dispatch_dtype_itemsize(t->dtype));
+/* torch's can_cast for a result written into an existing tensor (out=, in
+ * place): never to a lower category (no float into an integer, no integer
+ * into bool). 0, or -1 with torch's RuntimeError. */
+static int check_castable(int dtype, int into) {
+    if (dispatch_dtype_category_of(dtype) <= dispatch_dtype_category_of(into)) return 0;
+    return dispatch_error_set(DISPATCH_ERR_RUNTIME,
+                              "result type %s can't be cast to the desired output type %s",
+                              dispatch_dtype_name(dtype), dispatch_dtype_name(into));
 }
 
 /* The checks of Note [out=] of out against a result of (nd, shape) and
@@ -283,19 +286,16 @@ static int check_out(const dispatch_operator *op, const dispatch_tensor *out, in
                                   "%s: out has shape %s but the result has shape %s (out= is "
                                   "not resized)", name, a, b);
     }
-    if (dispatch_dtype_category_of(dtype) > dispatch_dtype_category_of(out->dtype))
-        return dispatch_error_set(DISPATCH_ERR_RUNTIME,
-                                  "result type %s can't be cast to the desired output type %s",
-                                  dispatch_dtype_name(dtype), dispatch_dtype_name(out->dtype));
+    if (check_castable(dtype, out->dtype) < 0) return -1;
     if (dispatch_tensor_check_no_internal_overlap(out) < 0) return -1;
     if (out->numel == 0 || device == DISPATCH_DEVICE_META) return 0;
     uintptr_t olo, ohi;
-    address_range(out, &olo, &ohi);
+    dispatch_tensor_byte_range(out, &olo, &ohi);
     for (int k = 0; k < nin; k++) {
         const dispatch_tensor *t = ins[k];
         uintptr_t lo, hi;
         if (t->numel == 0 || t->device != out->device) continue;
-        address_range(t, &lo, &hi);
+        dispatch_tensor_byte_range(t, &lo, &hi);
         if (hi <= olo || lo >= ohi) continue;
         int exact = t->data == out->data && t->dtype == out->dtype && t->ndim == out->ndim;
         for (int d = 0; exact && d < t->ndim; d++)
@@ -500,10 +500,7 @@ DISPATCH_DECLARE_KERNEL(binary_) {
     char alpha[8];
     void *actx;
     if (binary_setup(loop, ins, args, alpha, &actx, &dtype) < 0) return -1;
-    if (dispatch_dtype_category_of(dtype) > dispatch_dtype_category_of(self->dtype))
-        return dispatch_error_set(DISPATCH_ERR_RUNTIME,
-                                  "result type %s can't be cast to the desired output type %s",
-                                  dispatch_dtype_name(dtype), dispatch_dtype_name(self->dtype));
+    if (check_castable(dtype, self->dtype) < 0) return -1;
     if (common_device(dispatch_op_name(op), ins, 2, &device) < 0) return -1;
     if (device == DISPATCH_DEVICE_CPU) {
         if (!dispatch_loop_get(loop, dtype))

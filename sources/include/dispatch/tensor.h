@@ -81,6 +81,9 @@ int dispatch_tensor_check_writable(const dispatch_tensor *t, const char *what);
 /* 0, or -1 with torch's error when two elements of t share memory (a written-to
  * tensor must not: copy_, and every device's copy). */
 int dispatch_tensor_check_no_internal_overlap(const dispatch_tensor *t);
+/* The bytes [*lo, *hi) that t's elements span (t has elements): two tensors
+ * whose ranges do not meet share no memory. */
+void dispatch_tensor_byte_range(const dispatch_tensor *t, uintptr_t *lo, uintptr_t *hi);
 
 /* Broadcasting ------------------------------------------------------------- */
 /* NumPy's rule; on mismatch a ValueError naming both shapes. */
