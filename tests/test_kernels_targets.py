@@ -21,6 +21,9 @@ import pytest
 import dispatch
 import dispatch.kernels  # noqa: F401  (used as dispatch.kernels below)
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _kernel_sources import own_targets  # noqa: E402
+
 HERE = Path(__file__).resolve().parent
 # target -> features to disable so that it is the highest one left
 TARGETS = {
@@ -41,12 +44,10 @@ NEEDS = {"AVX512_SPR": "AVX512_SPR", "AVX512_SKX": "AVX512_SKX", "FMA3__AVX2": "
 # Each source's @targets, highest first (the baseline is always there). A
 # forced target makes a source choose the highest of its own at or below it.
 ORDER = list(TARGETS)
-SOURCE_TARGETS = {"half_arith": ["AVX512_SPR", "FMA3__AVX2", "baseline"]}
-DEFAULT_TARGETS = ["AVX512_SKX", "FMA3__AVX2", "SSE42", "baseline"]
 
 
 def expected_choice(source: str, forced: str) -> str:
-    own = SOURCE_TARGETS.get(source, DEFAULT_TARGETS)
+    own = own_targets(source)  # its @targets line, highest first
     return next(t for t in own if ORDER.index(t) >= ORDER.index(forced))
 
 

@@ -1,5 +1,6 @@
-/*@targets baseline sse42 (avx2 fma3) avx512_skx */
+/*@targets baseline sse42 (avx2 fma3) */
 /*
+ * No AVX-512 target: Note [Streaming arithmetic stops at AVX2] in arith.dispatch.c.
  * add, sub, mul, maximum, minimum for int32 and int64: plain C loops that
  * the compiler vectorizes under each target's flags (the build is -O3; the
  * contiguous and scalar-broadcast paths are separate loops with unit
