@@ -356,3 +356,38 @@ def test_cuda_out_errors_before_any_device_loop(fake_device_out):
         c = fake_device_out[name]
         assert msg in c.get("error", ""), c
         assert c["calls"] == []
+
+
+# reductions written straight into out (the float32/float64 CPU loop) ---------------------
+
+@pytest.mark.parametrize("dtype", [dispatch.float32, dispatch.float64])
+@pytest.mark.parametrize("op,kw", [("sum", {"dim": 1}), ("sum", {"dim": 0, "keepdim": True}),
+                                   ("mean", {"dim": [0, 1]}), ("amax", {"dim": [1]}),
+                                   ("amin", {"dim": [0]}), ("sum", {"dim": None})])
+def test_reduction_into_a_strided_view_writes_only_its_elements(op, kw, dtype):
+    import numpy as np
+    x = dispatch.from_numpy(np.arange(60, dtype=dispatch.float64.name if dtype == dispatch.float64
+                                      else "float32").reshape(6, 10) * 0.37 - 4.0)
+    want = getattr(dispatch, op)(x, **kw)
+    big = dispatch.full((2 * max(want.numel(), 1) + 3,), 123.5, dtype=dtype)
+    out = big[1:1 + 2 * want.numel():2].reshape(want.shape) if want.ndim else big[1]
+    assert getattr(dispatch, op)(x, **kw, out=out) is out
+    assert _bits(out) == _bits(want)
+    left = [v for i, v in enumerate(big.tolist()) if not (i % 2 == 1 and i < 1 + 2 * want.numel())]
+    assert left == [123.5] * len(left)
+
+
+def test_reduction_out_overlapping_its_input_exactly_reads_before_it_writes():
+    x = dispatch.tensor([[1.5, -2.0, 3.25]])
+    want = x.sum(0, keepdim=True).tolist()
+    assert dispatch.sum(x, 0, keepdim=True, out=x) is x and x.tolist() == want
+
+
+def test_reduction_out_with_dtype_and_float16_still_go_through_a_copy():
+    f = dispatch.tensor([[0.1, 0.2], [0.3, 0.4]], dtype=dispatch.float16)
+    o = dispatch.zeros(2, dtype=dispatch.float16)
+    assert dispatch.sum(f, 1, out=o) is o and _bits(o) == _bits(f.sum(1))
+    g = dispatch.tensor([[0.1, 0.2], [0.3, 0.4]], dtype=dispatch.float64)
+    o32 = dispatch.zeros(2, dtype=dispatch.float32)
+    assert dispatch.sum(g, 1, dtype=dispatch.float32, out=o32) is o32
+    assert _bits(o32) == _bits(g.sum(1, dtype=dispatch.float32))

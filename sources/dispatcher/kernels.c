@@ -743,6 +743,38 @@ static void accumulate(char **ptrs, const intptr_t *steps, intptr_t n, void *arg
  * failure out is released and rets[0] cleared. */
 static _Thread_local int device_values_later; /* reduce_index runs them with the indices */
 
+/* out= of a reduction written in place (Note [out=]): reduce_out names out
+ * and the input for the call it makes; the kernel takes out as its result
+ * when the float32/float64 CPU loop would write a result of out's exact
+ * shape and dtype, from that very input (not a dtype= or float16 copy), and
+ * out shares no byte with it. Otherwise a fresh result, copied into out. */
+static _Thread_local struct {
+    dispatch_tensor *out;
+    const dispatch_tensor *in;
+} reduce_into;
+
+static dispatch_tensor *take_reduce_into(const dispatch_operator *op, const dispatch_tensor *in,
+                                         int nd, const int64_t *shape, int dtype) {
+    dispatch_tensor *out = reduce_into.out;
+    if (!out || reduce_into.in != in || out->dtype != dtype || out->device != in->device ||
+        out->ndim != nd || memcmp(out->sizes, shape, sizeof(int64_t) * (size_t)nd) != 0)
+        return NULL;
+    if (out->numel > 0 && in->numel > 0) {
+        uintptr_t olo, ohi, ilo, ihi;
+        dispatch_tensor_byte_range(out, &olo, &ohi);
+        dispatch_tensor_byte_range(in, &ilo, &ihi);
+        if (!(ohi <= ilo || olo >= ihi)) return NULL;
+    }
+    dispatch_tensor *const ins[1] = {(dispatch_tensor *)in};
+    if (check_out(op, out, (int)in->device, nd, shape, dtype, ins, 1) < 0) {
+        dispatch_error_clear();
+        return NULL; /* into_out gives the error after the fresh result */
+    }
+    reduce_into.out = NULL;
+    dispatch_tensor_incref(out);
+    return out;
+}
+
 static int device_reduce(int kind, const dispatch_tensor *in, uint32_t mask, dispatch_tensor *out,
                          int64_t *indices, dispatch_ivalue *rets) {
     if (in->device == DISPATCH_DEVICE_META) return 0; /* shapes only */
@@ -786,10 +818,14 @@ static int reduce_out(const dispatch_operator *op, dispatch_keyset ks, dispatch_
         dtype_arg->v.i = out->dtype;
     }
     args[s->nargs - 1].tag = DISPATCH_IV_NONE;
+    reduce_into.out = out, reduce_into.in = in;
     int rc = dispatch_kernel_reduce(op, ks, args, rets, ctx);
+    int direct = reduce_into.out == NULL; /* the kernel wrote into out */
+    reduce_into.out = NULL, reduce_into.in = NULL;
     args[s->nargs - 1] = saved_out;
     if (dtype_arg) *dtype_arg = saved_dtype;
-    return rc < 0 ? -1 : into_out(op, out, &in, 1, rets);
+    if (rc < 0) return -1;
+    return direct ? 0 : into_out(op, out, &in, 1, rets);
 }
 
 DISPATCH_DECLARE_KERNEL(reduce) {
@@ -863,7 +899,11 @@ DISPATCH_DECLARE_KERNEL(reduce) {
         if (darg) *darg = dsaved;
         return rc < 0 ? -1 : round_first_ret_to_half(rets, 1, src);
     }
-    dispatch_tensor *out = dispatch_tensor_empty(out_nd, out_sizes, out_dtype, in->device);
+    int float_loop = in->device == DISPATCH_DEVICE_CPU && in->ndim > 0 &&
+                     (src == DISPATCH_FLOAT32 || src == DISPATCH_FLOAT64);
+    dispatch_tensor *out = float_loop ? take_reduce_into(op, in, out_nd, out_sizes, out_dtype)
+                                      : NULL;
+    if (!out) out = dispatch_tensor_empty(out_nd, out_sizes, out_dtype, in->device);
     if (!out) return -1;
     rets[0].tag = DISPATCH_IV_TENSOR;
     rets[0].v.t = out;
