@@ -664,6 +664,48 @@ def api_bench_table(rows: list) -> str:
     return "\n".join(out)
 
 
+def api_ratio_matrix(rows: list) -> str:
+    """README's table: ours/torch at 1 and 2 threads and ours/NumPy at 1
+    thread, one line per op and dtype, one column per size; then the 16M
+    sum rows as a fraction of the measured read bandwidth."""
+    got = {(r["op"], r["dtype"], r["size"], r["threads"]): r for r in rows if r["impl"] == "api2"}
+    ops = list(dict.fromkeys(r["op"] for r in rows if r["impl"] == "api2"))
+    dtypes = list(dict.fromkeys(r["dtype"] for r in rows if r["impl"] == "api2"))
+    sizes = [s for s in SIZES if any(k[2] == s for k in got)]
+    bw = {r["threads"]: r["bytes_per_s"] for r in rows if r["impl"] == "read_bw"}
+
+    def cells(op: str, dtype: str, threads: int, peer: str) -> str:
+        out = ""
+        for size in sizes:
+            r = got.get((op, dtype, size, threads))
+            out += f"{r['ours'] / r[peer]:6.2f}" if r and r.get(peer) else "     -"
+        return out
+
+    width = 6 * len(sizes)
+    heads = "".join(f"{s:>6}" for s in sizes)
+    lines = ["ours/torch (1 thread | 2 threads) and ours/NumPy (1 thread); < 1 is faster",
+             f"{'':17}|{'vs torch, 1 thread':^{width}} |{'vs torch, 2 threads':^{width}} |"
+             f"{'vs NumPy':^{width}}",
+             f"{'op':<8} {'dtype':<7} |{heads} |{heads} |{heads}",
+             "-" * (17 + 3 * (width + 2))]
+    for dtype in dtypes:
+        for op in ops:
+            lines.append(f"{op:<8} {dtype:<7} |{cells(op, dtype, 1, 'torch')} |"
+                         f"{cells(op, dtype, 2, 'torch')} |{cells(op, dtype, 1, 'numpy')}")
+    lines.append("")
+    for dtype in dtypes:
+        for threads in sorted(bw):
+            r = got.get(("sum", dtype, "16M", threads))
+            if not r:
+                continue
+            rate = r["n"] * (4 if dtype == "float32" else 8) / r["ours"]
+            peer = f" (torch {r['torch'] * 1e3:.2f} ms)" if r.get("torch") else ""
+            lines.append(f"sum {dtype} 16M, {threads} thread(s): {r['ours'] * 1e3:.2f} ms = "
+                         f"{rate / 1e9:.1f} GB/s, {100 * rate / bw[threads]:.0f}% of the measured "
+                         f"read bandwidth {bw[threads] / 1e9:.1f} GB/s{peer}")
+    return "\n".join(lines)
+
+
 def api_plot(rows: list, path: str) -> None:
     import matplotlib
 
@@ -727,6 +769,8 @@ def main(argv: list | None = None) -> int:
     if args.api:
         rows = api_bench(args)
         print(api_bench_table(rows))
+        print()
+        print(api_ratio_matrix(rows))
         if args.json:
             with open(args.json, "w") as f:
                 json.dump(rows, f, indent=1)

@@ -1,0 +1,44 @@
+"""tools/bench/run.py --api as a user runs it: a tiny run prints the
+per-row table and README's ratio matrix; --plot without matplotlib says how
+to install it and exits non-zero, without a traceback. No timing is
+asserted (speed is the benchmark's job, not the tests')."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+RUN = Path(__file__).resolve().parents[1] / "tools" / "bench" / "run.py"
+
+
+def _run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(RUN), *args], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_a_tiny_api_run_prints_the_ratio_matrix(tmp_path):
+    p = _run(tmp_path, "--api", "--api-ops", "add", "sum0", "--sizes", "1K", "--dtypes",
+             "float32", "--budget", "0.002", "--threads", "1", "2", "--json", "rows.json")
+    assert p.returncode == 0, p.stderr
+    assert "ours/torch (1 thread | 2 threads) and ours/NumPy (1 thread)" in p.stdout
+    numpy_ratio = r"\d+\.\d\d"
+    torch_ratio = r"(\d+\.\d\d|-)"  # "-" where torch is not installed (CI)
+    for op in ("add", "sum0"):
+        row = rf"^{op}\s+float32 \|\s+{torch_ratio} \|\s+{torch_ratio} \|\s+{numpy_ratio}$"
+        assert re.search(row, p.stdout, re.M), p.stdout
+    assert (tmp_path / "rows.json").stat().st_size > 0
+
+
+@pytest.mark.skipif(importlib.util.find_spec("matplotlib") is not None,
+                    reason="matplotlib is installed: --plot would draw")
+def test_plot_without_matplotlib_says_how_to_install_it(tmp_path):
+    p = _run(tmp_path, "--api", "--plot", "ratios.png")
+    assert p.returncode != 0
+    assert "pip install matplotlib" in p.stderr
+    assert "Traceback" not in p.stderr + p.stdout
+    assert not (tmp_path / "ratios.png").exists()
