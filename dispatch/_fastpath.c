@@ -452,11 +452,13 @@ static int to_int64(PyObject *v, int64_t *out) {
     if (!n) return -1;
     int overflow;
     long long x = PyLong_AsLongLongAndOverflow(n, &overflow);
-    Py_DECREF(n);
-    if (overflow) {
-        PyErr_SetString(PyExc_OverflowError, "int too big to convert");
+    if (overflow) { /* the value named: a call has several numbers */
+        PyErr_Format(PyExc_OverflowError, "int too big to convert: %S is outside int64's range "
+                     "[-2**63, 2**63 - 1]", n);
+        Py_DECREF(n);
         return -1;
     }
+    Py_DECREF(n);
     if (x == -1 && PyErr_Occurred()) return -1;
     *out = x;
     return 0;

@@ -69,6 +69,14 @@ def test_an_int_beyond_int64_raises_overflow_at_the_first_overload_it_fits():
             call()
 
 
+def test_the_int_beyond_int64_is_named_in_the_message():
+    t = dispatch.tensor([1.0, 2.0])
+    with pytest.raises(OverflowError, match=r"18446744073709551616 is outside int64's range"):
+        ops.add(t, 2**64)
+    with pytest.raises(OverflowError, match=r"-1180591620717411303424 is outside int64"):
+        ops.sum(t, [0, -2**70])
+
+
 def test_a_dim_list_longer_than_the_dims_names_the_argument():
     t = dispatch.ones(2, 3)
     with pytest.raises(TypeError, match="argument 'dim': at most 16 values"):
