@@ -1231,6 +1231,15 @@ def _arange_length(start: Any, end: Any, step: Any) -> int:
     return max(n, 0)
 
 
+def _check_length(n: int, start: Any, end: Any, step: Any, d: dtype) -> None:
+    """n values fit a tensor: named with the arguments before any index list is built."""
+    if n >= 2**63:
+        raise ValueError(f"arange: ({start}, {end}, {step}) has {n} values, more than a "
+                         "tensor can hold (2**63 - 1)")
+    if n > _BLOCK:
+        empty(n, dtype=d)  # the allocator's own message for a length memory cannot hold
+
+
 def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None,
            device: Any = None) -> Tensor:
     """Values from start (0 when only end is given) to end, exclusive, by step.
@@ -1250,7 +1259,9 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None,
         raise ValueError("arange: step must be nonzero")
     if ints and not d.is_floating_point:
         start, end, step = int(start), int(end), int(step)
-        n = len(range(start, end, step))
+        n = range(start, end, step).__len__() if abs(end - start) < 2**62 else \
+            max(0, -((start - end) // step))  # len() stops at sys.maxsize
+        _check_length(n, start, end, step, d)
         last = start + (n - 1) * step
         if n and not (-2**63 <= start < 2**63 and -2**63 <= last < 2**63):
             raise _overflow(int64, start if not -2**63 <= start < 2**63 else last)
@@ -1258,6 +1269,7 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None,
             return empty(n, dtype=d, device=device)
         return _linear(n, start, step, int64, start + step).to(d)
     n = _arange_length(start, end, step)
+    _check_length(n, start, end, step, d)
     if n == 0 or _device_num(device) != 0:
         return empty(n, dtype=d, device=device)
     first, second = float(start), float(start + step)

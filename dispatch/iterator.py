@@ -12,6 +12,8 @@ See ``sources/include/dispatch/iterator.h``.
 
 from __future__ import annotations
 
+import operator
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only (Note [Import time] in dispatch/__init__.py)
     from typing import Any
@@ -152,6 +154,12 @@ def set_num_threads(n: int) -> None:
     count it started with. The default is 1, or the environment variable
     DISPATCH_NUM_THREADS (1 to 256) read at first use. Results never depend on
     it: reductions give the same bits for any thread count."""
+    try:
+        n = operator.index(n)
+    except TypeError:
+        raise TypeError(f"set_num_threads: expected an int, got {type(n).__name__}") from None
+    if not -(1 << 63) <= n < 1 << 63:  # C's range check takes an int64_t
+        raise ValueError(f"set_num_threads: {n} is not a thread count")
     if lib.dispatch_set_num_threads(n) != 0:
         _raise()
 

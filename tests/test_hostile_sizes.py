@@ -117,6 +117,25 @@ def test_arange_with_an_impossible_length_raises():
         d.arange(0.0, 1e300, 1e-300)
 
 
+@pytest.mark.parametrize("args", [(2**63,), (2**64, 0, -1), (0.0, 2.0**70), (-2**70, 2**70, 3)])
+def test_arange_beyond_int64_values_names_its_arguments(args):
+    # len(range(...)) stops at sys.maxsize; the count is checked before any list is built
+    with pytest.raises(ValueError, match=r"arange: \(.*\) has \d+ values, more than a tensor"):
+        d.arange(*args)
+
+
+@pytest.mark.parametrize("args, nbytes", [((0.0, 2.0**50), 2**52), ((0, 2**50), 2**53)])
+def test_arange_too_big_for_memory_names_the_bytes_of_its_dtype(args, nbytes):
+    with pytest.raises(MemoryError, match=f"failed to allocate {nbytes} bytes"):
+        d.arange(*args)
+
+
+def test_arange_near_int64_limits_counts_exactly():
+    assert d.arange(-2**63, 2**63 - 1, 2**62).tolist() == list(range(-2**63, 2**63 - 1, 2**62))
+    assert d.arange(2**63 - 1, -2**63, -2**62).tolist() == \
+        list(range(2**63 - 1, -2**63, -2**62))
+
+
 # Slices ---------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("index", [

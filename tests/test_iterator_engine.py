@@ -140,6 +140,19 @@ def test_set_num_threads_rejects_zero(threads):
         iterator.set_num_threads(0)
 
 
+@pytest.mark.parametrize("value, error, message", [
+    (2**40, ValueError, "expected 1 to 256 threads, got 1099511627776"),  # not truncated to 0
+    (2**32 + 2, ValueError, "got 4294967298"),
+    (2**70, ValueError, "1180591620717411303424 is not a thread count"),
+    (1.5, TypeError, "expected an int, got float"),
+    ("2", TypeError, "expected an int, got str"),
+])
+def test_set_num_threads_names_a_bad_value(threads, value, error, message):
+    with pytest.raises(error, match=message):
+        iterator.set_num_threads(value)
+    assert iterator.get_num_threads() == 1  # the setting is unchanged
+
+
 def test_get_num_threads_reports_the_setting(threads):
     iterator.set_num_threads(2)
     assert iterator.get_num_threads() == 2

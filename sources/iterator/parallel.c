@@ -55,15 +55,15 @@ static void read_env(void)
     if (*end == '\0' && v >= 1 && v <= MAX_THREADS) atomic_store(&num_threads, (int)v);
 }
 
-int dispatch_set_num_threads(int n)
+int dispatch_set_num_threads(int64_t n) /* int64_t: 2**40 is refused by value, not truncated */
 {
     pthread_once(&env_once, read_env); /* the env var never overrides an explicit set */
     if (n < 1 || n > MAX_THREADS) {
         return dispatch_error_set(DISPATCH_ERR_VALUE,
-                                  "set_num_threads: expected 1 to %d threads, got %d",
-                                  MAX_THREADS, n);
+                                  "set_num_threads: expected 1 to %d threads, got %lld",
+                                  MAX_THREADS, (long long)n);
     }
-    atomic_store(&num_threads, n);
+    atomic_store(&num_threads, (int)n);
     return 0;
 }
 

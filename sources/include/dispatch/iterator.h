@@ -165,7 +165,7 @@ int dispatch_iter_reduce_check(const char *opname, int op, int ndim, const int64
 
 /* Threads used by the engine (>= 1; default: 1). set: 0, or -1 (ValueError)
  * for n < 1 or n > 256. */
-int dispatch_set_num_threads(int n);
+int dispatch_set_num_threads(int64_t n);
 int dispatch_get_num_threads(void);
 
 /* Run fn(arg, begin, end) over [0, n) split in at most num_threads ranges of
