@@ -22,6 +22,14 @@ BIN = Path(sys.executable).parent
 # plain CI run covers them.
 SANITIZED = "libasan" in os.environ.get("LD_PRELOAD", "")
 
+# NumPy's OpenBLAS takes its kernels from OPENBLAS_CORETYPE when it is set
+# (some machines set it for the whole system: Haswell, on an AMD Zen 4 here),
+# else from cpuid. Under `qemu-x86_64 -cpu Nehalem` a Haswell core type runs
+# AVX and `import numpy` dies with SIGILL before any of our code runs. Every
+# program the tests start inherits this; the tests never time BLAS, and
+# Nehalem's kernels run on every CPU they emulate or run on.
+os.environ["OPENBLAS_CORETYPE"] = "Nehalem"
+
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "runs_package_under_qemu: runs the installed package "
