@@ -23,6 +23,12 @@ from dispatch import kernels
 FLOATS = [np.float32, np.float64]
 # Documented bounds (ulp of the correctly rounded result).
 ULP_BOUND = {"exp": 1.5, "log": 1.0, "expm1": 1.5, "log1p": 1.0, "tanh": 2.5}
+# float32 tanh has its own algorithm and bound (Note [tanh float32]).
+DTYPE_BOUND = {("tanh", np.float32): 1.5}
+
+
+def bound(op: str, dtype) -> float:
+    return DTYPE_BOUND.get((op, dtype), ULP_BOUND[op])
 
 
 def ulp_error(y: np.ndarray, ref: np.ndarray, dtype) -> np.ndarray:
@@ -175,7 +181,7 @@ def test_expm1_log1p_tanh_are_within_their_ulp_bound(op, dtype):
     with np.errstate(all="ignore"):
         ref = getattr(np, op)(x.astype(np.longdouble))
     err = ulp_error(run1(op, x), ref, dtype)
-    assert err.max() <= ULP_BOUND[op], (x[err.argmax()], err.max())
+    assert err.max() <= bound(op, dtype), (x[err.argmax()], err.max())
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
@@ -188,7 +194,7 @@ def test_expm1_log1p_tanh_agree_with_mpmath(op, dtype):
     f = {"expm1": mpmath.expm1, "log1p": mpmath.log1p, "tanh": mpmath.tanh}[op]
     with mpmath.workprec(120):
         ref = np.array([np.longdouble(mpmath.nstr(f(mpmath.mpf(float(v))), 30)) for v in x])
-    assert ulp_error(y, ref, dtype).max() <= ULP_BOUND[op]
+    assert ulp_error(y, ref, dtype).max() <= bound(op, dtype)
 
 
 @pytest.mark.parametrize("dtype", FLOATS)

@@ -9,6 +9,8 @@ to the working precision.
 - exp: e^r = 1 + r + r^2 * Q(r), |r| <= ln2/2; Q fitted to (e^r - 1 - r)/r^2.
 - log: log(1+f) = 2 atanh(s), s = f/(2+f), |s| <= (sqrt2-1)/(sqrt2+1);
   2 atanh(s) = 2s + s * z * P(z), z = s^2; P fitted to (2atanh(s) - 2s)/s^3.
+- tanh (float32): tanh(x) = x + x^3 * P(x^2), |x| <= 0.75; P fitted to
+  (tanh(x) - x)/x^3 as a function of z = x^2.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ import mpmath as mp
 
 mp.mp.dps = 60
 
-RANGES = {"exp_f32": 4, "exp_f64": 9, "log_f32": 3, "log_f64": 7}
+RANGES = {"exp_f32": 4, "exp_f64": 9, "log_f32": 3, "log_f64": 7, "tanh_f32": 6}
+TANH_SMALL = mp.mpf("0.75")  # |x| below which float32 tanh is the polynomial
 
 
 def fit_exp(degree: int) -> list:
@@ -45,11 +48,25 @@ def fit_log(degree: int) -> list:
     return coeffs, err
 
 
+def fit_tanh(degree: int) -> list:
+    def p(z):
+        if z < mp.mpf("1e-40"):
+            return -mp.mpf(1) / 3
+        x = mp.sqrt(z)
+        return (mp.tanh(x) - x) / x**3
+
+    coeffs, err = mp.chebyfit(p, [0, TANH_SMALL**2], degree + 1, error=True)
+    return coeffs, err
+
+
+FITS = {"exp": fit_exp, "log": fit_log, "tanh": fit_tanh}
+
+
 def main() -> None:
     import numpy as np
 
     for name, degree in RANGES.items():
-        coeffs, err = (fit_exp if name.startswith("exp") else fit_log)(degree)
+        coeffs, err = FITS[name.split("_")[0]](degree)
         ftype = np.float32 if name.endswith("f32") else np.float64
         print(f"{name}: degree {degree}, fit error {mp.nstr(err, 3)} (highest first)")
         for c in coeffs:

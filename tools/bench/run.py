@@ -488,6 +488,8 @@ API_OPS = ["add", "exp", "sum", "sum0", "sum1", "mean", "mean0", "mean1", "max",
 # our 2-thread sum right after torch's calls ran at 1-thread speed until
 # then).
 SETTLE_S = 0.03
+# Timed only when asked for (--api-ops tanh expm1): other unary functions.
+API_EXTRA_OPS = ["tanh", "expm1"]
 API_COLS = 512  # the 2-D cases are (n // 512, 512): dim=0 is the outer-dim reduction
 
 
@@ -508,8 +510,9 @@ def _api_calls(op: str, np: Any, dispatch: Any, torch: Any) -> tuple:
                 lambda x: torch.sum(x[0], d, out=x[-1]))
     if op == "add":
         return (lambda t: t[0] + t[1], lambda a: a[0] + a[1], lambda x: x[0] + x[1])
-    if op == "exp":
-        return (lambda t: ops.exp(t[0]), lambda a: np.exp(a[0]), lambda x: torch.exp(x[0]))
+    if op in ("exp", *API_EXTRA_OPS):
+        return (lambda t: getattr(ops, op)(t[0]), lambda a: getattr(np, op)(a[0]),
+                lambda x: getattr(torch, op)(x[0]))
     name, dim = op.rstrip("01"), op[len(op.rstrip("01")):]
     np_name = {"sum": "sum", "mean": "mean", "max": "max", "min": "min"}[name]
     t_name = {"sum": "sum", "mean": "mean", "max": "amax", "min": "amin"}[name]
@@ -720,7 +723,7 @@ def api_plot(rows: list, path: str) -> None:
     for i, th in enumerate(threads):
         for j, dt in enumerate(dtypes):
             ax = axes[i][j]
-            for op in API_OPS:
+            for op in API_OPS + API_EXTRA_OPS:
                 pts = [(r["size"], r["ours"] / r["torch"]) for r in rows
                        if r["op"] == op and r["dtype"] == dt and r["threads"] == th]
                 if pts:
@@ -746,7 +749,7 @@ def main(argv: list | None = None) -> int:
     ap.add_argument("--budget", type=float, default=None, help="seconds per measurement")
     ap.add_argument("--api", action="store_true",
                     help="time the public APIs (dispatch, torch, NumPy) side by side, interleaved")
-    ap.add_argument("--api-ops", nargs="+", choices=API_OPS, default=API_OPS)
+    ap.add_argument("--api-ops", nargs="+", choices=API_OPS + API_EXTRA_OPS, default=API_OPS)
     ap.add_argument("--cuda", action="store_true",
                     help="the CUDA benchmark (tools/bench/bench_cuda.py): add, exp, sum in GB/s "
                          "beside device-to-device copy and torch on the same GPU")
