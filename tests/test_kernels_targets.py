@@ -82,6 +82,13 @@ o = np.empty_like(a); kernels.run("add", o, a, b, ctx=-0.3); out["add_alpha_floa
 o = np.empty_like(a); kernels.run("sqrt", o, np.abs(a)); out["sqrt_float16"] = o
 o = np.empty(len(a[::3]), a.dtype); kernels.run("mul", o, a[::3], np.broadcast_to(b[7], o.shape))
 out["mul_strided_float16"] = o  # a strided and a stride-0 operand
+import dispatch  # the float16 <-> float32 casts: every half, then floats around half's range
+h = dispatch.from_numpy(inp["h_all"].view(np.float16))
+f = dispatch.from_numpy(inp["f_bits"].view(np.float32))
+out["cast_f16_f32_float16"] = h.to(dispatch.float32).numpy().view(np.uint32)
+out["cast_f16_f32_strided_float16"] = h[::3].to(dispatch.float32).numpy().view(np.uint32)
+out["cast_f32_f16_float16"] = f.to(dispatch.float16).numpy().view(np.uint16)
+out["cast_f32_f16_strided_float16"] = f[1::3].to(dispatch.float16).numpy().view(np.uint16)
 np.savez(sys.argv[2], **out)
 """
 
@@ -128,6 +135,14 @@ def _inputs(path) -> None:
     a[:6] = [0.0, -0.0, np.inf, np.nan, 1.0, -1.0]
     b[:6] = [-0.0, 0.0, np.inf, 1.0, np.nan, -1.0]
     inp.update({"a_float16": a, "b_float16": b})
+    # every float16 bit pattern (signaling NaNs too); floats: random bits, the
+    # ties and the overflow edge around 65504, float16's subnormal range
+    inp["h_all"] = np.arange(65536, dtype=np.uint32).astype(np.uint16)
+    inp["f_bits"] = np.concatenate([
+        rng.integers(0, 2**32, 200_000, dtype=np.uint64).astype(np.uint32),
+        np.arange(0x477fd000, 0x47802000, dtype=np.uint32),
+        np.arange(0x33000000, 0x38800000, 97, dtype=np.uint32),
+        np.arange(0x7f800000, 0x7f800400, dtype=np.uint32) | np.uint32(0x80000000)])
     for dt in (np.int32, np.int64):
         info = np.iinfo(dt)
         inp[f"a_{np.dtype(dt).name}"] = rng.integers(info.min, info.max, 4099, dtype=dt)
@@ -215,7 +230,9 @@ EXACT = ["add", "sub", "mul", "div", "maximum", "minimum", "addcmul", "sqrt", "s
 
 EXACT_PAIRS = [(op, dt) for dt in ("float32", "float64") for op in EXACT] + [
     (op, "float16") for op in ("add", "sub", "mul", "div", "maximum", "minimum", "sqrt",
-                               "add_alpha", "mul_strided")] + [
+                               "add_alpha", "mul_strided", "cast_f16_f32",
+                               "cast_f16_f32_strided", "cast_f32_f16",
+                               "cast_f32_f16_strided")] + [
     (op, dt) for dt in ("int32", "int64") for op in ("add", "sub", "mul", "maximum", "minimum")]
 
 

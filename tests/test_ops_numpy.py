@@ -229,3 +229,33 @@ def test_fill_writes_every_element_of_a_view(x, value):
     expected = np.full(a.shape, value).astype(a.dtype)
     np.testing.assert_array_equal(a, expected)  # through the shared memory
     assert base is not None
+
+
+# float16 <-> float32 casts (SIMD loops in half_arith.dispatch.c) ------------------------------
+
+@pytest.mark.parametrize("step", [1, 3])
+def test_every_float16_widens_to_numpys_float32_bits(step):
+    """Every bit pattern: subnormals exact, signaling NaNs kept signaling (as
+    NumPy, unlike vcvtph2ps), contiguous (8/16 lanes) and strided."""
+    h = np.arange(65536, dtype=np.uint32).astype(np.uint16).view(np.float16)[::step]
+    got = d.from_numpy(np.ascontiguousarray(h) if step == 1 else h).to(d.float32)
+    np.testing.assert_array_equal(got.numpy().view(np.uint32), h.astype(np.float32).view(np.uint32))
+
+
+@pytest.mark.parametrize("step", [1, 3])
+def test_float32_narrows_to_float16_rounding_once_to_nearest_even(step):
+    rng = np.random.default_rng(4)
+    f = np.concatenate([
+        rng.integers(0, 2**32, 100_000, dtype=np.uint64).astype(np.uint32),
+        np.arange(0x477fd000, 0x47802000, dtype=np.uint32),   # 65504's ties and overflow
+        np.arange(0x33000000, 0x38800000, 31, dtype=np.uint32),  # float16 subnormals
+    ]).view(np.float32)[::step]
+    got = d.from_numpy(f).to(d.float16).numpy()
+    finite = np.isfinite(f)
+    with np.errstate(over="ignore"):
+        want = f[finite].astype(np.float16)
+    np.testing.assert_array_equal(got[finite].view(np.uint16), want.view(np.uint16))
+    nan = np.isnan(f)  # quiet NaN, same sign, the top 9 payload bits (NumPy's may differ)
+    g = got[nan].view(np.uint16)
+    fb = f[nan].view(np.uint32)
+    np.testing.assert_array_equal(g, ((fb >> 16) & 0x8000) | 0x7e00 | ((fb >> 13) & 0x1ff))

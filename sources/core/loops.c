@@ -77,8 +77,18 @@ dispatch_loop_fn dispatch_loop_reference(int loop, int dtype) {
     return valid(loop, dtype) ? dispatch_reference_loops[dtype][loop] : NULL;
 }
 
-/* Casts have no SIMD variants, so no slots to replace: the reference loop. */
+/* Casts: the reference loops, and slots the kernels replace for the pairs
+ * they have SIMD variants of (float16 <-> float32), as the loop table. */
+static _Atomic(dispatch_loop_fn) casts[DISPATCH_NUM_DTYPES][DISPATCH_NUM_DTYPES];
+
 dispatch_loop_fn dispatch_cast_loop_get(int from, int to) {
     if (!dispatch_dtype_is_valid(from) || !dispatch_dtype_is_valid(to)) return NULL;
-    return dispatch_reference_casts[from][to];
+    dispatch_loop_fn fn = atomic_load_explicit(&casts[from][to], memory_order_relaxed);
+    return fn ? fn : dispatch_reference_casts[from][to];
+}
+
+dispatch_loop_fn dispatch_cast_loop_register(int from, int to, dispatch_loop_fn fn) {
+    if (!dispatch_dtype_is_valid(from) || !dispatch_dtype_is_valid(to)) return NULL;
+    dispatch_loop_fn old = atomic_exchange(&casts[from][to], fn);
+    return old ? old : dispatch_reference_casts[from][to];
 }

@@ -298,6 +298,90 @@ HALF_SCALAR_LOOP(dispatch_kernel_mul_f16_f32scalar, SOP_MUL)
 HALF_SCALAR_LOOP(dispatch_kernel_div_f16_f32scalar, SOP_DIV)
 HALF_SCALAR_LOOP(dispatch_kernel_rdiv_f16_f32scalar, SOP_RDIV)
 
+/* ---------------------------------------------------------------- casts
+ * float16 <-> float32, registered as the cast loops of loops.h (copy_,
+ * .to(), and float16 reductions, which reduce a float32 copy): both exact or
+ * rounded once to nearest even, so every target gives the reference's bits,
+ * NaN payloads included: vcvtps2ph keeps the upper payload bits and sets the
+ * quiet bit, as dispatch_half_from_double_inline does; vcvtph2ps would quiet
+ * a signaling NaN that the reference (and NumPy) keeps, so a block with a NaN
+ * is converted one element at a time (a rare branch). Contiguous runs take
+ * 8 (AVX2 + F16C) or 16 (AVX-512) lanes; strided ones one element at a time. */
+
+/* n elements one at a time, strides in bytes: the reference's bits. */
+static void half_to_float_strided(char *o, intptr_t so, const char *a, intptr_t sa, intptr_t n)
+{
+    for (intptr_t i = 0; i < n; i++) {
+        uint16_t h;
+        memcpy(&h, a + i * sa, 2);
+        float f = dispatch_half_to_float_inline(h);
+        memcpy(o + i * so, &f, 4);
+    }
+}
+
+void DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_cast_f16_f32)(char **data, const intptr_t *s,
+                                                              intptr_t n, void *ctx);
+void DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_cast_f16_f32)(char **data, const intptr_t *s,
+                                                              intptr_t n, void *ctx)
+{
+    (void)ctx;
+    intptr_t i = 0;
+    if (s[0] == 4 && s[1] == 2) {
+        float *o = (float *)(void *)data[0];
+        const uint16_t *a = (const uint16_t *)(void *)data[1];
+#if defined(__AVX512F__) && defined(__F16C__)
+        for (; i + 16 <= n; i += 16) {
+            __m512 v = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(a + i)));
+            if (_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q)) break;
+            _mm512_storeu_ps(o + i, v);
+        }
+#endif
+#if defined(__AVX2__) && defined(__F16C__)
+        for (; i + 8 <= n; i += 8) {
+            __m256 v = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(a + i)));
+            if (_mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q))) {
+                half_to_float_strided((char *)(o + i), 4, (const char *)(a + i), 2, 8);
+                continue;
+            }
+            _mm256_storeu_ps(o + i, v);
+        }
+#endif
+    }
+    half_to_float_strided(data[0] + i * s[0], s[0], data[1] + i * s[1], s[1], n - i);
+}
+
+void DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_cast_f32_f16)(char **data, const intptr_t *s,
+                                                              intptr_t n, void *ctx);
+void DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_cast_f32_f16)(char **data, const intptr_t *s,
+                                                              intptr_t n, void *ctx)
+{
+    (void)ctx;
+    intptr_t i = 0;
+    if (s[0] == 2 && s[1] == 4) {
+        uint16_t *o = (uint16_t *)(void *)data[0];
+        const float *a = (const float *)(void *)data[1];
+#if defined(__AVX512F__) && defined(__F16C__)
+        for (; i + 16 <= n; i += 16)
+            _mm256_storeu_si256((__m256i *)(o + i),
+                                _mm512_cvtps_ph(_mm512_loadu_ps(a + i), ROUND_NEAREST));
+#endif
+#if defined(__AVX2__) && defined(__F16C__)
+        for (; i + 8 <= n; i += 8)
+            _mm_storeu_si128((__m128i *)(o + i), _mm256_cvtps_ph(_mm256_loadu_ps(a + i), ROUND_NEAREST));
+#endif
+    }
+    for (; i < n; i++) {
+        float f;
+        memcpy(&f, data[1] + i * s[1], 4);
+#if defined(__AVX2__) && defined(__F16C__)
+        uint16_t h = (uint16_t)_cvtss_sh(f, ROUND_NEAREST);
+#else
+        uint16_t h = dispatch_half_from_double_inline((double)f);
+#endif
+        memcpy(data[0] + i * s[0], &h, 2);
+    }
+}
+
 /* The kernels of this source (Note [Exported kernel tables] in kernels_export.h). */
 #include "kernels_export.h"
 DISPATCH_KERNELS_EXPORT(half_arith,
@@ -311,6 +395,8 @@ DISPATCH_KERNELS_EXPORT(half_arith,
     DISPATCH_KERNELS_NAMED(HALF_MUL_F32SCALAR, dispatch_kernel_mul_f16_f32scalar, 0)
     DISPATCH_KERNELS_NAMED(HALF_DIV_F32SCALAR, dispatch_kernel_div_f16_f32scalar, 0)
     DISPATCH_KERNELS_NAMED(HALF_RDIV_F32SCALAR, dispatch_kernel_rdiv_f16_f32scalar, 0)
+    DISPATCH_KERNELS_NAMED(CAST_F16_F32, dispatch_kernel_cast_f16_f32, 1)
+    DISPATCH_KERNELS_NAMED(CAST_F32_F16, dispatch_kernel_cast_f32_f16, 1)
 )
 #if DISPATCH_CPU_TARGET_IS_BASELINE
 #include "half_arith.dispatch.h"

@@ -65,6 +65,11 @@ static void choose_all(void)
         }
         atomic_store(&chosen[s], target);
     }
+    /* The float16 <-> float32 casts (copy_, .to(), float16 reductions). */
+    dispatch_cast_loop_register(DISPATCH_FLOAT16, DISPATCH_FLOAT32,
+                                (dispatch_loop_fn)atomic_load(&named[DISPATCH_KNAMED_CAST_F16_F32]));
+    dispatch_cast_loop_register(DISPATCH_FLOAT32, DISPATCH_FLOAT16,
+                                (dispatch_loop_fn)atomic_load(&named[DISPATCH_KNAMED_CAST_F32_F16]));
 }
 
 /* The chosen named kernel, cast back to its own type T by the caller. */

@@ -24,7 +24,8 @@
  * A LOOP entry fills the (loop, dtype) slot of loops.h's table; a NAMED
  * entry is one of the few kernels with a signature of their own (the sums,
  * the triad, float16 by a float scalar: DISPATCH_KERNELS_FORALL_NAMED below),
- * which kernels.h's functions call. The chooser (in the baseline compile,
+ * which kernels.h's functions call; the float16 <-> float32 casts are named
+ * too, and the chooser puts them in the cast table of loops.h. The chooser (in the baseline compile,
  * where the generated X.dispatch.h says which targets exist) picks the
  * highest target this CPU runs, records every traced entry with
  * DISPATCH_CPU_DISPATCH_TRACE, and returns the table and the target's name.
@@ -53,7 +54,8 @@
  * rdiv: dispatch_kernels_half_scalar_loop's `which`). */
 #define DISPATCH_KERNELS_FORALL_NAMED(X)                                                   \
     X(SUM_F32) X(SUM_F64) X(COLS_F32) X(COLS_F64) X(EXT_F32) X(EXT_F64) X(TRIAD_F64)      \
-    X(HALF_MUL_F32SCALAR) X(HALF_DIV_F32SCALAR) X(HALF_RDIV_F32SCALAR)
+    X(HALF_MUL_F32SCALAR) X(HALF_DIV_F32SCALAR) X(HALF_RDIV_F32SCALAR)                   \
+    X(CAST_F16_F32) X(CAST_F32_F16)
 
 enum dispatch_kernels_named {
 #define DISPATCH_KERNELS_NAMED_ENUM_(N) DISPATCH_KNAMED_##N,

@@ -89,5 +89,8 @@ dispatch_loop_fn dispatch_loop_reference(int loop, int dtype);
 /* Cast loops: data[0] is dst (dtype `to`), data[1] is src (dtype `from`).
  * Float -> integer of an out-of-range value gives an unspecified value, not UB. */
 dispatch_loop_fn dispatch_cast_loop_get(int from, int to);
+/* Replace the cast loop of (from, to) (NULL: back to the reference); returns
+ * the previous one. Thread-safe. */
+dispatch_loop_fn dispatch_cast_loop_register(int from, int to, dispatch_loop_fn fn);
 
 #endif /* DISPATCH_LOOPS_H_ */
