@@ -89,6 +89,12 @@ out["cast_f16_f32_float16"] = h.to(dispatch.float32).numpy().view(np.uint32)
 out["cast_f16_f32_strided_float16"] = h[::3].to(dispatch.float32).numpy().view(np.uint32)
 out["cast_f32_f16_float16"] = f.to(dispatch.float16).numpy().view(np.uint16)
 out["cast_f32_f16_strided_float16"] = f[1::3].to(dispatch.float16).numpy().view(np.uint16)
+for name in ("int8", "int32", "int64"):  # integer reductions (int_arith): contiguous and columns
+    m = dispatch.from_numpy(inp[f"r_{name}"])
+    out[f"int_reduce_{name}"] = np.concatenate([
+        np.array([m.sum().item(), dispatch.amax(m).item(), dispatch.amin(m).item()]),
+        m.sum(0).numpy(), m.sum(1).numpy(), dispatch.amax(m, dim=0).numpy().astype(np.int64),
+        dispatch.amin(m, dim=1).numpy().astype(np.int64), m[:, ::3].sum(1).numpy()])
 np.savez(sys.argv[2], **out)
 """
 
@@ -135,6 +141,10 @@ def _inputs(path) -> None:
     a[:6] = [0.0, -0.0, np.inf, np.nan, 1.0, -1.0]
     b[:6] = [-0.0, 0.0, np.inf, 1.0, np.nan, -1.0]
     inp.update({"a_float16": a, "b_float16": b})
+    for dt in (np.int8, np.int32, np.int64):
+        info = np.iinfo(dt)
+        inp[f"r_{np.dtype(dt).name}"] = rng.integers(info.min, info.max, (37, 1031), dtype=dt,
+                                                     endpoint=True)
     # every float16 bit pattern (signaling NaNs too); floats: random bits, the
     # ties and the overflow edge around 65504, float16's subnormal range
     inp["h_all"] = np.arange(65536, dtype=np.uint32).astype(np.uint16)
@@ -233,7 +243,8 @@ EXACT_PAIRS = [(op, dt) for dt in ("float32", "float64") for op in EXACT] + [
                                "add_alpha", "mul_strided", "cast_f16_f32",
                                "cast_f16_f32_strided", "cast_f32_f16",
                                "cast_f32_f16_strided")] + [
-    (op, dt) for dt in ("int32", "int64") for op in ("add", "sub", "mul", "maximum", "minimum")]
+    (op, dt) for dt in ("int32", "int64") for op in ("add", "sub", "mul", "maximum", "minimum")] + [
+    ("int_reduce", dt) for dt in ("int8", "int32", "int64")]
 
 
 @pytest.mark.parametrize("op,dtype", EXACT_PAIRS)

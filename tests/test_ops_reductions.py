@@ -388,3 +388,43 @@ def test_amax_amin_agree_with_torch():
             want = getattr(torch, name)(torch.from_numpy(a), dims)
             got = getattr(dispatch, name)(dispatch.from_numpy(a), dims)
             np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+# Integer and bool reductions (Note [Integer reductions] in int_arith.dispatch.c) --------------
+
+@pytest.mark.parametrize("dtype", INTS + ["bool"])
+@pytest.mark.parametrize("n", [1, 15, 16, 17, 127, 128, 129, 1000, 4099])
+def test_integer_sum_max_min_at_the_type_extremes_and_every_tail(dtype, n):
+    """Lengths around the kernel's lane blocks (16 sums, 128 / itemsize for
+    max/min), the extremes anywhere in the run, sums that wrap int64 as
+    NumPy's and torch's do."""
+    rng = np.random.default_rng(n)
+    if dtype == "bool":
+        x = rng.integers(0, 2, n).astype(bool)
+    else:
+        info = np.iinfo(dtype)
+        x = rng.integers(info.min, info.max, n, dtype=dtype, endpoint=True)
+        x[rng.integers(n)] = info.max
+        x[rng.integers(n)] = info.min
+    for name, (v, t) in _layouts(np.stack([x, x[::-1]])).items():
+        for dim in (None, 0, 1):
+            with np.errstate(over="ignore"):
+                want_sum = np.sum(v, axis=dim, dtype=np.int64)
+            got_sum = t.sum() if dim is None else t.sum(dim)
+            assert got_sum.dtype == dispatch.int64
+            np.testing.assert_array_equal(got_sum.numpy(), want_sum, err_msg=f"{name} {dim}")
+            for op in ("max", "min"):
+                got = dispatch.amax(t, dim=() if dim is None else dim) if op == "max" else \
+                    dispatch.amin(t, dim=() if dim is None else dim)
+                assert got.dtype == t.dtype
+                np.testing.assert_array_equal(got.numpy(), getattr(np, op)(v, axis=dim),
+                                              err_msg=f"{op} {name} {dim}")
+
+
+def test_int64_sum_wraps_like_numpy_and_a_broadcast_input_reduces_in_place():
+    x = np.full(1000, 2**62, dtype=np.int64)
+    with np.errstate(over="ignore"):
+        assert dispatch.from_numpy(x).sum().item() == int(np.sum(x))
+    t = dispatch.from_numpy(np.arange(5, dtype=np.int8)).expand(100_000, 5)  # stride 0
+    assert t.sum(0).tolist() == [0, 100_000, 200_000, 300_000, 400_000]
+    assert t.sum().item() == 1_000_000 and dispatch.amax(t).item() == 4

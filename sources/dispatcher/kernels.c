@@ -703,12 +703,18 @@ static int round_first_ret_to_half(dispatch_ivalue *rets, int nrets, int dtype) 
  * floats (NaN propagates through max/min) and in wrapping uint64 / int64
  * for integers, the input cast a chunk at a time. */
 typedef struct accumulate_ctx {
-    int kind, is_float;
+    int kind, is_float, dtype;
     dispatch_loop_fn cast; /* input dtype -> float64 or int64 */
 } accumulate_ctx;
 
 static void accumulate(char **ptrs, const intptr_t *steps, intptr_t n, void *arg) {
     const accumulate_ctx *c = arg;
+    if (!c->is_float) { /* accumulators start at the identity: `seen` is not needed */
+        int op = c->kind == DISPATCH_REDUCE_MAX ? 1 : c->kind == DISPATCH_REDUCE_MIN ? 2 : 0;
+        dispatch_kernels_int_reduce(op, c->dtype, ptrs[2], steps[2], n, (int64_t *)ptrs[0],
+                                    steps[0]);
+        return;
+    }
     enum { CHUNK = 256 };
     _Alignas(8) char buf[CHUNK * 8];
     for (intptr_t i = 0; i < n; i += CHUNK) {
@@ -922,6 +928,9 @@ DISPATCH_DECLARE_KERNEL(reduce) {
     unsigned char *seen = calloc((size_t)onumel, 1);
     if (is_float) dacc = calloc((size_t)onumel, sizeof *dacc);
     else iacc = calloc((size_t)onumel, sizeof *iacc);
+    if (iacc && kind != DISPATCH_REDUCE_SUM) /* max/min's identity (a reduced dim has elements) */
+        for (int64_t o = 0; o < onumel; o++)
+            iacc[o] = kind == DISPATCH_REDUCE_MAX ? INT64_MIN : INT64_MAX;
     if (!seen || (!dacc && !iacc)) {
         free(seen), free(dacc), free(iacc);
         dispatch_tensor_decref(out);
@@ -941,7 +950,7 @@ DISPATCH_DECLARE_KERNEL(reduce) {
         if (!reduced[d]) acc_stride *= (intptr_t)in->sizes[d];
     }
     char *acc_data[3] = {is_float ? (char *)dacc : (char *)iacc, (char *)seen, in->data};
-    accumulate_ctx actx = {kind, is_float,
+    accumulate_ctx actx = {kind, is_float, in->dtype,
                            dispatch_cast_loop_get(in->dtype,
                                                   is_float ? DISPATCH_FLOAT64 : DISPATCH_INT64)};
     dispatch_strided_plan plan;

@@ -326,17 +326,17 @@ void DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_cast_f16_f32)(char **data, cons
 {
     (void)ctx;
     intptr_t i = 0;
+#if defined(__AVX2__) && defined(__F16C__)
     if (s[0] == 4 && s[1] == 2) {
         float *o = (float *)(void *)data[0];
         const uint16_t *a = (const uint16_t *)(void *)data[1];
-#if defined(__AVX512F__) && defined(__F16C__)
+#if defined(__AVX512F__)
         for (; i + 16 <= n; i += 16) {
             __m512 v = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(a + i)));
             if (_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q)) break;
             _mm512_storeu_ps(o + i, v);
         }
 #endif
-#if defined(__AVX2__) && defined(__F16C__)
         for (; i + 8 <= n; i += 8) {
             __m256 v = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(a + i)));
             if (_mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q))) {
@@ -345,8 +345,8 @@ void DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_cast_f16_f32)(char **data, cons
             }
             _mm256_storeu_ps(o + i, v);
         }
-#endif
     }
+#endif
     half_to_float_strided(data[0] + i * s[0], s[0], data[1] + i * s[1], s[1], n - i);
 }
 
@@ -357,19 +357,19 @@ void DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_cast_f32_f16)(char **data, cons
 {
     (void)ctx;
     intptr_t i = 0;
+#if defined(__AVX2__) && defined(__F16C__)
     if (s[0] == 2 && s[1] == 4) {
         uint16_t *o = (uint16_t *)(void *)data[0];
         const float *a = (const float *)(void *)data[1];
-#if defined(__AVX512F__) && defined(__F16C__)
+#if defined(__AVX512F__)
         for (; i + 16 <= n; i += 16)
             _mm256_storeu_si256((__m256i *)(o + i),
                                 _mm512_cvtps_ph(_mm512_loadu_ps(a + i), ROUND_NEAREST));
 #endif
-#if defined(__AVX2__) && defined(__F16C__)
         for (; i + 8 <= n; i += 8)
             _mm_storeu_si128((__m128i *)(o + i), _mm256_cvtps_ph(_mm256_loadu_ps(a + i), ROUND_NEAREST));
-#endif
     }
+#endif
     for (; i < n; i++) {
         float f;
         memcpy(&f, data[1] + i * s[1], 4);

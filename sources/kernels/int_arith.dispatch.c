@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "dispatch/cpu_dispatch.h"
+#include "dispatch/dtype.h"
 
 #define I_ADD(T, U, a, b) ((T)((U)(a) + (U)(b)))
 #define I_SUB(T, U, a, b) ((T)((U)(a) - (U)(b)))
@@ -73,6 +74,107 @@ INT_LOOP(dispatch_kernel_mul_i64, int64_t, uint64_t, I_MUL, 0)
 INT_LOOP(dispatch_kernel_maximum_i64, int64_t, uint64_t, I_MAX, 0)
 INT_LOOP(dispatch_kernel_minimum_i64, int64_t, uint64_t, I_MIN, 0)
 
+/*
+ * Note [Integer reductions]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~
+ * sum, max and min of bool and the integer types, for the reduction engine
+ * (kernels.c walks the input with the strided engine and hands each inner
+ * run here): op 0 sums into int64 wrapping (in uint64, never undefined
+ * behaviour), as torch's and NumPy's int64 sums; 1 max, 2 min. acc_step 0
+ * folds the run into *acc (the reduced dim is the inner one); otherwise
+ * acc[i] (acc_step bytes apart) takes element i (one row of an outer-dim
+ * reduction). Contiguous runs are plain unit-stride loops the compiler
+ * vectorizes under each target's flags (max/min keep the input's type, so
+ * int8 takes 32 lanes on AVX2); integer results are exact, so every target
+ * gives the same bits. Before: the engine converted every element to int64
+ * and branched per element (1.1-1.5 ms for 1M elements).
+ */
+#define INT_REDUCE_T(SFX, T)                                                             \
+    static void reduce_##SFX(int op, const char *p, intptr_t step, intptr_t n,          \
+                             int64_t *acc, intptr_t acc_step)                           \
+    {                                                                                    \
+        const intptr_t sz = (intptr_t)sizeof(T);                                         \
+        if (n <= 0) return;                                                              \
+        if (acc_step == 0 && step == sz) {                                               \
+            const T *a = (const T *)(const void *)p;                                     \
+            /* K independent lanes (four vectors on AVX2): no one dependency  \
+             * chain through the loop; then the lanes, then the tail. */            \
+            enum { KS = 16, KM = 128 / sizeof(T) };                                      \
+            intptr_t i = 0;                                                              \
+            if (op == 0) {                                                               \
+                uint64_t s[KS] = {0}, t = 0;                                             \
+                for (; i + KS <= n; i += KS)                                             \
+                    for (int k = 0; k < KS; k++) s[k] += (uint64_t)(int64_t)a[i + k];    \
+                for (int k = 0; k < KS; k++) t += s[k];                                  \
+                for (; i < n; i++) t += (uint64_t)(int64_t)a[i];                         \
+                *acc = (int64_t)((uint64_t)*acc + t);                                    \
+                return;                                                                  \
+            }                                                                            \
+            T m[KM], r = a[0];                                                           \
+            for (int k = 0; k < KM; k++) m[k] = a[0];                                    \
+            if (op == 1) {                                                               \
+                for (; i + KM <= n; i += KM)                                             \
+                    for (int k = 0; k < KM; k++) m[k] = a[i + k] > m[k] ? a[i + k] : m[k]; \
+                for (int k = 0; k < KM; k++) r = m[k] > r ? m[k] : r;                    \
+                for (; i < n; i++) r = a[i] > r ? a[i] : r;                              \
+                if ((int64_t)r > *acc) *acc = (int64_t)r;                                \
+            } else {                                                                     \
+                for (; i + KM <= n; i += KM)                                             \
+                    for (int k = 0; k < KM; k++) m[k] = a[i + k] < m[k] ? a[i + k] : m[k]; \
+                for (int k = 0; k < KM; k++) r = m[k] < r ? m[k] : r;                    \
+                for (; i < n; i++) r = a[i] < r ? a[i] : r;                              \
+                if ((int64_t)r < *acc) *acc = (int64_t)r;                                \
+            }                                                                            \
+            return;                                                                      \
+        }                                                                                \
+        if (acc_step == (intptr_t)sizeof(int64_t) && step == sz) {                       \
+            const T *a = (const T *)(const void *)p;                                     \
+            if (op == 0)                                                                 \
+                for (intptr_t i = 0; i < n; i++)                                         \
+                    acc[i] = (int64_t)((uint64_t)acc[i] + (uint64_t)(int64_t)a[i]);      \
+            else if (op == 1)                                                            \
+                for (intptr_t i = 0; i < n; i++) acc[i] = a[i] > acc[i] ? a[i] : acc[i]; \
+            else                                                                         \
+                for (intptr_t i = 0; i < n; i++) acc[i] = a[i] < acc[i] ? a[i] : acc[i]; \
+            return;                                                                      \
+        }                                                                                \
+        for (intptr_t i = 0; i < n; i++) { /* any other strides */                      \
+            T x;                                                                         \
+            int64_t a;                                                                   \
+            char *slot = (char *)acc + i * acc_step;                                     \
+            memcpy(&x, p + i * step, sizeof x);                                          \
+            memcpy(&a, slot, sizeof a);                                                  \
+            if (op == 0) a = (int64_t)((uint64_t)a + (uint64_t)(int64_t)x);              \
+            else if (op == 1 ? (int64_t)x > a : (int64_t)x < a) a = (int64_t)x;          \
+            memcpy(slot, &a, sizeof a);                                                  \
+        }                                                                                \
+    }
+INT_REDUCE_T(b8, uint8_t) /* bool: 0 or 1 */
+INT_REDUCE_T(i8, int8_t)
+INT_REDUCE_T(u8, uint8_t)
+INT_REDUCE_T(i16, int16_t)
+INT_REDUCE_T(i32, int32_t)
+INT_REDUCE_T(i64, int64_t)
+
+/* Returns -1 for a dtype that is not bool or an integer type. */
+int DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_int_reduce)(int op, int dtype, const char *p,
+                                                            intptr_t step, intptr_t n,
+                                                            int64_t *acc, intptr_t acc_step);
+int DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_int_reduce)(int op, int dtype, const char *p,
+                                                            intptr_t step, intptr_t n,
+                                                            int64_t *acc, intptr_t acc_step)
+{
+    switch (dtype) {
+    case DISPATCH_BOOL: reduce_b8(op, p, step, n, acc, acc_step); return 0;
+    case DISPATCH_INT8: reduce_i8(op, p, step, n, acc, acc_step); return 0;
+    case DISPATCH_UINT8: reduce_u8(op, p, step, n, acc, acc_step); return 0;
+    case DISPATCH_INT16: reduce_i16(op, p, step, n, acc, acc_step); return 0;
+    case DISPATCH_INT32: reduce_i32(op, p, step, n, acc, acc_step); return 0;
+    case DISPATCH_INT64: reduce_i64(op, p, step, n, acc, acc_step); return 0;
+    default: return -1;
+    }
+}
+
 /* The kernels of this source (Note [Exported kernel tables] in kernels_export.h). */
 #include "kernels_export.h"
 DISPATCH_KERNELS_EXPORT(int_arith,
@@ -86,6 +188,7 @@ DISPATCH_KERNELS_EXPORT(int_arith,
     DISPATCH_KERNELS_LOOP(MUL, INT64, dispatch_kernel_mul_i64)
     DISPATCH_KERNELS_LOOP(MAXIMUM, INT64, dispatch_kernel_maximum_i64)
     DISPATCH_KERNELS_LOOP(MINIMUM, INT64, dispatch_kernel_minimum_i64)
+    DISPATCH_KERNELS_NAMED(INT_REDUCE, dispatch_kernel_int_reduce, 1)
 )
 #if DISPATCH_CPU_TARGET_IS_BASELINE
 #include "int_arith.dispatch.h"

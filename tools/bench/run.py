@@ -47,6 +47,9 @@ TARGET_ENV = {  # target -> DISPATCH_DISABLE_CPU_FEATURES that makes it the high
 SIZES = {"1K": 1 << 10, "64K": 1 << 16, "1M": 1 << 20, "16M": 1 << 24}
 OPS = ["add", "mul", "addcmul", "sqrt", "exp", "sum"]
 DTYPES = ["float32", "float64"]
+# --api only: the reductions of these (and float16's elementwise ops too)
+API_EXTRA_DTYPES = ["float16", "int8", "int32", "int64"]
+FLOAT_ONLY_OPS = ("exp", "mean", "tanh", "expm1")  # skipped for the integer dtypes
 # (arrays read, arrays written) per element, for the bandwidth fraction
 F16_OPS, F16_N = ("add", "mul", "sqrt"), 1 << 16  # the float16 line
 STREAMS = {"add": (2, 1), "mul": (2, 1), "addcmul": (3, 1), "sqrt": (1, 1), "exp": (1, 1),
@@ -600,9 +603,12 @@ def api_bench(args: argparse.Namespace) -> list:
     for size in args.sizes:
         n = SIZES[size]
         for dtype in args.dtypes:
-            xs = [rng.standard_normal(n).astype(dtype) for _ in range(2)]
+            xs = [(rng.standard_normal(n) * (30 if dtype.startswith("int") else 1)).astype(dtype)
+                  for _ in range(2)]
             for op in args.api_ops:
                 base = op[:-len("_out")] if op.endswith("_out") else op
+                if dtype.startswith("int") and base.rstrip("01") in FLOAT_ONLY_OPS:
+                    continue
                 arrs = [x.reshape(-1, API_COLS) if base[-1] in "01" else x for x in xs]
                 ts = [dispatch.from_numpy(a) for a in arrs]
                 tt = [torch.from_numpy(a) for a in arrs] if torch is not None else None
@@ -743,7 +749,8 @@ def main(argv: list | None = None) -> int:
     ap.add_argument("--plot", metavar="PNG", help="draw speedup per target and size (matplotlib)")
     ap.add_argument("--targets", nargs="+", choices=list(TARGET_ENV))
     ap.add_argument("--ops", nargs="+", choices=OPS, default=OPS)
-    ap.add_argument("--dtypes", nargs="+", choices=DTYPES, default=DTYPES)
+    ap.add_argument("--dtypes", nargs="+", choices=DTYPES + API_EXTRA_DTYPES, default=DTYPES,
+                    help="float16, int8, int32, int64: with --api only")
     ap.add_argument("--sizes", nargs="+", choices=list(SIZES), default=list(SIZES))
     ap.add_argument("--threads", nargs="+", type=int, default=[1, 2])
     ap.add_argument("--budget", type=float, default=None, help="seconds per measurement")
@@ -768,6 +775,10 @@ def main(argv: list | None = None) -> int:
         return bench_cuda.main(json_path=args.json)
     if args.plot and not _have_matplotlib():
         print("--plot needs matplotlib: pip install matplotlib", file=sys.stderr)
+        return 2
+    extra = [d for d in args.dtypes if d in API_EXTRA_DTYPES]
+    if extra and not args.api:
+        print(f"--dtypes {' '.join(extra)}: only with --api", file=sys.stderr)
         return 2
     if args.api:
         rows = api_bench(args)
