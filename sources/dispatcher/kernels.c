@@ -702,6 +702,18 @@ static int round_first_ret_to_half(dispatch_ivalue *rets, int nrets, int dtype) 
  * double or an int64 each; ptrs[1] marks the slots seen), in double for
  * floats (NaN propagates through max/min) and in wrapping uint64 / int64
  * for integers, the input cast a chunk at a time. */
+/* The range of bool (0, 1) or an integer dtype, as int64. */
+static void int_range(int dtype, int64_t *lo, int64_t *hi) {
+    switch (dtype) {
+    case DISPATCH_BOOL: *lo = 0, *hi = 1; return;
+    case DISPATCH_UINT8: *lo = 0, *hi = UINT8_MAX; return;
+    case DISPATCH_INT8: *lo = INT8_MIN, *hi = INT8_MAX; return;
+    case DISPATCH_INT16: *lo = INT16_MIN, *hi = INT16_MAX; return;
+    case DISPATCH_INT32: *lo = INT32_MIN, *hi = INT32_MAX; return;
+    default: *lo = INT64_MIN, *hi = INT64_MAX; return;
+    }
+}
+
 typedef struct accumulate_ctx {
     int kind, is_float, dtype;
     dispatch_loop_fn cast; /* input dtype -> float64 or int64 */
@@ -711,8 +723,7 @@ static void accumulate(char **ptrs, const intptr_t *steps, intptr_t n, void *arg
     const accumulate_ctx *c = arg;
     if (!c->is_float) { /* accumulators start at the identity: `seen` is not needed */
         int op = c->kind == DISPATCH_REDUCE_MAX ? 1 : c->kind == DISPATCH_REDUCE_MIN ? 2 : 0;
-        dispatch_kernels_int_reduce(op, c->dtype, ptrs[2], steps[2], n, (int64_t *)ptrs[0],
-                                    steps[0]);
+        dispatch_kernels_int_reduce(op, c->dtype, ptrs[2], steps[2], n, ptrs[0], steps[0]);
         return;
     }
     enum { CHUNK = 256 };
@@ -919,23 +930,29 @@ DISPATCH_DECLARE_KERNEL(reduce) {
         (src == DISPATCH_FLOAT32 || src == DISPATCH_FLOAT64))
         return reduce_float(kind, in, reduced, keep, out, rets);
 
-    /* Accumulate every input element into its output slot, in double for
-     * floats (NaN propagates through max/min) and in wrapping uint64 / int64
-     * for integers. */
+    /* Accumulate every input element into its output slot: in double for
+     * floats (NaN propagates through max/min); for integers, sums in wrapping
+     * int64 and max/min in the input's dtype, starting from the identity
+     * (Note [Integer reductions] in sources/kernels/int_arith.dispatch.c). */
     int64_t onumel = out->numel;
-    double *dacc = NULL;
-    int64_t *iacc = NULL;
-    unsigned char *seen = calloc((size_t)onumel, 1);
-    if (is_float) dacc = calloc((size_t)onumel, sizeof *dacc);
-    else iacc = calloc((size_t)onumel, sizeof *iacc);
-    if (iacc && kind != DISPATCH_REDUCE_SUM) /* max/min's identity (a reduced dim has elements) */
-        for (int64_t o = 0; o < onumel; o++)
-            iacc[o] = kind == DISPATCH_REDUCE_MAX ? INT64_MIN : INT64_MAX;
-    if (!seen || (!dacc && !iacc)) {
-        free(seen), free(dacc), free(iacc);
+    int acc_dtype = is_float ? DISPATCH_FLOAT64
+                             : kind == DISPATCH_REDUCE_SUM ? DISPATCH_INT64 : in->dtype;
+    intptr_t acc_size = (intptr_t)dispatch_dtype_itemsize(acc_dtype);
+    char *acc = calloc((size_t)onumel, (size_t)acc_size);
+    unsigned char *seen = is_float ? calloc((size_t)onumel, 1) : NULL;
+    if (!acc || (is_float && !seen)) {
+        free(seen), free(acc);
         dispatch_tensor_decref(out);
         rets[0].tag = DISPATCH_IV_NONE;
         return dispatch_error_set(DISPATCH_ERR_MEMORY, "%s: out of memory", name);
+    }
+    if (!is_float && kind != DISPATCH_REDUCE_SUM) { /* a reduced dim has elements */
+        int64_t lo, hi;
+        int_range(in->dtype, &lo, &hi);
+        int64_t ident = kind == DISPATCH_REDUCE_MAX ? lo : hi;
+        char *fill[2] = {acc, (char *)&ident};
+        intptr_t fs[2] = {acc_size, 0};
+        dispatch_cast_loop_get(DISPATCH_INT64, acc_dtype)(fill, fs, onumel, NULL);
     }
     /* Through the engine (Note [One strided engine] in sources/core/strided.c):
      * operands (accumulator, seen, input) over in's shape, the first two
@@ -944,25 +961,27 @@ DISPATCH_DECLARE_KERNEL(reduce) {
     intptr_t acc_stride = 1, isz = (intptr_t)dispatch_dtype_itemsize(in->dtype);
     for (int d = (int)in->ndim - 1; d >= 0; d--) {
         int skip = reduced[d] || in->sizes[d] == 1;
-        bs[0][d] = skip ? 0 : acc_stride * 8;
-        bs[1][d] = skip ? 0 : acc_stride;
+        bs[0][d] = skip ? 0 : acc_stride * acc_size;
+        bs[1][d] = skip || !seen ? 0 : acc_stride;
         bs[2][d] = in->sizes[d] == 1 ? 0 : (intptr_t)in->strides[d] * isz;
         if (!reduced[d]) acc_stride *= (intptr_t)in->sizes[d];
     }
-    char *acc_data[3] = {is_float ? (char *)dacc : (char *)iacc, (char *)seen, in->data};
+    unsigned char unused_seen = 0;
+    char *acc_data[3] = {acc, seen ? (char *)seen : (char *)&unused_seen, in->data};
     accumulate_ctx actx = {kind, is_float, in->dtype,
                            dispatch_cast_loop_get(in->dtype,
                                                   is_float ? DISPATCH_FLOAT64 : DISPATCH_INT64)};
     dispatch_strided_plan plan;
     dispatch_strided_plan_init(&plan, 3, acc_data, (int)in->ndim, in->sizes, bs);
     dispatch_strided_plan_walk(&plan, 0, plan.numel, accumulate, &actx);
-    if (kind == DISPATCH_REDUCE_MEAN)
+    if (kind == DISPATCH_REDUCE_MEAN) {
+        double *dacc = (double *)(void *)acc;
         for (int64_t o = 0; o < onumel; o++) dacc[o] /= (double)count; /* 0/0: NaN, like NumPy */
-    char *data[2] = {out->data, is_float ? (char *)dacc : (char *)iacc};
-    intptr_t strides[2] = {(intptr_t)dispatch_dtype_itemsize(out_dtype), 8};
-    dispatch_cast_loop_get(is_float ? DISPATCH_FLOAT64 : DISPATCH_INT64, out_dtype)(data, strides,
-                                                                                   onumel, NULL);
-    free(seen), free(dacc), free(iacc);
+    }
+    char *data[2] = {out->data, acc};
+    intptr_t strides[2] = {(intptr_t)dispatch_dtype_itemsize(out_dtype), acc_size};
+    dispatch_cast_loop_get(acc_dtype, out_dtype)(data, strides, onumel, NULL);
+    free(seen), free(acc);
     return 0;
 }
 

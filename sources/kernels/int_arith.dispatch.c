@@ -80,8 +80,10 @@ INT_LOOP(dispatch_kernel_minimum_i64, int64_t, uint64_t, I_MIN, 0)
  * sum, max and min of bool and the integer types, for the reduction engine
  * (kernels.c walks the input with the strided engine and hands each inner
  * run here): op 0 sums into int64 wrapping (in uint64, never undefined
- * behaviour), as torch's and NumPy's int64 sums; 1 max, 2 min. acc_step 0
- * folds the run into *acc (the reduced dim is the inner one); otherwise
+ * behaviour), as torch's and NumPy's int64 sums, into int64 accumulators;
+ * 1 max, 2 min, into accumulators of the input's own type (so a row of
+ * columns is compared at the input's width: 32 int8 lanes on AVX2). acc_step
+ * 0 folds the run into *acc (the reduced dim is the inner one); otherwise
  * acc[i] (acc_step bytes apart) takes element i (one row of an outer-dim
  * reduction). Contiguous runs are plain unit-stride loops the compiler
  * vectorizes under each target's flags (max/min keep the input's type, so
@@ -90,8 +92,8 @@ INT_LOOP(dispatch_kernel_minimum_i64, int64_t, uint64_t, I_MIN, 0)
  * and branched per element (1.1-1.5 ms for 1M elements).
  */
 #define INT_REDUCE_T(SFX, T)                                                             \
-    static void reduce_##SFX(int op, const char *p, intptr_t step, intptr_t n,          \
-                             int64_t *acc, intptr_t acc_step)                           \
+    static void reduce_##SFX(int op, const char *p, intptr_t step, intptr_t n, char *acc, \
+                             intptr_t acc_step)                                         \
     {                                                                                    \
         const intptr_t sz = (intptr_t)sizeof(T);                                         \
         if (n <= 0) return;                                                              \
@@ -102,51 +104,61 @@ INT_LOOP(dispatch_kernel_minimum_i64, int64_t, uint64_t, I_MIN, 0)
             enum { KS = 16, KM = 128 / sizeof(T) };                                      \
             intptr_t i = 0;                                                              \
             if (op == 0) {                                                               \
-                uint64_t s[KS] = {0}, t = 0;                                             \
+                uint64_t s[KS] = {0}, t, a0;                                             \
                 for (; i + KS <= n; i += KS)                                             \
                     for (int k = 0; k < KS; k++) s[k] += (uint64_t)(int64_t)a[i + k];    \
+                memcpy(&t, acc, sizeof t);                                               \
                 for (int k = 0; k < KS; k++) t += s[k];                                  \
                 for (; i < n; i++) t += (uint64_t)(int64_t)a[i];                         \
-                *acc = (int64_t)((uint64_t)*acc + t);                                    \
+                a0 = t;                                                                  \
+                memcpy(acc, &a0, sizeof a0);                                             \
                 return;                                                                  \
             }                                                                            \
-            T m[KM], r = a[0];                                                           \
-            for (int k = 0; k < KM; k++) m[k] = a[0];                                    \
+            T m[KM], r;                                                                  \
+            memcpy(&r, acc, sizeof r);                                                   \
+            for (int k = 0; k < KM; k++) m[k] = r;                                       \
             if (op == 1) {                                                               \
                 for (; i + KM <= n; i += KM)                                             \
                     for (int k = 0; k < KM; k++) m[k] = a[i + k] > m[k] ? a[i + k] : m[k]; \
                 for (int k = 0; k < KM; k++) r = m[k] > r ? m[k] : r;                    \
                 for (; i < n; i++) r = a[i] > r ? a[i] : r;                              \
-                if ((int64_t)r > *acc) *acc = (int64_t)r;                                \
             } else {                                                                     \
                 for (; i + KM <= n; i += KM)                                             \
                     for (int k = 0; k < KM; k++) m[k] = a[i + k] < m[k] ? a[i + k] : m[k]; \
                 for (int k = 0; k < KM; k++) r = m[k] < r ? m[k] : r;                    \
                 for (; i < n; i++) r = a[i] < r ? a[i] : r;                              \
-                if ((int64_t)r < *acc) *acc = (int64_t)r;                                \
             }                                                                            \
+            memcpy(acc, &r, sizeof r);                                                   \
             return;                                                                      \
         }                                                                                \
-        if (acc_step == (intptr_t)sizeof(int64_t) && step == sz) {                       \
+        if (step == sz && acc_step == (op == 0 ? 8 : sz)) { /* one row of columns */    \
             const T *a = (const T *)(const void *)p;                                     \
-            if (op == 0)                                                                 \
-                for (intptr_t i = 0; i < n; i++)                                         \
-                    acc[i] = (int64_t)((uint64_t)acc[i] + (uint64_t)(int64_t)a[i]);      \
-            else if (op == 1)                                                            \
-                for (intptr_t i = 0; i < n; i++) acc[i] = a[i] > acc[i] ? a[i] : acc[i]; \
-            else                                                                         \
-                for (intptr_t i = 0; i < n; i++) acc[i] = a[i] < acc[i] ? a[i] : acc[i]; \
+            if (op == 0) {                                                               \
+                uint64_t *ac = (uint64_t *)(void *)acc;                                  \
+                for (intptr_t i = 0; i < n; i++) ac[i] += (uint64_t)(int64_t)a[i];       \
+            } else if (op == 1) {                                                        \
+                T *ac = (T *)(void *)acc;                                                \
+                for (intptr_t i = 0; i < n; i++) ac[i] = a[i] > ac[i] ? a[i] : ac[i];    \
+            } else {                                                                     \
+                T *ac = (T *)(void *)acc;                                                \
+                for (intptr_t i = 0; i < n; i++) ac[i] = a[i] < ac[i] ? a[i] : ac[i];    \
+            }                                                                            \
             return;                                                                      \
         }                                                                                \
         for (intptr_t i = 0; i < n; i++) { /* any other strides */                      \
             T x;                                                                         \
-            int64_t a;                                                                   \
-            char *slot = (char *)acc + i * acc_step;                                     \
             memcpy(&x, p + i * step, sizeof x);                                          \
-            memcpy(&a, slot, sizeof a);                                                  \
-            if (op == 0) a = (int64_t)((uint64_t)a + (uint64_t)(int64_t)x);              \
-            else if (op == 1 ? (int64_t)x > a : (int64_t)x < a) a = (int64_t)x;          \
-            memcpy(slot, &a, sizeof a);                                                  \
+            char *slot = acc + i * acc_step;                                             \
+            if (op == 0) {                                                               \
+                uint64_t a;                                                              \
+                memcpy(&a, slot, sizeof a);                                              \
+                a += (uint64_t)(int64_t)x;                                               \
+                memcpy(slot, &a, sizeof a);                                              \
+            } else {                                                                     \
+                T a;                                                                     \
+                memcpy(&a, slot, sizeof a);                                              \
+                if (op == 1 ? x > a : x < a) memcpy(slot, &x, sizeof x);                 \
+            }                                                                            \
         }                                                                                \
     }
 INT_REDUCE_T(b8, uint8_t) /* bool: 0 or 1 */
@@ -159,10 +171,10 @@ INT_REDUCE_T(i64, int64_t)
 /* Returns -1 for a dtype that is not bool or an integer type. */
 int DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_int_reduce)(int op, int dtype, const char *p,
                                                             intptr_t step, intptr_t n,
-                                                            int64_t *acc, intptr_t acc_step);
+                                                            char *acc, intptr_t acc_step);
 int DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_int_reduce)(int op, int dtype, const char *p,
                                                             intptr_t step, intptr_t n,
-                                                            int64_t *acc, intptr_t acc_step)
+                                                            char *acc, intptr_t acc_step)
 {
     switch (dtype) {
     case DISPATCH_BOOL: reduce_b8(op, p, step, n, acc, acc_step); return 0;
