@@ -421,6 +421,42 @@ def test_integer_sum_max_min_at_the_type_extremes_and_every_tail(dtype, n):
                                               err_msg=f"{op} {name} {dim}")
 
 
+@pytest.mark.parametrize("dtype", INTS + ["bool"])
+def test_integer_reductions_of_matrices_over_rows_and_columns(dtype):
+    """Whole matrices in one kernel call (rows folded, or column blocks of
+    128 bytes held down leaves of 32 rows): row counts around the leaf,
+    column counts around the blocks, rows further apart than their length
+    (a slice of a wider matrix), transposed, and a 3-D reduce over the
+    middle dim; the extremes at random places, sums that wrap."""
+    rng = np.random.default_rng(len(dtype) * 131 + ord(dtype[-1]))
+    for rows, cols in [(1, 129), (31, 16), (32, 17), (33, 128), (97, 300), (64, 1), (5, 1031)]:
+        if dtype == "bool":
+            x = rng.integers(0, 2, (rows, cols + 3)).astype(bool)
+        else:
+            info = np.iinfo(dtype)
+            x = rng.integers(info.min, info.max, (rows, cols + 3), dtype=dtype, endpoint=True)
+            x[rng.integers(rows), rng.integers(cols)] = info.max
+            x[rng.integers(rows), rng.integers(cols)] = info.min
+        views = {"contiguous": (x[:, :cols].copy(), dispatch.from_numpy(x[:, :cols].copy())),
+                 "rows apart": (x[:, :cols], dispatch.from_numpy(x)[:, :cols]),
+                 "transposed": (x[:, :cols].T, dispatch.from_numpy(x[:, :cols].copy()).permute(1, 0))}
+        for name, (v, t) in views.items():
+            for dim in (0, 1):
+                with np.errstate(over="ignore"):
+                    want = np.sum(v, axis=dim, dtype=np.int64)
+                np.testing.assert_array_equal(t.sum(dim).numpy(), want,
+                                              err_msg=f"sum {rows}x{cols} {name} {dim}")
+                np.testing.assert_array_equal(dispatch.amax(t, dim=dim).numpy(), v.max(axis=dim),
+                                              err_msg=f"max {rows}x{cols} {name} {dim}")
+                np.testing.assert_array_equal(dispatch.amin(t, dim=dim).numpy(), v.min(axis=dim),
+                                              err_msg=f"min {rows}x{cols} {name} {dim}")
+        cube = x[:, :cols].reshape(rows, 1, cols) if cols % 3 else x[:, :cols].reshape(rows, 3, -1)
+        t = dispatch.from_numpy(cube.copy())
+        with np.errstate(over="ignore"):
+            np.testing.assert_array_equal(t.sum(1).numpy(), np.sum(cube, axis=1, dtype=np.int64))
+        np.testing.assert_array_equal(dispatch.amax(t, dim=1).numpy(), cube.max(axis=1))
+
+
 def test_int64_sum_wraps_like_numpy_and_a_broadcast_input_reduces_in_place():
     x = np.full(1000, 2**62, dtype=np.int64)
     with np.errstate(over="ignore"):

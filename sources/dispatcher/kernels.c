@@ -723,7 +723,7 @@ static void accumulate(char **ptrs, const intptr_t *steps, intptr_t n, void *arg
     const accumulate_ctx *c = arg;
     if (!c->is_float) { /* accumulators start at the identity: `seen` is not needed */
         int op = c->kind == DISPATCH_REDUCE_MAX ? 1 : c->kind == DISPATCH_REDUCE_MIN ? 2 : 0;
-        dispatch_kernels_int_reduce(op, c->dtype, ptrs[2], steps[2], n, ptrs[0], steps[0]);
+        dispatch_kernels_int_reduce(op, c->dtype, ptrs[2], steps[2], n, ptrs[0], steps[0], 1, 0, 0);
         return;
     }
     enum { CHUNK = 256 };
@@ -973,7 +973,16 @@ DISPATCH_DECLARE_KERNEL(reduce) {
                                                   is_float ? DISPATCH_FLOAT64 : DISPATCH_INT64)};
     dispatch_strided_plan plan;
     dispatch_strided_plan_init(&plan, 3, acc_data, (int)in->ndim, in->sizes, bs);
-    dispatch_strided_plan_walk(&plan, 0, plan.numel, accumulate, &actx);
+    if (!is_float && plan.ndim <= 2) { /* one call: rows or columns of a matrix */
+        int op = kind == DISPATCH_REDUCE_MAX ? 1 : kind == DISPATCH_REDUCE_MIN ? 2 : 0;
+        int two = plan.ndim == 2;
+        dispatch_kernels_int_reduce(op, in->dtype, plan.data[2], plan.strides[2][0],
+                                    (intptr_t)plan.shape[0], plan.data[0], plan.strides[0][0],
+                                    two ? (intptr_t)plan.shape[1] : 1,
+                                    two ? plan.strides[2][1] : 0, two ? plan.strides[0][1] : 0);
+    } else {
+        dispatch_strided_plan_walk(&plan, 0, plan.numel, accumulate, &actx);
+    }
     if (kind == DISPATCH_REDUCE_MEAN) {
         double *dacc = (double *)(void *)acc;
         for (int64_t o = 0; o < onumel; o++) dacc[o] /= (double)count; /* 0/0: NaN, like NumPy */

@@ -161,30 +161,106 @@ INT_LOOP(dispatch_kernel_minimum_i64, int64_t, uint64_t, I_MIN, 0)
             }                                                                            \
         }                                                                                \
     }
-INT_REDUCE_T(b8, uint8_t) /* bool: 0 or 1 */
-INT_REDUCE_T(i8, int8_t)
-INT_REDUCE_T(u8, uint8_t)
-INT_REDUCE_T(i16, int16_t)
-INT_REDUCE_T(i32, int32_t)
-INT_REDUCE_T(i64, int64_t)
+/* Columns: nrows rows of ncols contiguous elements, rstride bytes apart,
+ * each column folded into its accumulator (contiguous: int64 for sums, T
+ * for max/min). A block of columns (128 bytes of accumulators: four
+ * vectors on AVX2, two on AVX-512) stays in registers down a leaf of rows,
+ * every load a full vector of a contiguous row; a leaf is finished across
+ * all columns before the next, so memory is read in address order. */
+#define INT_COLS_T(SFX, T)                                                               \
+    static void cols_##SFX(int op, const char *p, intptr_t rstride, intptr_t nrows,       \
+                           intptr_t ncols, char *acc)                                     \
+    {                                                                                    \
+        enum { LEAF = 32, CS = 16, CM = 128 / sizeof(T) };                              \
+        for (intptr_t r0 = 0; r0 < nrows; r0 += LEAF) {                                  \
+            const intptr_t r1 = nrows - r0 < LEAF ? nrows : r0 + LEAF;                   \
+            const char *q = p + r0 * rstride;                                            \
+            intptr_t c = 0;                                                              \
+            if (op == 0) {                                                               \
+                uint64_t *ac = (uint64_t *)(void *)acc;                                  \
+                for (; c + CS <= ncols; c += CS) {                                       \
+                    uint64_t s[CS];                                                      \
+                    memcpy(s, ac + c, sizeof s);                                         \
+                    for (intptr_t r = r0; r < r1; r++) {                                 \
+                        const T *a = (const T *)(const void *)(q + (r - r0) * rstride) + c; \
+                        for (int k = 0; k < CS; k++) s[k] += (uint64_t)(int64_t)a[k];    \
+                    }                                                                    \
+                    memcpy(ac + c, s, sizeof s);                                         \
+                }                                                                        \
+                for (; c < ncols; c++)                                                   \
+                    for (intptr_t r = r0; r < r1; r++)                                   \
+                        ac[c] += (uint64_t)(int64_t)((const T *)(const void *)(          \
+                            q + (r - r0) * rstride))[c];                                 \
+                continue;                                                                \
+            }                                                                            \
+            T *ac = (T *)(void *)acc;                                                    \
+            for (; c + CM <= ncols; c += CM) {                                           \
+                T m[CM];                                                                 \
+                memcpy(m, ac + c, sizeof m);                                             \
+                for (intptr_t r = r0; r < r1; r++) {                                     \
+                    const T *a = (const T *)(const void *)(q + (r - r0) * rstride) + c;  \
+                    if (op == 1)                                                         \
+                        for (int k = 0; k < CM; k++) m[k] = a[k] > m[k] ? a[k] : m[k];   \
+                    else                                                                 \
+                        for (int k = 0; k < CM; k++) m[k] = a[k] < m[k] ? a[k] : m[k];   \
+                }                                                                        \
+                memcpy(ac + c, m, sizeof m);                                             \
+            }                                                                            \
+            for (; c < ncols; c++)                                                       \
+                for (intptr_t r = r0; r < r1; r++) {                                     \
+                    T x = ((const T *)(const void *)(q + (r - r0) * rstride))[c];        \
+                    if (op == 1 ? x > ac[c] : x < ac[c]) ac[c] = x;                      \
+                }                                                                        \
+        }                                                                                \
+    }
 
-/* Returns -1 for a dtype that is not bool or an integer type. */
-int DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_int_reduce)(int op, int dtype, const char *p,
-                                                            intptr_t step, intptr_t n,
-                                                            char *acc, intptr_t acc_step);
-int DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_int_reduce)(int op, int dtype, const char *p,
-                                                            intptr_t step, intptr_t n,
-                                                            char *acc, intptr_t acc_step)
+#define INT_REDUCE_2D(SFX, T)                                                            \
+    INT_REDUCE_T(SFX, T)                                                                 \
+    INT_COLS_T(SFX, T)                                                                   \
+    static void reduce2d_##SFX(int op, const char *p, intptr_t step, intptr_t n, char *acc, \
+                               intptr_t acc_step, intptr_t nouter, intptr_t outer_step,  \
+                               intptr_t outer_acc_step)                                  \
+    {                                                                                    \
+        if (nouter > 1 && outer_acc_step == 0 && step == (intptr_t)sizeof(T) &&          \
+            acc_step == (op == 0 ? 8 : (intptr_t)sizeof(T))) {                           \
+            cols_##SFX(op, p, outer_step, nouter, n, acc);                               \
+            return;                                                                      \
+        }                                                                                \
+        for (intptr_t o = 0; o < nouter; o++)                                            \
+            reduce_##SFX(op, p + o * outer_step, step, n, acc + o * outer_acc_step, acc_step); \
+    }
+INT_REDUCE_2D(b8, uint8_t) /* bool: 0 or 1 */
+INT_REDUCE_2D(i8, int8_t)
+INT_REDUCE_2D(u8, uint8_t)
+INT_REDUCE_2D(i16, int16_t)
+INT_REDUCE_2D(i32, int32_t)
+INT_REDUCE_2D(i64, int64_t)
+
+/* nouter runs of n elements (outer_step bytes apart in the input,
+ * outer_acc_step in the accumulators), each run as described above; runs
+ * of columns folded into the same accumulators take the column blocks.
+ * Returns -1 for a dtype that is not bool or an integer type. */
+int DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_int_reduce)(
+    int op, int dtype, const char *p, intptr_t step, intptr_t n, char *acc, intptr_t acc_step,
+    intptr_t nouter, intptr_t outer_step, intptr_t outer_acc_step);
+int DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_int_reduce)(
+    int op, int dtype, const char *p, intptr_t step, intptr_t n, char *acc, intptr_t acc_step,
+    intptr_t nouter, intptr_t outer_step, intptr_t outer_acc_step)
 {
+#define INT_REDUCE_CASE(DT, SFX)                                                         \
+    case DT:                                                                             \
+        reduce2d_##SFX(op, p, step, n, acc, acc_step, nouter, outer_step, outer_acc_step); \
+        return 0;
     switch (dtype) {
-    case DISPATCH_BOOL: reduce_b8(op, p, step, n, acc, acc_step); return 0;
-    case DISPATCH_INT8: reduce_i8(op, p, step, n, acc, acc_step); return 0;
-    case DISPATCH_UINT8: reduce_u8(op, p, step, n, acc, acc_step); return 0;
-    case DISPATCH_INT16: reduce_i16(op, p, step, n, acc, acc_step); return 0;
-    case DISPATCH_INT32: reduce_i32(op, p, step, n, acc, acc_step); return 0;
-    case DISPATCH_INT64: reduce_i64(op, p, step, n, acc, acc_step); return 0;
+    INT_REDUCE_CASE(DISPATCH_BOOL, b8)
+    INT_REDUCE_CASE(DISPATCH_INT8, i8)
+    INT_REDUCE_CASE(DISPATCH_UINT8, u8)
+    INT_REDUCE_CASE(DISPATCH_INT16, i16)
+    INT_REDUCE_CASE(DISPATCH_INT32, i32)
+    INT_REDUCE_CASE(DISPATCH_INT64, i64)
     default: return -1;
     }
+#undef INT_REDUCE_CASE
 }
 
 /* The kernels of this source (Note [Exported kernel tables] in kernels_export.h). */

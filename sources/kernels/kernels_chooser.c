@@ -80,7 +80,8 @@ typedef double (*sum_f64_fn)(const char *, intptr_t, intptr_t);
 typedef void (*triad_fn)(double *, const double *, const double *, double, intptr_t);
 typedef void (*cols_f32_fn)(int, const char *, intptr_t, intptr_t, intptr_t, float *, void *);
 typedef void (*cols_f64_fn)(int, const char *, intptr_t, intptr_t, intptr_t, double *, void *);
-typedef int (*int_reduce_fn)(int, int, const char *, intptr_t, intptr_t, char *, intptr_t);
+typedef int (*int_reduce_fn)(int, int, const char *, intptr_t, intptr_t, char *, intptr_t,
+                             intptr_t, intptr_t, intptr_t);
 typedef float (*ext_f32_fn)(int, const float *, intptr_t);
 typedef double (*ext_f64_fn)(int, const double *, intptr_t);
 
@@ -185,10 +186,12 @@ double dispatch_kernels_extreme_f64(int is_min, const double *p, intptr_t n)
 }
 
 int dispatch_kernels_int_reduce(int op, int dtype, const char *p, intptr_t step, intptr_t n,
-                                char *acc, intptr_t acc_step)
+                                char *acc, intptr_t acc_step, intptr_t nouter,
+                                intptr_t outer_step, intptr_t outer_acc_step)
 {
     if (dispatch_kernels_simd_init() != 0) return -1;
-    return NAMED(INT_REDUCE, int_reduce_fn)(op, dtype, p, step, n, acc, acc_step);
+    return NAMED(INT_REDUCE, int_reduce_fn)(op, dtype, p, step, n, acc, acc_step, nouter,
+                                                outer_step, outer_acc_step);
 }
 
 void dispatch_kernels_triad_f64(double *a, const double *b, const double *c, double s, intptr_t n)

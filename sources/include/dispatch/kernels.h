@@ -80,12 +80,16 @@ float dispatch_kernels_extreme_f32(int is_min, const float *p, intptr_t n);
 double dispatch_kernels_extreme_f64(int is_min, const double *p, intptr_t n);
 
 /* Integer and bool sum (op 0, into int64 accumulators, wrapping), max (1),
- * min (2) (into accumulators of the input's dtype) of n elements step bytes
- * apart: folded into the one at acc when acc_step is 0, else element i into
- * the one at acc + i * acc_step (Note [Integer reductions] in
- * int_arith.dispatch.c). -1 for another dtype. */
+ * min (2) (into accumulators of the input's dtype) of nouter runs of n
+ * elements step bytes apart, run o at p + o * outer_step: element i of run
+ * o folded into the accumulator at acc + o * outer_acc_step + i * acc_step
+ * (acc_step 0: the whole run into one; outer_acc_step 0 and contiguous
+ * runs and accumulators: the rows of an outer-dim reduction, taken in
+ * column blocks) (Note [Integer reductions] in int_arith.dispatch.c). -1
+ * for another dtype. */
 int dispatch_kernels_int_reduce(int op, int dtype, const char *p, intptr_t step, intptr_t n,
-                                char *acc, intptr_t acc_step);
+                                char *acc, intptr_t acc_step, intptr_t nouter,
+                                intptr_t outer_step, intptr_t outer_acc_step);
 
 /* STREAM triad a = b + s*c (tools/bench/run.py's bandwidth yardstick). */
 void dispatch_kernels_triad_f64(double *a, const double *b, const double *c, double s,
