@@ -89,6 +89,10 @@ out["cast_f16_f32_float16"] = h.to(dispatch.float32).numpy().view(np.uint32)
 out["cast_f16_f32_strided_float16"] = h[::3].to(dispatch.float32).numpy().view(np.uint32)
 out["cast_f32_f16_float16"] = f.to(dispatch.float16).numpy().view(np.uint16)
 out["cast_f32_f16_strided_float16"] = f[1::3].to(dispatch.float16).numpy().view(np.uint16)
+s16 = dispatch.from_numpy(inp["s16"])  # float16 sums: whole leaves, partial rows, row sums
+out["sum_f16_float16"] = np.concatenate(
+    [np.atleast_1d(s16.sum().numpy()), np.atleast_1d(s16[:1023].sum().numpy()),
+     np.atleast_1d(s16[:4097].sum().numpy()), s16.reshape(50, 100).sum(1).numpy()]).view(np.uint16)
 for name in ("int8", "int32", "int64"):  # integer reductions (int_arith): contiguous and columns
     m = dispatch.from_numpy(inp[f"r_{name}"])
     out[f"int_reduce_{name}"] = np.concatenate([
@@ -141,6 +145,10 @@ def _inputs(path) -> None:
     a[:6] = [0.0, -0.0, np.inf, np.nan, 1.0, -1.0]
     b[:6] = [-0.0, 0.0, np.inf, 1.0, np.nan, -1.0]
     inp.update({"a_float16": a, "b_float16": b})
+    s16 = rng.uniform(0, 0.01, 5000).astype(np.float16)  # large values cancel in pairs:
+    big = rng.permutation(5000)[:600]                     # the summation order shows
+    s16[big[::2]], s16[big[1::2]] = 30000, -30000
+    inp["s16"] = s16
     for dt in (np.int8, np.int32, np.int64):
         info = np.iinfo(dt)
         inp[f"r_{np.dtype(dt).name}"] = rng.integers(info.min, info.max, (37, 1031), dtype=dt,
@@ -242,7 +250,7 @@ EXACT_PAIRS = [(op, dt) for dt in ("float32", "float64") for op in EXACT] + [
     (op, "float16") for op in ("add", "sub", "mul", "div", "maximum", "minimum", "sqrt",
                                "add_alpha", "mul_strided", "cast_f16_f32",
                                "cast_f16_f32_strided", "cast_f32_f16",
-                               "cast_f32_f16_strided")] + [
+                               "cast_f32_f16_strided", "sum_f16")] + [
     (op, dt) for dt in ("int32", "int64") for op in ("add", "sub", "mul", "maximum", "minimum")] + [
     ("int_reduce", dt) for dt in ("int8", "int32", "int64")]
 

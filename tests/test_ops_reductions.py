@@ -421,6 +421,44 @@ def test_integer_sum_max_min_at_the_type_extremes_and_every_tail(dtype, n):
                                               err_msg=f"{op} {name} {dim}")
 
 
+@pytest.mark.parametrize("n", [1, 7, 64, 65, 1023, 1024, 1025, 3000, 70_000])
+def test_float16_sum_is_the_float32_copys_sum_rounded_once(n):
+    """A contiguous float16 sum over its trailing dims widens each leaf as it
+    sums (no float32 copy): the bits must be those of the float32 copy's
+    sum rounded to float16, as every other layout computes it."""
+    rng = np.random.default_rng(n)
+    # small values and large ones that cancel in pairs: the float32 partial
+    # sums round, so the order of the additions shows in the float16 result
+    x = rng.uniform(0, 0.01, n).astype(np.float16)
+    big = rng.permutation(n)[: 2 * (n // 16)]
+    x[big[::2]], x[big[1::2]] = 30000, -30000
+    h, f = dispatch.from_numpy(x), dispatch.from_numpy(x.astype(np.float32))
+    assert h.sum().dtype == dispatch.float16
+    assert bits16(h.sum()) == bits16(f.sum().to(dispatch.float16))
+    strided = dispatch.from_numpy(np.stack([x, x], 1))[:, 0]  # the general path: a copy
+    assert bits16(strided.sum()) == bits16(h.sum())
+    assert bits16(h.mean()) == bits16(f.mean().to(dispatch.float16))
+    assert bits16(strided.mean()) == bits16(h.mean())
+    if n % 5 == 0:  # rows of a matrix and of a 3-D tensor, keepdim
+        m = x.reshape(5, -1)
+        got = dispatch.from_numpy(m).sum(1)
+        want = dispatch.from_numpy(m.astype(np.float32)).sum(1).to(dispatch.float16)
+        np.testing.assert_array_equal(got.numpy().view(np.uint16), want.numpy().view(np.uint16))
+        c = dispatch.from_numpy(x.reshape(5, 1, -1))
+        assert c.sum((1, 2), keepdim=True).shape == (5, 1, 1)
+        np.testing.assert_array_equal(c.sum((1, 2)).numpy().view(np.uint16),
+                                      want.numpy().view(np.uint16))
+    for special in (np.nan, np.inf, -np.inf):  # NaN and infinities anywhere
+        y = x.copy()
+        y[rng.integers(n)] = special
+        assert bits16(dispatch.from_numpy(y).sum()) == \
+            bits16(dispatch.from_numpy(y.astype(np.float32)).sum().to(dispatch.float16))
+
+
+def bits16(t) -> int:
+    return int(np.asarray(t.numpy()).astype(np.float16).view(np.uint16))
+
+
 @pytest.mark.parametrize("dtype", INTS + ["bool"])
 def test_integer_reductions_of_matrices_over_rows_and_columns(dtype):
     """Whole matrices in one kernel call (rows folded, or column blocks of

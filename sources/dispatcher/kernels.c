@@ -845,6 +845,39 @@ static int reduce_out(const dispatch_operator *op, dispatch_keyset ks, dispatch_
     return direct ? 0 : into_out(op, out, &in, 1, rets);
 }
 
+/* The reduced dims are the last ones (a full sum, sum(dim=-1), ...). */
+static int trailing_dims(int64_t ndim, const int *reduced) {
+    int d = (int)ndim - 1;
+    while (d >= 0 && reduced[d]) d--;
+    for (; d >= 0; d--)
+        if (reduced[d]) return 0;
+    return 1;
+}
+
+/* float16 sum (or mean) of a contiguous tensor over its trailing dims:
+ * each row of `count` halves summed in float32 straight from the halves
+ * (dispatch_kernels_sum_f16: the bits of summing a float32 copy, as the
+ * general path does, without writing the copy; the mean divided in float32
+ * as the float32 path divides), rounded once to float16. */
+static int sum_half_rows(dispatch_tensor *in, int mean, int out_nd, const int64_t *out_sizes,
+                         int64_t count, dispatch_ivalue *rets) {
+    dispatch_tensor *out = dispatch_tensor_empty(out_nd, out_sizes, DISPATCH_FLOAT16,
+                                                 DISPATCH_DEVICE_CPU);
+    if (!out) return -1;
+    const uint16_t *p = (const uint16_t *)(const void *)in->data;
+    dispatch_loop_fn narrow = dispatch_cast_loop_get(DISPATCH_FLOAT32, DISPATCH_FLOAT16);
+    for (int64_t r = 0; r < out->numel; r++) {
+        float s = dispatch_kernels_sum_f16(p + r * count, (intptr_t)count);
+        if (mean) s = s / (float)count;
+        char *data[2] = {out->data + r * 2, (char *)&s};
+        intptr_t steps[2] = {2, 4};
+        narrow(data, steps, 1, NULL);
+    }
+    rets[0].tag = DISPATCH_IV_TENSOR;
+    rets[0].v.t = out;
+    return 0;
+}
+
 DISPATCH_DECLARE_KERNEL(reduce) {
     UNUSED_KS;
     int kind = (int)(intptr_t)ctx;
@@ -905,6 +938,10 @@ DISPATCH_DECLARE_KERNEL(reduce) {
          * inf). The same call again on the cast input. */
         return call_on_cast(dispatch_kernel_reduce, src, op, ks, args, rets, ctx);
     }
+    if (src == DISPATCH_FLOAT16 && (kind == DISPATCH_REDUCE_SUM || kind == DISPATCH_REDUCE_MEAN) &&
+        in->device == DISPATCH_DEVICE_CPU && in->is_contiguous && in->ndim > 0 && in->numel > 0 &&
+        trailing_dims(in->ndim, reduced))
+        return sum_half_rows(in, kind == DISPATCH_REDUCE_MEAN, out_nd, out_sizes, count, rets);
     if ((src == DISPATCH_FLOAT16 || src == DISPATCH_BFLOAT16) &&
         in->device == DISPATCH_DEVICE_CPU) {
         /* float16 and bfloat16 accumulate in float32, as PyTorch's: the same

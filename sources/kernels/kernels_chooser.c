@@ -76,6 +76,7 @@ static void choose_all(void)
 #define NAMED(N, T) ((T)atomic_load_explicit(&named[DISPATCH_KNAMED_##N], memory_order_relaxed))
 
 typedef float (*sum_f32_fn)(const char *, intptr_t, intptr_t);
+typedef float (*sum_f16_fn)(const uint16_t *, intptr_t);
 typedef double (*sum_f64_fn)(const char *, intptr_t, intptr_t);
 typedef void (*triad_fn)(double *, const double *, const double *, double, intptr_t);
 typedef void (*cols_f32_fn)(int, const char *, intptr_t, intptr_t, intptr_t, float *, void *);
@@ -143,6 +144,12 @@ dispatch_loop_fn dispatch_kernels_half_scalar_loop(int which)
     if (which < 0 || which > 2 || dispatch_kernels_simd_init() != 0) return NULL;
     return (dispatch_loop_fn)atomic_load_explicit(&named[DISPATCH_KNAMED_HALF_MUL_F32SCALAR + which],
                                                   memory_order_relaxed);
+}
+
+float dispatch_kernels_sum_f16(const uint16_t *p, intptr_t n)
+{
+    dispatch_kernels_simd_init();
+    return NAMED(SUM_F16, sum_f16_fn)(p, n);
 }
 
 float dispatch_kernels_sum_f32(const char *p, intptr_t stride, intptr_t n)
