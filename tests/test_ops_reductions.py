@@ -495,6 +495,22 @@ def test_integer_reductions_of_matrices_over_rows_and_columns(dtype):
         np.testing.assert_array_equal(dispatch.amax(t, dim=1).numpy(), cube.max(axis=1))
 
 
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "bool"])
+def test_narrow_integer_sums_at_the_extremes_across_int32_blocks(dtype):
+    """8 and 16-bit sums go through int32 lanes in blocks of 2**16 elements
+    (leaves of 32 rows for columns): long runs of the most negative or the
+    largest values, enough that int32 lanes holding more than a block's
+    share would overflow (2**22 int16 of -2**15 is -2**37)."""
+    n = 2**22 + 7
+    for v in ((0, 1) if dtype == "bool" else (np.iinfo(dtype).min, np.iinfo(dtype).max)):
+        x = np.full(n, v, dtype=dtype)
+        t = dispatch.from_numpy(x)
+        assert t.sum().item() == int(v) * n
+        m = dispatch.from_numpy(np.full((n // 64, 64), v, dtype=dtype))
+        assert m.sum(0).tolist() == [int(v) * (n // 64)] * 64
+        assert m.sum(1).tolist() == [int(v) * 64] * (n // 64)
+
+
 def test_int64_sum_wraps_like_numpy_and_a_broadcast_input_reduces_in_place():
     x = np.full(1000, 2**62, dtype=np.int64)
     with np.errstate(over="ignore"):

@@ -103,6 +103,23 @@ INT_LOOP(dispatch_kernel_minimum_i64, int64_t, uint64_t, I_MIN, 0)
              * chain through the loop; then the lanes, then the tail. */            \
             enum { KS = 16, KM = 128 / sizeof(T) };                                      \
             intptr_t i = 0;                                                              \
+            if (op == 0 && sizeof(T) <= 2) {                                             \
+                /* 8 and 16-bit: blocks of 2^16 summed in int32 lanes (a lane   \
+                 * holds at most 2^16 * 2^15 = 2^31 in magnitude), then int64. */   \
+                enum { K32 = 32, BLOCK = 1 << 16 };                                      \
+                uint64_t t;                                                              \
+                memcpy(&t, acc, sizeof t);                                               \
+                while (i < n) {                                                          \
+                    const intptr_t end = n - i < BLOCK ? n : i + BLOCK;                  \
+                    int32_t s32[K32] = {0};                                              \
+                    for (; i + K32 <= end; i += K32)                                     \
+                        for (int k = 0; k < K32; k++) s32[k] += (int32_t)a[i + k];       \
+                    for (; i < end; i++) s32[0] += (int32_t)a[i];                        \
+                    for (int k = 0; k < K32; k++) t += (uint64_t)(int64_t)s32[k];        \
+                }                                                                        \
+                memcpy(acc, &t, sizeof t);                                               \
+                return;                                                                  \
+            }                                                                            \
             if (op == 0) {                                                               \
                 uint64_t s[KS] = {0}, t, a0;                                             \
                 for (; i + KS <= n; i += KS)                                             \
@@ -176,6 +193,18 @@ INT_LOOP(dispatch_kernel_minimum_i64, int64_t, uint64_t, I_MIN, 0)
             const intptr_t r1 = nrows - r0 < LEAF ? nrows : r0 + LEAF;                   \
             const char *q = p + r0 * rstride;                                            \
             intptr_t c = 0;                                                              \
+            if (op == 0 && sizeof(T) <= 2) { /* a leaf's column sums fit int32 */    \
+                uint64_t *ac = (uint64_t *)(void *)acc;                                  \
+                enum { C32 = 32 };                                                       \
+                for (; c + C32 <= ncols; c += C32) {                                     \
+                    int32_t s32[C32] = {0};                                              \
+                    for (intptr_t r = r0; r < r1; r++) {                                 \
+                        const T *a = (const T *)(const void *)(q + (r - r0) * rstride) + c; \
+                        for (int k = 0; k < C32; k++) s32[k] += (int32_t)a[k];           \
+                    }                                                                    \
+                    for (int k = 0; k < C32; k++) ac[c + k] += (uint64_t)(int64_t)s32[k]; \
+                }                                                                        \
+            }                                                                            \
             if (op == 0) {                                                               \
                 uint64_t *ac = (uint64_t *)(void *)acc;                                  \
                 for (; c + CS <= ncols; c += CS) {                                       \
