@@ -455,6 +455,35 @@ def test_float16_sum_is_the_float32_copys_sum_rounded_once(n):
             bits16(dispatch.from_numpy(y.astype(np.float32)).sum().to(dispatch.float16))
 
 
+@pytest.mark.parametrize("rows,cols", [(2, 3), (17, 8), (33, 100), (300, 1031), (1000, 2500)])
+def test_float16_column_reductions_are_the_float32_copys_rounded_once(rows, cols):
+    """sum/mean/amax/amin over the leading dims of a contiguous float16
+    tensor read the halves in the float32 column kernel's order and tree:
+    the bits of the same reduction of a float32 copy, rounded once; NaN
+    propagates; a 3-D tensor over its first two dims, keepdim."""
+    rng = np.random.default_rng(rows * cols)
+    x = rng.uniform(0, 0.01, (rows, cols)).astype(np.float16)  # cancelling pairs: order shows
+    big = rng.permutation(x.size)[: 2 * (x.size // 16)]
+    x.flat[big[::2]], x.flat[big[1::2]] = 30000, -30000
+    x[rng.integers(rows), rng.integers(cols)] = np.nan
+    h, f = dispatch.from_numpy(x), dispatch.from_numpy(x.astype(np.float32))
+    for op in ("sum", "mean", "amax", "amin"):
+        got = getattr(dispatch, op)(h, 0)
+        want = getattr(dispatch, op)(f, 0).to(dispatch.float16)
+        assert got.dtype == dispatch.float16 and got.shape == (cols,)
+        np.testing.assert_array_equal(got.numpy().view(np.uint16), want.numpy().view(np.uint16),
+                                      err_msg=op)
+    if rows % 2 == 0 or rows % 3 == 0:
+        k = 2 if rows % 2 == 0 else 3
+        c = dispatch.from_numpy(x.reshape(k, rows // k, cols))
+        cf = dispatch.from_numpy(x.astype(np.float32).reshape(k, rows // k, cols))
+        got = dispatch.sum(c, (0, 1), keepdim=True)
+        assert got.shape == (1, 1, cols)
+        np.testing.assert_array_equal(
+            got.numpy().view(np.uint16),
+            dispatch.sum(cf, (0, 1), keepdim=True).to(dispatch.float16).numpy().view(np.uint16))
+
+
 def bits16(t) -> int:
     return int(np.asarray(t.numpy()).astype(np.float16).view(np.uint16))
 

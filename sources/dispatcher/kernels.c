@@ -878,6 +878,61 @@ static int sum_half_rows(dispatch_tensor *in, int mean, int out_nd, const int64_
     return 0;
 }
 
+/* The reduced dims (size-1 dims aside) all come before the kept ones:
+ * sum(dim=0) of a matrix, the rows of a contiguous tensor over its columns. */
+static int leading_dims(const dispatch_tensor *in, const int *reduced) {
+    int kept_seen = 0;
+    for (int d = 0; d < (int)in->ndim; d++) {
+        if (in->sizes[d] == 1) continue;
+        if (!reduced[d]) kept_seen = 1;
+        else if (kept_seen) return 0;
+    }
+    return 1;
+}
+
+/* float16 sum, mean, max, min of a contiguous tensor over its leading dims:
+ * the float32 column kernel over the halves as they are
+ * (dispatch_kernels_cols_f16: the bits of the float32 copy's columns, as
+ * the general path computes them, without the copy), in blocks of 1024
+ * columns as the iterator takes them, rounded once to float16. */
+static int reduce_half_cols(dispatch_tensor *in, int kind, int out_nd, const int64_t *out_sizes,
+                            int64_t count, const char *name, dispatch_ivalue *rets) {
+    enum { BLOCK = 1024 };
+    int64_t ncols = in->numel / count;
+    int64_t bw = ncols < BLOCK ? ncols : BLOCK;
+    float *vals = malloc((size_t)ncols * sizeof *vals);
+    float *scratch = kind <= DISPATCH_REDUCE_MEAN
+                         ? malloc((size_t)dispatch_kernels_cols_scratch(count) * (size_t)bw *
+                                  sizeof *scratch)
+                         : NULL;
+    dispatch_tensor *out = vals && (scratch || kind > DISPATCH_REDUCE_MEAN)
+                               ? dispatch_tensor_empty(out_nd, out_sizes, DISPATCH_FLOAT16,
+                                                       DISPATCH_DEVICE_CPU)
+                               : NULL;
+    if (!out) {
+        free(vals), free(scratch);
+        if (!vals || (!scratch && kind <= DISPATCH_REDUCE_MEAN))
+            dispatch_error_set(DISPATCH_ERR_MEMORY, "%s: out of memory", name);
+        return -1;
+    }
+    int kop = kind == DISPATCH_REDUCE_MAX ? 1 : kind == DISPATCH_REDUCE_MIN ? 2 : 0;
+    intptr_t rs = (intptr_t)ncols * 2;
+    for (int64_t c0 = 0; c0 < ncols; c0 += BLOCK) {
+        int64_t w = ncols - c0 < BLOCK ? ncols - c0 : BLOCK;
+        dispatch_kernels_cols_f16(kop, in->data + c0 * 2, rs, (intptr_t)count, (intptr_t)w,
+                                  vals + c0, scratch);
+    }
+    if (kind == DISPATCH_REDUCE_MEAN)
+        for (int64_t c = 0; c < ncols; c++) vals[c] = vals[c] / (float)count;
+    char *data[2] = {out->data, (char *)vals};
+    intptr_t steps[2] = {2, 4};
+    dispatch_cast_loop_get(DISPATCH_FLOAT32, DISPATCH_FLOAT16)(data, steps, (intptr_t)ncols, NULL);
+    free(vals), free(scratch);
+    rets[0].tag = DISPATCH_IV_TENSOR;
+    rets[0].v.t = out;
+    return 0;
+}
+
 DISPATCH_DECLARE_KERNEL(reduce) {
     UNUSED_KS;
     int kind = (int)(intptr_t)ctx;
@@ -942,6 +997,9 @@ DISPATCH_DECLARE_KERNEL(reduce) {
         in->device == DISPATCH_DEVICE_CPU && in->is_contiguous && in->ndim > 0 && in->numel > 0 &&
         trailing_dims(in->ndim, reduced))
         return sum_half_rows(in, kind == DISPATCH_REDUCE_MEAN, out_nd, out_sizes, count, rets);
+    if (src == DISPATCH_FLOAT16 && kind <= DISPATCH_REDUCE_MIN && in->device == DISPATCH_DEVICE_CPU &&
+        in->is_contiguous && count > 1 && in->numel / count > 1 && leading_dims(in, reduced))
+        return reduce_half_cols(in, kind, out_nd, out_sizes, count, name, rets);
     if ((src == DISPATCH_FLOAT16 || src == DISPATCH_BFLOAT16) &&
         in->device == DISPATCH_DEVICE_CPU) {
         /* float16 and bfloat16 accumulate in float32, as PyTorch's: the same

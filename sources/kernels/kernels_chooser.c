@@ -146,6 +146,13 @@ dispatch_loop_fn dispatch_kernels_half_scalar_loop(int which)
                                                   memory_order_relaxed);
 }
 
+void dispatch_kernels_cols_f16(int op, const char *p, intptr_t rstride, intptr_t nrows,
+                               intptr_t ncols, float *out, void *scratch)
+{
+    dispatch_kernels_simd_init();
+    NAMED(COLS_F16, cols_f32_fn)(op, p, rstride, nrows, ncols, out, scratch);
+}
+
 float dispatch_kernels_sum_f16(const uint16_t *p, intptr_t n)
 {
     dispatch_kernels_simd_init();

@@ -55,7 +55,7 @@
 #define DISPATCH_KERNELS_FORALL_NAMED(X)                                                   \
     X(SUM_F32) X(SUM_F64) X(COLS_F32) X(COLS_F64) X(EXT_F32) X(EXT_F64) X(TRIAD_F64)      \
     X(HALF_MUL_F32SCALAR) X(HALF_DIV_F32SCALAR) X(HALF_RDIV_F32SCALAR)                   \
-    X(CAST_F16_F32) X(CAST_F32_F16) X(INT_REDUCE) X(SUM_F16)
+    X(CAST_F16_F32) X(CAST_F32_F16) X(INT_REDUCE) X(SUM_F16) X(COLS_F16)
 
 enum dispatch_kernels_named {
 #define DISPATCH_KERNELS_NAMED_ENUM_(N) DISPATCH_KNAMED_##N,

@@ -557,12 +557,111 @@ double DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f64_ext)(int is_min, cons
 DISPATCH_KERNELS_COLS(dispatch_kernel_sum_f32, float, f32)
 DISPATCH_KERNELS_COLS(dispatch_kernel_sum_f64, double, f64)
 
+/* float16 columns: the float32 column kernel's loops (Note [Column
+ * reductions]) with every row load widening halves, so each column is
+ * reduced in the same order and tree as in a float32 copy: the same bits,
+ * without writing the copy. out, scratch: float32. */
+static inline dv_f32 dispatch_load_half_f32(const uint16_t *p)
+{
+#if defined(__F16C__) && DV_WIDTH == 32
+    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)p));
+#elif defined(__F16C__) && DV_WIDTH == 64
+    return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)p));
+#else
+    float f[DV_LANES_F32];
+    for (int k = 0; k < DV_LANES_F32; k++) f[k] = dispatch_half_to_float_inline(p[k]);
+    return dv_load_f32(f);
+#endif
+}
+static void dispatch_kernel_half_cleaf_(const char *p, intptr_t rs, intptr_t n, intptr_t ncols,
+                                        float *out)
+{
+    /* Four vectors of columns stay in registers down the leaf's rows (each
+     * column still -0.0 + row 0 + row 1 + ..., the float32 leaf's order). */
+    const intptr_t L = DV_LANES_F32;
+    intptr_t c = 0;
+    for (; c + 4 * L <= ncols; c += 4 * L) {
+        dv_f32 a0 = dv_set1_f32(-0.0f), a1 = a0, a2 = a0, a3 = a0;
+        for (intptr_t r = 0; r < n; r++) {
+            const uint16_t *row = (const uint16_t *)(const void *)(p + r * rs) + c;
+            a0 = dv_add_f32(a0, dispatch_load_half_f32(row));
+            a1 = dv_add_f32(a1, dispatch_load_half_f32(row + L));
+            a2 = dv_add_f32(a2, dispatch_load_half_f32(row + 2 * L));
+            a3 = dv_add_f32(a3, dispatch_load_half_f32(row + 3 * L));
+        }
+        dv_store_f32(out + c, a0);
+        dv_store_f32(out + c + L, a1);
+        dv_store_f32(out + c + 2 * L, a2);
+        dv_store_f32(out + c + 3 * L, a3);
+    }
+    for (; c + L <= ncols; c += L) {
+        dv_f32 a = dv_set1_f32(-0.0f);
+        for (intptr_t r = 0; r < n; r++)
+            a = dv_add_f32(a, dispatch_load_half_f32((const uint16_t *)(const void *)(p + r * rs) + c));
+        dv_store_f32(out + c, a);
+    }
+    for (; c < ncols; c++) {
+        float a = -0.0f;
+        for (intptr_t r = 0; r < n; r++)
+            a = a + dispatch_half_to_float_inline(((const uint16_t *)(const void *)(p + r * rs))[c]);
+        out[c] = a;
+    }
+}
+static void dispatch_kernel_half_csum_(const char *p, intptr_t rs, intptr_t n, intptr_t ncols,
+                                       float *out, float *scratch)
+{
+    if (n <= DISPATCH_COLS_LEAF) {
+        dispatch_kernel_half_cleaf_(p, rs, n, ncols, out);
+        return;
+    }
+    intptr_t h = ((n / DISPATCH_COLS_LEAF + 1) / 2) * DISPATCH_COLS_LEAF; /* as the float32 tree */
+    dispatch_kernel_half_csum_(p, rs, h, ncols, out, scratch);
+    dispatch_kernel_half_csum_(p + h * rs, rs, n - h, ncols, scratch, scratch + ncols);
+    dispatch_kernel_sum_f32_cadd_(out, scratch, ncols);
+}
+static void dispatch_kernel_half_cext_(int is_min, const char *p, intptr_t rs, intptr_t n,
+                                       intptr_t ncols, float *out)
+{
+    const intptr_t L = DV_LANES_F32;
+    intptr_t cv = ncols / L * L;
+    const uint16_t *first = (const uint16_t *)(const void *)p;
+    for (intptr_t k = 0; k < ncols; k++) out[k] = dispatch_half_to_float_inline(first[k]);
+    for (intptr_t r = 1; r < n; r++) {
+        const uint16_t *row = (const uint16_t *)(const void *)(p + r * rs);
+        if (is_min)
+            for (intptr_t c = 0; c < cv; c += L)
+                dv_store_f32(out + c, dv_min_f32(dv_load_f32(out + c), dispatch_load_half_f32(row + c)));
+        else
+            for (intptr_t c = 0; c < cv; c += L)
+                dv_store_f32(out + c, dv_max_f32(dv_load_f32(out + c), dispatch_load_half_f32(row + c)));
+        for (intptr_t k = cv; k < ncols; k++) {
+            float x = dispatch_half_to_float_inline(row[k]);
+            out[k] = is_min ? dv_smin_f32(out[k], x) : dv_smax_f32(out[k], x);
+        }
+    }
+}
+void DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f16_cols)(int op, const char *p, intptr_t rs,
+                                                               intptr_t nrows, intptr_t ncols,
+                                                               float *out, void *scratch);
+void DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f16_cols)(int op, const char *p, intptr_t rs,
+                                                               intptr_t nrows, intptr_t ncols,
+                                                               float *out, void *scratch)
+{
+    if (nrows <= 0) {
+        for (intptr_t c = 0; c < ncols; c++) out[c] = 0.0f;
+        return;
+    }
+    if (op == 0) dispatch_kernel_half_csum_(p, rs, nrows, ncols, out, (float *)scratch);
+    else dispatch_kernel_half_cext_(op == 2, p, rs, nrows, ncols, out);
+}
+
 /* The kernels of this source (Note [Exported kernel tables] in kernels_export.h). */
 #include "kernels_export.h"
 DISPATCH_KERNELS_EXPORT(sum,
     DISPATCH_KERNELS_NAMED(SUM_F32, dispatch_kernel_sum_f32, 1)
     DISPATCH_KERNELS_NAMED(SUM_F64, dispatch_kernel_sum_f64, 1)
     DISPATCH_KERNELS_NAMED(SUM_F16, dispatch_kernel_sum_f16, 1)
+    DISPATCH_KERNELS_NAMED(COLS_F16, dispatch_kernel_sum_f16_cols, 0)
     DISPATCH_KERNELS_NAMED(COLS_F32, dispatch_kernel_sum_f32_cols, 0)
     DISPATCH_KERNELS_NAMED(COLS_F64, dispatch_kernel_sum_f64_cols, 0)
     DISPATCH_KERNELS_NAMED(EXT_F32, dispatch_kernel_sum_f32_ext, 0)

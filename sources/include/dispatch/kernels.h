@@ -70,6 +70,10 @@ void dispatch_kernels_cols_f32(int op, const char *p, intptr_t rstride, intptr_t
                                intptr_t ncols, float *out, void *scratch);
 void dispatch_kernels_cols_f64(int op, const char *p, intptr_t rstride, intptr_t nrows,
                                intptr_t ncols, double *out, void *scratch);
+/* The same over float16 rows (p: halves), into float32 out and scratch: the
+ * bits of dispatch_kernels_cols_f32 over the rows' float32 copy. */
+void dispatch_kernels_cols_f16(int op, const char *p, intptr_t rstride, intptr_t nrows,
+                               intptr_t ncols, float *out, void *scratch);
 /* The depth of the column sum's tree over nrows rows (leaves of 16). */
 static inline int dispatch_kernels_cols_scratch(int64_t nrows)
 {
