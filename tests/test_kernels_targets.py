@@ -92,7 +92,9 @@ out["cast_f32_f16_strided_float16"] = f[1::3].to(dispatch.float16).numpy().view(
 s16 = dispatch.from_numpy(inp["s16"])  # float16 sums: whole leaves, partial rows, row sums
 out["sum_f16_float16"] = np.concatenate(
     [np.atleast_1d(s16.sum().numpy()), np.atleast_1d(s16[:1023].sum().numpy()),
-     np.atleast_1d(s16[:4097].sum().numpy()), s16.reshape(50, 100).sum(1).numpy()]).view(np.uint16)
+     np.atleast_1d(s16[:4097].sum().numpy()), s16.reshape(50, 100).sum(1).numpy(),
+     s16.reshape(50, 100).sum(0).numpy(), s16.reshape(500, 10).sum(0).numpy(),
+     dispatch.amax(s16.reshape(50, 100), dim=0).numpy()]).view(np.uint16)
 for name in ("int8", "int32", "int64"):  # integer reductions (int_arith): contiguous and columns
     m = dispatch.from_numpy(inp[f"r_{name}"])
     out[f"int_reduce_{name}"] = np.concatenate([

@@ -78,18 +78,19 @@ INT_LOOP(dispatch_kernel_minimum_i64, int64_t, uint64_t, I_MIN, 0)
  * Note [Integer reductions]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~
  * sum, max and min of bool and the integer types, for the reduction engine
- * (kernels.c walks the input with the strided engine and hands each inner
- * run here): op 0 sums into int64 wrapping (in uint64, never undefined
- * behaviour), as torch's and NumPy's int64 sums, into int64 accumulators;
- * 1 max, 2 min, into accumulators of the input's own type (so a row of
- * columns is compared at the input's width: 32 int8 lanes on AVX2). acc_step
- * 0 folds the run into *acc (the reduced dim is the inner one); otherwise
- * acc[i] (acc_step bytes apart) takes element i (one row of an outer-dim
- * reduction). Contiguous runs are plain unit-stride loops the compiler
- * vectorizes under each target's flags (max/min keep the input's type, so
- * int8 takes 32 lanes on AVX2); integer results are exact, so every target
- * gives the same bits. Before: the engine converted every element to int64
- * and branched per element (1.1-1.5 ms for 1M elements).
+ * (kernels.c hands a matrix over in one call, or the strided engine's inner
+ * runs one at a time): op 0 sums into int64 wrapping (in uint64, never
+ * undefined behaviour), as torch's and NumPy's int64 sums, into int64
+ * accumulators; 8 and 16-bit inputs add in int32 lanes a bounded block at
+ * a time first (4x the lanes of int64); 1 max, 2 min, into accumulators of
+ * the input's own type (32 int8 lanes on AVX2). acc_step 0 folds a run
+ * into one accumulator (the reduced dim is the inner one); otherwise
+ * element i goes to the accumulator acc_step bytes further (an outer-dim
+ * reduction), and the rows of a matrix over dim 0 go in column blocks held
+ * in registers down leaves of rows. The loops are plain unit-stride C the
+ * compiler vectorizes under each target's flags; integer results are
+ * exact, so every target gives the same bits. Before: the engine converted
+ * every element to int64 and branched per element (1.1-1.5 ms for 1M).
  */
 #define INT_REDUCE_T(SFX, T)                                                             \
     static void reduce_##SFX(int op, const char *p, intptr_t step, intptr_t n, char *acc, \
