@@ -421,6 +421,39 @@ def test_integer_sum_max_min_at_the_type_extremes_and_every_tail(dtype, n):
                                               err_msg=f"{op} {name} {dim}")
 
 
+def _column_tree(x: np.ndarray) -> np.ndarray:
+    """Note [Column reductions]: leaves of 16 rows added in row order from
+    -0.0, a longer run split at ((n // 16 + 1) // 2) * 16 rows, halves added."""
+    n = x.shape[0]
+    if n <= 16:
+        a = np.full(x.shape[1:], -0.0, x.dtype)
+        for r in range(n):
+            a = a + x[r]
+        return a
+    h = ((n // 16 + 1) // 2) * 16
+    return _column_tree(x[:h]) + _column_tree(x[h:])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("rows,cols", [(17, 5), (100, 37), (1000, 130), (4099, 33), (300, 1031)])
+def test_column_sum_is_the_documented_tree(dtype, rows, cols):
+    """sum(dim=0) gives exactly the bits of the documented tree, whatever
+    the register blocking of the leaf and the threads: values of mixed
+    magnitude and sign, so that another order shows."""
+    rng = np.random.default_rng(rows * cols)
+    x = rng.uniform(0, 0.01, (rows, cols)) * np.where(rng.random((rows, cols)) < 0.1, 3e6, 1)
+    x = (x * np.where(rng.random((rows, cols)) < 0.5, -1, 1)).astype(dtype)
+    want = _column_tree(x).view(np.uint8)
+    old = dispatch.get_num_threads()
+    try:
+        for threads in (1, 2):
+            dispatch.set_num_threads(threads)
+            got = dispatch.from_numpy(x).sum(0).numpy()
+            np.testing.assert_array_equal(got.view(np.uint8), want, err_msg=f"{threads} threads")
+    finally:
+        dispatch.set_num_threads(old)
+
+
 @pytest.mark.parametrize("n", [1, 7, 64, 65, 1023, 1024, 1025, 3000, 70_000])
 def test_float16_sum_is_the_float32_copys_sum_rounded_once(n):
     """A contiguous float16 sum over its trailing dims widens each leaf as it

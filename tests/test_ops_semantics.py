@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import dispatch as d
@@ -269,6 +269,17 @@ def _model(op, x16, s32):
 _F16 = st.floats(-65504, 65504, width=16, allow_nan=False)
 
 
+def test_float16_add_with_alpha_computes_in_float_and_rounds_once():
+    """683 + 1.5 * 683 = 1707.5, a tie: rounded once it is 1708 (even), as
+    torch's vectorized loop gives; torch's scalar loop rounds 1.5 * 683 to
+    float16 first (1024) and gives 1707. Ours is the one rounding,
+    whatever the length."""
+    for n in (3, 64, 67):
+        a = d.tensor(np.full(n, 683.0, dtype=np.float16))
+        got = d.ops.add(a, a, alpha=1.5).numpy()
+        assert got.dtype == np.float16 and np.all(got == 1708.0), n
+
+
 @SETTINGS
 @given(st.lists(_F16, min_size=1, max_size=33), st.floats(-1e6, 1e6, allow_nan=False),
        st.sampled_from(["mul", "div", "rdiv", "add", "sub"]))
@@ -289,7 +300,6 @@ def test_float16_with_python_scalar_bits(values, s, op):
 @given(st.lists(_F16, min_size=1, max_size=33), st.floats(-1e6, 1e6, allow_nan=False),
        st.sampled_from(["mul", "div", "add", "sub", "mul_", "div_", "rmul", "add_alpha",
                         "addcmul"]))
-@example([0.0, 683.0, 0.0], 1.5, "add_alpha")  # a tie where torch's scalar loop rounds twice
 def test_float16_with_python_scalar_matches_torch_bits(values, s, op):
     torch = pytest.importorskip("torch")
     x = np.array(values, dtype=np.float16)
