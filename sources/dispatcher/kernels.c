@@ -697,11 +697,6 @@ static int round_first_ret_to_half(dispatch_ivalue *rets, int nrets, int dtype) 
     return 0;
 }
 
-/* The engine's inner function of the integer (and 0-dim) reductions: n
- * input elements at ptrs[2] accumulated into their slots at ptrs[0] (a
- * double or an int64 each; ptrs[1] marks the slots seen), in double for
- * floats (NaN propagates through max/min) and in wrapping uint64 / int64
- * for integers, the input cast a chunk at a time. */
 /* The range of bool (0, 1) or an integer dtype, as int64. */
 static void int_range(int dtype, int64_t *lo, int64_t *hi) {
     switch (dtype) {
@@ -714,6 +709,16 @@ static void int_range(int dtype, int64_t *lo, int64_t *hi) {
     }
 }
 
+/* The kernels' op number of a reduction kind: 0 sum (and mean), 1 max, 2 min. */
+static int reduce_kernel_op(int kind) {
+    return kind == DISPATCH_REDUCE_MAX ? 1 : kind == DISPATCH_REDUCE_MIN ? 2 : 0;
+}
+
+/* The engine's inner function of the integer (and 0-dim) reductions: n
+ * input elements at ptrs[2] accumulated into their slots at ptrs[0]: for
+ * floats a double each (ptrs[1] marks the slots seen), NaN propagating
+ * through max/min, the input cast a chunk at a time; for integers int64
+ * sums (wrapping) or max/min in the input's type, by the int_arith kernel. */
 typedef struct accumulate_ctx {
     int kind, is_float, dtype;
     dispatch_loop_fn cast; /* input dtype -> float64 or int64 */
@@ -722,7 +727,7 @@ typedef struct accumulate_ctx {
 static void accumulate(char **ptrs, const intptr_t *steps, intptr_t n, void *arg) {
     const accumulate_ctx *c = arg;
     if (!c->is_float) { /* accumulators start at the identity: `seen` is not needed */
-        int op = c->kind == DISPATCH_REDUCE_MAX ? 1 : c->kind == DISPATCH_REDUCE_MIN ? 2 : 0;
+        int op = reduce_kernel_op(c->kind);
         dispatch_kernels_int_reduce(op, c->dtype, ptrs[2], steps[2], n, ptrs[0], steps[0], 1, 0, 0);
         return;
     }
@@ -915,7 +920,7 @@ static int reduce_half_cols(dispatch_tensor *in, int kind, int out_nd, const int
             dispatch_error_set(DISPATCH_ERR_MEMORY, "%s: out of memory", name);
         return -1;
     }
-    int kop = kind == DISPATCH_REDUCE_MAX ? 1 : kind == DISPATCH_REDUCE_MIN ? 2 : 0;
+    int kop = reduce_kernel_op(kind);
     intptr_t rs = (intptr_t)ncols * 2;
     for (int64_t c0 = 0; c0 < ncols; c0 += BLOCK) {
         int64_t w = ncols - c0 < BLOCK ? ncols - c0 : BLOCK;
@@ -1069,7 +1074,7 @@ DISPATCH_DECLARE_KERNEL(reduce) {
     dispatch_strided_plan plan;
     dispatch_strided_plan_init(&plan, 3, acc_data, (int)in->ndim, in->sizes, bs);
     if (!is_float && plan.ndim <= 2) { /* one call: rows or columns of a matrix */
-        int op = kind == DISPATCH_REDUCE_MAX ? 1 : kind == DISPATCH_REDUCE_MIN ? 2 : 0;
+        int op = reduce_kernel_op(kind);
         int two = plan.ndim == 2;
         dispatch_kernels_int_reduce(op, in->dtype, plan.data[2], plan.strides[2][0],
                                     (intptr_t)plan.shape[0], plan.data[0], plan.strides[0][0],
