@@ -710,10 +710,6 @@ static void int_range(int dtype, int64_t *lo, int64_t *hi) {
 }
 
 /* The kernels' op number of a reduction kind: 0 sum (and mean), 1 max, 2 min. */
-static int reduce_kernel_op(int kind) {
-    return kind == DISPATCH_REDUCE_MAX ? 1 : kind == DISPATCH_REDUCE_MIN ? 2 : 0;
-}
-
 /* The engine's inner function of the integer (and 0-dim) reductions: n
  * input elements at ptrs[2] accumulated into their slots at ptrs[0]: for
  * floats a double each (ptrs[1] marks the slots seen), NaN propagating
@@ -727,7 +723,7 @@ typedef struct accumulate_ctx {
 static void accumulate(char **ptrs, const intptr_t *steps, intptr_t n, void *arg) {
     const accumulate_ctx *c = arg;
     if (!c->is_float) { /* accumulators start at the identity: `seen` is not needed */
-        int op = reduce_kernel_op(c->kind);
+        int op = dispatch_reduce_kernel_op(c->kind);
         dispatch_kernels_int_reduce(op, c->dtype, ptrs[2], steps[2], n, ptrs[0], steps[0], 1, 0, 0);
         return;
     }
@@ -872,7 +868,7 @@ static int sum_half_rows(dispatch_tensor *in, int mean, int out_nd, const int64_
     const uint16_t *p = (const uint16_t *)(const void *)in->data;
     dispatch_loop_fn narrow = dispatch_cast_loop_get(DISPATCH_FLOAT32, DISPATCH_FLOAT16);
     for (int64_t r = 0; r < out->numel; r++) {
-        float s = dispatch_kernels_sum_f16(p + r * count, (intptr_t)count);
+        float s = dispatch_kernels_sum_f16((const char *)(p + r * count), 2, (intptr_t)count);
         if (mean) s = s / (float)count;
         char *data[2] = {out->data + r * 2, (char *)&s};
         intptr_t steps[2] = {2, 4};
@@ -920,7 +916,7 @@ static int reduce_half_cols(dispatch_tensor *in, int kind, int out_nd, const int
             dispatch_error_set(DISPATCH_ERR_MEMORY, "%s: out of memory", name);
         return -1;
     }
-    int kop = reduce_kernel_op(kind);
+    int kop = dispatch_reduce_kernel_op(kind);
     intptr_t rs = (intptr_t)ncols * 2;
     for (int64_t c0 = 0; c0 < ncols; c0 += BLOCK) {
         int64_t w = ncols - c0 < BLOCK ? ncols - c0 : BLOCK;
@@ -1074,7 +1070,7 @@ DISPATCH_DECLARE_KERNEL(reduce) {
     dispatch_strided_plan plan;
     dispatch_strided_plan_init(&plan, 3, acc_data, (int)in->ndim, in->sizes, bs);
     if (!is_float && plan.ndim <= 2) { /* one call: rows or columns of a matrix */
-        int op = reduce_kernel_op(kind);
+        int op = dispatch_reduce_kernel_op(kind);
         int two = plan.ndim == 2;
         dispatch_kernels_int_reduce(op, in->dtype, plan.data[2], plan.strides[2][0],
                                     (intptr_t)plan.shape[0], plan.data[0], plan.strides[0][0],

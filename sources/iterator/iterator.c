@@ -683,7 +683,7 @@ static int reduce_cols(const reduce_job *j, int col, int64_t nout)
 {
     size_t isz = j->dtype == DISPATCH_FLOAT32 ? 4 : 8;
     cols_job c = {.j = j, .col = col, .ncols = j->oshape[col]};
-    c.kop = j->op == DISPATCH_REDUCE_MAX ? 1 : j->op == DISPATCH_REDUCE_MIN ? 2 : 0;
+    c.kop = dispatch_reduce_kernel_op(j->op);
     c.bcols = (int64_t)(COL_BLOCK_BYTES / isz);
     c.nblocks = (c.ncols + c.bcols - 1) / c.bcols;
     c.levels = dispatch_kernels_cols_scratch(j->count);

@@ -150,17 +150,7 @@ INT_LOOP(dispatch_kernel_minimum_i64, int64_t, uint64_t, I_MIN, 0)
             return;                                                                      \
         }                                                                                \
         if (step == sz && acc_step == (op == 0 ? 8 : sz)) { /* one row of columns */    \
-            const T *a = (const T *)(const void *)p;                                     \
-            if (op == 0) {                                                               \
-                uint64_t *ac = (uint64_t *)(void *)acc;                                  \
-                for (intptr_t i = 0; i < n; i++) ac[i] += (uint64_t)(int64_t)a[i];       \
-            } else if (op == 1) {                                                        \
-                T *ac = (T *)(void *)acc;                                                \
-                for (intptr_t i = 0; i < n; i++) ac[i] = a[i] > ac[i] ? a[i] : ac[i];    \
-            } else {                                                                     \
-                T *ac = (T *)(void *)acc;                                                \
-                for (intptr_t i = 0; i < n; i++) ac[i] = a[i] < ac[i] ? a[i] : ac[i];    \
-            }                                                                            \
+            cols_##SFX(op, p, 0, 1, n, acc);                                             \
             return;                                                                      \
         }                                                                                \
         for (intptr_t i = 0; i < n; i++) { /* any other strides */                      \
@@ -245,8 +235,8 @@ INT_LOOP(dispatch_kernel_minimum_i64, int64_t, uint64_t, I_MIN, 0)
     }
 
 #define INT_REDUCE_2D(SFX, T)                                                            \
-    INT_REDUCE_T(SFX, T)                                                                 \
     INT_COLS_T(SFX, T)                                                                   \
+    INT_REDUCE_T(SFX, T)                                                                 \
     static void reduce2d_##SFX(int op, const char *p, intptr_t step, intptr_t n, char *acc, \
                                intptr_t acc_step, intptr_t nouter, intptr_t outer_step,  \
                                intptr_t outer_acc_step)                                  \

@@ -76,7 +76,6 @@ static void choose_all(void)
 #define NAMED(N, T) ((T)atomic_load_explicit(&named[DISPATCH_KNAMED_##N], memory_order_relaxed))
 
 typedef float (*sum_f32_fn)(const char *, intptr_t, intptr_t);
-typedef float (*sum_f16_fn)(const uint16_t *, intptr_t);
 typedef double (*sum_f64_fn)(const char *, intptr_t, intptr_t);
 typedef void (*triad_fn)(double *, const double *, const double *, double, intptr_t);
 typedef void (*cols_f32_fn)(int, const char *, intptr_t, intptr_t, intptr_t, float *, void *);
@@ -153,10 +152,10 @@ void dispatch_kernels_cols_f16(int op, const char *p, intptr_t rstride, intptr_t
     NAMED(COLS_F16, cols_f32_fn)(op, p, rstride, nrows, ncols, out, scratch);
 }
 
-float dispatch_kernels_sum_f16(const uint16_t *p, intptr_t n)
+float dispatch_kernels_sum_f16(const char *p, intptr_t stride, intptr_t n)
 {
     dispatch_kernels_simd_init();
-    return NAMED(SUM_F16, sum_f16_fn)(p, n);
+    return NAMED(SUM_F16, sum_f32_fn)(p, stride, n);
 }
 
 float dispatch_kernels_sum_f32(const char *p, intptr_t stride, intptr_t n)

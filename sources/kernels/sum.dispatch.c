@@ -138,15 +138,50 @@ typedef dv_f64 ds_f64;
 #define DS_LANES_f32 DV_LANES_F32
 #define DS_LANES_f64 DV_LANES_F64
 #endif
+#define DISPATCH_AS_STORED(x) (x)
+
+/* DS_LANES_f32 halves widened to one ds_f32 (a 256-bit register on the AVX2
+ * and AVX-512 targets: vcvtph2ps; elsewhere each half converted). */
+static inline ds_f32 dispatch_ds_load_half(const uint16_t *p)
+{
+#if defined(__F16C__) && (DV_WIDTH == 32 || DV_WIDTH == 64)
+    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)p));
+#else
+    float f[DS_LANES_f32];
+    for (int k = 0; k < DS_LANES_f32; k++) f[k] = dispatch_half_to_float_inline(p[k]);
+    return ds_load_f32(f);
+#endif
+}
+
+/* DV_LANES_F32 halves widened to one dv_f32, for the column kernels. */
+static inline dv_f32 dispatch_load_half_f32(const uint16_t *p)
+{
+#if defined(__F16C__) && DV_WIDTH == 32
+    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)p));
+#elif defined(__F16C__) && DV_WIDTH == 64
+    return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)p));
+#else
+    float f[DV_LANES_F32];
+    for (int k = 0; k < DV_LANES_F32; k++) f[k] = dispatch_half_to_float_inline(p[k]);
+    return dv_load_f32(f);
+#endif
+}
+
 #define DISPATCH_KERNELS_SUM_LANES_f32 DV_LANES_F32
 #define DISPATCH_KERNELS_SUM_LANES_f64 DV_LANES_F64
 
-#define DISPATCH_KERNELS_SUM(NAME, T, S)                                               \
+/* The sum over a strided range of elements of type E, accumulated in T (S
+ * its simd.h suffix): LOADV(q) reads DS_LANES_S elements at q as one ds_S
+ * of T, TO_T(x) one element. float32 and float64 add as stored; float16
+ * adds in float32 (every load widening halves), so its bits are those of
+ * summing a float32 copy, without writing one. The row of lanes is 256
+ * bytes of T whatever E is: float16 runs the float32 tree. */
+#define DISPATCH_KERNELS_SUM(NAME, E, T, S, LOADV, TO_T)                               \
     enum { NAME##_R = DISPATCH_SUM_ROW_BYTES / (int)sizeof(T),                         \
            NAME##_V = NAME##_R / DS_LANES_##S,                                         \
            NAME##_LEAF = NAME##_R * DISPATCH_SUM_ROWS };                               \
     /* One leaf of n <= LEAF contiguous elements. */                                   \
-    static T NAME##_leaf_(const T *p, intptr_t n)                                      \
+    static T NAME##_leaf_(const E *p, intptr_t n)                                      \
     {                                                                                  \
         const intptr_t L = DS_LANES_##S;                                               \
         ds_##S acc[NAME##_V];                                                          \
@@ -154,10 +189,10 @@ typedef dv_f64 ds_f64;
         intptr_t i = 0;                                                                \
         for (; i + NAME##_R <= n; i += NAME##_R)                                       \
             for (int j = 0; j < NAME##_V; j++)                                         \
-                acc[j] = ds_add_##S(acc[j], ds_load_##S(p + i + j * L));               \
+                acc[j] = ds_add_##S(acc[j], LOADV(p + i + j * L));                     \
         if (i < n) {                                                                   \
             T row[NAME##_R];                                                           \
-            for (intptr_t j = 0; j < NAME##_R; j++) row[j] = i + j < n ? p[i + j] : (T)-0.0; \
+            for (intptr_t j = 0; j < NAME##_R; j++) row[j] = i + j < n ? TO_T(p[i + j]) : (T)-0.0; \
             for (int j = 0; j < NAME##_V; j++)                                         \
                 acc[j] = ds_add_##S(acc[j], ds_load_##S(row + j * L));                 \
         }                                                                              \
@@ -172,14 +207,14 @@ typedef dv_f64 ds_f64;
     static __attribute__((noinline)) T NAME##_gather_leaf_(const char *p, intptr_t stride, \
                                                            intptr_t n)                 \
     {                                                                                  \
-        T buf[NAME##_LEAF];                                                            \
-        for (intptr_t i = 0; i < n; i++) memcpy(&buf[i], p + i * stride, sizeof(T));   \
+        E buf[NAME##_LEAF];                                                            \
+        for (intptr_t i = 0; i < n; i++) memcpy(&buf[i], p + i * stride, sizeof(E));   \
         return NAME##_leaf_(buf, n);                                                   \
     }                                                                                  \
     static T NAME##_rec_(const char *p, intptr_t stride, intptr_t n)                   \
     {                                                                                  \
         if (n <= NAME##_LEAF) {                                                        \
-            if (stride == (intptr_t)sizeof(T)) return NAME##_leaf_((const T *)p, n);   \
+            if (stride == (intptr_t)sizeof(E)) return NAME##_leaf_((const E *)(const void *)p, n); \
             return NAME##_gather_leaf_(p, stride, n);                                  \
         }                                                                              \
         /* Split at a multiple of the leaf: depends on n only. */                      \
@@ -196,8 +231,11 @@ typedef dv_f64 ds_f64;
 
 float DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f32)(const char *p, intptr_t stride, intptr_t n);
 double DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f64)(const char *p, intptr_t stride, intptr_t n);
-DISPATCH_KERNELS_SUM(dispatch_kernel_sum_f32, float, f32)
-DISPATCH_KERNELS_SUM(dispatch_kernel_sum_f64, double, f64)
+float DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f16)(const char *p, intptr_t stride, intptr_t n);
+DISPATCH_KERNELS_SUM(dispatch_kernel_sum_f32, float, float, f32, ds_load_f32, DISPATCH_AS_STORED)
+DISPATCH_KERNELS_SUM(dispatch_kernel_sum_f64, double, double, f64, ds_load_f64, DISPATCH_AS_STORED)
+DISPATCH_KERNELS_SUM(dispatch_kernel_sum_f16, uint16_t, float, f32, dispatch_ds_load_half,
+                     dispatch_half_to_float_inline)
 
 /*
  * Note [Column reductions]
@@ -329,7 +367,7 @@ static inline double dispatch_hext_f64(dv_f64 v, int is_min)
                a3 = dv_load_##S(p + 3 * L), a4 = dv_load_##S(p + 4 * L),               \
                a5 = dv_load_##S(p + 5 * L), a6 = dv_load_##S(p + 6 * L),               \
                a7 = dv_load_##S(p + 7 * L);                                            \
-        dv_##S c0 = a0, c1 = a1, c2 = a2, c3 = a3, c4 = a4, c5 = a5, c6 = a6, c7 = a7;  \
+        dv_##S c0 = a0, c1 = a1, c2 = a2, c3 = a3, c4 = a4, c5 = a5, c6 = a6, c7 = a7; \
         intptr_t i = 8 * L;                                                            \
         for (; i + 8 * L <= n; i += 8 * L) {                                           \
             dv_##S x0 = dv_load_##S(p + i), x1 = dv_load_##S(p + i + L),               \
@@ -365,38 +403,39 @@ static inline double dispatch_hext_f64(dv_f64 v, int is_min)
 #define DISPATCH_IS_MIN_MAX 0
 #define DISPATCH_IS_MIN_MIN 1
 
-#define DISPATCH_KERNELS_COLS(NAME, T, S)                                              \
-    /* One leaf (n <= LEAF rows) of all ncols columns into out, each column  \
-     * -0.0 + row 0 + row 1 + ... in row order. float32: four vectors of     \
-     * columns held in registers down the leaf's rows, then the next four    \
-     * (sum(dim=0) of (128, 512) 0.88-0.97x -> 0.54-0.66x torch's time on    \
-     * Zen 2); float64 keeps streaming whole rows into the L1-resident out:  \
-     * blocking measured no better there (64K: 0.63-0.75x against 0.51-0.72x \
-     * torch's time, within this VM's noise). The same bits either way. */   \
+#define DISPATCH_KERNELS_COLS(NAME, E, T, S, LOADV, TO_T)                              \
+    /* One leaf (n <= LEAF rows) of all ncols columns into out, each column            \
+     * -0.0 + row 0 + row 1 + ... in row order. float32 (float16 too, each             \
+     * load widening halves): four vectors of columns held in registers down           \
+     * the leaf's rows, then the next four                                             \
+     * (sum(dim=0) of (128, 512) 0.88-0.97x -> 0.54-0.66x torch's time on              \
+     * Zen 2); float64 keeps streaming whole rows into the L1-resident out:            \
+     * blocking measured no better there (64K: 0.63-0.75x against 0.51-0.72x           \
+     * torch's time, within this VM's noise). The same bits either way. */             \
     static void NAME##_cleaf_(const char *p, intptr_t rs, intptr_t n, intptr_t ncols,  \
                               T *out)                                                  \
     {                                                                                  \
         const intptr_t L = DISPATCH_KERNELS_SUM_LANES_##S;                             \
-        if (sizeof(T) != 4) {                                                          \
+        if (sizeof(T) == 8) {                                                          \
             intptr_t cv = ncols / L * L;                                               \
             for (intptr_t c = 0; c < cv; c += L) dv_store_##S(out + c, dv_set1_##S((T)-0.0)); \
             for (intptr_t k = cv; k < ncols; k++) out[k] = (T)-0.0;                    \
             for (intptr_t r = 0; r < n; r++) {                                         \
-                const T *row = (const T *)(p + r * rs);                                \
+                const E *row = (const E *)(const void *)(p + r * rs);                  \
                 intptr_t c = 0;                                                        \
                 for (; c + 4 * L <= cv; c += 4 * L) {                                  \
-                    dv_##S a0 = dv_add_##S(dv_load_##S(out + c), dv_load_##S(row + c)); \
-                    dv_##S a1 = dv_add_##S(dv_load_##S(out + c + L), dv_load_##S(row + c + L)); \
-                    dv_##S a2 = dv_add_##S(dv_load_##S(out + c + 2 * L), dv_load_##S(row + c + 2 * L)); \
-                    dv_##S a3 = dv_add_##S(dv_load_##S(out + c + 3 * L), dv_load_##S(row + c + 3 * L)); \
+                    dv_##S a0 = dv_add_##S(dv_load_##S(out + c), LOADV(row + c));      \
+                    dv_##S a1 = dv_add_##S(dv_load_##S(out + c + L), LOADV(row + c + L)); \
+                    dv_##S a2 = dv_add_##S(dv_load_##S(out + c + 2 * L), LOADV(row + c + 2 * L)); \
+                    dv_##S a3 = dv_add_##S(dv_load_##S(out + c + 3 * L), LOADV(row + c + 3 * L)); \
                     dv_store_##S(out + c, a0);                                         \
                     dv_store_##S(out + c + L, a1);                                     \
                     dv_store_##S(out + c + 2 * L, a2);                                 \
                     dv_store_##S(out + c + 3 * L, a3);                                 \
                 }                                                                      \
                 for (; c < cv; c += L)                                                 \
-                    dv_store_##S(out + c, dv_add_##S(dv_load_##S(out + c), dv_load_##S(row + c))); \
-                for (intptr_t k = cv; k < ncols; k++) out[k] = out[k] + row[k];        \
+                    dv_store_##S(out + c, dv_add_##S(dv_load_##S(out + c), LOADV(row + c))); \
+                for (intptr_t k = cv; k < ncols; k++) out[k] = out[k] + TO_T(row[k]);  \
             }                                                                          \
             return;                                                                    \
         }                                                                              \
@@ -404,11 +443,11 @@ static inline double dispatch_hext_f64(dv_f64 v, int is_min)
         for (; c + 4 * L <= ncols; c += 4 * L) {                                       \
             dv_##S a0 = dv_set1_##S((T)-0.0), a1 = a0, a2 = a0, a3 = a0;               \
             for (intptr_t r = 0; r < n; r++) {                                         \
-                const T *row = (const T *)(p + r * rs) + c;                            \
-                a0 = dv_add_##S(a0, dv_load_##S(row));                                 \
-                a1 = dv_add_##S(a1, dv_load_##S(row + L));                             \
-                a2 = dv_add_##S(a2, dv_load_##S(row + 2 * L));                         \
-                a3 = dv_add_##S(a3, dv_load_##S(row + 3 * L));                         \
+                const E *row = (const E *)(const void *)(p + r * rs) + c;              \
+                a0 = dv_add_##S(a0, LOADV(row));                                       \
+                a1 = dv_add_##S(a1, LOADV(row + L));                                   \
+                a2 = dv_add_##S(a2, LOADV(row + 2 * L));                               \
+                a3 = dv_add_##S(a3, LOADV(row + 3 * L));                               \
             }                                                                          \
             dv_store_##S(out + c, a0);                                                 \
             dv_store_##S(out + c + L, a1);                                             \
@@ -418,12 +457,13 @@ static inline double dispatch_hext_f64(dv_f64 v, int is_min)
         for (; c + L <= ncols; c += L) {                                               \
             dv_##S a = dv_set1_##S((T)-0.0);                                           \
             for (intptr_t r = 0; r < n; r++)                                           \
-                a = dv_add_##S(a, dv_load_##S((const T *)(p + r * rs) + c));           \
+                a = dv_add_##S(a, LOADV((const E *)(const void *)(p + r * rs) + c));   \
             dv_store_##S(out + c, a);                                                  \
         }                                                                              \
         for (; c < ncols; c++) {                                                       \
             T a = (T)-0.0;                                                             \
-            for (intptr_t r = 0; r < n; r++) a = a + ((const T *)(p + r * rs))[c];     \
+            for (intptr_t r = 0; r < n; r++)                                           \
+                a = a + TO_T(((const E *)(const void *)(p + r * rs))[c]);              \
             out[c] = a;                                                                \
         }                                                                              \
     }                                                                                  \
@@ -453,22 +493,24 @@ static inline double dispatch_hext_f64(dv_f64 v, int is_min)
     {                                                                                  \
         const intptr_t L = DISPATCH_KERNELS_SUM_LANES_##S;                             \
         intptr_t cv = ncols / L * L;                                                   \
-        memcpy(out, p, (size_t)ncols * sizeof(T));                                     \
+        const E *first = (const E *)(const void *)p;                                   \
+        for (intptr_t k = 0; k < ncols; k++) out[k] = TO_T(first[k]);                  \
         for (intptr_t r = 1; r < n; r++) { /* whole rows in turn, as the sum */        \
-            const T *row = (const T *)(p + r * rs);                                    \
+            const E *row = (const E *)(const void *)(p + r * rs);                      \
             if (is_min)                                                                \
                 for (intptr_t c = 0; c < cv; c += L)                                   \
-                    dv_store_##S(out + c, dv_min_##S(dv_load_##S(out + c), dv_load_##S(row + c))); \
+                    dv_store_##S(out + c, dv_min_##S(dv_load_##S(out + c), LOADV(row + c))); \
             else                                                                       \
                 for (intptr_t c = 0; c < cv; c += L)                                   \
-                    dv_store_##S(out + c, dv_max_##S(dv_load_##S(out + c), dv_load_##S(row + c))); \
+                    dv_store_##S(out + c, dv_max_##S(dv_load_##S(out + c), LOADV(row + c))); \
             for (intptr_t k = cv; k < ncols; k++)                                      \
-                out[k] = is_min ? dv_smin_##S(out[k], row[k]) : dv_smax_##S(out[k], row[k]); \
+                out[k] = is_min ? dv_smin_##S(out[k], TO_T(row[k]))                    \
+                                : dv_smax_##S(out[k], TO_T(row[k]));                   \
         }                                                                              \
     }                                                                                  \
-    void DISPATCH_CPU_DISPATCH_CURFX(NAME##_cols)(int op, const char *p, intptr_t rs,   \
+    void DISPATCH_CPU_DISPATCH_CURFX(NAME##_cols)(int op, const char *p, intptr_t rs,  \
                                                   intptr_t nrows, intptr_t ncols, T *out, \
-                                                  void *scratch)                        \
+                                                  void *scratch)                       \
     {                                                                                  \
         if (nrows <= 0) {                                                              \
             for (intptr_t c = 0; c < ncols; c++) out[c] = (T)0;                        \
@@ -476,7 +518,11 @@ static inline double dispatch_hext_f64(dv_f64 v, int is_min)
         }                                                                              \
         if (op == 0) NAME##_csum_(p, rs, nrows, ncols, out, (T *)scratch);             \
         else NAME##_cext_(op == 2, p, rs, nrows, ncols, out);                          \
-    }                                                                                  \
+    }
+
+/* max and min of contiguous float32/float64 (the instruction fast pass,
+ * then the exact one): the column kernels' types that reduce in place. */
+#define DISPATCH_KERNELS_EXT(NAME, T, S)                                               \
     DISPATCH_KERNELS_FAST_EXT(NAME, T, S, max, MAX)                                    \
     DISPATCH_KERNELS_FAST_EXT(NAME, T, S, min, MIN)                                    \
     /* max (is_min = 0) or min of n >= 1 contiguous elements; NaN propagates. */       \
@@ -501,12 +547,12 @@ static inline double dispatch_hext_f64(dv_f64 v, int is_min)
             for (; i + DISPATCH_COLS_K * L <= n; i += DISPATCH_COLS_K * L)             \
                 for (int k = 0; k < DISPATCH_COLS_K; k++)                              \
                     acc[k] = dv_min_##S(acc[k], dv_load_##S(p + i + k * L));           \
-            for (; i + L <= n; i += L) acc[0] = dv_min_##S(acc[0], dv_load_##S(p + i));\
+            for (; i + L <= n; i += L) acc[0] = dv_min_##S(acc[0], dv_load_##S(p + i)); \
         } else {                                                                       \
             for (; i + DISPATCH_COLS_K * L <= n; i += DISPATCH_COLS_K * L)             \
                 for (int k = 0; k < DISPATCH_COLS_K; k++)                              \
                     acc[k] = dv_max_##S(acc[k], dv_load_##S(p + i + k * L));           \
-            for (; i + L <= n; i += L) acc[0] = dv_max_##S(acc[0], dv_load_##S(p + i));\
+            for (; i + L <= n; i += L) acc[0] = dv_max_##S(acc[0], dv_load_##S(p + i)); \
         }                                                                              \
         for (int w = DISPATCH_COLS_K / 2; w >= 1; w /= 2) /* a tree: short chains */   \
             for (int k = 0; k < w; k++)                                                \
@@ -533,161 +579,28 @@ static inline double dispatch_hext_f64(dv_f64 v, int is_min)
         return nan ? first_nan : r;                                                    \
     }
 
-/* The float16 sum (accumulated in float32): the float32 sum's tree over n
- * contiguous halves, each leaf widened into a buffer on the stack and
- * summed by the float32 leaf, so the bits are those of summing a float32
- * copy (Note [Sum order independent of the vector width]) without writing
- * one: 1M halves read 2 MB instead of 2 MB read, 4 MB written and read. */
-static float dispatch_kernel_sum_f16_rec_(const uint16_t *p, intptr_t n)
-{
-    if (n <= dispatch_kernel_sum_f32_LEAF) {
-#if defined(__F16C__) && (DV_WIDTH == 32 || DV_WIDTH == 64)
-        /* The float32 leaf with each load widening 8 halves (ds_f32 is a
-         * 256-bit register on both targets): the same lanes, the same tree. */
-        enum { R = dispatch_kernel_sum_f32_R, V = dispatch_kernel_sum_f32_V };
-        __m256 acc[V];
-        for (int j = 0; j < V; j++) acc[j] = _mm256_set1_ps(-0.0f);
-        intptr_t i = 0;
-        for (; i + R <= n; i += R)
-            for (int j = 0; j < V; j++)
-                acc[j] = _mm256_add_ps(
-                    acc[j], _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p + i + j * 8))));
-        if (i < n) {
-            float row[R];
-            for (intptr_t j = 0; j < R; j++)
-                row[j] = i + j < n ? dispatch_half_to_float_inline(p[i + j]) : -0.0f;
-            for (int j = 0; j < V; j++) acc[j] = _mm256_add_ps(acc[j], _mm256_loadu_ps(row + j * 8));
-        }
-        for (int w = V / 2; w >= 1; w /= 2)
-            for (int j = 0; j < w; j++) acc[j] = _mm256_add_ps(acc[j], acc[j + w]);
-        return dispatch_sum_tree256_f32(acc[0]);
-#else
-        float buf[dispatch_kernel_sum_f32_LEAF];
-        for (intptr_t i = 0; i < n; i++) buf[i] = dispatch_half_to_float_inline(p[i]);
-        return dispatch_kernel_sum_f32_leaf_(buf, n);
-#endif
-    }
-    intptr_t h = ((n / dispatch_kernel_sum_f32_LEAF + 1) / 2) * dispatch_kernel_sum_f32_LEAF;
-    float lo = dispatch_kernel_sum_f16_rec_(p, h);
-    float hi = dispatch_kernel_sum_f16_rec_(p + h, n - h);
-    return lo + hi;
-}
-float DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f16)(const uint16_t *p, intptr_t n);
-float DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f16)(const uint16_t *p, intptr_t n)
-{
-    return n <= 0 ? 0.0f : dispatch_kernel_sum_f16_rec_(p, n);
-}
-
 void DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f32_cols)(int op, const char *p, intptr_t rs,
                                                                intptr_t nrows, intptr_t ncols,
                                                                float *out, void *scratch);
 void DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f64_cols)(int op, const char *p, intptr_t rs,
                                                                intptr_t nrows, intptr_t ncols,
                                                                double *out, void *scratch);
+/* float16 columns accumulate in float32 (out, scratch: float32), each
+ * column reduced in the float32 kernel's order and tree: the bits of
+ * reducing a float32 copy, without writing the copy. */
+void DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f16_cols)(int op, const char *p, intptr_t rs,
+                                                               intptr_t nrows, intptr_t ncols,
+                                                               float *out, void *scratch);
 float DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f32_ext)(int is_min, const float *p,
                                                                intptr_t n);
 double DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f64_ext)(int is_min, const double *p,
                                                                 intptr_t n);
-DISPATCH_KERNELS_COLS(dispatch_kernel_sum_f32, float, f32)
-DISPATCH_KERNELS_COLS(dispatch_kernel_sum_f64, double, f64)
-
-/* float16 columns: the float32 column kernel's loops (Note [Column
- * reductions]) with every row load widening halves, so each column is
- * reduced in the same order and tree as in a float32 copy: the same bits,
- * without writing the copy. out, scratch: float32. */
-static inline dv_f32 dispatch_load_half_f32(const uint16_t *p)
-{
-#if defined(__F16C__) && DV_WIDTH == 32
-    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)p));
-#elif defined(__F16C__) && DV_WIDTH == 64
-    return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)p));
-#else
-    float f[DV_LANES_F32];
-    for (int k = 0; k < DV_LANES_F32; k++) f[k] = dispatch_half_to_float_inline(p[k]);
-    return dv_load_f32(f);
-#endif
-}
-static void dispatch_kernel_half_cleaf_(const char *p, intptr_t rs, intptr_t n, intptr_t ncols,
-                                        float *out)
-{
-    /* Four vectors of columns stay in registers down the leaf's rows (each
-     * column still -0.0 + row 0 + row 1 + ..., the float32 leaf's order). */
-    const intptr_t L = DV_LANES_F32;
-    intptr_t c = 0;
-    for (; c + 4 * L <= ncols; c += 4 * L) {
-        dv_f32 a0 = dv_set1_f32(-0.0f), a1 = a0, a2 = a0, a3 = a0;
-        for (intptr_t r = 0; r < n; r++) {
-            const uint16_t *row = (const uint16_t *)(const void *)(p + r * rs) + c;
-            a0 = dv_add_f32(a0, dispatch_load_half_f32(row));
-            a1 = dv_add_f32(a1, dispatch_load_half_f32(row + L));
-            a2 = dv_add_f32(a2, dispatch_load_half_f32(row + 2 * L));
-            a3 = dv_add_f32(a3, dispatch_load_half_f32(row + 3 * L));
-        }
-        dv_store_f32(out + c, a0);
-        dv_store_f32(out + c + L, a1);
-        dv_store_f32(out + c + 2 * L, a2);
-        dv_store_f32(out + c + 3 * L, a3);
-    }
-    for (; c + L <= ncols; c += L) {
-        dv_f32 a = dv_set1_f32(-0.0f);
-        for (intptr_t r = 0; r < n; r++)
-            a = dv_add_f32(a, dispatch_load_half_f32((const uint16_t *)(const void *)(p + r * rs) + c));
-        dv_store_f32(out + c, a);
-    }
-    for (; c < ncols; c++) {
-        float a = -0.0f;
-        for (intptr_t r = 0; r < n; r++)
-            a = a + dispatch_half_to_float_inline(((const uint16_t *)(const void *)(p + r * rs))[c]);
-        out[c] = a;
-    }
-}
-static void dispatch_kernel_half_csum_(const char *p, intptr_t rs, intptr_t n, intptr_t ncols,
-                                       float *out, float *scratch)
-{
-    if (n <= DISPATCH_COLS_LEAF) {
-        dispatch_kernel_half_cleaf_(p, rs, n, ncols, out);
-        return;
-    }
-    intptr_t h = ((n / DISPATCH_COLS_LEAF + 1) / 2) * DISPATCH_COLS_LEAF; /* as the float32 tree */
-    dispatch_kernel_half_csum_(p, rs, h, ncols, out, scratch);
-    dispatch_kernel_half_csum_(p + h * rs, rs, n - h, ncols, scratch, scratch + ncols);
-    dispatch_kernel_sum_f32_cadd_(out, scratch, ncols);
-}
-static void dispatch_kernel_half_cext_(int is_min, const char *p, intptr_t rs, intptr_t n,
-                                       intptr_t ncols, float *out)
-{
-    const intptr_t L = DV_LANES_F32;
-    intptr_t cv = ncols / L * L;
-    const uint16_t *first = (const uint16_t *)(const void *)p;
-    for (intptr_t k = 0; k < ncols; k++) out[k] = dispatch_half_to_float_inline(first[k]);
-    for (intptr_t r = 1; r < n; r++) {
-        const uint16_t *row = (const uint16_t *)(const void *)(p + r * rs);
-        if (is_min)
-            for (intptr_t c = 0; c < cv; c += L)
-                dv_store_f32(out + c, dv_min_f32(dv_load_f32(out + c), dispatch_load_half_f32(row + c)));
-        else
-            for (intptr_t c = 0; c < cv; c += L)
-                dv_store_f32(out + c, dv_max_f32(dv_load_f32(out + c), dispatch_load_half_f32(row + c)));
-        for (intptr_t k = cv; k < ncols; k++) {
-            float x = dispatch_half_to_float_inline(row[k]);
-            out[k] = is_min ? dv_smin_f32(out[k], x) : dv_smax_f32(out[k], x);
-        }
-    }
-}
-void DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f16_cols)(int op, const char *p, intptr_t rs,
-                                                               intptr_t nrows, intptr_t ncols,
-                                                               float *out, void *scratch);
-void DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f16_cols)(int op, const char *p, intptr_t rs,
-                                                               intptr_t nrows, intptr_t ncols,
-                                                               float *out, void *scratch)
-{
-    if (nrows <= 0) {
-        for (intptr_t c = 0; c < ncols; c++) out[c] = 0.0f;
-        return;
-    }
-    if (op == 0) dispatch_kernel_half_csum_(p, rs, nrows, ncols, out, (float *)scratch);
-    else dispatch_kernel_half_cext_(op == 2, p, rs, nrows, ncols, out);
-}
+DISPATCH_KERNELS_COLS(dispatch_kernel_sum_f32, float, float, f32, dv_load_f32, DISPATCH_AS_STORED)
+DISPATCH_KERNELS_COLS(dispatch_kernel_sum_f64, double, double, f64, dv_load_f64, DISPATCH_AS_STORED)
+DISPATCH_KERNELS_COLS(dispatch_kernel_sum_f16, uint16_t, float, f32, dispatch_load_half_f32,
+                      dispatch_half_to_float_inline)
+DISPATCH_KERNELS_EXT(dispatch_kernel_sum_f32, float, f32)
+DISPATCH_KERNELS_EXT(dispatch_kernel_sum_f64, double, f64)
 
 /* The kernels of this source (Note [Exported kernel tables] in kernels_export.h). */
 #include "kernels_export.h"

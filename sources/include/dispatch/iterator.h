@@ -143,6 +143,13 @@ static inline const char *dispatch_reduce_name(int op)
     return op >= 0 && op < DISPATCH_NUM_REDUCTIONS ? names[op] : NULL;
 }
 
+/* The kernels' op number of a reduction (dispatch/kernels.h: 0 sum, which
+ * mean also runs, 1 max, 2 min). */
+static inline int dispatch_reduce_kernel_op(int op)
+{
+    return op == DISPATCH_REDUCE_MAX ? 1 : op == DISPATCH_REDUCE_MIN ? 2 : 0;
+}
+
 /* Reduce `in` (float32 or float64) over the dims whose bit is set in
  * dim_mask (all dims: (1 << ndim) - 1) into `out`, which has in's dtype and
  * the reduced shape: with keepdim the reduced dims are present with size 1,

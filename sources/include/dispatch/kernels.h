@@ -54,9 +54,9 @@ dispatch_loop_fn dispatch_kernels_half_scalar_loop(int which);
  * every target, layout and thread count. See Note [Sum order independent of
  * the vector width] in sources/kernels/sum.dispatch.c for the error bound. */
 float dispatch_kernels_sum_f32(const char *p, intptr_t stride, intptr_t n);
-/* The sum of n contiguous float16 (bits) in float32: the same bits as
- * dispatch_kernels_sum_f32 of their float32 copy, without making one. */
-float dispatch_kernels_sum_f16(const uint16_t *p, intptr_t n);
+/* The sum of n float16 (bits) `stride` bytes apart, in float32: the same
+ * bits as dispatch_kernels_sum_f32 of their float32 copy, without making one. */
+float dispatch_kernels_sum_f16(const char *p, intptr_t stride, intptr_t n);
 double dispatch_kernels_sum_f64(const char *p, intptr_t stride, intptr_t n);
 
 /* Column reductions (Note [Column reductions] in sources/kernels/sum.dispatch.c):
