@@ -95,6 +95,12 @@ out["sum_f16_float16"] = np.concatenate(
      np.atleast_1d(s16[:4097].sum().numpy()), s16.reshape(50, 100).sum(1).numpy(),
      s16.reshape(50, 100).sum(0).numpy(), s16.reshape(500, 10).sum(0).numpy(),
      dispatch.amax(s16.reshape(50, 100), dim=0).numpy()]).view(np.uint16)
+e16 = inp["h_all"][(inp["h_all"] & 0x7C00) != 0x7C00]
+e16 = dispatch.from_numpy(np.random.default_rng(16).permutation(e16).view(np.float16))
+out["ext_f16_float16"] = np.concatenate(  # float16 max/min as integers: every finite half
+    [np.atleast_1d(e16.max().numpy()), np.atleast_1d(e16.min().numpy()),
+     np.atleast_1d(e16[:4097].amax().numpy()), e16[:6400].reshape(50, 128).amin(1).numpy(),
+     e16[:6400].reshape(50, 128).amax(1).numpy()]).view(np.uint16)
 for name in ("int8", "int32", "int64"):  # integer reductions (int_arith): contiguous and columns
     m = dispatch.from_numpy(inp[f"r_{name}"])
     out[f"int_reduce_{name}"] = np.concatenate([
@@ -252,7 +258,7 @@ EXACT_PAIRS = [(op, dt) for dt in ("float32", "float64") for op in EXACT] + [
     (op, "float16") for op in ("add", "sub", "mul", "div", "maximum", "minimum", "sqrt",
                                "add_alpha", "mul_strided", "cast_f16_f32",
                                "cast_f16_f32_strided", "cast_f32_f16",
-                               "cast_f32_f16_strided", "sum_f16")] + [
+                               "cast_f32_f16_strided", "sum_f16", "ext_f16")] + [
     (op, dt) for dt in ("int32", "int64") for op in ("add", "sub", "mul", "maximum", "minimum")] + [
     ("int_reduce", dt) for dt in ("int8", "int32", "int64")]
 

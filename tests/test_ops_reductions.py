@@ -517,6 +517,46 @@ def test_float16_column_reductions_are_the_float32_copys_rounded_once(rows, cols
             dispatch.sum(cf, (0, 1), keepdim=True).to(dispatch.float16).numpy().view(np.uint16))
 
 
+@pytest.mark.parametrize("n", [1, 2, 63, 64, 65, 1000, 4097, 1 << 17])
+def test_float16_max_min_are_exact_elements_with_ieee_zero_order(n):
+    """max/min (and amax/amin over the trailing dims) of contiguous float16
+    compare the halves as integers (Note [float16 max and min as integers]):
+    the result is the extreme element's own bits, every half's order kept
+    (subnormals, the largest finite, the infinities), +0 above -0; a NaN
+    anywhere (a 64-lane block, the tail, one row of many) gives NaN."""
+    rng = np.random.default_rng(n)
+    bits = rng.integers(0, 1 << 16, n, dtype=np.uint16)
+    bits[(bits & 0x7C00) == 0x7C00] &= 0xFC00  # NaN patterns become infinities
+    x = bits.view(np.float16)
+    h = dispatch.from_numpy(x)
+    for op, want, zero in (("amax", x.max(), 0x0000), ("amin", x.min(), 0x8000)):
+        got = bits16(getattr(dispatch, op)(h))
+        if want == 0:
+            assert got == zero, (op, hex(got))  # IEEE order: +0 > -0
+        else:
+            assert got == int(np.array(want, np.float16).view(np.uint16)), (op, hex(got))
+    zeros = np.array([0.0, -0.0] * max(1, n // 2), np.float16)
+    z = dispatch.from_numpy(zeros)
+    assert bits16(z.max()) == 0x0000 and bits16(z.min()) == 0x8000
+    assert bits16(dispatch.from_numpy(-zeros).max()) == 0x0000
+    if n % 8 == 0:
+        rows = x.reshape(8, n // 8)
+        r = dispatch.from_numpy(rows)
+        np.testing.assert_array_equal(dispatch.amax(r, 1).numpy(), rows.max(1))
+        np.testing.assert_array_equal(dispatch.amin(r, -1, keepdim=True).numpy(),
+                                      rows.min(1, keepdims=True))
+        values, idx = dispatch.max(r, 1)
+        np.testing.assert_array_equal(idx.numpy(), rows.argmax(1))
+    for where in {0, n // 2, n - 1}:
+        y = x.copy()
+        y[where] = np.nan
+        assert math.isnan(dispatch.from_numpy(y).max().item())
+        assert math.isnan(dispatch.from_numpy(y).min().item())
+        if n % 8 == 0:
+            got = dispatch.amax(dispatch.from_numpy(y.reshape(8, n // 8)), 1).numpy()
+            np.testing.assert_array_equal(np.isnan(got), np.isnan(y.reshape(8, n // 8)).any(1))
+
+
 def bits16(t) -> int:
     return int(np.asarray(t.numpy()).astype(np.float16).view(np.uint16))
 

@@ -879,6 +879,29 @@ static int sum_half_rows(dispatch_tensor *in, int mean, int out_nd, const int64_
     return 0;
 }
 
+/* float16 max or min of a contiguous tensor over its trailing dims: each
+ * row of `count` halves by the integer-keyed kernel (Note [float16 max and
+ * min as integers] in sources/kernels/sum.dispatch.c), with no float32
+ * copy. 1 when done; 0 when a row holds a NaN (nothing made: the caller
+ * takes the float32 path, which propagates it); -1 on error. */
+static int ext_half_rows(dispatch_tensor *in, int kind, int out_nd, const int64_t *out_sizes,
+                         int64_t count, dispatch_ivalue *rets) {
+    dispatch_tensor *out = dispatch_tensor_empty(out_nd, out_sizes, DISPATCH_FLOAT16,
+                                                 DISPATCH_DEVICE_CPU);
+    if (!out) return -1;
+    const uint16_t *p = (const uint16_t *)(const void *)in->data;
+    uint16_t *o = (uint16_t *)(void *)out->data;
+    for (int64_t r = 0; r < out->numel; r++)
+        if (!dispatch_kernels_extreme_f16(kind == DISPATCH_REDUCE_MIN, p + r * count,
+                                          (intptr_t)count, &o[r])) {
+            dispatch_tensor_decref(out);
+            return 0;
+        }
+    rets[0].tag = DISPATCH_IV_TENSOR;
+    rets[0].v.t = out;
+    return 1;
+}
+
 /* The reduced dims (size-1 dims aside) all come before the kept ones:
  * sum(dim=0) of a matrix, the rows of a contiguous tensor over its columns. */
 static int leading_dims(const dispatch_tensor *in, const int *reduced) {
@@ -998,6 +1021,12 @@ DISPATCH_DECLARE_KERNEL(reduce) {
         in->device == DISPATCH_DEVICE_CPU && in->is_contiguous && in->ndim > 0 && in->numel > 0 &&
         trailing_dims(in->ndim, reduced))
         return sum_half_rows(in, kind == DISPATCH_REDUCE_MEAN, out_nd, out_sizes, count, rets);
+    if (src == DISPATCH_FLOAT16 && (kind == DISPATCH_REDUCE_MAX || kind == DISPATCH_REDUCE_MIN) &&
+        in->device == DISPATCH_DEVICE_CPU && in->is_contiguous && in->ndim > 0 && in->numel > 0 &&
+        trailing_dims(in->ndim, reduced)) {
+        int done = ext_half_rows(in, kind, out_nd, out_sizes, count, rets);
+        if (done != 0) return done < 0 ? -1 : 0;
+    }
     if (src == DISPATCH_FLOAT16 && kind <= DISPATCH_REDUCE_MIN && in->device == DISPATCH_DEVICE_CPU &&
         in->is_contiguous && count > 1 && in->numel / count > 1 && leading_dims(in, reduced))
         return reduce_half_cols(in, kind, out_nd, out_sizes, count, name, rets);

@@ -83,6 +83,7 @@ typedef void (*cols_f64_fn)(int, const char *, intptr_t, intptr_t, intptr_t, dou
 typedef int (*int_reduce_fn)(int, int, const char *, intptr_t, intptr_t, char *, intptr_t,
                              intptr_t, intptr_t, intptr_t);
 typedef float (*ext_f32_fn)(int, const float *, intptr_t);
+typedef int (*ext_f16_fn)(int, const uint16_t *, intptr_t, uint16_t *);
 typedef double (*ext_f64_fn)(int, const double *, intptr_t);
 
 /* ---------------------------------------------------------------- API */
@@ -196,6 +197,12 @@ double dispatch_kernels_extreme_f64(int is_min, const double *p, intptr_t n)
 {
     dispatch_kernels_simd_init();
     return NAMED(EXT_F64, ext_f64_fn)(is_min, p, n);
+}
+
+int dispatch_kernels_extreme_f16(int is_min, const uint16_t *p, intptr_t n, uint16_t *r)
+{
+    dispatch_kernels_simd_init();
+    return NAMED(EXT_F16, ext_f16_fn)(is_min, p, n, r);
 }
 
 int dispatch_kernels_int_reduce(int op, int dtype, const char *p, intptr_t step, intptr_t n,

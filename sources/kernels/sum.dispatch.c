@@ -602,6 +602,67 @@ DISPATCH_KERNELS_COLS(dispatch_kernel_sum_f16, uint16_t, float, f32, dispatch_lo
 DISPATCH_KERNELS_EXT(dispatch_kernel_sum_f32, float, f32)
 DISPATCH_KERNELS_EXT(dispatch_kernel_sum_f64, double, f64)
 
+/*
+ * Note [float16 max and min as integers]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * Halves are ordered by their bits once a negative half's magnitude bits
+ * are flipped (key = h ^ 0x7fff when the sign is set, read as int16):
+ * -inf < ... < -0 < +0 < ... < +inf, NaNs beyond the infinities. So max
+ * and min of n contiguous halves are integer max/min (vpmaxsw/vpminsw under
+ * the AVX2 and AVX-512 flags; the compiler vectorizes these plain loops)
+ * of keys, mapped back (the map is its own inverse): the result is one of
+ * the elements, with no widening, no float32 copy, and +0 above -0 as IEEE
+ * 754's maximum/minimum order them (a tie of the two zeros picks +0 for
+ * max and -0 for min; torch and NumPy pick either, by position). NaN is
+ * told apart by the largest magnitude (above 0x7c00 is a NaN): then the
+ * kernel returns 0 and the caller takes the float32 path, which propagates
+ * it. The reduction is exact, so every target gives the same bits.
+ */
+static inline int16_t dispatch_half_key(uint16_t h)
+{
+    int16_t s = (int16_t)h;
+    return (int16_t)(s ^ ((s >> 15) & 0x7fff));
+}
+int DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f16_ext)(int is_min, const uint16_t *p,
+                                                            intptr_t n, uint16_t *r);
+int DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f16_ext)(int is_min, const uint16_t *p,
+                                                            intptr_t n, uint16_t *r)
+{
+    enum { K = 64 }; /* 128 bytes of lanes: four ymm or two zmm chains */
+    int16_t m[K], g[K];
+    const int16_t start = dispatch_half_key(p[0]);
+    for (int k = 0; k < K; k++) m[k] = start, g[k] = 0;
+    intptr_t i = 0;
+    if (is_min) {
+        for (; i + K <= n; i += K)
+            for (int k = 0; k < K; k++) {
+                int16_t x = dispatch_half_key(p[i + k]), a = (int16_t)(p[i + k] & 0x7fff);
+                m[k] = x < m[k] ? x : m[k];
+                g[k] = a > g[k] ? a : g[k];
+            }
+    } else {
+        for (; i + K <= n; i += K)
+            for (int k = 0; k < K; k++) {
+                int16_t x = dispatch_half_key(p[i + k]), a = (int16_t)(p[i + k] & 0x7fff);
+                m[k] = x > m[k] ? x : m[k];
+                g[k] = a > g[k] ? a : g[k];
+            }
+    }
+    int16_t best = m[0], mag = 0;
+    for (int k = 0; k < K; k++) {
+        best = is_min ? (m[k] < best ? m[k] : best) : (m[k] > best ? m[k] : best);
+        mag = g[k] > mag ? g[k] : mag;
+    }
+    for (; i < n; i++) {
+        int16_t x = dispatch_half_key(p[i]), a = (int16_t)(p[i] & 0x7fff);
+        best = is_min ? (x < best ? x : best) : (x > best ? x : best);
+        mag = a > mag ? a : mag;
+    }
+    if (mag > 0x7c00) return 0;
+    *r = (uint16_t)dispatch_half_key((uint16_t)best);
+    return 1;
+}
+
 /* The kernels of this source (Note [Exported kernel tables] in kernels_export.h). */
 #include "kernels_export.h"
 DISPATCH_KERNELS_EXPORT(sum,
@@ -609,6 +670,7 @@ DISPATCH_KERNELS_EXPORT(sum,
     DISPATCH_KERNELS_NAMED(SUM_F64, dispatch_kernel_sum_f64, 1)
     DISPATCH_KERNELS_NAMED(SUM_F16, dispatch_kernel_sum_f16, 1)
     DISPATCH_KERNELS_NAMED(COLS_F16, dispatch_kernel_sum_f16_cols, 0)
+    DISPATCH_KERNELS_NAMED(EXT_F16, dispatch_kernel_sum_f16_ext, 0)
     DISPATCH_KERNELS_NAMED(COLS_F32, dispatch_kernel_sum_f32_cols, 0)
     DISPATCH_KERNELS_NAMED(COLS_F64, dispatch_kernel_sum_f64_cols, 0)
     DISPATCH_KERNELS_NAMED(EXT_F32, dispatch_kernel_sum_f32_ext, 0)

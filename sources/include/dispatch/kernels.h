@@ -85,6 +85,10 @@ static inline int dispatch_kernels_cols_scratch(int64_t nrows)
 /* max (is_min 0) or min (1) of n >= 1 contiguous elements; NaN propagates. */
 float dispatch_kernels_extreme_f32(int is_min, const float *p, intptr_t n);
 double dispatch_kernels_extreme_f64(int is_min, const double *p, intptr_t n);
+/* max (is_min 0) or min (1) of n >= 1 contiguous float16 (bits) into *r:
+ * one of the elements, +0 above -0 (Note [float16 max and min as integers]
+ * in sources/kernels/sum.dispatch.c). 1, or 0 when one is NaN (*r unset). */
+int dispatch_kernels_extreme_f16(int is_min, const uint16_t *p, intptr_t n, uint16_t *r);
 
 /* Integer and bool sum (op 0, into int64 accumulators, wrapping), max (1),
  * min (2) (into accumulators of the input's dtype) of nouter runs of n
