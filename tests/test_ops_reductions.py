@@ -557,6 +557,35 @@ def test_float16_max_min_are_exact_elements_with_ieee_zero_order(n):
             np.testing.assert_array_equal(np.isnan(got), np.isnan(y.reshape(8, n // 8)).any(1))
 
 
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "int32", "int64", "bool"])
+def test_integer_reductions_split_across_threads_match_numpy(threads, dtype):
+    """Note [Threaded integer reductions]: a full reduce cut into parts, the
+    rows of sum(dim=1) and the columns of sum(dim=0) shared out; every
+    thread count gives NumPy's answer (sums wrap in int64), sizes on both
+    sides of the grain, odd part boundaries, the extremes in the last part."""
+    rng = np.random.default_rng(len(dtype))
+    info = np.iinfo(dtype) if dtype != "bool" else None
+    for shape in [(70001,), (3, 65537), (1000, 131), (131, 1000), (2, 40000), (40000, 2)]:
+        if dtype == "bool":
+            x = rng.integers(0, 2, shape).astype(bool)
+        else:
+            x = rng.integers(info.min, info.max, shape, dtype=dtype, endpoint=True)
+            x.flat[-1], x.flat[-2] = info.max, info.min
+        t = dispatch.from_numpy(x)
+        for n in (1, 2, 3, 8):
+            threads(n)
+            for dim in [None] + list(range(x.ndim)):
+                kw = {} if dim is None else {"dim": dim}
+                got = t.sum(**kw).numpy()
+                want = x.sum(axis=dim, dtype=np.int64)
+                np.testing.assert_array_equal(got, want, err_msg=f"{shape} sum {dim} {n}")
+                for op in ("amax", "amin"):
+                    got = getattr(dispatch, op)(t, *([] if dim is None else [dim])).numpy()
+                    want = getattr(np, op)(x, axis=dim)
+                    assert got.dtype == want.dtype
+                    np.testing.assert_array_equal(got, want, err_msg=f"{shape} {op} {dim} {n}")
+
+
 def bits16(t) -> int:
     return int(np.asarray(t.numpy()).astype(np.float16).view(np.uint16))
 

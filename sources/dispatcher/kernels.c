@@ -957,6 +957,95 @@ static int reduce_half_cols(dispatch_tensor *in, int kind, int out_nd, const int
     return 0;
 }
 
+/*
+ * Note [Threaded integer reductions]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * The one-call integer matrix reduction (Note [Integer reductions]) split
+ * across the threads. Integer sums (wrapping) and max/min are exact, so
+ * no split changes a bit: runs with accumulators of their own (the rows
+ * of sum(dim=1)) are shared out as they stand, so are the columns of
+ * sum(dim=0); a reduction folded into one accumulator (a full sum) is cut
+ * into parts, each folded into its own copy of the starting value, and the
+ * parts then folded into the accumulator by the same kernel. Below
+ * 2 * DISPATCH_ITER_GRAIN elements, or with one thread, it is one call.
+ */
+typedef struct int_matrix_job {
+    int op, dtype, acc_dtype;
+    const char *p;
+    intptr_t step, n;
+    char *acc;
+    intptr_t acc_step, nouter, outer_step, outer_acc_step;
+    char *parts;        /* folded: one accumulator per part */
+    intptr_t acc_size;  /* bytes of one accumulator */
+    int64_t nparts;
+} int_matrix_job;
+
+static void int_matrix_runs(void *arg, int64_t b, int64_t e) {
+    const int_matrix_job *j = arg;
+    dispatch_kernels_int_reduce(j->op, j->dtype, j->p + b * j->outer_step, j->step, j->n,
+                                j->acc + b * j->outer_acc_step, j->acc_step, (intptr_t)(e - b),
+                                j->outer_step, j->outer_acc_step);
+}
+
+static void int_matrix_cols(void *arg, int64_t b, int64_t e) {
+    const int_matrix_job *j = arg;
+    dispatch_kernels_int_reduce(j->op, j->dtype, j->p + b * j->step, j->step, (intptr_t)(e - b),
+                                j->acc + b * j->acc_step, j->acc_step, j->nouter, j->outer_step,
+                                0);
+}
+
+static void int_matrix_part(void *arg, int64_t b, int64_t e) {
+    const int_matrix_job *j = arg;
+    for (int64_t k = b; k < e; k++) {
+        char *slot = j->parts + k * j->acc_size;
+        if (j->nouter > 1) { /* whole outer runs per part */
+            int64_t o0 = j->nouter * k / j->nparts, o1 = j->nouter * (k + 1) / j->nparts;
+            dispatch_kernels_int_reduce(j->op, j->dtype, j->p + o0 * j->outer_step, j->step, j->n,
+                                        slot, 0, (intptr_t)(o1 - o0), j->outer_step, 0);
+        } else {
+            int64_t i0 = j->n * k / j->nparts, i1 = j->n * (k + 1) / j->nparts;
+            dispatch_kernels_int_reduce(j->op, j->dtype, j->p + i0 * j->step, j->step,
+                                        (intptr_t)(i1 - i0), slot, 0, 1, 0, 0);
+        }
+    }
+}
+
+/* Returns 0, or -1 (MemoryError) when the parts' accumulators cannot be had. */
+static int int_matrix_reduce(int_matrix_job *j, const char *name) {
+    int threads = dispatch_get_num_threads();
+    int64_t total = (int64_t)j->n * (int64_t)j->nouter;
+    if (threads > 1 && total >= 2 * DISPATCH_ITER_GRAIN) {
+        if (j->nouter > 1 && j->outer_acc_step != 0) {
+            int64_t grain = j->n >= DISPATCH_ITER_GRAIN ? 1 : DISPATCH_ITER_GRAIN / (j->n + 1) + 1;
+            dispatch_parallel_for(j->nouter, grain, 1, int_matrix_runs, j);
+            return 0;
+        }
+        if (j->acc_step != 0) {
+            int64_t grain = DISPATCH_ITER_GRAIN / (j->nouter + 1) + 1;
+            dispatch_parallel_for(j->n, grain, 64, int_matrix_cols, j);
+            return 0;
+        }
+        int64_t nparts = total / DISPATCH_ITER_GRAIN;
+        if (nparts > threads) nparts = threads;
+        if (j->nouter > 1 && nparts > j->nouter) nparts = j->nouter;
+        if (nparts > 1) {
+            j->nparts = nparts;
+            j->parts = malloc((size_t)nparts * (size_t)j->acc_size);
+            if (!j->parts) return dispatch_error_set(DISPATCH_ERR_MEMORY, "%s: out of memory", name);
+            for (int64_t k = 0; k < nparts; k++)
+                memcpy(j->parts + k * j->acc_size, j->acc, (size_t)j->acc_size);
+            dispatch_parallel_for(nparts, 1, 1, int_matrix_part, j);
+            dispatch_kernels_int_reduce(j->op, j->acc_dtype, j->parts, j->acc_size,
+                                        (intptr_t)nparts, j->acc, 0, 1, 0, 0);
+            free(j->parts);
+            return 0;
+        }
+    }
+    dispatch_kernels_int_reduce(j->op, j->dtype, j->p, j->step, j->n, j->acc, j->acc_step,
+                                j->nouter, j->outer_step, j->outer_acc_step);
+    return 0;
+}
+
 DISPATCH_DECLARE_KERNEL(reduce) {
     UNUSED_KS;
     int kind = (int)(intptr_t)ctx;
@@ -1099,12 +1188,20 @@ DISPATCH_DECLARE_KERNEL(reduce) {
     dispatch_strided_plan plan;
     dispatch_strided_plan_init(&plan, 3, acc_data, (int)in->ndim, in->sizes, bs);
     if (!is_float && plan.ndim <= 2) { /* one call: rows or columns of a matrix */
-        int op = dispatch_reduce_kernel_op(kind);
         int two = plan.ndim == 2;
-        dispatch_kernels_int_reduce(op, in->dtype, plan.data[2], plan.strides[2][0],
-                                    (intptr_t)plan.shape[0], plan.data[0], plan.strides[0][0],
-                                    two ? (intptr_t)plan.shape[1] : 1,
-                                    two ? plan.strides[2][1] : 0, two ? plan.strides[0][1] : 0);
+        int_matrix_job job = {
+            .op = dispatch_reduce_kernel_op(kind), .dtype = in->dtype, .acc_dtype = acc_dtype,
+            .p = plan.data[2], .step = plan.strides[2][0], .n = (intptr_t)plan.shape[0],
+            .acc = plan.data[0], .acc_step = plan.strides[0][0],
+            .nouter = two ? (intptr_t)plan.shape[1] : 1,
+            .outer_step = two ? plan.strides[2][1] : 0,
+            .outer_acc_step = two ? plan.strides[0][1] : 0, .acc_size = acc_size};
+        if (int_matrix_reduce(&job, name) < 0) {
+            free(seen), free(acc);
+            dispatch_tensor_decref(out);
+            rets[0].tag = DISPATCH_IV_NONE;
+            return -1;
+        }
     } else {
         dispatch_strided_plan_walk(&plan, 0, plan.numel, accumulate, &actx);
     }
