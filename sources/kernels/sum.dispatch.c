@@ -403,6 +403,50 @@ static inline double dispatch_hext_f64(dv_f64 v, int is_min)
 #define DISPATCH_IS_MIN_MAX 0
 #define DISPATCH_IS_MIN_MIN 1
 
+/* Column max or min (`which`): each column folded row by row in row order
+ * from its first row (so every split of the columns gives the same bits),
+ * the rows taken a leaf of DISPATCH_COLS_LEAF at a time with four vectors
+ * of columns held in registers down the leaf, as the sum's leaf; streaming
+ * whole rows through the L1 row of results instead took twice the sum's
+ * time (amax(dim=0) of (128, 512) float32 14.6-17.5 us against 7.5). */
+#define DISPATCH_KERNELS_CEXT(NAME, E, T, S, LOADV, TO_T, which)                      \
+    static void NAME##_cext_##which##_(const char *p, intptr_t rs, intptr_t n,         \
+                                       intptr_t ncols, T *out)                         \
+    {                                                                                  \
+        const intptr_t L = DISPATCH_KERNELS_SUM_LANES_##S;                             \
+        const E *first = (const E *)(const void *)p;                                   \
+        for (intptr_t k = 0; k < ncols; k++) out[k] = TO_T(first[k]);                  \
+        for (intptr_t r0 = 1; r0 < n; r0 += DISPATCH_COLS_LEAF) {                      \
+            const intptr_t r1 = n - r0 < DISPATCH_COLS_LEAF ? n : r0 + DISPATCH_COLS_LEAF; \
+            intptr_t c = 0;                                                            \
+            for (; c + 4 * L <= ncols; c += 4 * L) {                                   \
+                dv_##S a0 = dv_load_##S(out + c), a1 = dv_load_##S(out + c + L),       \
+                       a2 = dv_load_##S(out + c + 2 * L), a3 = dv_load_##S(out + c + 3 * L); \
+                for (intptr_t r = r0; r < r1; r++) {                                   \
+                    const E *row = (const E *)(const void *)(p + r * rs) + c;          \
+                    a0 = dv_##which##_##S(a0, LOADV(row));                             \
+                    a1 = dv_##which##_##S(a1, LOADV(row + L));                         \
+                    a2 = dv_##which##_##S(a2, LOADV(row + 2 * L));                     \
+                    a3 = dv_##which##_##S(a3, LOADV(row + 3 * L));                     \
+                }                                                                      \
+                dv_store_##S(out + c, a0);                                             \
+                dv_store_##S(out + c + L, a1);                                         \
+                dv_store_##S(out + c + 2 * L, a2);                                     \
+                dv_store_##S(out + c + 3 * L, a3);                                     \
+            }                                                                          \
+            for (; c + L <= ncols; c += L) {                                           \
+                dv_##S a = dv_load_##S(out + c);                                       \
+                for (intptr_t r = r0; r < r1; r++)                                     \
+                    a = dv_##which##_##S(a, LOADV((const E *)(const void *)(p + r * rs) + c)); \
+                dv_store_##S(out + c, a);                                              \
+            }                                                                          \
+            for (; c < ncols; c++)                                                     \
+                for (intptr_t r = r0; r < r1; r++)                                     \
+                    out[c] = dv_s##which##_##S(out[c],                                 \
+                                               TO_T(((const E *)(const void *)(p + r * rs))[c])); \
+        }                                                                              \
+    }
+
 #define DISPATCH_KERNELS_COLS(NAME, E, T, S, LOADV, TO_T)                              \
     /* One leaf (n <= LEAF rows) of all ncols columns into out, each column            \
      * -0.0 + row 0 + row 1 + ... in row order. float32 (float16 too, each             \
@@ -488,26 +532,8 @@ static inline double dispatch_hext_f64(dv_f64 v, int is_min)
         NAME##_csum_(p + h * rs, rs, n - h, ncols, scratch, scratch + ncols);          \
         NAME##_cadd_(out, scratch, ncols);                                             \
     }                                                                                  \
-    static void NAME##_cext_(int is_min, const char *p, intptr_t rs, intptr_t n,       \
-                             intptr_t ncols, T *out)                                   \
-    {                                                                                  \
-        const intptr_t L = DISPATCH_KERNELS_SUM_LANES_##S;                             \
-        intptr_t cv = ncols / L * L;                                                   \
-        const E *first = (const E *)(const void *)p;                                   \
-        for (intptr_t k = 0; k < ncols; k++) out[k] = TO_T(first[k]);                  \
-        for (intptr_t r = 1; r < n; r++) { /* whole rows in turn, as the sum */        \
-            const E *row = (const E *)(const void *)(p + r * rs);                      \
-            if (is_min)                                                                \
-                for (intptr_t c = 0; c < cv; c += L)                                   \
-                    dv_store_##S(out + c, dv_min_##S(dv_load_##S(out + c), LOADV(row + c))); \
-            else                                                                       \
-                for (intptr_t c = 0; c < cv; c += L)                                   \
-                    dv_store_##S(out + c, dv_max_##S(dv_load_##S(out + c), LOADV(row + c))); \
-            for (intptr_t k = cv; k < ncols; k++)                                      \
-                out[k] = is_min ? dv_smin_##S(out[k], TO_T(row[k]))                    \
-                                : dv_smax_##S(out[k], TO_T(row[k]));                   \
-        }                                                                              \
-    }                                                                                  \
+    DISPATCH_KERNELS_CEXT(NAME, E, T, S, LOADV, TO_T, max)                             \
+    DISPATCH_KERNELS_CEXT(NAME, E, T, S, LOADV, TO_T, min)                             \
     void DISPATCH_CPU_DISPATCH_CURFX(NAME##_cols)(int op, const char *p, intptr_t rs,  \
                                                   intptr_t nrows, intptr_t ncols, T *out, \
                                                   void *scratch)                       \
@@ -517,7 +543,8 @@ static inline double dispatch_hext_f64(dv_f64 v, int is_min)
             return;                                                                    \
         }                                                                              \
         if (op == 0) NAME##_csum_(p, rs, nrows, ncols, out, (T *)scratch);             \
-        else NAME##_cext_(op == 2, p, rs, nrows, ncols, out);                          \
+        else if (op == 1) NAME##_cext_max_(p, rs, nrows, ncols, out);                  \
+        else NAME##_cext_min_(p, rs, nrows, ncols, out);                               \
     }
 
 /* max and min of contiguous float32/float64 (the instruction fast pass,
