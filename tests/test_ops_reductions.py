@@ -586,6 +586,27 @@ def test_integer_reductions_split_across_threads_match_numpy(threads, dtype):
                     np.testing.assert_array_equal(got, want, err_msg=f"{shape} {op} {dim} {n}")
 
 
+@pytest.mark.parametrize("dtype", INTS + ["bool", "float32"])
+def test_sums_over_empty_dims_of_three_dim_tensors_are_zeros(threads, dtype):
+    """An integer or bool sum of a tensor with a zero-size dim walked an
+    empty plan of three or more dims and divided by its zero size (SIGFPE,
+    the process killed; found by fuzzing). The reduced shape's zeros, as
+    NumPy and torch give; dtype= with an integer accumulator too."""
+    for shape, dim in [((2, 0, 3), 1), ((2, 0, 0), None), ((0, 0, 0), None),
+                       ((2, 0, 3), (0, 1)), ((0, 4, 5), 0), ((3, 4, 0), (0, 1))]:
+        x = np.zeros(shape, dtype)
+        t = dispatch.from_numpy(x)
+        got = t.sum() if dim is None else t.sum(dim=dim)
+        want = x.sum(axis=dim, dtype=np.int64 if dtype != "float32" else None)
+        assert got.shape == want.shape and got.numpy().dtype == want.dtype, (shape, dim)
+        np.testing.assert_array_equal(got.numpy(), want)
+        assert dispatch.from_numpy(x).sum(dtype=dispatch.int32).item() == 0
+        for th in (1, 2):
+            threads(th)
+            np.testing.assert_array_equal(
+                (t.sum() if dim is None else t.sum(dim=dim)).numpy(), want)
+
+
 def bits16(t) -> int:
     return int(np.asarray(t.numpy()).astype(np.float16).view(np.uint16))
 

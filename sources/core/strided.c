@@ -84,6 +84,9 @@ void dispatch_strided_plan_init(dispatch_strided_plan *p, int nops, char *const 
 
 void dispatch_strided_plan_walk(const dispatch_strided_plan *p, int64_t begin, int64_t end,
                                 dispatch_loop_fn inner, void *ctx) {
+    /* Nothing to walk (a plan of an empty shape has a 0 among its sizes,
+     * which the index arithmetic below would divide by). */
+    if (begin >= end) return;
     int64_t idx[DISPATCH_MAX_DIMS];
     int64_t rest = begin;
     for (int d = 0; d < p->ndim; d++) { /* one division per range, then steps */
