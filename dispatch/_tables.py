@@ -20,6 +20,7 @@ def _str(p: object) -> str:
 
 
 # dtypes (Note [One dtype list] in sources/include/dispatch/dtype.h), by id
+MAX_DIMS = lib.DISPATCH_MAX_DIMS  # dims a tensor may have
 NUM_DTYPES = lib.DISPATCH_NUM_DTYPES
 DTYPE_NAMES = tuple(_str(lib.dispatch_dtype_name(i)) for i in range(NUM_DTYPES))
 DTYPE_ITEMSIZES = tuple(int(lib.dispatch_dtype_itemsize(i)) for i in range(NUM_DTYPES))

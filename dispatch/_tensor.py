@@ -1005,6 +1005,9 @@ def _flatten(data: Any) -> tuple[tuple, list, set]:
             raise ValueError(f"expected sequence of length {n} at dim {len(shape)} "
                              f"(got {len(bad)})")
         shape.append(n)
+        if len(shape) > _tables.MAX_DIMS:  # also ends a list that contains itself
+            raise ValueError(f"tensors have at most {_tables.MAX_DIMS} dims, got more "
+                             f"than {_tables.MAX_DIMS} levels of nested sequences")
         level = level[0] if len(level) == 1 else list(itertools.chain.from_iterable(level))
         if n == 0:
             types = set()

@@ -229,3 +229,25 @@ def test_broadcasting_to_an_overflowing_shape_raises_naming_it():
 def test_empty_view_with_a_huge_storage_offset_raises():
     with pytest.raises(ValueError, match="storage offset 4611686018427387904 is too large"):
         d.arange(6).as_strided((0,), (1,), 2**62)
+
+
+# Nested lists deeper than a tensor can be ------------------------------------------------
+
+def test_a_list_that_contains_itself_is_refused_not_walked_forever():
+    """tensor(x) with x = [x] looped for ever (each level's first element was
+    the same list; found by fuzzing): the depth is checked while descending,
+    so it is a ValueError naming the limit, as for 17 real levels."""
+    code = ("import dispatch as d\n"
+            "x = []; x.append(x)\n"
+            "for data in (x, [x, x], [[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]):\n"
+            "    try:\n"
+            "        d.tensor(data)\n"
+            "    except ValueError as e:\n"
+            "        assert 'at most 16 dims' in str(e), e\n"
+            "    else:\n"
+            "        raise SystemExit('accepted')\n"
+            "print('ok')\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                       cwd=tempfile.gettempdir())
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stdout + r.stderr
+    assert d.tensor([[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]).shape == (1,) * 16
