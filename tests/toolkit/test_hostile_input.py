@@ -520,3 +520,45 @@ def test_every_error_is_one_printable_line():
 def test_the_unusable_name_check_is_silent_for_ordinary_names():
     generate.check_source_path(Path("sources/kernels/add-1.dispatch.c"))
     generate.check_source_path(Path("a?b??.c"))
+
+
+# -- files that never end ---------------------------------------------------------
+
+needs_dev_zero = pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero")
+
+
+@needs_dev_zero
+@pytest.mark.parametrize("args,what", [
+    (["targets", "--no-cache", "/dev/zero"], "source"),
+    (["targets", "--no-cache", "--groups", "/dev/zero", "SRC"], "target groups"),
+    (["meson-sources", "--config", "/dev/zero", "--outdir", "OUT", "SRC"],
+     "build configuration"),
+    (["meson-variants", "--config", "/dev/zero", "--outdir", "OUT", "/dev/zero"],
+     "build configuration"),
+], ids=["source", "groups", "config", "variants-config"])
+def test_an_endless_input_is_one_error_not_a_process_the_kernel_kills(cli, tmp_path, args, what):
+    """Every file the CLI reads is read with a bound (dispatchkit/inputs.py):
+    /dev/zero (or a FIFO that never ends) grew the process until it was
+    killed (rc 137; found by fuzzing). Now: one line naming the file."""
+    src = tmp_path / "k.dispatch.c"
+    src.write_text(SOURCE)
+    args = [str(src) if a == "SRC" else str(tmp_path / "out") if a == "OUT" else a for a in args]
+    line = one_clean_error(cli(args, timeout=120), "/dev/zero", f"cannot read {what}",
+                           "longer than 64 MiB")
+    assert "is it a regular file" in line
+
+
+def test_read_input_names_the_file_for_each_failure(tmp_path):
+    from dispatchkit.inputs import read_input
+    big = tmp_path / "big.c"
+    big.write_bytes(b"x" * 1001)
+    with pytest.raises(DispatchError, match="longer than") as info:
+        read_input(big, "source", limit=1000)
+    assert info.value.where == str(big)
+    assert read_input(big, "source", limit=1001) == "x" * 1001
+    bad = tmp_path / "bad.c"
+    bad.write_bytes(b"\xff\xfe")
+    with pytest.raises(DispatchError, match="cannot read source: 'utf-8' codec"):
+        read_input(bad, "source")
+    with pytest.raises(DispatchError, match="cannot read variants file: .*No such file"):
+        read_input(tmp_path / "missing.ini", "variants file")

@@ -15,6 +15,7 @@ from typing import List, Optional
 
 from . import generate, variants
 from .config import BuildConfig, configure
+from .inputs import read_input
 from .errors import DispatchError, printable
 from .probe import default_cache_dir
 from .targets import load_groups, parse, resolve
@@ -164,10 +165,7 @@ def cmd_targets(args: argparse.Namespace) -> None:
 
 
 def _resolve_file(src: Path, config: BuildConfig, groups: dict, disable_opt: bool):
-    try:
-        text = Path(src).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DispatchError(f"cannot read: {exc}", str(src)) from None
+    text = read_input(Path(src), "source")
     return resolve(parse(text, str(src), config.table, groups), config, disable_opt)
 
 

@@ -16,6 +16,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .errors import DispatchError
 from .features import ARCHES, Arch, arch_from_macros
+from .inputs import read_input
 from .options import parse_option
 from .probe import Probe
 
@@ -56,9 +57,10 @@ class BuildConfig:
     @classmethod
     def load(cls, path: Path) -> "BuildConfig":
         """Read a dispatch_config.json; anything but what to_json writes is an error."""
+        text = read_input(Path(path), "build configuration")
         try:
-            data = json.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, ValueError, RecursionError) as exc:
+            data = json.loads(text)
+        except (ValueError, RecursionError) as exc:
             raise DispatchError(f"cannot read build configuration: {exc}", str(path)) from None
         problem = _config_problem(data)
         if problem:

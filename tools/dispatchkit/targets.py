@@ -49,6 +49,7 @@ from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
 from .config import BuildConfig
 from .errors import DispatchError, shown
 from .features import ALL_NAMES, Arch
+from .inputs import read_input
 
 POLICIES = ("$keep_baseline", "$keep_sort", "$maxopt", "$werror", "$autovec")
 _TOKEN = re.compile(r"[()]|[^\s*,/()]+")
@@ -90,10 +91,10 @@ def load_groups(path: Optional[Path]) -> Dict[str, str]:
     # No interpolation: '%' means nothing in @targets, and `%(name)s` references
     # would be a second, unbounded expansion (see Note [Group expansion is bounded]).
     parser = configparser.ConfigParser(interpolation=None)
+    text = read_input(Path(path), "target groups")
     try:
-        with open(path, encoding="utf-8") as fh:
-            parser.read_file(fh)
-    except (OSError, UnicodeDecodeError, configparser.Error) as exc:
+        parser.read_string(text, str(path))
+    except configparser.Error as exc:
         raise DispatchError(f"cannot read target groups: {exc}", str(path)) from None
     if not parser.has_section("groups"):
         return {}

@@ -48,6 +48,7 @@ from typing import Dict, List, Tuple
 from . import generate
 from .config import BuildConfig
 from .errors import DispatchError, printable, shown
+from .inputs import read_input
 from .targets import parse, resolve
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -72,10 +73,7 @@ def _section_lines(text: str) -> Dict[str, int]:
 
 def load(path: Path, config: BuildConfig) -> Tuple[str, List[Variant], List[str]]:
     """(library name, variants built (highest interest first), notes)."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DispatchError(f"cannot read: {exc}", str(path)) from None
+    text = read_input(Path(path), "variants file")
     ini = configparser.ConfigParser(interpolation=None, inline_comment_prefixes=(";", "#"))
     ini.optionxform = str  # entry points are case-sensitive C names
     try:
