@@ -322,6 +322,8 @@ static PyObject *py_call2(PyObject *self, PyObject *const *args, Py_ssize_t narg
 /* call_scalar(op_address, scalar_index, value, *tensors): the overload
  * taking the tensors first and one Scalar (a Python bool, int or float) at
  * scalar_index, defaults elsewhere: ops.addcmul(a, b, c, value=0.5). */
+static int to_int64(PyObject *v, int64_t *out);
+
 static PyObject *py_call_scalar(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
     enum { MAXT = 8 };
@@ -339,8 +341,10 @@ static PyObject *py_call_scalar(PyObject *self, PyObject *const *args, Py_ssize_
     if (PyBool_Check(v)) {
         kind = DISPATCH_NUMBER_BOOL, i = v == Py_True;
     } else if (PyLong_CheckExact(v)) {
-        kind = DISPATCH_NUMBER_INT, i = PyLong_AsLongLong(v);
-        if (i == -1 && PyErr_Occurred()) return NULL;
+        kind = DISPATCH_NUMBER_INT;
+        int64_t i64;
+        if (to_int64(v, &i64) < 0) return NULL; /* names the value when it overflows */
+        i = i64;
     } else if (PyFloat_CheckExact(v)) {
         kind = DISPATCH_NUMBER_FLOAT, d = PyFloat_AS_DOUBLE(v);
     } else {

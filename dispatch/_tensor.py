@@ -16,6 +16,7 @@ import array
 import builtins
 import itertools
 import math
+import operator
 import struct
 import sys
 import threading
@@ -217,6 +218,16 @@ def _as_dtype(d: Any) -> dtype:
                     f"{', '.join(x.name for x in _DTYPES)}")
 
 
+def _dlpack_major(max_version: Any) -> int:
+    """The major number of __dlpack__'s max_version, a (major, minor) pair of ints."""
+    if (not isinstance(max_version, (tuple, list)) or len(max_version) != 2
+            or not all(isinstance(v, int) and not isinstance(v, builtins.bool)
+                       for v in max_version)):
+        raise TypeError("__dlpack__(max_version=...) takes None or a (major, minor) tuple of "
+                        f"ints, got {max_version!r}")
+    return max_version[0]
+
+
 def _device_num(device: Any) -> int:
     if device is None:
         return 0
@@ -282,8 +293,16 @@ def _sizes(shape: tuple) -> tuple:
 
 
 def _int64s(values: Sequence[int], what: str = "shape") -> list:
-    """values as a list for C, each in int64's range (else a ValueError naming them)."""
+    """values as a list for C, each an int (or has __index__, as a NumPy
+    integer) in int64's range: else a TypeError or ValueError naming them."""
     out = list(values)
+    for i, v in enumerate(out):
+        if not isinstance(v, int):
+            try:
+                out[i] = operator.index(v)
+            except TypeError:
+                raise TypeError(f"{what} {tuple(out)} must hold integers, got "
+                                f"{type(v).__name__}") from None
     for v in out:
         if isinstance(v, int) and not _INT64_MIN <= v <= _INT64_MAX:
             raise ValueError(f"{what} {tuple(out)} is too large: {v} does not fit in int64")
@@ -334,6 +353,9 @@ def _binary(h: Any, a: Tensor, b: Any, reverse: builtins.bool = False) -> Any:
         elif kind == _NUM_FLOAT:
             p = _call_ts(h, a._p, b, 0, _NUM_FLOAT, reverse)
         else:
+            if not -(1 << 63) <= b < 1 << 63:  # name the value, as the other paths do
+                raise OverflowError(f"int too big to convert: {b} is outside int64's range "
+                                    "[-2**63, 2**63 - 1]")
             p = _call_ts(h, a._p, 0.0, b, kind, reverse)
     if p == ffi.NULL:
         _raise()
@@ -557,7 +579,7 @@ class Tensor(_fastpath.TensorBase):
             from . import cuda
 
             wait = cuda.dlpack_stream(stream)  # TypeError/ValueError before any work
-        versioned = max_version is not None and int(max_version[0]) >= 1
+        versioned = max_version is not None and _dlpack_major(max_version) >= 1
         copied = builtins.bool(copy) or to_host
         keep = self
         if to_host:
@@ -646,6 +668,13 @@ class Tensor(_fastpath.TensorBase):
         n = _device_num(device)
         if n == self._p.device:
             return self
+        # The meta device holds shapes only, as torch's: a tensor goes there
+        # as a new one of its shape and dtype; nothing comes back from it.
+        if n == _DEVICES["meta"]:
+            return empty(*self.shape, dtype=self.dtype, device="meta")
+        if self._p.device == _DEVICES["meta"]:
+            raise NotImplementedError("Cannot copy out of meta tensor; no data! (the meta "
+                                      "device holds shapes only)")
         from . import cuda
 
         return cuda._copy_to_device(self, n)
@@ -894,7 +923,12 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: builtins.bool | None = N
                             f"capsule (got {type(x).__name__})")
         dev_type, dev_id = _DL_CPU, 0
         if hasattr(x, "__dlpack_device__"):
-            dev_type, dev_id = (int(v) for v in x.__dlpack_device__())
+            dev = x.__dlpack_device__()
+            if (not isinstance(dev, tuple) or len(dev) != 2
+                    or not all(isinstance(v, int) for v in dev)):
+                raise TypeError(f"from_dlpack: {type(x).__name__}.__dlpack_device__() returned "
+                                f"{dev!r}; expected a (device_type, device_id) tuple of ints")
+            dev_type, dev_id = (int(v) for v in dev)
         what = f"the {type(x).__name__}"
         kwargs = {} if copy is None else {"copy": copy}
         if dev_type == _DL_CUDA and want == 0:  # a host copy, made by the producer

@@ -45,7 +45,12 @@ def archs() -> list:
 
 
 def _num(arch: str) -> tuple:
-    n = int(arch.split("_")[1])
+    """(major, minor) of "sm_86" or "compute_120"; ValueError naming anything else."""
+    head, _, digits = arch.partition("_") if isinstance(arch, str) else ("", "", "")
+    if head not in ("sm", "compute") or not digits.isdigit() or not digits.isascii():
+        raise ValueError(f"not a CUDA architecture name: {arch!r} (expected sm_XY or "
+                         "compute_XY, e.g. sm_86)")
+    n = int(digits)
     return n // 10, n % 10
 
 

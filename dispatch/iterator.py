@@ -13,6 +13,8 @@ See ``sources/include/dispatch/iterator.h``.
 from __future__ import annotations
 
 import operator
+import os
+import warnings
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only (Note [Import time] in dispatch/__init__.py)
@@ -133,6 +135,8 @@ def reduce(op: str, x: Any, out: Any, dims: tuple | None = None, keepdim: bool =
     (dst.data, dst.ndim, dst.shape, dst.strides, dst.dtype) = _operand(out, keep, "out",
                                                                        writable=True)
     nd = src.ndim
+    if nd > _tables.MAX_DIMS:  # the dim mask has a bit per dim: refuse before making it
+        raise ValueError(f"operand x has {nd} dims; at most {_tables.MAX_DIMS}")
     mask = ffi.new("uint32_t *", (1 << nd) - 1 if dims is None else 0)
     if dims:  # the dims' range and repeats: C's one reduction check (iterator.h)
         for d in dims:
@@ -167,3 +171,21 @@ def set_num_threads(n: int) -> None:
 def get_num_threads() -> int:
     """Threads the engine may use."""
     return lib.dispatch_get_num_threads()
+
+
+def _warn_on_a_bad_thread_env() -> None:
+    """C ignores a DISPATCH_NUM_THREADS that is not 1 to 256 (parallel.c's
+    read_env: strtol, the whole value); say so once, naming it, rather than
+    run on one thread unannounced."""
+    e = os.environ.get("DISPATCH_NUM_THREADS")
+    if not e:
+        return
+    digits = e.lstrip(" \t\n\r\f\v")
+    digits = digits[1:] if digits[:1] in ("+", "-") else digits
+    if digits.isascii() and digits.isdigit() and 1 <= int(e) <= 256:
+        return
+    warnings.warn(f"DISPATCH_NUM_THREADS={e!r} is not a thread count (1 to 256): ignored, "
+                  "using 1 thread", RuntimeWarning, stacklevel=2)
+
+
+_warn_on_a_bad_thread_env()

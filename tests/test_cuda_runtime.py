@@ -102,6 +102,15 @@ def test_cpu_tensor_to_cpu_is_itself():
     assert t.to(dispatch.float64).dtype == dispatch.float64  # .to(dtype) unchanged
 
 
+@pytest.mark.parametrize("arch", ["x", None, "sm_", "sm_8a", "compute", "sm_\u0668\u0666"])
+def test_code_for_capability_names_a_malformed_architecture(arch):
+    """A bad name in sass= or ptx= was a bare IndexError (found by fuzzing)."""
+    with pytest.raises(ValueError, match="not a CUDA architecture name"):
+        cuda.code_for_capability(8, 0, sass=[arch], ptx=["compute_80"])
+    with pytest.raises(ValueError, match="not a CUDA architecture name"):
+        cuda.code_for_capability(8, 0, sass=[], ptx=[arch])
+
+
 def test_code_for_capability_prefers_own_sass_then_ptx():
     sass, ptx = ["sm_75", "sm_80", "sm_86", "sm_90", "sm_120"], ["compute_120"]
     assert cuda.code_for_capability(8, 6, sass, ptx) == ("sass", "sm_86")

@@ -448,3 +448,25 @@ def test_torch_capsule_is_consumed_once():
         dispatch.from_dlpack(c)
     u.fill_(4)
     assert p.tolist() == [4, 4, 4]
+
+
+@pytest.mark.parametrize("bad", [(), (1,), "ab", (1, "0"), (1.0, 0), None.__class__])
+def test_a_malformed_max_version_is_a_type_error_naming_it(bad):
+    """max_version=() raised a bare IndexError, 'ab' an int() ValueError
+    (found by fuzzing): a (major, minor) pair of ints or None, said so."""
+    with pytest.raises(TypeError, match=r"max_version=\.\.\.\) takes None or a \(major, minor\)"):
+        dispatch.zeros(2).__dlpack__(max_version=bad)
+
+
+@pytest.mark.parametrize("dev", [(1,), ("a", "b"), None, (1, 0, 3), [1, 0]])
+def test_a_producer_with_a_malformed_dlpack_device_is_named(dev):
+    class Producer:
+        def __dlpack_device__(self):
+            return dev
+
+        def __dlpack__(self, **kw):
+            return np.ones(3).__dlpack__(**kw)
+
+    with pytest.raises(TypeError, match=r"Producer.__dlpack_device__\(\) returned .*expected a "
+                                        r"\(device_type, device_id\) tuple of ints"):
+        dispatch.from_dlpack(Producer())

@@ -251,3 +251,28 @@ def test_a_list_that_contains_itself_is_refused_not_walked_forever():
                        cwd=tempfile.gettempdir())
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stdout + r.stderr
     assert d.tensor([[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]).shape == (1,) * 16
+
+
+def test_an_int_scalar_beyond_int64_names_its_value():
+    """tensor * 2**63 said only "int too big to convert" (cffi's words)."""
+    for f in (lambda: d.ones(3, dtype=d.int64) * 2**63, lambda: 2**64 + d.ones(3, dtype=d.int8),
+              lambda: d.ones(3) - (-2**63 - 1)):
+        with pytest.raises(OverflowError, match=r"is outside int64's range"):
+            f()
+    assert (d.ones(2, dtype=d.int64) * -2**63).tolist() == [-2**63, -2**63]
+
+
+def test_shape_entries_are_ints_or_have_index_and_are_named_otherwise():
+    class Huge:
+        def __index__(self):
+            return 2**70
+
+    class Five:
+        def __index__(self):
+            return 5
+
+    with pytest.raises(ValueError, match="does not fit in int64"):
+        d.empty((Huge(),))
+    with pytest.raises(TypeError, match=r"shape \(2\.5,\) must hold integers, got float"):
+        d.empty((2.5,))
+    assert d.empty((Five(), np.int64(2))).shape == (5, 2)

@@ -213,3 +213,11 @@ def test_sum_over_dims_does_not_depend_on_layout():
     iterator.reduce("sum", x, a, dims=(0, 2))
     iterator.reduce("sum", y, b, dims=(0, 2))
     assert a.tobytes() == b.tobytes()
+
+
+@pytest.mark.parametrize("nd", [17, 20, 40])
+def test_reduce_of_more_dims_than_a_tensor_has_names_the_limit(nd):
+    """17-20 dims said "reduction dims out of range", 40 an OverflowError of
+    the dim mask (found by fuzzing); elementwise already named the limit."""
+    with pytest.raises(ValueError, match=f"operand x has {nd} dims; at most 16"):
+        iterator.reduce("sum", np.ones((1,) * nd), np.zeros(()))

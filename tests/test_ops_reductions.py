@@ -268,14 +268,23 @@ def test_set_num_threads_from_many_threads_while_eight_threads_call_operators(th
     assert 1 <= dispatch.get_num_threads() <= 8
 
 
-@pytest.mark.parametrize("value,want", [("3", 3), ("1", 1), ("0", 1), ("abc", 1), ("", 1)])
+@pytest.mark.parametrize("value,want", [("3", 3), ("1", 1), (" +2", 2), ("0", 1), ("abc", 1),
+                                        ("257", 1), ("0x10", 1), ("4 ", 1), ("", 1)])
 def test_dispatch_num_threads_env_var_is_read_at_first_use(value, want, tmp_path):
+    """A value that is not 1 to 256 is ignored, and import says so once
+    (a RuntimeWarning naming it; it was silent)."""
     env = dict(os.environ, DISPATCH_NUM_THREADS=value)
     code = "import dispatch; print(dispatch.get_num_threads())"
     # cwd outside the checkout, whose source dispatch/ `python -c` would import first
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          check=True, cwd=tmp_path)
     assert out.stdout.strip() == str(want)
+    bad = value != "" and not (value.strip().lstrip("+").isdigit() and value == value.rstrip()
+                               and 1 <= int(value) <= 256)
+    warned = [line for line in out.stderr.splitlines() if "RuntimeWarning" in line]
+    assert len(warned) == bad, out.stderr
+    if bad:
+        assert f"DISPATCH_NUM_THREADS={value!r}" in warned[0]
 
 
 def test_explicit_set_num_threads_wins_over_the_env_var(tmp_path):

@@ -153,3 +153,15 @@ def test_large_out_of_place_results_pay_no_page_faults():
     assert _faults_per_call(None) < 2
     assert _faults_per_call("not-a-number") < 2  # a bad value keeps the default
     assert _faults_per_call("0") >= 16  # 32 huge pages (or 16384 small ones) per result
+
+
+def test_to_meta_keeps_shape_and_dtype_and_nothing_comes_back():
+    """As torch's: .to("meta") makes a tensor of the same shape and dtype
+    with no data; copying out of one is NotImplementedError saying so. Both
+    said "CUDA is not available" before (the copy went to the CUDA module)."""
+    m = dispatch.ones(3, 2, dtype=dispatch.int8).to("meta")
+    assert m.device == "meta" and m.shape == (3, 2) and m.dtype is dispatch.int8
+    assert m.to("meta") is m
+    for back in (lambda: m.cpu(), lambda: m.to("cpu")):
+        with pytest.raises(NotImplementedError, match="Cannot copy out of meta tensor"):
+            back()
