@@ -1021,8 +1021,10 @@ static int int_matrix_reduce(int_matrix_job *j, const char *name) {
             return 0;
         }
         if (j->acc_step != 0) {
+            /* Cuts at the kernel's column blocks (128 bytes of input). */
             int64_t grain = DISPATCH_ITER_GRAIN / (j->nouter + 1) + 1;
-            dispatch_parallel_for(j->n, grain, 64, int_matrix_cols, j);
+            int64_t align = 128 / (int64_t)dispatch_dtype_itemsize(j->dtype);
+            dispatch_parallel_for(j->n, grain, align, int_matrix_cols, j);
             return 0;
         }
         int64_t nparts = total / DISPATCH_ITER_GRAIN;
