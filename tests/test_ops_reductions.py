@@ -616,6 +616,42 @@ def test_sums_over_empty_dims_of_three_dim_tensors_are_zeros(threads, dtype):
                 (t.sum() if dim is None else t.sum(dim=dim)).numpy(), want)
 
 
+def test_float16_reductions_are_the_same_bits_at_any_thread_count(threads):
+    """The float16 loops use the threads (Note [Threaded integer reductions]'s
+    float16 neighbours in kernels.c): rows shared out, one long row's sum
+    split along its own tree, its max/min cut into parts, columns shared
+    out. Every thread count gives the 1-thread bits, which are the float32
+    copy's rounded once; NaN still propagates from any part."""
+    rng = np.random.default_rng(16)
+    x = rng.uniform(-0.01, 0.01, 300_007).astype(np.float16)  # a small total: order shows
+    big = rng.permutation(x.size)[:8000]  # cancelling pairs far apart: the tree shows
+    x[big[:4000]], x[big[4000:]] = 30000, -30000
+    m = x[: 256 * 1024].reshape(256, 1024)
+    wide = x[: 96 * 3000].reshape(96, 3000)
+    h, hm, hw = (dispatch.from_numpy(a) for a in (x, m, wide))
+    cases = {
+        "sum": lambda: h.sum(), "mean": lambda: h.mean(), "amax": lambda: dispatch.amax(h),
+        "amin": lambda: dispatch.amin(h), "sum1": lambda: hm.sum(1), "amax1": lambda: dispatch.amax(hm, 1),
+        "sum0": lambda: hw.sum(0), "mean0": lambda: hw.mean(0), "amin0": lambda: dispatch.amin(hw, 0),
+    }
+    threads(1)
+    want = {k: f().numpy().view(np.uint16).copy() for k, f in cases.items()}
+    f32 = dispatch.from_numpy(x.astype(np.float32))
+    assert want["sum"] == np.array(f32.sum().item(), np.float16).view(np.uint16)
+    for n in (2, 3, 8):
+        threads(n)
+        for k, f in cases.items():
+            np.testing.assert_array_equal(f().numpy().view(np.uint16), want[k], err_msg=f"{k} {n}")
+    for where in (0, x.size // 2, x.size - 1):
+        y = x.copy()
+        y[where] = np.nan
+        hy = dispatch.from_numpy(y)
+        for n in (1, 2, 3):
+            threads(n)
+            assert math.isnan(dispatch.amax(hy).item()) and math.isnan(dispatch.amin(hy).item())
+            assert math.isnan(hy.sum().item())
+
+
 def bits16(t) -> int:
     return int(np.asarray(t.numpy()).astype(np.float16).view(np.uint16))
 

@@ -2,6 +2,7 @@
 #include "kernels.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -860,19 +861,50 @@ static int trailing_dims(int64_t ndim, const int *reduced) {
  * (dispatch_kernels_sum_f16: the bits of summing a float32 copy, as the
  * general path does, without writing the copy; the mean divided in float32
  * as the float32 path divides), rounded once to float16. */
+typedef struct half_rows_job {
+    const uint16_t *p;
+    int64_t count;
+    int op; /* kind: sum/mean, max, min */
+    uint16_t *out;
+    atomic_int nan; /* max/min: a row held a NaN */
+} half_rows_job;
+
+static void half_sum_rows_range(void *arg, int64_t b, int64_t e) {
+    half_rows_job *j = arg;
+    dispatch_loop_fn narrow = dispatch_cast_loop_get(DISPATCH_FLOAT32, DISPATCH_FLOAT16);
+    for (int64_t r = b; r < e; r++) {
+        float s = dispatch_kernels_sum_f16((const char *)(j->p + r * j->count), 2,
+                                           (intptr_t)j->count);
+        if (j->op == DISPATCH_REDUCE_MEAN) s = s / (float)j->count;
+        char *data[2] = {(char *)(j->out + r), (char *)&s};
+        intptr_t steps[2] = {2, 4};
+        narrow(data, steps, 1, NULL);
+    }
+}
+
+/* Rows in parallel, a row per unit of at least DISPATCH_ITER_GRAIN elements. */
+static void half_rows_parallel(half_rows_job *j, int64_t nrows,
+                               void (*fn)(void *, int64_t, int64_t)) {
+    int64_t grain = j->count >= DISPATCH_ITER_GRAIN ? 1 : DISPATCH_ITER_GRAIN / (j->count + 1) + 1;
+    dispatch_parallel_for(nrows, grain, 1, fn, j);
+}
+
 static int sum_half_rows(dispatch_tensor *in, int mean, int out_nd, const int64_t *out_sizes,
                          int64_t count, dispatch_ivalue *rets) {
     dispatch_tensor *out = dispatch_tensor_empty(out_nd, out_sizes, DISPATCH_FLOAT16,
                                                  DISPATCH_DEVICE_CPU);
     if (!out) return -1;
-    const uint16_t *p = (const uint16_t *)(const void *)in->data;
-    dispatch_loop_fn narrow = dispatch_cast_loop_get(DISPATCH_FLOAT32, DISPATCH_FLOAT16);
-    for (int64_t r = 0; r < out->numel; r++) {
-        float s = dispatch_kernels_sum_f16((const char *)(p + r * count), 2, (intptr_t)count);
+    half_rows_job j = {.p = (const uint16_t *)(const void *)in->data, .count = count,
+                       .op = mean ? DISPATCH_REDUCE_MEAN : DISPATCH_REDUCE_SUM,
+                       .out = (uint16_t *)(void *)out->data};
+    if (out->numel == 1) { /* one row: its tree's top levels split across the threads */
+        float s = dispatch_iter_sum_f16(j.p, count);
         if (mean) s = s / (float)count;
-        char *data[2] = {out->data + r * 2, (char *)&s};
+        char *data[2] = {out->data, (char *)&s};
         intptr_t steps[2] = {2, 4};
-        narrow(data, steps, 1, NULL);
+        dispatch_cast_loop_get(DISPATCH_FLOAT32, DISPATCH_FLOAT16)(data, steps, 1, NULL);
+    } else {
+        half_rows_parallel(&j, out->numel, half_sum_rows_range);
     }
     rets[0].tag = DISPATCH_IV_TENSOR;
     rets[0].v.t = out;
@@ -884,19 +916,53 @@ static int sum_half_rows(dispatch_tensor *in, int mean, int out_nd, const int64_
  * min as integers] in sources/kernels/sum.dispatch.c), with no float32
  * copy. 1 when done; 0 when a row holds a NaN (nothing made: the caller
  * takes the float32 path, which propagates it); -1 on error. */
+static void half_ext_rows_range(void *arg, int64_t b, int64_t e) {
+    half_rows_job *j = arg;
+    for (int64_t r = b; r < e && !atomic_load_explicit(&j->nan, memory_order_relaxed); r++)
+        if (!dispatch_kernels_extreme_f16(j->op == DISPATCH_REDUCE_MIN, j->p + r * j->count,
+                                          (intptr_t)j->count, &j->out[r]))
+            atomic_store(&j->nan, 1);
+}
+
 static int ext_half_rows(dispatch_tensor *in, int kind, int out_nd, const int64_t *out_sizes,
                          int64_t count, dispatch_ivalue *rets) {
     dispatch_tensor *out = dispatch_tensor_empty(out_nd, out_sizes, DISPATCH_FLOAT16,
                                                  DISPATCH_DEVICE_CPU);
     if (!out) return -1;
-    const uint16_t *p = (const uint16_t *)(const void *)in->data;
-    uint16_t *o = (uint16_t *)(void *)out->data;
-    for (int64_t r = 0; r < out->numel; r++)
-        if (!dispatch_kernels_extreme_f16(kind == DISPATCH_REDUCE_MIN, p + r * count,
-                                          (intptr_t)count, &o[r])) {
-            dispatch_tensor_decref(out);
-            return 0;
+    half_rows_job j = {.p = (const uint16_t *)(const void *)in->data, .count = count,
+                       .op = kind, .out = (uint16_t *)(void *)out->data};
+    atomic_init(&j.nan, 0);
+    int threads = dispatch_get_num_threads();
+    if (out->numel == 1 && threads > 1 && count >= 2 * DISPATCH_ITER_GRAIN) {
+        /* One row cut into parts, one per thread (the extreme of any split
+         * is the same element), their extremes then taken by the kernel. */
+        enum { MAX_PARTS = 64 };
+        uint16_t part[MAX_PARTS];
+        int64_t nparts = count / DISPATCH_ITER_GRAIN;
+        if (nparts > threads) nparts = threads;
+        if (nparts > MAX_PARTS - 1) nparts = MAX_PARTS - 1; /* room for the remainder */
+        half_rows_job pj = {.p = j.p, .count = count / nparts, .op = kind, .out = part};
+        atomic_init(&pj.nan, 0);
+        dispatch_parallel_for(nparts, 1, 1, half_ext_rows_range, &pj);
+        int64_t done = pj.count * nparts; /* the remainder (< nparts halves) joins last */
+        if (!atomic_load(&pj.nan) &&
+            (done == count || dispatch_kernels_extreme_f16(kind == DISPATCH_REDUCE_MIN,
+                                                           j.p + done, (intptr_t)(count - done),
+                                                           &part[nparts++])) &&
+            dispatch_kernels_extreme_f16(kind == DISPATCH_REDUCE_MIN, part, (intptr_t)nparts,
+                                         &j.out[0])) {
+            rets[0].tag = DISPATCH_IV_TENSOR;
+            rets[0].v.t = out;
+            return 1;
         }
+        dispatch_tensor_decref(out);
+        return 0;
+    }
+    half_rows_parallel(&j, out->numel, half_ext_rows_range);
+    if (atomic_load(&j.nan)) {
+        dispatch_tensor_decref(out);
+        return 0;
+    }
     rets[0].tag = DISPATCH_IV_TENSOR;
     rets[0].v.t = out;
     return 1;
@@ -919,39 +985,64 @@ static int leading_dims(const dispatch_tensor *in, const int *reduced) {
  * (dispatch_kernels_cols_f16: the bits of the float32 copy's columns, as
  * the general path computes them, without the copy), in blocks of 1024
  * columns as the iterator takes them, rounded once to float16. */
+typedef struct half_cols_job {
+    const char *p;
+    int64_t count, ncols;
+    int kop;
+    float *vals;
+    atomic_int failed; /* a range could not have its scratch */
+} half_cols_job;
+
+enum { HALF_COLS_BLOCK = 1024 }; /* columns per kernel call, as the iterator takes them */
+
+/* Columns [b, e), a block at a time, each range with its own scratch. */
+static void half_cols_range(void *arg, int64_t b, int64_t e) {
+    half_cols_job *j = arg;
+    int64_t bw = e - b < HALF_COLS_BLOCK ? e - b : HALF_COLS_BLOCK;
+    float *scratch = NULL;
+    if (j->kop == 0 &&
+        (scratch = malloc((size_t)dispatch_kernels_cols_scratch(j->count) * (size_t)bw *
+                          sizeof *scratch)) == NULL) {
+        atomic_store(&j->failed, 1);
+        return;
+    }
+    for (int64_t c0 = b; c0 < e; c0 += HALF_COLS_BLOCK) {
+        int64_t w = e - c0 < HALF_COLS_BLOCK ? e - c0 : HALF_COLS_BLOCK;
+        dispatch_kernels_cols_f16(j->kop, j->p + c0 * 2, (intptr_t)j->ncols * 2,
+                                  (intptr_t)j->count, (intptr_t)w, j->vals + c0, scratch);
+    }
+    free(scratch);
+}
+
 static int reduce_half_cols(dispatch_tensor *in, int kind, int out_nd, const int64_t *out_sizes,
                             int64_t count, const char *name, dispatch_ivalue *rets) {
-    enum { BLOCK = 1024 };
     int64_t ncols = in->numel / count;
-    int64_t bw = ncols < BLOCK ? ncols : BLOCK;
     float *vals = malloc((size_t)ncols * sizeof *vals);
-    float *scratch = kind <= DISPATCH_REDUCE_MEAN
-                         ? malloc((size_t)dispatch_kernels_cols_scratch(count) * (size_t)bw *
-                                  sizeof *scratch)
-                         : NULL;
-    dispatch_tensor *out = vals && (scratch || kind > DISPATCH_REDUCE_MEAN)
-                               ? dispatch_tensor_empty(out_nd, out_sizes, DISPATCH_FLOAT16,
-                                                       DISPATCH_DEVICE_CPU)
-                               : NULL;
+    dispatch_tensor *out = vals ? dispatch_tensor_empty(out_nd, out_sizes, DISPATCH_FLOAT16,
+                                                        DISPATCH_DEVICE_CPU)
+                                : NULL;
     if (!out) {
-        free(vals), free(scratch);
-        if (!vals || (!scratch && kind <= DISPATCH_REDUCE_MEAN))
-            dispatch_error_set(DISPATCH_ERR_MEMORY, "%s: out of memory", name);
+        free(vals);
+        if (!vals) dispatch_error_set(DISPATCH_ERR_MEMORY, "%s: out of memory", name);
         return -1;
     }
-    int kop = dispatch_reduce_kernel_op(kind);
-    intptr_t rs = (intptr_t)ncols * 2;
-    for (int64_t c0 = 0; c0 < ncols; c0 += BLOCK) {
-        int64_t w = ncols - c0 < BLOCK ? ncols - c0 : BLOCK;
-        dispatch_kernels_cols_f16(kop, in->data + c0 * 2, rs, (intptr_t)count, (intptr_t)w,
-                                  vals + c0, scratch);
+    /* Columns are reduced each on its own, so any split of them between
+     * threads gives the same bits; cuts fall on 64-column boundaries. */
+    half_cols_job j = {.p = in->data, .count = count, .ncols = ncols,
+                       .kop = dispatch_reduce_kernel_op(kind), .vals = vals};
+    atomic_init(&j.failed, 0);
+    dispatch_parallel_for(ncols, DISPATCH_ITER_GRAIN / (count + 1) + 1, 64, half_cols_range, &j);
+    if (atomic_load(&j.failed)) {
+        free(vals);
+        dispatch_tensor_decref(out);
+        return dispatch_error_set(DISPATCH_ERR_MEMORY, "%s: out of memory", name);
     }
     if (kind == DISPATCH_REDUCE_MEAN)
         for (int64_t c = 0; c < ncols; c++) vals[c] = vals[c] / (float)count;
     char *data[2] = {out->data, (char *)vals};
     intptr_t steps[2] = {2, 4};
     dispatch_cast_loop_get(DISPATCH_FLOAT32, DISPATCH_FLOAT16)(data, steps, (intptr_t)ncols, NULL);
-    free(vals), free(scratch);
+    free(vals);
     rets[0].tag = DISPATCH_IV_TENSOR;
     rets[0].v.t = out;
     return 0;

@@ -748,8 +748,9 @@ static void reduce_range(void *arg, int64_t begin, int64_t end)
     dispatch_strided_plan_walk(&w->p, begin, end, reduce_inner, w->j);
 }
 
-/* The leaf size of sum.dispatch.c's tree (256-byte rows x 16). */
-static int64_t sum_leaf(int dtype) { return dtype == DISPATCH_FLOAT32 ? 1024 : 512; }
+/* The leaf size of sum.dispatch.c's tree (256-byte rows x 16; float16
+ * adds in float32, on the float32 tree). */
+static int64_t sum_leaf(int dtype) { return dtype == DISPATCH_FLOAT64 ? 512 : 1024; }
 
 typedef struct split_sum {
     int op, dtype;
@@ -784,7 +785,7 @@ static double combine(const split_sum *s, int64_t n, int depth, int *i)
     double b = combine(s, n - h, depth - 1, i);
     if (s->op == DISPATCH_REDUCE_MAX) return a != a ? a : (b < a ? a : b);
     if (s->op == DISPATCH_REDUCE_MIN) return a != a ? a : (a < b ? a : b);
-    if (s->dtype == DISPATCH_FLOAT32) return (double)((float)a + (float)b);
+    if (s->dtype != DISPATCH_FLOAT64) return (double)((float)a + (float)b);
     return a + b;
 }
 
@@ -799,10 +800,24 @@ static void split_sum_range(void *arg, int64_t begin, int64_t end)
             s->part[i] = reduce_one(&j, p);
             continue;
         }
-        s->part[i] = s->dtype == DISPATCH_FLOAT32
-                         ? (double)dispatch_kernels_sum_f32(p, s->stride, (intptr_t)s->count[i])
-                         : dispatch_kernels_sum_f64(p, s->stride, (intptr_t)s->count[i]);
+        intptr_t n = (intptr_t)s->count[i];
+        s->part[i] = s->dtype == DISPATCH_FLOAT64   ? dispatch_kernels_sum_f64(p, s->stride, n)
+                     : s->dtype == DISPATCH_FLOAT16 ? (double)dispatch_kernels_sum_f16(p, s->stride, n)
+                                                    : (double)dispatch_kernels_sum_f32(p, s->stride, n);
     }
+}
+
+float dispatch_iter_sum_f16(const uint16_t *p, int64_t n)
+{
+    if (n < 2 * DISPATCH_ITER_GRAIN || dispatch_get_num_threads() < 2)
+        return dispatch_kernels_sum_f16((const char *)p, 2, (intptr_t)n);
+    split_sum s = {.op = DISPATCH_REDUCE_SUM, .dtype = DISPATCH_FLOAT16, .p = (const char *)p,
+                   .stride = 2};
+    int parts = 0;
+    split_points(&s, 0, n, 5, &parts);
+    dispatch_parallel_for(parts, 1, 1, split_sum_range, &s);
+    int i = 0;
+    return (float)combine(&s, n, 5, &i);
 }
 
 /*

@@ -170,6 +170,11 @@ int dispatch_iter_reduce_check(const char *opname, int op, int ndim, const int64
                                int ndims, const int64_t *dims, uint32_t *dim_mask, int keepdim,
                                int *out_ndim, int64_t *out_shape, int64_t *count);
 
+/* The sum of n >= 1 contiguous float16 (bits) in float32, its top levels
+ * split across the threads along the kernel's own tree (as a float32 sum
+ * over one output is): dispatch_kernels_sum_f16's bits for any count. */
+float dispatch_iter_sum_f16(const uint16_t *p, int64_t n);
+
 /* Threads used by the engine (>= 1; default: 1). set: 0, or -1 (ValueError)
  * for n < 1 or n > 256. */
 int dispatch_set_num_threads(int64_t n);
