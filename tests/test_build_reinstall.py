@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import sysconfig
 import textwrap
 from pathlib import Path
 
@@ -51,8 +50,12 @@ def _venv_with_hook(root: Path) -> Path:
         [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
         check=True, capture_output=True, text=True).stdout.strip()
     site = Path(site)
-    parent = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
-    (site / "parent_env.pth").write_text("".join(p + "\n" for p in sorted(parent)))
+    # Every directory this interpreter imports from (its venv's site, and a
+    # base site a --system-site-packages venv sees, as the sanitizer job's
+    # does, where meson may live), in order; the stand-in hook still comes
+    # first for the names it claims.
+    parent = [p for p in sys.path if p and Path(p).is_dir()]
+    (site / "parent_env.pth").write_text("".join(p + "\n" for p in parent))
     (site / "editable_hook_stand_in.py").write_text(TRAP)
     (site / "zz_editable_hook_stand_in.pth").write_text("import editable_hook_stand_in\n")
     return python
