@@ -403,6 +403,22 @@ static inline double dispatch_hext_f64(dv_f64 v, int is_min)
 #define DISPATCH_IS_MIN_MAX 0
 #define DISPATCH_IS_MIN_MIN 1
 
+/* The column kernels' inner block: four vectors of columns at c (a0..a3,
+ * started by the caller) folded by OP down rows [R0, R1) of p (rs bytes
+ * apart), in row order, then stored to out + c. */
+#define DISPATCH_COLS_FOUR_DOWN(S, E, LOADV, OP, R0, R1)                               \
+    for (intptr_t r = (R0); r < (R1); r++) {                                           \
+        const E *row = (const E *)(const void *)(p + r * rs) + c;                      \
+        a0 = OP(a0, LOADV(row));                                                       \
+        a1 = OP(a1, LOADV(row + L));                                                   \
+        a2 = OP(a2, LOADV(row + 2 * L));                                               \
+        a3 = OP(a3, LOADV(row + 3 * L));                                               \
+    }                                                                                  \
+    dv_store_##S(out + c, a0);                                                         \
+    dv_store_##S(out + c + L, a1);                                                     \
+    dv_store_##S(out + c + 2 * L, a2);                                                 \
+    dv_store_##S(out + c + 3 * L, a3);
+
 /* Column max or min (`which`): each column folded row by row in row order
  * from its first row (so every split of the columns gives the same bits),
  * the rows taken a leaf of DISPATCH_COLS_LEAF at a time with four vectors
@@ -422,17 +438,7 @@ static inline double dispatch_hext_f64(dv_f64 v, int is_min)
             for (; c + 4 * L <= ncols; c += 4 * L) {                                   \
                 dv_##S a0 = dv_load_##S(out + c), a1 = dv_load_##S(out + c + L),       \
                        a2 = dv_load_##S(out + c + 2 * L), a3 = dv_load_##S(out + c + 3 * L); \
-                for (intptr_t r = r0; r < r1; r++) {                                   \
-                    const E *row = (const E *)(const void *)(p + r * rs) + c;          \
-                    a0 = dv_##which##_##S(a0, LOADV(row));                             \
-                    a1 = dv_##which##_##S(a1, LOADV(row + L));                         \
-                    a2 = dv_##which##_##S(a2, LOADV(row + 2 * L));                     \
-                    a3 = dv_##which##_##S(a3, LOADV(row + 3 * L));                     \
-                }                                                                      \
-                dv_store_##S(out + c, a0);                                             \
-                dv_store_##S(out + c + L, a1);                                         \
-                dv_store_##S(out + c + 2 * L, a2);                                     \
-                dv_store_##S(out + c + 3 * L, a3);                                     \
+                DISPATCH_COLS_FOUR_DOWN(S, E, LOADV, dv_##which##_##S, r0, r1)         \
             }                                                                          \
             for (; c + L <= ncols; c += L) {                                           \
                 dv_##S a = dv_load_##S(out + c);                                       \
@@ -486,17 +492,7 @@ static inline double dispatch_hext_f64(dv_f64 v, int is_min)
         intptr_t c = 0;                                                                \
         for (; c + 4 * L <= ncols; c += 4 * L) {                                       \
             dv_##S a0 = dv_set1_##S((T)-0.0), a1 = a0, a2 = a0, a3 = a0;               \
-            for (intptr_t r = 0; r < n; r++) {                                         \
-                const E *row = (const E *)(const void *)(p + r * rs) + c;              \
-                a0 = dv_add_##S(a0, LOADV(row));                                       \
-                a1 = dv_add_##S(a1, LOADV(row + L));                                   \
-                a2 = dv_add_##S(a2, LOADV(row + 2 * L));                               \
-                a3 = dv_add_##S(a3, LOADV(row + 3 * L));                               \
-            }                                                                          \
-            dv_store_##S(out + c, a0);                                                 \
-            dv_store_##S(out + c + L, a1);                                             \
-            dv_store_##S(out + c + 2 * L, a2);                                         \
-            dv_store_##S(out + c + 3 * L, a3);                                         \
+            DISPATCH_COLS_FOUR_DOWN(S, E, LOADV, dv_add_##S, 0, n)                     \
         }                                                                              \
         for (; c + L <= ncols; c += L) {                                               \
             dv_##S a = dv_set1_##S((T)-0.0);                                           \
