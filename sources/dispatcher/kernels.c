@@ -856,11 +856,8 @@ static int trailing_dims(int64_t ndim, const int *reduced) {
     return 1;
 }
 
-/* float16 sum (or mean) of a contiguous tensor over its trailing dims:
- * each row of `count` halves summed in float32 straight from the halves
- * (dispatch_kernels_sum_f16: the bits of summing a float32 copy, as the
- * general path does, without writing the copy; the mean divided in float32
- * as the float32 path divides), rounded once to float16. */
+/* The float16 row loops' shared state: rows of `count` halves at p, one
+ * result each at out. */
 typedef struct half_rows_job {
     const uint16_t *p;
     int64_t count;
@@ -882,13 +879,11 @@ static void half_sum_rows_range(void *arg, int64_t b, int64_t e) {
     }
 }
 
-/* Rows in parallel, a row per unit of at least DISPATCH_ITER_GRAIN elements. */
-static void half_rows_parallel(half_rows_job *j, int64_t nrows,
-                               void (*fn)(void *, int64_t, int64_t)) {
-    int64_t grain = j->count >= DISPATCH_ITER_GRAIN ? 1 : DISPATCH_ITER_GRAIN / (j->count + 1) + 1;
-    dispatch_parallel_for(nrows, grain, 1, fn, j);
-}
-
+/* float16 sum (or mean) of a contiguous tensor over its trailing dims:
+ * each row of `count` halves summed in float32 straight from the halves
+ * (dispatch_kernels_sum_f16: the bits of summing a float32 copy, as the
+ * general path does, without writing the copy; the mean divided in float32
+ * as the float32 path divides), rounded once to float16. */
 static int sum_half_rows(dispatch_tensor *in, int mean, int out_nd, const int64_t *out_sizes,
                          int64_t count, dispatch_ivalue *rets) {
     dispatch_tensor *out = dispatch_tensor_empty(out_nd, out_sizes, DISPATCH_FLOAT16,
@@ -904,18 +899,13 @@ static int sum_half_rows(dispatch_tensor *in, int mean, int out_nd, const int64_
         intptr_t steps[2] = {2, 4};
         dispatch_cast_loop_get(DISPATCH_FLOAT32, DISPATCH_FLOAT16)(data, steps, 1, NULL);
     } else {
-        half_rows_parallel(&j, out->numel, half_sum_rows_range);
+        dispatch_parallel_for(out->numel, dispatch_parallel_grain(count), 1, half_sum_rows_range, &j);
     }
     rets[0].tag = DISPATCH_IV_TENSOR;
     rets[0].v.t = out;
     return 0;
 }
 
-/* float16 max or min of a contiguous tensor over its trailing dims: each
- * row of `count` halves by the integer-keyed kernel (Note [float16 max and
- * min as integers] in sources/kernels/sum.dispatch.c), with no float32
- * copy. 1 when done; 0 when a row holds a NaN (nothing made: the caller
- * takes the float32 path, which propagates it); -1 on error. */
 static void half_ext_rows_range(void *arg, int64_t b, int64_t e) {
     half_rows_job *j = arg;
     for (int64_t r = b; r < e && !atomic_load_explicit(&j->nan, memory_order_relaxed); r++)
@@ -924,6 +914,11 @@ static void half_ext_rows_range(void *arg, int64_t b, int64_t e) {
             atomic_store(&j->nan, 1);
 }
 
+/* float16 max or min of a contiguous tensor over its trailing dims: each
+ * row of `count` halves by the integer-keyed kernel (Note [float16 max and
+ * min as integers] in sources/kernels/sum.dispatch.c), with no float32
+ * copy. 1 when done; 0 when a row holds a NaN (nothing made: the caller
+ * takes the float32 path, which propagates it); -1 on error. */
 static int ext_half_rows(dispatch_tensor *in, int kind, int out_nd, const int64_t *out_sizes,
                          int64_t count, dispatch_ivalue *rets) {
     dispatch_tensor *out = dispatch_tensor_empty(out_nd, out_sizes, DISPATCH_FLOAT16,
@@ -958,7 +953,7 @@ static int ext_half_rows(dispatch_tensor *in, int kind, int out_nd, const int64_
         dispatch_tensor_decref(out);
         return 0;
     }
-    half_rows_parallel(&j, out->numel, half_ext_rows_range);
+    dispatch_parallel_for(out->numel, dispatch_parallel_grain(count), 1, half_ext_rows_range, &j);
     if (atomic_load(&j.nan)) {
         dispatch_tensor_decref(out);
         return 0;
@@ -980,11 +975,6 @@ static int leading_dims(const dispatch_tensor *in, const int *reduced) {
     return 1;
 }
 
-/* float16 sum, mean, max, min of a contiguous tensor over its leading dims:
- * the float32 column kernel over the halves as they are
- * (dispatch_kernels_cols_f16: the bits of the float32 copy's columns, as
- * the general path computes them, without the copy), in blocks of 1024
- * columns as the iterator takes them, rounded once to float16. */
 typedef struct half_cols_job {
     const char *p;
     int64_t count, ncols;
@@ -1014,6 +1004,11 @@ static void half_cols_range(void *arg, int64_t b, int64_t e) {
     free(scratch);
 }
 
+/* float16 sum, mean, max, min of a contiguous tensor over its leading dims:
+ * the float32 column kernel over the halves as they are
+ * (dispatch_kernels_cols_f16: the bits of the float32 copy's columns, as
+ * the general path computes them, without the copy), in blocks of 1024
+ * columns as the iterator takes them, rounded once to float16. */
 static int reduce_half_cols(dispatch_tensor *in, int kind, int out_nd, const int64_t *out_sizes,
                             int64_t count, const char *name, dispatch_ivalue *rets) {
     int64_t ncols = in->numel / count;
@@ -1031,7 +1026,7 @@ static int reduce_half_cols(dispatch_tensor *in, int kind, int out_nd, const int
     half_cols_job j = {.p = in->data, .count = count, .ncols = ncols,
                        .kop = dispatch_reduce_kernel_op(kind), .vals = vals};
     atomic_init(&j.failed, 0);
-    dispatch_parallel_for(ncols, DISPATCH_ITER_GRAIN / (count + 1) + 1, 64, half_cols_range, &j);
+    dispatch_parallel_for(ncols, dispatch_parallel_grain(count), 64, half_cols_range, &j);
     if (atomic_load(&j.failed)) {
         free(vals);
         dispatch_tensor_decref(out);
@@ -1107,15 +1102,13 @@ static int int_matrix_reduce(int_matrix_job *j, const char *name) {
     int64_t total = (int64_t)j->n * (int64_t)j->nouter;
     if (threads > 1 && total >= 2 * DISPATCH_ITER_GRAIN) {
         if (j->nouter > 1 && j->outer_acc_step != 0) {
-            int64_t grain = j->n >= DISPATCH_ITER_GRAIN ? 1 : DISPATCH_ITER_GRAIN / (j->n + 1) + 1;
-            dispatch_parallel_for(j->nouter, grain, 1, int_matrix_runs, j);
+            dispatch_parallel_for(j->nouter, dispatch_parallel_grain(j->n), 1, int_matrix_runs, j);
             return 0;
         }
         if (j->acc_step != 0) {
             /* Cuts at the kernel's column blocks (128 bytes of input). */
-            int64_t grain = DISPATCH_ITER_GRAIN / (j->nouter + 1) + 1;
             int64_t align = 128 / (int64_t)dispatch_dtype_itemsize(j->dtype);
-            dispatch_parallel_for(j->n, grain, align, int_matrix_cols, j);
+            dispatch_parallel_for(j->n, dispatch_parallel_grain(j->nouter), align, int_matrix_cols, j);
             return 0;
         }
         int64_t nparts = total / DISPATCH_ITER_GRAIN;

@@ -706,8 +706,7 @@ static int reduce_cols(const reduce_job *j, int col, int64_t nout)
         }
     }
     int64_t per_unit = (j->count / c.nparts) * (c.ncols < c.bcols ? c.ncols : c.bcols);
-    int64_t grain = per_unit >= DISPATCH_ITER_GRAIN ? 1 : DISPATCH_ITER_GRAIN / (per_unit + 1) + 1;
-    dispatch_parallel_for(units, grain, 1, cols_range, &c);
+    dispatch_parallel_for(units, dispatch_parallel_grain(per_unit), 1, cols_range, &c);
     if (c.nparts > 1 && !atomic_load(&c.failed)) {
         int64_t per_pb = (int64_t)c.nparts * c.bcols;
         dispatch_parallel_for(pbs, DISPATCH_ITER_GRAIN / per_pb + 1, 1, cols_finish, &c);
@@ -1064,8 +1063,7 @@ int dispatch_iter_reduce(int op, const dispatch_iter_operand *in, uint32_t dim_m
         }
         char *data[2] = {j.out, (char *)j.in};
         dispatch_strided_plan_init(&w.p, 2, data, j.no, shape, bs);
-        int64_t grain = count >= DISPATCH_ITER_GRAIN ? 1 : DISPATCH_ITER_GRAIN / (count + 1) + 1;
-        dispatch_parallel_for(nout, grain, 1, reduce_range, &w);
+        dispatch_parallel_for(nout, dispatch_parallel_grain(count), 1, reduce_range, &w);
     }
     free(tmp);
     return 0;

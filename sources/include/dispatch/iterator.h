@@ -187,6 +187,13 @@ int dispatch_get_num_threads(void);
 void dispatch_parallel_for(int64_t n, int64_t grain, int64_t align,
                            void (*fn)(void *arg, int64_t begin, int64_t end), void *arg);
 
+/* dispatch_parallel_for's grain for units of `per_unit` elements each: units
+ * enough to make DISPATCH_ITER_GRAIN elements (1 when one unit has them). */
+static inline int64_t dispatch_parallel_grain(int64_t per_unit)
+{
+    return DISPATCH_ITER_GRAIN / (per_unit + 1) + 1;
+}
+
 #ifdef __cplusplus
 }
 #endif
