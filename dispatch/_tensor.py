@@ -353,7 +353,7 @@ def _binary(h: Any, a: Tensor, b: Any, reverse: builtins.bool = False) -> Any:
         elif kind == _NUM_FLOAT:
             p = _call_ts(h, a._p, b, 0, _NUM_FLOAT, reverse)
         else:
-            if not -(1 << 63) <= b < 1 << 63:  # name the value, as the other paths do
+            if not _INT64_MIN <= b <= _INT64_MAX:  # name the value, as the other paths do
                 raise OverflowError(f"int too big to convert: {b} is outside int64's range "
                                     "[-2**63, 2**63 - 1]")
             p = _call_ts(h, a._p, 0.0, b, kind, reverse)
