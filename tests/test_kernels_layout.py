@@ -111,3 +111,20 @@ def test_unknown_op_names_the_known_ones():
 def test_unknown_source_names_the_known_ones():
     with pytest.raises(ValueError, match="known: arith, exp_log"):
         kernels.chosen("fft")
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("leaves", [15, 16, 17, 31, 63, 64, 65, 129, 300])
+@pytest.mark.parametrize("extra", [0, 1, 333])
+def test_sum_of_leaves_read_in_pairs_does_not_depend_on_the_stride(dtype, leaves, extra):
+    """A contiguous range of up to 64 leaves reads them two at a time (Note
+    [Two streams] in sources/kernels/sum.dispatch.c); a strided copy reads
+    one leaf at a time. Around the block's edges, odd leaf counts and a
+    partial last leaf, the two must give the same bits."""
+    leaf = 1024 if dtype == np.float32 else 512
+    x = np.random.default_rng(leaves * 7 + extra).standard_normal(leaves * leaf + extra).astype(dtype)
+    x[5] = 1e7  # cancellation makes any change of order visible
+    x[-1] = -1e7
+    strided = np.zeros(2 * x.size, dtype)[::2]
+    strided[:] = x
+    assert kernels.sum(x) == kernels.sum(strided)

@@ -715,3 +715,26 @@ def test_int64_sum_wraps_like_numpy_and_a_broadcast_input_reduces_in_place():
     t = dispatch.from_numpy(np.arange(5, dtype=np.int8)).expand(100_000, 5)  # stride 0
     assert t.sum(0).tolist() == [0, 100_000, 200_000, 300_000, 400_000]
     assert t.sum().item() == 1_000_000 and dispatch.amax(t).item() == 4
+
+
+def _row_sums_alone(a: np.ndarray, mean: bool) -> bytes:
+    """Each row's sum (or mean) as a full reduction of that row by itself:
+    one row, one stream (Note [Two streams] in sources/kernels/sum.dispatch.c)."""
+    rows = [dispatch.from_numpy(np.ascontiguousarray(r)) for r in a]
+    return b"".join((r.mean() if mean else r.sum()).numpy().tobytes() for r in rows)
+
+
+@pytest.mark.parametrize("dtype", FLOATS + ["float16"])
+@pytest.mark.parametrize("shape", [(101, 512), (64, 1024), (33, 1500), (40, 77), (2, 4096)])
+@pytest.mark.parametrize("mean", [False, True])
+def test_row_sums_read_two_rows_at_a_time_keep_each_rows_own_bits(threads, dtype, shape, mean):
+    """sum(dim=1) reads row r beside row r + nrows/2 when they are far apart;
+    every row must still get the bits of its own sum, at 1 and 2 threads."""
+    a = np.random.default_rng(11).standard_normal(shape).astype(dtype)
+    a[:, 3] *= 1e4 if dtype != "float16" else 1e2  # cancellation shows any change of order
+    t = dispatch.from_numpy(a)
+    want = _row_sums_alone(a, mean)
+    for n in (1, 2):
+        threads(n)
+        got = t.mean(dim=1) if mean else t.sum(dim=1)
+        assert got.numpy().tobytes() == want, n

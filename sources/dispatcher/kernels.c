@@ -869,13 +869,17 @@ typedef struct half_rows_job {
 static void half_sum_rows_range(void *arg, int64_t b, int64_t e) {
     half_rows_job *j = arg;
     dispatch_loop_fn narrow = dispatch_cast_loop_get(DISPATCH_FLOAT32, DISPATCH_FLOAT16);
-    for (int64_t r = b; r < e; r++) {
-        float s = dispatch_kernels_sum_f16((const char *)(j->p + r * j->count), 2,
-                                           (intptr_t)j->count);
-        if (j->op == DISPATCH_REDUCE_MEAN) s = s / (float)j->count;
-        char *data[2] = {(char *)(j->out + r), (char *)&s};
+    enum { CHUNK = 256 }; /* rows summed per kernel call, into float32 */
+    float s[CHUNK];
+    for (int64_t r = b; r < e; r += CHUNK) {
+        intptr_t n = (intptr_t)(e - r < CHUNK ? e - r : CHUNK);
+        dispatch_kernels_sum_rows_f16((const char *)(j->p + r * j->count), (intptr_t)j->count * 2,
+                                      2, (intptr_t)j->count, n, (char *)s, sizeof(float));
+        if (j->op == DISPATCH_REDUCE_MEAN)
+            for (intptr_t k = 0; k < n; k++) s[k] = s[k] / (float)j->count;
+        char *data[2] = {(char *)(j->out + r), (char *)s};
         intptr_t steps[2] = {2, 4};
-        narrow(data, steps, 1, NULL);
+        narrow(data, steps, n, NULL);
     }
 }
 

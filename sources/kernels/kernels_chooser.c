@@ -77,6 +77,7 @@ static void choose_all(void)
 
 typedef float (*sum_f32_fn)(const char *, intptr_t, intptr_t);
 typedef double (*sum_f64_fn)(const char *, intptr_t, intptr_t);
+typedef void (*rows_fn)(const char *, intptr_t, intptr_t, intptr_t, intptr_t, char *, intptr_t);
 typedef void (*triad_fn)(double *, const double *, const double *, double, intptr_t);
 typedef void (*cols_f32_fn)(int, const char *, intptr_t, intptr_t, intptr_t, float *, void *);
 typedef void (*cols_f64_fn)(int, const char *, intptr_t, intptr_t, intptr_t, double *, void *);
@@ -170,6 +171,19 @@ double dispatch_kernels_sum_f64(const char *p, intptr_t stride, intptr_t n)
     dispatch_kernels_simd_init();
     return NAMED(SUM_F64, sum_f64_fn)(p, stride, n);
 }
+
+#define ROWS_(N, suffix)                                                                   \
+    void dispatch_kernels_sum_rows_##suffix(const char *p, intptr_t rstep, intptr_t stride,  \
+                                           intptr_t n, intptr_t nrows, char *out,         \
+                                           intptr_t ostep)                                \
+    {                                                                                      \
+        dispatch_kernels_simd_init();                                                      \
+        NAMED(N, rows_fn)(p, rstep, stride, n, nrows, out, ostep);                         \
+    }
+ROWS_(ROWS_F32, f32)
+ROWS_(ROWS_F64, f64)
+ROWS_(ROWS_F16, f16)
+#undef ROWS_
 
 void dispatch_kernels_cols_f32(int op, const char *p, intptr_t rstride, intptr_t nrows,
                                intptr_t ncols, float *out, void *scratch)

@@ -58,6 +58,16 @@ float dispatch_kernels_sum_f32(const char *p, intptr_t stride, intptr_t n);
  * bits as dispatch_kernels_sum_f32 of their float32 copy, without making one. */
 float dispatch_kernels_sum_f16(const char *p, intptr_t stride, intptr_t n);
 double dispatch_kernels_sum_f64(const char *p, intptr_t stride, intptr_t n);
+/* nrows of those sums at once: out + r * ostep (a float for f32 and f16, a
+ * double for f64) is the sum of the n elements at p + r * rstep, `stride`
+ * bytes apart; each row's bits are the single sum's (the kernel may read
+ * two rows at a time: Note [Two streams] in sources/kernels/sum.dispatch.c). */
+void dispatch_kernels_sum_rows_f32(const char *p, intptr_t rstep, intptr_t stride, intptr_t n,
+                                   intptr_t nrows, char *out, intptr_t ostep);
+void dispatch_kernels_sum_rows_f64(const char *p, intptr_t rstep, intptr_t stride, intptr_t n,
+                                   intptr_t nrows, char *out, intptr_t ostep);
+void dispatch_kernels_sum_rows_f16(const char *p, intptr_t rstep, intptr_t stride, intptr_t n,
+                                   intptr_t nrows, char *out, intptr_t ostep);
 
 /* Column reductions (Note [Column reductions] in sources/kernels/sum.dispatch.c):
  * out[c] for c < ncols is the reduction over rows r < nrows of the element at
