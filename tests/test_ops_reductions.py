@@ -738,3 +738,32 @@ def test_row_sums_read_two_rows_at_a_time_keep_each_rows_own_bits(threads, dtype
         threads(n)
         got = t.mean(dim=1) if mean else t.sum(dim=1)
         assert got.numpy().tobytes() == want, n
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("where", ["none", "first_half", "second_half", "last", "infs"])
+def test_max_min_read_as_two_streams_find_every_extreme_and_nan(dtype, where):
+    """A long max/min reads its two halves at once, and max/min over rows read
+    row r beside row r + nrows/2 (Note [Two streams]); the extreme or the NaN
+    may sit in either stream or in the odd last element."""
+    flat = np.random.default_rng(5).standard_normal(100_003).astype(dtype)
+    rows = np.random.default_rng(6).standard_normal((65, 1000)).astype(dtype)
+    for a, at in ((flat, [(10,), (60_000,), (100_002,)]), (rows, [(3, 10), (40, 999), (64, 999)])):
+        a = a.copy()
+        if where == "first_half":
+            a[at[0]] = np.nan
+        elif where == "second_half":
+            a[at[1]] = np.nan
+        elif where == "last":  # the odd element / row no pair reads
+            a[at[2]] = 1e30
+            a[at[2][:-1] + (0,)] = -1e30
+        elif where == "infs":  # a sum of inf and -inf is NaN: the exact pass, no NaN
+            a[at[0]], a[at[1]] = np.inf, -np.inf
+        t = dispatch.from_numpy(a)
+        assert _same(t.max(), a.max()) and _same(t.min(), a.min())
+        if a.ndim == 2:
+            assert _same(dispatch.amax(t, 1), a.max(1)) and _same(dispatch.amin(t, 1), a.min(1))
+
+
+def _same(got, want) -> bool:
+    return np.array_equal(np.asarray(got.numpy()), np.asarray(want), equal_nan=True)

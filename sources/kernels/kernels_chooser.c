@@ -78,6 +78,7 @@ static void choose_all(void)
 typedef float (*sum_f32_fn)(const char *, intptr_t, intptr_t);
 typedef double (*sum_f64_fn)(const char *, intptr_t, intptr_t);
 typedef void (*rows_fn)(const char *, intptr_t, intptr_t, intptr_t, intptr_t, char *, intptr_t);
+typedef void (*ext_rows_fn)(int, const char *, intptr_t, intptr_t, intptr_t, char *, intptr_t);
 typedef void (*triad_fn)(double *, const double *, const double *, double, intptr_t);
 typedef void (*cols_f32_fn)(int, const char *, intptr_t, intptr_t, intptr_t, float *, void *);
 typedef void (*cols_f64_fn)(int, const char *, intptr_t, intptr_t, intptr_t, double *, void *);
@@ -211,6 +212,20 @@ double dispatch_kernels_extreme_f64(int is_min, const double *p, intptr_t n)
 {
     dispatch_kernels_simd_init();
     return NAMED(EXT_F64, ext_f64_fn)(is_min, p, n);
+}
+
+void dispatch_kernels_extreme_rows_f32(int is_min, const char *p, intptr_t rstep, intptr_t n,
+                                       intptr_t nrows, char *out, intptr_t ostep)
+{
+    dispatch_kernels_simd_init();
+    NAMED(EXT_ROWS_F32, ext_rows_fn)(is_min, p, rstep, n, nrows, out, ostep);
+}
+
+void dispatch_kernels_extreme_rows_f64(int is_min, const char *p, intptr_t rstep, intptr_t n,
+                                       intptr_t nrows, char *out, intptr_t ostep)
+{
+    dispatch_kernels_simd_init();
+    NAMED(EXT_ROWS_F64, ext_rows_fn)(is_min, p, rstep, n, nrows, out, ostep);
 }
 
 int dispatch_kernels_extreme_f16(int is_min, const uint16_t *p, intptr_t n, uint16_t *r)

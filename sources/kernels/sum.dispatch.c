@@ -49,7 +49,11 @@
  * more. Each leaf keeps its own accumulators and order, so the bits are
  * those of one leaf at a time. The pair needs two rows of lanes in registers
  * (16 of the AVX2 target's 16 ymm, 16 of the AVX-512 target's 32): on the
- * 128-bit targets the two leaves are summed one after the other. */
+ * 128-bit targets the two leaves are summed one after the other.
+ * max and min do the same (the EXT kernels): a long range is read from its
+ * two halves at once, rows two at a time, four chains per stream; they are
+ * exact, so only the speed changes (16M float32 max, 1 thread: 1.03x to
+ * 0.82x torch's time). */
 #define DISPATCH_SUM_BLOCK 64
 #define DISPATCH_SUM_STREAM_GAP (32 << 10)
 #if DV_WIDTH >= 32
@@ -519,6 +523,59 @@ static inline double dispatch_hext_f64(dv_f64 v, int is_min)
 #define DISPATCH_IS_MIN_MAX 0
 #define DISPATCH_IS_MIN_MIN 1
 
+/* The fast pass over two ranges of n >= 4 vectors each, at p and q, read in
+ * one loop (Note [Two streams]): four chains of max/min and four of sums per
+ * range (16 registers). Bit k of the result is set when range k's sum is not
+ * NaN; r[k] is then its answer. */
+#define DISPATCH_KERNELS_FAST_EXT2(NAME, T, S, which, WHICH)                           \
+    static int NAME##_fast2_##which##_(const T *p, const T *q, intptr_t n, T *r)       \
+    {                                                                                  \
+        const intptr_t L = DISPATCH_KERNELS_SUM_LANES_##S;                             \
+        dv_##S a0 = dv_load_##S(p), a1 = dv_load_##S(p + L), a2 = dv_load_##S(p + 2 * L), \
+               a3 = dv_load_##S(p + 3 * L);                                            \
+        dv_##S b0 = dv_load_##S(q), b1 = dv_load_##S(q + L), b2 = dv_load_##S(q + 2 * L), \
+               b3 = dv_load_##S(q + 3 * L);                                            \
+        dv_##S c0 = a0, c1 = a1, c2 = a2, c3 = a3, d0 = b0, d1 = b1, d2 = b2, d3 = b3; \
+        intptr_t i = 4 * L;                                                            \
+        for (; i + 4 * L <= n; i += 4 * L) {                                           \
+            dv_##S x0 = dv_load_##S(p + i), x1 = dv_load_##S(p + i + L),               \
+                   x2 = dv_load_##S(p + i + 2 * L), x3 = dv_load_##S(p + i + 3 * L);   \
+            a0 = DISPATCH_RAW_##WHICH##_##S(x0, a0), c0 = dv_add_##S(c0, x0);          \
+            a1 = DISPATCH_RAW_##WHICH##_##S(x1, a1), c1 = dv_add_##S(c1, x1);          \
+            a2 = DISPATCH_RAW_##WHICH##_##S(x2, a2), c2 = dv_add_##S(c2, x2);          \
+            a3 = DISPATCH_RAW_##WHICH##_##S(x3, a3), c3 = dv_add_##S(c3, x3);          \
+            dv_##S y0 = dv_load_##S(q + i), y1 = dv_load_##S(q + i + L),               \
+                   y2 = dv_load_##S(q + i + 2 * L), y3 = dv_load_##S(q + i + 3 * L);   \
+            b0 = DISPATCH_RAW_##WHICH##_##S(y0, b0), d0 = dv_add_##S(d0, y0);          \
+            b1 = DISPATCH_RAW_##WHICH##_##S(y1, b1), d1 = dv_add_##S(d1, y1);          \
+            b2 = DISPATCH_RAW_##WHICH##_##S(y2, b2), d2 = dv_add_##S(d2, y2);          \
+            b3 = DISPATCH_RAW_##WHICH##_##S(y3, b3), d3 = dv_add_##S(d3, y3);          \
+        }                                                                              \
+        for (; i + L <= n; i += L) {                                                   \
+            dv_##S x = dv_load_##S(p + i), y = dv_load_##S(q + i);                     \
+            a0 = DISPATCH_RAW_##WHICH##_##S(x, a0), c0 = dv_add_##S(c0, x);            \
+            b0 = DISPATCH_RAW_##WHICH##_##S(y, b0), d0 = dv_add_##S(d0, y);            \
+        }                                                                              \
+        a0 = DISPATCH_RAW_##WHICH##_##S(a0, a2), a1 = DISPATCH_RAW_##WHICH##_##S(a1, a3); \
+        b0 = DISPATCH_RAW_##WHICH##_##S(b0, b2), b1 = DISPATCH_RAW_##WHICH##_##S(b1, b3); \
+        a0 = DISPATCH_RAW_##WHICH##_##S(a0, a1), b0 = DISPATCH_RAW_##WHICH##_##S(b0, b1); \
+        c0 = dv_add_##S(dv_add_##S(c0, c2), dv_add_##S(c1, c3));                       \
+        d0 = dv_add_##S(dv_add_##S(d0, d2), dv_add_##S(d1, d3));                       \
+        int ok = 0;                                                                    \
+        T c = dispatch_sum_tree_##S(c0), d = dispatch_sum_tree_##S(d0);                \
+        if (c == c) {                                                                  \
+            T m = dispatch_hext_##S(a0, DISPATCH_IS_MIN_##WHICH);                      \
+            for (intptr_t j = i; j < n; j++) m = dv_s##which##_##S(m, p[j]);           \
+            r[0] = m, ok |= 1;                                                         \
+        }                                                                              \
+        if (d == d) {                                                                  \
+            T m = dispatch_hext_##S(b0, DISPATCH_IS_MIN_##WHICH);                      \
+            for (intptr_t j = i; j < n; j++) m = dv_s##which##_##S(m, q[j]);           \
+            r[1] = m, ok |= 2;                                                         \
+        }                                                                              \
+        return ok;                                                                     \
+    }
+
 /* The column kernels' inner block: four vectors of columns at c (a0..a3,
  * started by the caller) folded by OP down rows [R0, R1) of p (rs bytes
  * apart), in row order, then stored to out + c. */
@@ -664,8 +721,11 @@ static inline double dispatch_hext_f64(dv_f64 v, int is_min)
 #define DISPATCH_KERNELS_EXT(NAME, T, S)                                               \
     DISPATCH_KERNELS_FAST_EXT(NAME, T, S, max, MAX)                                    \
     DISPATCH_KERNELS_FAST_EXT(NAME, T, S, min, MIN)                                    \
-    /* max (is_min = 0) or min of n >= 1 contiguous elements; NaN propagates. */       \
-    T DISPATCH_CPU_DISPATCH_CURFX(NAME##_ext)(int is_min, const T *p, intptr_t n)      \
+    DISPATCH_KERNELS_FAST_EXT2(NAME, T, S, max, MAX)                                   \
+    DISPATCH_KERNELS_FAST_EXT2(NAME, T, S, min, MIN)                                   \
+    /* max (is_min = 0) or min of n >= 1 contiguous elements, read as one */           \
+    /* stream; NaN propagates (the first NaN met). */                                  \
+    static T NAME##_ext1_(int is_min, const T *p, intptr_t n)                          \
     {                                                                                  \
         const intptr_t L = DISPATCH_KERNELS_SUM_LANES_##S;                             \
         if (n < DISPATCH_COLS_K * L) {                                                 \
@@ -716,6 +776,56 @@ static inline double dispatch_hext_f64(dv_f64 v, int is_min)
             r = is_min ? (x < r ? x : r) : (x > r ? x : r);                            \
         }                                                                              \
         return nan ? first_nan : r;                                                    \
+    }                                                                                  \
+    /* The fast pass over rows p and q of n elements, when they can be read as */      \
+    /* two streams: bit k set when row k's r[k] is its answer (no NaN met). */         \
+    static int NAME##_ext_pair_(int is_min, const T *p, const T *q, intptr_t n, T *r)  \
+    {                                                                                  \
+        const intptr_t L = DISPATCH_KERNELS_SUM_LANES_##S;                             \
+        intptr_t gap = (q - p) * (intptr_t)sizeof(T);                                  \
+        if (!DISPATCH_SUM_TWO_STREAMS || !DISPATCH_HAVE_RAW_EXT || n < 4 * L ||       \
+            (gap < DISPATCH_SUM_STREAM_GAP && gap > -DISPATCH_SUM_STREAM_GAP))         \
+            return 0;                                                                  \
+        return is_min ? NAME##_fast2_min_(p, q, n, r) : NAME##_fast2_max_(p, q, n, r); \
+    }                                                                                  \
+    /* max (is_min = 0) or min of n >= 1 contiguous elements; NaN propagates. */       \
+    /* A long range is read from its two halves at once (Note [Two streams]); */       \
+    /* max and min are exact, so the answer is the one-stream answer. */               \
+    T DISPATCH_CPU_DISPATCH_CURFX(NAME##_ext)(int is_min, const T *p, intptr_t n)      \
+    {                                                                                  \
+        const intptr_t h = n / 2;                                                      \
+        T two[2];                                                                      \
+        if (NAME##_ext_pair_(is_min, p, p + h, h, two) == 3) {                         \
+            T m = is_min ? dv_smin_##S(two[0], two[1]) : dv_smax_##S(two[0], two[1]);  \
+            if (n > 2 * h) m = is_min ? dv_smin_##S(m, p[n - 1]) : dv_smax_##S(m, p[n - 1]); \
+            return m;                                                                  \
+        }                                                                              \
+        return NAME##_ext1_(is_min, p, n); /* short, or a NaN: its first one */        \
+    }                                                                                  \
+    /* nrows of those, each of n contiguous elements, the rows rstep bytes */          \
+    /* apart, into out (ostep bytes apart): row r read beside row r + nrows / 2 */     \
+    /* when they are far enough apart. */                                              \
+    void DISPATCH_CPU_DISPATCH_CURFX(NAME##_ext_rows)(int is_min, const char *p,       \
+                                                      intptr_t rstep, intptr_t n,      \
+                                                      intptr_t nrows, char *out,       \
+                                                      intptr_t ostep)                  \
+    {                                                                                  \
+        const intptr_t half = nrows / 2;                                               \
+        for (intptr_t r = 0; r < half; r++) {                                          \
+            const T *a = (const T *)(const void *)(p + r * rstep);                     \
+            const T *b = (const T *)(const void *)(p + (r + half) * rstep);            \
+            T two[2];                                                                  \
+            int ok = NAME##_ext_pair_(is_min, a, b, n, two);                           \
+            if (!(ok & 1)) two[0] = NAME##_ext1_(is_min, a, n);                        \
+            if (!(ok & 2)) two[1] = NAME##_ext1_(is_min, b, n);                        \
+            memcpy(out + r * ostep, &two[0], sizeof(T));                               \
+            memcpy(out + (r + half) * ostep, &two[1], sizeof(T));                      \
+        }                                                                              \
+        if (nrows > 2 * half) {                                                        \
+            T m = DISPATCH_CPU_DISPATCH_CURFX(NAME##_ext)(                             \
+                is_min, (const T *)(const void *)(p + 2 * half * rstep), n);           \
+            memcpy(out + 2 * half * ostep, &m, sizeof(T));                             \
+        }                                                                              \
     }
 
 void DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f32_cols)(int op, const char *p, intptr_t rs,
@@ -734,6 +844,14 @@ float DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f32_ext)(int is_min, const
                                                                intptr_t n);
 double DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f64_ext)(int is_min, const double *p,
                                                                 intptr_t n);
+void DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f32_ext_rows)(int is_min, const char *p,
+                                                                   intptr_t rstep, intptr_t n,
+                                                                   intptr_t nrows, char *out,
+                                                                   intptr_t ostep);
+void DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f64_ext_rows)(int is_min, const char *p,
+                                                                   intptr_t rstep, intptr_t n,
+                                                                   intptr_t nrows, char *out,
+                                                                   intptr_t ostep);
 DISPATCH_KERNELS_COLS(dispatch_kernel_sum_f32, float, float, f32, dv_load_f32, DISPATCH_AS_STORED)
 DISPATCH_KERNELS_COLS(dispatch_kernel_sum_f64, double, double, f64, dv_load_f64, DISPATCH_AS_STORED)
 DISPATCH_KERNELS_COLS(dispatch_kernel_sum_f16, uint16_t, float, f32, dispatch_load_half_f32,
@@ -817,6 +935,8 @@ DISPATCH_KERNELS_EXPORT(sum,
     DISPATCH_KERNELS_NAMED(COLS_F64, dispatch_kernel_sum_f64_cols, 0)
     DISPATCH_KERNELS_NAMED(EXT_F32, dispatch_kernel_sum_f32_ext, 0)
     DISPATCH_KERNELS_NAMED(EXT_F64, dispatch_kernel_sum_f64_ext, 0)
+    DISPATCH_KERNELS_NAMED(EXT_ROWS_F32, dispatch_kernel_sum_f32_ext_rows, 0)
+    DISPATCH_KERNELS_NAMED(EXT_ROWS_F64, dispatch_kernel_sum_f64_ext_rows, 0)
 )
 #if DISPATCH_CPU_TARGET_IS_BASELINE
 #include "sum.dispatch.h"

@@ -95,6 +95,13 @@ static inline int dispatch_kernels_cols_scratch(int64_t nrows)
 /* max (is_min 0) or min (1) of n >= 1 contiguous elements; NaN propagates. */
 float dispatch_kernels_extreme_f32(int is_min, const float *p, intptr_t n);
 double dispatch_kernels_extreme_f64(int is_min, const double *p, intptr_t n);
+/* nrows of those: out + r * ostep (a float, a double) is the max or min of
+ * the n >= 1 contiguous elements at p + r * rstep (two rows may be read at
+ * once: Note [Two streams] in sources/kernels/sum.dispatch.c). */
+void dispatch_kernels_extreme_rows_f32(int is_min, const char *p, intptr_t rstep, intptr_t n,
+                                       intptr_t nrows, char *out, intptr_t ostep);
+void dispatch_kernels_extreme_rows_f64(int is_min, const char *p, intptr_t rstep, intptr_t n,
+                                       intptr_t nrows, char *out, intptr_t ostep);
 /* max (is_min 0) or min (1) of n >= 1 contiguous float16 (bits) into *r:
  * one of the elements, +0 above -0 (Note [float16 max and min as integers]
  * in sources/kernels/sum.dispatch.c). 1, or 0 when one is NaN (*r unset). */
