@@ -213,10 +213,12 @@ class OpOverloadPacket:
                 return _call2(self._fast2_at, args[0], args[1])
             if n == 1 and self._fast1_at is not None and type(args[0]) is Tensor:
                 return _call1(self._fast1_at, args[0])
-        elif len(kwargs) == 1 and all(type(a) is Tensor for a in args):
+        elif len(kwargs) == 1:
             (key, value), = kwargs.items()
             vtype = type(value)
-            if vtype in (int, float, builtins.bool):
+            # out=tensor and the like go straight to the binder: the
+            # all() below costs a generator, a third of an out= call
+            if vtype in (int, float, builtins.bool) and all(type(a) is Tensor for a in args):
                 plan_key = (len(args), key, vtype)
                 plan = self._kw_plans.get(plan_key, False)
                 if plan is False and (vtype is not int or -2**63 <= value < 2**63):
