@@ -62,3 +62,16 @@ def test_a_16m_sum_faster_than_the_measured_bandwidth_says_why(ours_s, says_why)
     text = _bench_module().api_ratio_matrix(rows)
     assert f"{100 * 4 * n / ours_s / 20e9:.0f}% of the measured read bandwidth 20.0 GB/s" in text
     assert ("stays in the last-level caches" in text) == says_why
+
+
+def test_the_16m_bandwidth_line_counts_each_dtypes_own_bytes():
+    """16M int8 is 16 MB, float16 32 MB: read in 2 ms, 8.4 and 16.8 GB/s."""
+    n = 1 << 24
+    rows = [{"impl": "api2", "op": "sum", "dtype": dt, "size": "16M", "n": n, "threads": 1,
+             "ours": 0.002, "torch": 0.004, "numpy": 0.005} for dt in ("int8", "float16")]
+    rows.append({"impl": "read_bw", "threads": 1, "bytes_per_s": 20e9})
+    mod = _bench_module()
+    assert set(mod.ITEMSIZE) >= set(mod.DTYPES + mod.API_EXTRA_DTYPES)
+    text = mod.api_ratio_matrix(rows)
+    assert "sum int8 16M, 1 thread(s): 2.00 ms = 8.4 GB/s, 42%" in text
+    assert "sum float16 16M, 1 thread(s): 2.00 ms = 16.8 GB/s, 84%" in text

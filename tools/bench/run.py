@@ -50,6 +50,9 @@ DTYPES = ["float32", "float64"]
 # --api only: the reductions of these (and float16's elementwise ops too)
 API_EXTRA_DTYPES = ["float16", "int8", "int32", "int64"]
 FLOAT_ONLY_OPS = ("exp", "mean", "tanh", "expm1")  # skipped for the integer dtypes
+# Bytes per element of each --dtypes choice (the 16M rows' GB/s).
+ITEMSIZE = {"float16": 2, "float32": 4, "float64": 8, "int8": 1, "int32": 4, "int64": 8}
+
 # (arrays read, arrays written) per element, for the bandwidth fraction
 F16_OPS, F16_N = ("add", "mul", "sqrt"), 1 << 16  # the float16 line
 STREAMS = {"add": (2, 1), "mul": (2, 1), "addcmul": (3, 1), "sqrt": (1, 1), "exp": (1, 1),
@@ -708,7 +711,7 @@ def api_ratio_matrix(rows: list) -> str:
             r = got.get(("sum", dtype, "16M", threads))
             if not r:
                 continue
-            rate = r["n"] * (4 if dtype == "float32" else 8) / r["ours"]
+            rate = r["n"] * ITEMSIZE[dtype] / r["ours"]
             above |= rate > bw[threads]
             peer = f" (torch {r['torch'] * 1e3:.2f} ms)" if r.get("torch") else ""
             lines.append(f"sum {dtype} 16M, {threads} thread(s): {r['ours'] * 1e3:.2f} ms = "
