@@ -39,7 +39,7 @@
  * Past the caches a single core reads faster from two sequential streams
  * than from one: on the development machine (AMD Zen 2, 1 thread, 64 MiB of
  * float32 in 2 MiB pages) one stream of 4 KiB leaves took 5.0-5.7 ms, two
- * streams read in one loop 4.1-4.2 ms, and a row sum of 2 KiB rows 5.3-5.5
+ * streams read in one loop 4.1-4.4 ms, and a row sum of 2 KiB rows 5.3-5.5
  * ms against 4.3-4.6 ms for two rows half the matrix apart. The streams must
  * be far apart: 2 and 4 KiB apart were slower than one stream (8.0 and
  * 5.2-5.8 ms), from 32 KiB apart on they gave the full gain. So a contiguous
@@ -48,8 +48,9 @@
  * r + nrows / 2, when the two are DISPATCH_SUM_STREAM_GAP bytes apart or
  * more. Each leaf keeps its own accumulators and order, so the bits are
  * those of one leaf at a time. The pair needs two rows of lanes in registers
- * (16 of the AVX2 target's 16 ymm, 16 of the AVX-512 target's 32): on the
- * 128-bit targets the two leaves are summed one after the other.
+ * (16 ymm: all of the AVX2 target's, where gcc keeps two of them on the
+ * stack, a load and a store per 512 bytes read; 16 of the AVX-512 target's
+ * 32): on the 128-bit targets the two leaves are summed one after the other.
  * max and min do the same (the EXT kernels): a long range is read from its
  * two halves at once, rows two at a time, four chains per stream; they are
  * exact, so only the speed changes (16M float32 max, 1 thread: 1.03x to
