@@ -562,3 +562,21 @@ def test_read_input_names_the_file_for_each_failure(tmp_path):
         read_input(bad, "source")
     with pytest.raises(DispatchError, match="cannot read variants file: .*No such file"):
         read_input(tmp_path / "missing.ini", "variants file")
+
+
+def test_a_directory_or_an_unreadable_file_is_one_error_naming_it(tmp_path):
+    """Fuzzing left these two untried (its session ran as root)."""
+    from dispatchkit.inputs import read_input
+    with pytest.raises(DispatchError, match="cannot read source: .*Is a directory") as info:
+        read_input(tmp_path, "source")
+    assert info.value.where == str(tmp_path)
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0,
+                    reason="root reads a file whatever its mode")
+def test_an_unreadable_source_is_one_error_naming_it(cli, tmp_path):
+    src = tmp_path / "k.dispatch.c"
+    src.write_text(SOURCE)
+    src.chmod(0)
+    one_clean_error(cli(["targets", "--no-cache", str(src)]), str(src), "cannot read source",
+                    "Permission denied")
