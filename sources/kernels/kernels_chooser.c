@@ -173,18 +173,26 @@ double dispatch_kernels_sum_f64(const char *p, intptr_t stride, intptr_t n)
     return NAMED(SUM_F64, sum_f64_fn)(p, stride, n);
 }
 
-#define ROWS_(N, suffix)                                                                   \
-    void dispatch_kernels_sum_rows_##suffix(const char *p, intptr_t rstep, intptr_t stride,  \
-                                           intptr_t n, intptr_t nrows, char *out,         \
-                                           intptr_t ostep)                                \
-    {                                                                                      \
-        dispatch_kernels_simd_init();                                                      \
-        NAMED(N, rows_fn)(p, rstep, stride, n, nrows, out, ostep);                         \
-    }
-ROWS_(ROWS_F32, f32)
-ROWS_(ROWS_F64, f64)
-ROWS_(ROWS_F16, f16)
-#undef ROWS_
+void dispatch_kernels_sum_rows_f32(const char *p, intptr_t rstep, intptr_t stride, intptr_t n,
+                                   intptr_t nrows, char *out, intptr_t ostep)
+{
+    dispatch_kernels_simd_init();
+    NAMED(ROWS_F32, rows_fn)(p, rstep, stride, n, nrows, out, ostep);
+}
+
+void dispatch_kernels_sum_rows_f64(const char *p, intptr_t rstep, intptr_t stride, intptr_t n,
+                                   intptr_t nrows, char *out, intptr_t ostep)
+{
+    dispatch_kernels_simd_init();
+    NAMED(ROWS_F64, rows_fn)(p, rstep, stride, n, nrows, out, ostep);
+}
+
+void dispatch_kernels_sum_rows_f16(const char *p, intptr_t rstep, intptr_t stride, intptr_t n,
+                                   intptr_t nrows, char *out, intptr_t ostep)
+{
+    dispatch_kernels_simd_init();
+    NAMED(ROWS_F16, rows_fn)(p, rstep, stride, n, nrows, out, ostep);
+}
 
 void dispatch_kernels_cols_f32(int op, const char *p, intptr_t rstride, intptr_t nrows,
                                intptr_t ncols, float *out, void *scratch)
