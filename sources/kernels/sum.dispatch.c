@@ -57,6 +57,11 @@
  * 0.82x torch's time). */
 #define DISPATCH_SUM_BLOCK 64
 #define DISPATCH_SUM_STREAM_GAP (32 << 10)
+/* 1 when two streams `bytes` apart (either way) are far enough to pair. */
+static inline int dispatch_sum_far_apart(intptr_t bytes)
+{
+    return bytes >= DISPATCH_SUM_STREAM_GAP || bytes <= -DISPATCH_SUM_STREAM_GAP;
+}
 #if DV_WIDTH >= 32
 #define DISPATCH_SUM_TWO_STREAMS 1
 #else
@@ -272,7 +277,7 @@ static inline dv_f32 dispatch_load_half_f32(const uint16_t *p)
         T v[DISPATCH_SUM_BLOCK];                                                       \
         const intptr_t m = n / NAME##_LEAF, half = (m + 1) / 2;                        \
         intptr_t paired = 0; /* leaves [0, paired) and [half, half + paired) */        \
-        if ((m / 2) * NAME##_LEAF * (intptr_t)sizeof(E) >= DISPATCH_SUM_STREAM_GAP)    \
+        if (dispatch_sum_far_apart((m / 2) * NAME##_LEAF * (intptr_t)sizeof(E)))       \
             for (; paired + half < m; paired++) {                                      \
                 T two[2];                                                              \
                 NAME##_leaf2_(p + paired * NAME##_LEAF, p + (paired + half) * NAME##_LEAF, \
@@ -327,7 +332,7 @@ static inline dv_f32 dispatch_load_half_f32(const uint16_t *p)
         const intptr_t gap = half * rstep;                                             \
         intptr_t r = 0;                                                                \
         if (stride == (intptr_t)sizeof(E) && n > 0 && n <= NAME##_LEAF &&             \
-            (gap >= DISPATCH_SUM_STREAM_GAP || gap <= -DISPATCH_SUM_STREAM_GAP)) {     \
+            dispatch_sum_far_apart(gap)) {                                             \
             for (; r < half; r++) {                                                    \
                 T two[2];                                                              \
                 NAME##_leaf2_((const E *)(const void *)(p + r * rstep),                \
@@ -524,6 +529,31 @@ static inline double dispatch_hext_f64(dv_f64 v, int is_min)
 #define DISPATCH_IS_MIN_MAX 0
 #define DISPATCH_IS_MIN_MIN 1
 
+/* One stream's step in the pair below: four vectors at P folded into M0..M3
+ * (max/min) and C0..C3 (sums). */
+#define DISPATCH_EXT_FOUR(S, WHICH, P, M, C)                                           \
+    {                                                                                  \
+        dv_##S x0 = dv_load_##S(P), x1 = dv_load_##S((P) + L),                         \
+               x2 = dv_load_##S((P) + 2 * L), x3 = dv_load_##S((P) + 3 * L);           \
+        M##0 = DISPATCH_RAW_##WHICH##_##S(x0, M##0), C##0 = dv_add_##S(C##0, x0);      \
+        M##1 = DISPATCH_RAW_##WHICH##_##S(x1, M##1), C##1 = dv_add_##S(C##1, x1);      \
+        M##2 = DISPATCH_RAW_##WHICH##_##S(x2, M##2), C##2 = dv_add_##S(C##2, x2);      \
+        M##3 = DISPATCH_RAW_##WHICH##_##S(x3, M##3), C##3 = dv_add_##S(C##3, x3);      \
+    }
+/* One stream's answer: its lanes folded, then its scalar tail [i, n) of P;
+ * bit K of ok set and r[K] written when its sum is not NaN. */
+#define DISPATCH_EXT_ANSWER(T, S, which, WHICH, P, M, C, K)                            \
+    {                                                                                  \
+        M##0 = DISPATCH_RAW_##WHICH##_##S(M##0, M##2), M##1 = DISPATCH_RAW_##WHICH##_##S(M##1, M##3); \
+        M##0 = DISPATCH_RAW_##WHICH##_##S(M##0, M##1);                                 \
+        C##0 = dv_add_##S(dv_add_##S(C##0, C##2), dv_add_##S(C##1, C##3));            \
+        T sum = dispatch_sum_tree_##S(C##0);                                           \
+        if (sum == sum) {                                                              \
+            T m = dispatch_hext_##S(M##0, DISPATCH_IS_MIN_##WHICH);                    \
+            for (intptr_t j = i; j < n; j++) m = dv_s##which##_##S(m, (P)[j]);         \
+            r[K] = m, ok |= 1 << (K);                                                  \
+        }                                                                              \
+    }
 /* The fast pass over two ranges of n >= 4 vectors each, at p and q, read in
  * one loop (Note [Two streams]): four chains of max/min and four of sums per
  * range (16 registers). Bit k of the result is set when range k's sum is not
@@ -539,41 +569,17 @@ static inline double dispatch_hext_f64(dv_f64 v, int is_min)
         dv_##S c0 = a0, c1 = a1, c2 = a2, c3 = a3, d0 = b0, d1 = b1, d2 = b2, d3 = b3; \
         intptr_t i = 4 * L;                                                            \
         for (; i + 4 * L <= n; i += 4 * L) {                                           \
-            dv_##S x0 = dv_load_##S(p + i), x1 = dv_load_##S(p + i + L),               \
-                   x2 = dv_load_##S(p + i + 2 * L), x3 = dv_load_##S(p + i + 3 * L);   \
-            a0 = DISPATCH_RAW_##WHICH##_##S(x0, a0), c0 = dv_add_##S(c0, x0);          \
-            a1 = DISPATCH_RAW_##WHICH##_##S(x1, a1), c1 = dv_add_##S(c1, x1);          \
-            a2 = DISPATCH_RAW_##WHICH##_##S(x2, a2), c2 = dv_add_##S(c2, x2);          \
-            a3 = DISPATCH_RAW_##WHICH##_##S(x3, a3), c3 = dv_add_##S(c3, x3);          \
-            dv_##S y0 = dv_load_##S(q + i), y1 = dv_load_##S(q + i + L),               \
-                   y2 = dv_load_##S(q + i + 2 * L), y3 = dv_load_##S(q + i + 3 * L);   \
-            b0 = DISPATCH_RAW_##WHICH##_##S(y0, b0), d0 = dv_add_##S(d0, y0);          \
-            b1 = DISPATCH_RAW_##WHICH##_##S(y1, b1), d1 = dv_add_##S(d1, y1);          \
-            b2 = DISPATCH_RAW_##WHICH##_##S(y2, b2), d2 = dv_add_##S(d2, y2);          \
-            b3 = DISPATCH_RAW_##WHICH##_##S(y3, b3), d3 = dv_add_##S(d3, y3);          \
+            DISPATCH_EXT_FOUR(S, WHICH, p + i, a, c)                                   \
+            DISPATCH_EXT_FOUR(S, WHICH, q + i, b, d)                                   \
         }                                                                              \
         for (; i + L <= n; i += L) {                                                   \
             dv_##S x = dv_load_##S(p + i), y = dv_load_##S(q + i);                     \
             a0 = DISPATCH_RAW_##WHICH##_##S(x, a0), c0 = dv_add_##S(c0, x);            \
             b0 = DISPATCH_RAW_##WHICH##_##S(y, b0), d0 = dv_add_##S(d0, y);            \
         }                                                                              \
-        a0 = DISPATCH_RAW_##WHICH##_##S(a0, a2), a1 = DISPATCH_RAW_##WHICH##_##S(a1, a3); \
-        b0 = DISPATCH_RAW_##WHICH##_##S(b0, b2), b1 = DISPATCH_RAW_##WHICH##_##S(b1, b3); \
-        a0 = DISPATCH_RAW_##WHICH##_##S(a0, a1), b0 = DISPATCH_RAW_##WHICH##_##S(b0, b1); \
-        c0 = dv_add_##S(dv_add_##S(c0, c2), dv_add_##S(c1, c3));                       \
-        d0 = dv_add_##S(dv_add_##S(d0, d2), dv_add_##S(d1, d3));                       \
         int ok = 0;                                                                    \
-        T c = dispatch_sum_tree_##S(c0), d = dispatch_sum_tree_##S(d0);                \
-        if (c == c) {                                                                  \
-            T m = dispatch_hext_##S(a0, DISPATCH_IS_MIN_##WHICH);                      \
-            for (intptr_t j = i; j < n; j++) m = dv_s##which##_##S(m, p[j]);           \
-            r[0] = m, ok |= 1;                                                         \
-        }                                                                              \
-        if (d == d) {                                                                  \
-            T m = dispatch_hext_##S(b0, DISPATCH_IS_MIN_##WHICH);                      \
-            for (intptr_t j = i; j < n; j++) m = dv_s##which##_##S(m, q[j]);           \
-            r[1] = m, ok |= 2;                                                         \
-        }                                                                              \
+        DISPATCH_EXT_ANSWER(T, S, which, WHICH, p, a, c, 0)                            \
+        DISPATCH_EXT_ANSWER(T, S, which, WHICH, q, b, d, 1)                            \
         return ok;                                                                     \
     }
 
@@ -785,7 +791,7 @@ static inline double dispatch_hext_f64(dv_f64 v, int is_min)
         const intptr_t L = DISPATCH_KERNELS_SUM_LANES_##S;                             \
         intptr_t gap = (q - p) * (intptr_t)sizeof(T);                                  \
         if (!DISPATCH_SUM_TWO_STREAMS || !DISPATCH_HAVE_RAW_EXT || n < 4 * L ||       \
-            (gap < DISPATCH_SUM_STREAM_GAP && gap > -DISPATCH_SUM_STREAM_GAP))         \
+            !dispatch_sum_far_apart(gap))                                              \
             return 0;                                                                  \
         return is_min ? NAME##_fast2_min_(p, q, n, r) : NAME##_fast2_max_(p, q, n, r); \
     }                                                                                  \
