@@ -50,7 +50,7 @@ DTYPES = ["float32", "float64"]
 # --api only: the reductions of these (and float16's elementwise ops too)
 API_EXTRA_DTYPES = ["float16", "int8", "int32", "int64"]
 FLOAT_ONLY_OPS = ("exp", "mean", "tanh", "expm1")  # skipped for the integer dtypes
-# Bytes per element of each --dtypes choice (the 16M rows' GB/s).
+# Bytes per element of each --dtypes choice (the 16M sum rows' bandwidth).
 ITEMSIZE = {"float16": 2, "float32": 4, "float64": 8, "int8": 1, "int32": 4, "int64": 8}
 
 # (arrays read, arrays written) per element, for the bandwidth fraction
@@ -633,7 +633,7 @@ def api_bench(args: argparse.Namespace) -> list:
                            "threads": threads, **r}
                     if op.startswith("sum") and size == "16M":
                         row["read_bw"] = bw[threads]
-                        row["bw_frac"] = n * np.dtype(dtype).itemsize / r["ours"] / bw[threads]
+                        row["bw_frac"] = n * ITEMSIZE[dtype] / r["ours"] / bw[threads]
                     rows.append(row)
                     print(json.dumps(row), file=sys.stderr, flush=True)
     # The machine may be busier at the start than later: measure again, keep
@@ -643,8 +643,7 @@ def api_bench(args: argparse.Namespace) -> list:
     for row in rows:
         if "bw_frac" in row:
             row["read_bw"] = bw[row["threads"]]
-            row["bw_frac"] = row["n"] * np.dtype(row["dtype"]).itemsize / row["ours"] / bw[
-                row["threads"]]
+            row["bw_frac"] = row["n"] * ITEMSIZE[row["dtype"]] / row["ours"] / bw[row["threads"]]
     dispatch.set_num_threads(1)
     for t in args.threads:
         rows.append({"impl": "read_bw", "threads": t, "bytes_per_s": bw[t]})
