@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import Optional
 
 
@@ -38,3 +40,23 @@ def shown(token: str, limit: int = 60) -> str:
     """A user's token as an error quotes it: escaped, and cut after ``limit`` characters."""
     token = printable(token)
     return token if len(token) <= limit else token[:limit] + "..."
+
+
+def write_stdout(text: str) -> None:
+    """Write the command's output; a closed or failing stdout is a DispatchError.
+
+    After a failed write the descriptor is pointed at /dev/null, so the
+    interpreter's own flush at exit does not print a second, raw error.
+    """
+    out = sys.stdout
+    if out is None:
+        raise DispatchError("cannot write the output: standard output is closed")
+    try:
+        out.write(text)
+        out.flush()
+    except OSError as exc:
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), out.fileno())
+        except (OSError, ValueError):
+            pass
+        raise DispatchError(f"cannot write the output: {exc.strerror or exc}") from None

@@ -11,12 +11,12 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
-from . import generate, variants
+from . import generate, meson_plan, paths, variants
 from .config import BuildConfig, configure
 from .inputs import read_input
-from .errors import DispatchError, printable
+from .errors import DispatchError, printable, shown, write_stdout
 from .probe import default_cache_dir
 from .targets import load_groups, parse, resolve
 
@@ -24,7 +24,7 @@ DEFAULT_BASELINE = "min"
 DEFAULT_DISPATCH = "max -xop -fma4"
 
 
-def _add_build_options(p: argparse.ArgumentParser) -> None:
+def add_build_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cc", default=os.environ.get("CC", "cc"),
                    help="compiler command, e.g. 'gcc' or 'ccache clang' (default: $CC or cc)")
     p.add_argument("--cflags", default=os.environ.get("CFLAGS", ""),
@@ -78,33 +78,33 @@ def report_text(config: BuildConfig) -> str:
     return "\n".join(lines)
 
 
-def cmd_report(args: argparse.Namespace) -> None:
+def cmd_report(args: argparse.Namespace) -> str:
     config = _config_from(args)
-    print(json.dumps(report_dict(config), indent=2) if args.json else report_text(config))
+    return (json.dumps(report_dict(config), indent=2) if args.json else report_text(config)) + "\n"
 
 
-def cmd_configure(args: argparse.Namespace) -> None:
+def write_config(config: BuildConfig, outdir: Path) -> None:
+    """configure's outputs: both or neither (a later step reads the JSON, the C
+    code the header)."""
+    generate.write_files([(outdir / "_cpu_dispatch.h", generate.cpu_dispatch_header(config)),
+                          (outdir / "dispatch_config.json", config.to_json())])
+
+
+def cmd_configure(args: argparse.Namespace) -> str:
     config = _config_from(args)
-    out = Path(args.outdir)
-    # Both or neither: a later step reads the JSON, the C code the header.
-    generate.write_files([(out / "_cpu_dispatch.h", generate.cpu_dispatch_header(config)),
-                          (out / "dispatch_config.json", config.to_json())])
-    runtime = []
-    if args.package:
-        runtime = runtime_sources(args.package, args.module, args.env_prefix)
-        for name, text in runtime:
-            generate.write_if_changed(out / name, text)
+    write_config(config, Path(args.outdir))
+    runtime = runtime_library(args.package, args.module, args.env_prefix) if args.package else None
     if not args.meson:
-        print(report_text(config))
-        return
+        return report_text(config) + "\n"
     # One "key<TAB>value" per line: meson's DSL can split but not parse JSON.
-    print(f"baseline\t{' '.join(config.baseline)}")
-    print(f"baseline_flags\t{' '.join(config.baseline_flags)}")
-    print(f"dispatch\t{' '.join(config.dispatch)}")
-    for name, _ in runtime:
-        print(f"runtime\t{name}")
-    for line in report_text(config).splitlines():
-        print(f"note\t{printable(line)}")
+    lines = [f"include\t{paths.INCLUDE}",
+             f"baseline\t{' '.join(config.baseline)}",
+             f"baseline_flags\t{' '.join(config.baseline_flags)}",
+             f"dispatch\t{' '.join(config.dispatch)}"]
+    if runtime:
+        lines.append(f"runtime\t{' '.join(runtime[0])}\t{' '.join(runtime[1])}")
+    lines += [f"note\t{printable(line)}" for line in report_text(config).splitlines()]
+    return "".join(f"{line}\n" for line in lines)
 
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -115,53 +115,44 @@ def env_prefix_of(package: str) -> str:
     return re.sub(r"[^A-Za-z0-9_]", "_", package).upper()
 
 
-def runtime_sources(package: str, module: Optional[str], prefix: Optional[str]):
-    """The CPU runtime as a downstream build compiles it: (file name, text) pairs.
+def runtime_library(package: str, module: Optional[str],
+                    prefix: Optional[str]) -> Tuple[List[str], List[str]]:
+    """The CPU runtime as a downstream build compiles it: (sources, -D flags).
 
-    One small translation unit per runtime source, each including the
-    toolkit's file through the include path the `dispatch` dependency gives
-    (`cpu/<file>.c`), with the package's env prefix (Note [Env prefix] in
-    sources/cpu/cpu_features.c); with a module name, also the module guard
-    (Note [Module guard] in sources/cpu/cpu_module_guard.c). The build
-    compiles them WITHOUT its baseline flags.
+    The toolkit's own files (paths.CPU), compiled WITHOUT the build's baseline
+    flags, with the package's env prefix (Note [Env prefix] in
+    cpu/cpu_features.c); with a module name, also the module guard (Note
+    [Module guard] in cpu/cpu_module_guard.c), whose PyInit_<module> is the
+    extension's.
     """
     prefix = prefix or env_prefix_of(package)
-    for what, value in (("package", package.replace(".", "_").replace("-", "_")),
-                        ("module", module), ("env prefix", prefix)):
+    c_package = package.replace(".", "_").replace("-", "_")
+    for what, value in (("package", c_package), ("module", module), ("env prefix", prefix)):
         if value is not None and not _IDENT.fullmatch(value):
-            raise DispatchError(f"the {what} name {value!r} must be a C identifier "
+            raise DispatchError(f"the {what} name {shown(value)!r} must be a C identifier "
                                 "(letters, digits, underscores)")
-    head = (f"/* Generated by dispatchgen configure for {package}: the toolkit's CPU "
-            "runtime. Compile WITHOUT the baseline flags. Do not edit. */\n"
-            f"#define DISPATCH_CPU_ENV_PREFIX {prefix}\n")
-    files = [(f"dispatch_rt_{stem}.c", head + f'#include "cpu/{stem}.c"\n')
-             for stem in ("cpu_features", "cpu_detect", "cpu_dispatch_trace")]
+    names = list(paths.RUNTIME_SOURCES) + ([paths.MODULE_GUARD] if module else [])
+    flags = [f"-DDISPATCH_CPU_ENV_PREFIX={prefix}"]
     if module:
-        files.append(("dispatch_rt_module_guard.c", head +
-                      f"#define DISPATCH_PACKAGE_NAME {package.replace('-', '_')}\n"
-                      f"#define DISPATCH_MODULE_NAME {module}\n"
-                      '#include "cpu/cpu_module_guard.c"\n'))
-    return files
+        flags += [f"-DDISPATCH_PACKAGE_NAME={c_package}", f"-DDISPATCH_MODULE_NAME={module}"]
+    return [str(paths.CPU / n) for n in names], flags
 
 
-def cmd_targets(args: argparse.Namespace) -> None:
+def cmd_targets(args: argparse.Namespace) -> str:
     config = _config_from(args)
     groups = load_groups(args.groups)
-    results = []
+    results, lines = [], []
     for src in args.files:
         res = _resolve_file(src, config, groups, args.disable_optimization)
         results.append(res.to_dict())
-        if not args.json:
-            names = [t.name for t in res.targets] + (["baseline"] if res.baseline else [])
-            print(f"{printable(str(src))}: {' '.join(names) or '(nothing to build)'}")
-            for t in res.targets:
-                print(f"  {t.name}: {' '.join(t.flags)}")
-            for s in res.skipped:
-                print(f"  skipped {s['target']}: {s['reason']}")
-            for n in res.notes:
-                print(f"  note: {printable(n)}")
+        names = [t.name for t in res.targets] + (["baseline"] if res.baseline else [])
+        lines.append(f"{printable(str(src))}: {' '.join(names) or '(nothing to build)'}")
+        lines += [f"  {t.name}: {' '.join(t.flags)}" for t in res.targets]
+        lines += [f"  skipped {s['target']}: {s['reason']}" for s in res.skipped]
+        lines += [f"  note: {printable(n)}" for n in res.notes]
     if args.json:
-        print(json.dumps(results[0] if len(results) == 1 else results, indent=2))
+        return json.dumps(results[0] if len(results) == 1 else results, indent=2) + "\n"
+    return "".join(f"{line}\n" for line in lines)
 
 
 def _resolve_file(src: Path, config: BuildConfig, groups: dict, disable_opt: bool):
@@ -169,7 +160,7 @@ def _resolve_file(src: Path, config: BuildConfig, groups: dict, disable_opt: boo
     return resolve(parse(text, str(src), config.table, groups), config, disable_opt)
 
 
-def cmd_meson_source(args: argparse.Namespace) -> None:
+def cmd_meson_source(args: argparse.Namespace) -> str:
     """Write <name>.dispatch.h; tell meson what to build (one source per process:
     meson-sources does all of them in one, without wrapper files).
 
@@ -186,67 +177,75 @@ def cmd_meson_source(args: argparse.Namespace) -> None:
     stem = src.name.replace(".", "_")
     generate.write_if_changed(out / generate.header_name(src.name),
                               generate.source_header(res, src.name))
-    for t in res.targets:
-        print(f"wrapper\t{stem}_{t.name}\t{t.name}\t{' '.join(t.flags)}\t"
-              f"{generate.wrapper_name(src.name, t)}")
+    lines = [f"wrapper\t{stem}_{t.name}\t{t.name}\t{' '.join(t.flags)}\t"
+             f"{generate.wrapper_name(src.name, t)}" for t in res.targets]
     if res.baseline:
-        print(f"baseline\t{stem}_baseline\t{os.path.realpath(src)}\t"
-              f"{' '.join(config.baseline_flags)}")
+        lines.append(f"baseline\t{stem}_baseline\t{os.path.realpath(src)}\t"
+                     f"{' '.join(config.baseline_flags)}")
     built = [t.name for t in res.targets] + (["baseline"] if res.baseline else [])
-    print(f"note\t{src.name}: builds {' '.join(built) or 'nothing'}")
-    for s in res.skipped:
-        print(f"note\t{printable(str(src))}:{res.skipped_lines.get(s['target'], res.line)}: "
-              f"skipped {s['target']}: {printable(s['reason'])}")
-    for n in res.notes:
-        print(f"note\t{printable(n)}")
+    lines.append(f"note\t{src.name}: builds {' '.join(built) or 'nothing'}")
+    lines += [f"note\t{printable(str(src))}:{res.skipped_lines.get(s['target'], res.line)}: "
+              f"skipped {s['target']}: {printable(s['reason'])}" for s in res.skipped]
+    lines += [f"note\t{printable(n)}" for n in res.notes]
+    return "".join(f"{line}\n" for line in lines)
 
 
-def cmd_meson_sources(args: argparse.Namespace) -> None:
-    """All of a meson project's dispatchable sources in one process.
+def dispatch_objects(config: BuildConfig, sources: List[Path], outdir: Path,
+                     groups_file: Optional[Path], disable_optimization: bool):
+    """Every object of a project's dispatchable sources: (headers to write,
+    [(library name, index of the source, flags)], notes).
 
-    Writes every <name>.dispatch.h (only those whose text changed, all or none:
-    generate.write_files) and prints one line per object to build:
-    lib<TAB>library name<TAB>index of the source in the arguments<TAB>flags,
-    where flags are the target's compiler flags plus the -D macros that make
-    the source itself that target's translation unit (see Note [No wrapper
-    files] in generate.py), and note<TAB>text lines (at least one, so meson
-    never splits an empty output). Any error in any source is one line and no
-    header is written.
+    The flags are the target's compiler flags plus the -D macros that make the
+    source itself that target's translation unit (Note [No wrapper files] in
+    generate.py). Any error in any source is a DispatchError.
     """
-    config = BuildConfig.load(args.config)
-    groups = load_groups(args.groups)
-    out = Path(args.outdir)
-    headers: dict = {}
-    files, lines, notes = [], [], []
-    for index, src in enumerate(args.sources):
+    groups = load_groups(groups_file)
+    names: dict = {}
+    files, objects, notes = [], [], []
+    for index, src in enumerate(sources):
         generate.check_source_path(src)
         generate.source_language(src)
         header = generate.header_name(src.name)
-        if header in headers:
-            raise DispatchError(f"{src.name} and {headers[header]} would both generate "
+        if header in names:
+            raise DispatchError(f"{src.name} and {names[header]} would both generate "
                                 f"{header}; rename one", str(src))
-        headers[header] = src.name
-        res = _resolve_file(src, config, groups, args.disable_optimization)
-        files.append((out / header, generate.source_header(res, src.name)))
+        names[header] = src.name
+        res = _resolve_file(src, config, groups, disable_optimization)
+        files.append((outdir / header, generate.source_header(res, src.name)))
         stem = src.name.replace(".", "_")
         for t in res.targets:
-            flags = [*t.flags, *generate.target_defines(t)]
-            lines.append(f"lib\t{stem}_{t.name}\t{index}\t{' '.join(flags)}")
+            objects.append((f"{stem}_{t.name}", index, [*t.flags, *generate.target_defines(t)]))
         if res.baseline:
-            lines.append(f"lib\t{stem}_baseline\t{index}\t{' '.join(config.baseline_flags)}")
+            objects.append((f"{stem}_baseline", index, list(config.baseline_flags)))
         built = [t.name for t in res.targets] + (["baseline"] if res.baseline else [])
         notes.append(f"{src.name}: builds {' '.join(built) or 'nothing'}")
         notes += [f"{src}:{res.skipped_lines.get(s['target'], res.line)}: skipped "
                   f"{s['target']}: {s['reason']}" for s in res.skipped]
         notes += res.notes
+    return files, objects, notes
+
+
+def cmd_meson_sources(args: argparse.Namespace) -> str:
+    """All of a meson project's dispatchable sources in one process.
+
+    Writes every <name>.dispatch.h (only those whose text changed, all or none:
+    generate.write_files) and prints one line per object to build:
+    lib<TAB>library name<TAB>index of the source in the arguments<TAB>flags,
+    and note<TAB>text lines (at least one, so meson never splits an empty
+    output). Any error in any source is one line and no header is written.
+    """
+    config = BuildConfig.load(args.config)
+    files, objects, notes = dispatch_objects(config, args.sources, Path(args.outdir),
+                                             args.groups, args.disable_optimization)
     generate.write_files(files)
     if not args.sources:
         notes.append("no dispatchable sources")
-    sys.stdout.write("".join(f"{line}\n" for line in lines))
-    sys.stdout.write("".join(f"note\t{printable(n)}\n" for n in notes))
+    lines = [f"lib\t{name}\t{index}\t{' '.join(flags)}" for name, index, flags in objects]
+    lines += [f"note\t{printable(n)}" for n in notes]
+    return "".join(f"{line}\n" for line in lines)
 
 
-def cmd_wrapper(args: argparse.Namespace) -> None:
+def cmd_wrapper(args: argparse.Namespace) -> str:
     """Print the wrapper source of one target of one source."""
     config = BuildConfig.load(args.config)
     generate.check_source_path(Path(args.source))
@@ -256,7 +255,7 @@ def cmd_wrapper(args: argparse.Namespace) -> None:
         built = " ".join(t.name for t in res.targets) or "none"
         raise DispatchError(f"no target '{args.target}' is built (built: {built})",
                             str(args.source))
-    sys.stdout.write(generate.wrapper_source(target, Path(args.source).name))
+    return generate.wrapper_source(target, Path(args.source).name)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -267,12 +266,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("report", help="what a configuration enables, with skip reasons")
-    _add_build_options(p)
+    add_build_options(p)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("targets", help="the parsed @targets of dispatchable sources")
-    _add_build_options(p)
+    add_build_options(p)
     p.add_argument("files", type=Path, nargs="+")
     p.add_argument("--config", type=Path, help="a dispatch_config.json from configure")
     p.add_argument("--groups", type=Path, help="INI file whose [groups] define #name")
@@ -281,16 +280,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_targets)
 
     p = sub.add_parser("configure", help="write _cpu_dispatch.h and dispatch_config.json")
-    _add_build_options(p)
+    add_build_options(p)
     p.add_argument("--outdir", type=Path, required=True)
     p.add_argument("--meson", action="store_true", help="print lines for meson")
-    p.add_argument("--package", help="a downstream package: also write its CPU runtime "
-                   "sources (runtime<TAB>file lines with --meson)")
+    p.add_argument("--package", help="a package's CPU runtime: with --meson, one line "
+                   "runtime<TAB>its sources<TAB>its -D flags (compile WITHOUT the baseline flags)")
     p.add_argument("--module", help="with --package: the extension module whose init the "
                    "runtime guards (DISPATCH_MODULE_INIT(<module>))")
     p.add_argument("--env-prefix", help="with --package: prefix of its env variables "
                    "(default: the package name in upper case)")
     p.set_defaults(func=cmd_configure)
+
+    meson_plan.add_parser(sub)  # meson: the one call of a client's meson.build
 
     p = sub.add_parser("meson-source", help="write one source's header and wrappers (meson)")
     p.add_argument("source", type=Path)
@@ -316,7 +317,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--groups", type=Path)
     p.set_defaults(func=cmd_wrapper)
 
-    variants.add_parser(sub)  # meson-variants: tools/dispatchkit/variants.py
+    variants.add_parser(sub)  # meson-variants: dispatchkit/variants.py
     return parser
 
 
@@ -336,11 +337,19 @@ def main(argv: Optional[List[str]] = None) -> int:
     _trace(sys.argv[1:] if argv is None else list(argv))
     args = build_parser().parse_args(argv)
     try:
-        args.func(args)
+        write_stdout(args.func(args))
     except DispatchError as exc:
-        print(f"dispatchgen: error: {exc}", file=sys.stderr)
+        _error(str(exc))
         return 2
     except OSError as exc:  # an I/O failure not named where it happened: still one line
-        print(f"dispatchgen: error: {printable(str(exc))}", file=sys.stderr)
+        _error(printable(str(exc)))
         return 2
     return 0
+
+
+def _error(text: str) -> None:
+    if sys.stderr is not None:
+        try:
+            print(f"dispatchgen: error: {text}", file=sys.stderr, flush=True)
+        except OSError:
+            pass

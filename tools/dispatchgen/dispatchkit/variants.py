@@ -20,6 +20,11 @@ as a target's variant of those entry points, with no renames and no
     sum = mylib_sum_avx2
     xor = mylib_xor_avx2          ; implemented in assembly
 
+Sources may depend on a build option: `sources[asm] = mylib_avx2.S` is used
+when the option `asm` (passed as `--option asm=true`) is true or enabled,
+`sources[!asm] = mylib_avx2.c` when it is false or disabled, and
+`sources[impl:fast] = ...` when it equals `fast`; plain `sources` always.
+
 `dispatchgen meson-variants mylib.variants.ini --config ... --outdir ...`
 resolves every section against the build's configuration (a target the
 dispatch set does not enable, or the compiler cannot build, is skipped with a
@@ -32,7 +37,9 @@ DISPATCH_CPU_TARGET_IS_BASELINE (0/1), which also work in `.S` files.
 
 The header gives, per entry point, the highest-interest variant the running
 CPU supports: `MYLIB_DISPATCH(sum)` (an expression: the function pointer;
-the baseline's, or a null pointer when no [baseline] defines it),
+the baseline's, or a null pointer when no [baseline] defines it; evaluating
+it records the choice as `mylib.sum` in the CPU runtime's trace, so a Python
+module's `__cpu_targets__` shows it with no call of its own),
 `MYLIB_DISPATCH_INFO(sum)` (its target name) and `MYLIB_DISPATCH_TARGETS`.
 Declaring the variants is the library's own header's job, as upstream has it.
 """
@@ -43,7 +50,7 @@ import argparse
 import configparser
 import re
 from pathlib import Path
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from . import generate
 from .config import BuildConfig
@@ -71,10 +78,74 @@ def _section_lines(text: str) -> Dict[str, int]:
     return lines
 
 
-def load(path: Path, config: BuildConfig) -> Tuple[str, List[Variant], List[str]]:
+_SOURCES_KEY = re.compile(r"sources(?:\[\s*(!?)\s*([A-Za-z0-9_.-]+)\s*(?::\s*([^\]]*?))?\s*\])?\Z")
+_TRUE, _FALSE = ("true", "enabled", "1", "yes"), ("false", "disabled", "0", "no")
+
+
+def parse_options(values: List[str]) -> Dict[str, str]:
+    """`--option NAME=VALUE` arguments as a dict; a malformed one is a DispatchError."""
+    options: Dict[str, str] = {}
+    for item in values:
+        name, eq, value = item.partition("=")
+        if not eq or not name.strip():
+            raise DispatchError(f"--option {shown(item)!r}: expected NAME=VALUE, "
+                                "e.g. --option asm=true")
+        options[name.strip()] = value.strip()
+    return options
+
+
+def _sources(section: str, keys: Dict[str, str], options: Dict[str, str], loc: str) -> List[str]:
+    """The section's sources under these option values; pops every sources key."""
+    out: List[str] = []
+    for key in [k for k in keys if k.startswith("sources")]:
+        value = keys.pop(key)
+        m = _SOURCES_KEY.match(key)
+        if m is None:
+            raise DispatchError(f"[{shown(section)}] {shown(key)}: expected sources, "
+                                "sources[OPTION], sources[!OPTION] or sources[OPTION:VALUE]", loc)
+        negate, option, wanted = m.groups()
+        if option is not None:
+            if option not in options:
+                given = ", ".join(sorted(options)) or "none"
+                raise DispatchError(f"[{shown(section)}] {shown(key)} depends on the option "
+                                    f"'{shown(option)}', which the build did not pass "
+                                    f"(--option {shown(option)}=VALUE; passed: {given})", loc)
+            have = options[option].lower()
+            if wanted is not None:
+                if negate:
+                    raise DispatchError(f"[{shown(section)}] {shown(key)}: '!' and ':VALUE' "
+                                        "do not combine", loc)
+                use = have == wanted.strip().lower()
+            elif have in _TRUE or have in _FALSE:
+                use = (have in _TRUE) != bool(negate)
+            else:
+                raise DispatchError(f"[{shown(section)}] {shown(key)}: the option "
+                                    f"'{shown(option)}' is {shown(options[option])!r}, not a "
+                                    "boolean; compare it with sources[OPTION:VALUE]", loc)
+            if not use:
+                continue
+        out += value.split()
+    for src in out:
+        bad = next((c for c in src if not c.isprintable()), None)
+        if bad is not None:
+            raise DispatchError(f"[{shown(section)}] source {shown(src)!r} holds {bad!r}; a "
+                                "source path must be printable text", loc)
+    return out
+
+
+def load(path: Path, config: BuildConfig,
+         options: Optional[Dict[str, str]] = None) -> Tuple[str, List[Variant], List[str]]:
     """(library name, variants built (highest interest first), notes)."""
+    for shown_path in (str(path), str(Path(path).resolve())):
+        bad = next((c for c in shown_path if not c.isprintable()), None)
+        if bad is not None or "*/" in Path(path).name:
+            raise DispatchError(f"unusable variants file path: it holds {bad or '*/'!r}; it "
+                                "must be printable text (its name goes into generated C)",
+                                printable(shown_path))
     text = read_input(Path(path), "variants file")
-    ini = configparser.ConfigParser(interpolation=None, inline_comment_prefixes=(";", "#"))
+    # '=' alone separates keys from values: sources[impl:fast] keeps its ':'.
+    ini = configparser.ConfigParser(interpolation=None, inline_comment_prefixes=(";", "#"),
+                                    delimiters=("=",))
     ini.optionxform = str  # entry points are case-sensitive C names
     try:
         ini.read_string(text, str(path))
@@ -98,9 +169,13 @@ def load(path: Path, config: BuildConfig) -> Tuple[str, List[Variant], List[str]
             continue
         loc = f"{path}:{where.get(section, 1)}"
         keys = dict(ini[section])
-        sources = keys.pop("sources", "").split()
-        if not sources:
+        if not any(k.startswith("sources") for k in keys):
             raise DispatchError(f"[{shown(section)}] lists no sources", loc)
+        sources = _sources(section, keys, options or {}, loc)
+        if not sources:
+            notes.append(f"{path.name}: [{section}] has no sources under these options; "
+                         "not built")
+            continue
         for entry, symbol in keys.items():
             if not _IDENT.match(entry) or not _IDENT.match(symbol.strip()):
                 raise DispatchError(f"[{shown(section)}] {shown(entry)} = {shown(symbol)}: "
@@ -162,9 +237,12 @@ def header(name: str, variants: List[Variant], source_name: str) -> str:
     out = [f"/* Generated by {_TOOL} from {source_name}: the variants of {name}'s entry",
            " * points this build compiled, highest interest first. Do not edit. */",
            f"#ifndef {up}_DISPATCH_H_", f"#define {up}_DISPATCH_H_", "",
-           '#include "dispatch/cpu_features.h"', "",
+           '#include "dispatch/cpu_features.h"', '#include "dispatch/cpu_runtime.h"', "",
            f'#define {up}_DISPATCH_TARGETS "{" ".join(v.target for v in variants)}"',
-           f"#define {up}_DISPATCH(ENTRY) {up}_DISPATCH__##ENTRY",
+           "/* The chosen variant of ENTRY, recorded in the CPU runtime's trace as",
+           f" * {name}.ENTRY (a module's __cpu_targets__). */",
+           f"#define {up}_DISPATCH(ENTRY) (dispatch_cpu_trace_record_choice(\"{name}.\" #ENTRY, \\",
+           f"    {up}_DISPATCH_TARGETS, {up}_DISPATCH_INFO(ENTRY)), {up}_DISPATCH__##ENTRY)",
            f"#define {up}_DISPATCH_INFO(ENTRY) {up}_DISPATCH_INFO__##ENTRY", ""]
     for e in entries:
         have = [v for v in variants if e in v.entries]
@@ -186,19 +264,31 @@ def header(name: str, variants: List[Variant], source_name: str) -> str:
     return "\n".join(out)
 
 
-def cmd_meson_variants(args: argparse.Namespace) -> None:
+def variant_objects(path: Path, config: BuildConfig, outdir: Path,
+                    options: Dict[str, str]):
+    """(header file to write, [(library name, [source paths], flags)], notes):
+    source paths are resolved against the variants file's directory."""
+    name, variants, notes = load(path, config, options)
+    base = Path(path).resolve().parent
+    objects = [(f"{name}_{v.target}", [str(base / s) for s in v.sources], v.flags)
+               for v in variants]
+    notes = [f"{path.name}: builds {' '.join(v.target for v in variants) or 'nothing'}", *notes]
+    return (Path(outdir) / f"{name}_dispatch.h", header(name, variants, path.name)), objects, notes
+
+
+def cmd_meson_variants(args: argparse.Namespace) -> str:
     """Write <name>_dispatch.h; print variant<TAB>lib<TAB>target<TAB>flags<TAB>sources."""
     config = BuildConfig.load(args.config)
     path = Path(args.variants)
-    name, variants, notes = load(path, config)
+    name, variants, notes = load(path, config, parse_options(args.option))
     generate.write_if_changed(Path(args.outdir) / f"{name}_dispatch.h",
                               header(name, variants, path.name))
-    for v in variants:
-        print(f"variant\t{name}_{v.target}\t{v.target}\t{' '.join(v.flags)}\t"
-              f"{' '.join(v.sources)}")
-    print(f"note\t{path.name}: builds {' '.join(v.target for v in variants) or 'nothing'}")
-    for n in notes:
-        print(f"note\t{printable(n)}")
+    lines = [f"variant\t{name}_{v.target}\t{v.target}\t{' '.join(v.flags)}\t"
+             f"{' '.join(v.sources)}" for v in variants]
+    lines.append(f"note\t{printable(path.name)}: builds "
+                 f"{' '.join(v.target for v in variants) or 'nothing'}")
+    lines += [f"note\t{printable(n)}" for n in notes]
+    return "".join(f"{line}\n" for line in lines)
 
 
 def add_parser(sub) -> None:
@@ -206,4 +296,6 @@ def add_parser(sub) -> None:
     p.add_argument("variants", type=Path, help="the library's variants INI file")
     p.add_argument("--config", type=Path, required=True)
     p.add_argument("--outdir", type=Path, required=True)
+    p.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                   help="a build option's value, for sources[NAME] keys (repeatable)")
     p.set_defaults(func=cmd_meson_variants)
