@@ -23,7 +23,7 @@ def build_info() -> dict:
     from importlib.metadata import PackageNotFoundError, version
 
     try:
-        pkg_version = version("dispatch")
+        pkg_version = version("dispatch-tensor")  # the distribution; `dispatch` on the index is another project
     except PackageNotFoundError:  # not installed as a distribution (a staged copy)
         pkg_version = "unknown"
     return {

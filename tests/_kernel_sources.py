@@ -1,5 +1,5 @@
 """Each kernel source's own x86 targets, read from its `@targets` line by the
-toolkit's parser (`tools/dispatchgen.py targets --json`), so the tests follow
+toolkit's parser (`tools/dispatchgen/dispatchgen targets --json`), so the tests follow
 the one list the build follows instead of keeping a copy of it."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ KERNELS = REPO / "sources" / "kernels"
 @functools.cache
 def own_targets(source: str) -> tuple[str, ...]:
     """The x86 targets `source`.dispatch.c asks for, highest first, then baseline."""
-    proc = subprocess.run([sys.executable, str(REPO / "tools" / "dispatchgen.py"), "targets",
+    proc = subprocess.run([sys.executable, str(REPO / "tools" / "dispatchgen" / "dispatchgen"), "targets",
                            str(KERNELS / f"{source}.dispatch.c"), "--json"],
                           capture_output=True, text=True, check=True)
     spec = json.loads(proc.stdout)

@@ -3,7 +3,7 @@
 meson-python's editable install puts an import hook on sys.meta_path that
 claims the package's top-level names (`dispatch`, `dispatchkit`) and, on any
 import of them, rebuilds the editable build directory first. The generator
-that configure runs (tools/dispatchgen.py) imports `dispatchkit`; run with
+that configure runs (tools/dispatchgen/dispatchgen) imports `dispatchkit`; run with
 that interpreter's site, the hook caught the import and ran ninja on the very
 build directory meson was regenerating: a second `pip install -e .` (or any
 reconfigure of the editable tree) failed with "Some other Meson process is

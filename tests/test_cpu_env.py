@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-TOOLS = Path(__file__).resolve().parents[1] / "tools"
+TOOLS = Path(__file__).resolve().parents[1] / "tools" / "dispatchgen"
 if str(TOOLS) not in sys.path:
     sys.path.insert(0, str(TOOLS))
 

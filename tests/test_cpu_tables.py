@@ -1,4 +1,4 @@
-"""The toolkit's feature tables (tools/dispatchkit/features) and the runtime's
+"""The toolkit's feature tables (tools/dispatchgen/dispatchkit/features) and the runtime's
 feature enum (sources/include/dispatch/cpu_features.h) name the same features.
 
 The generated dispatch headers test `DISPATCH_CPU_HAVE(<NAME>)` for every
@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT / "tools") not in sys.path:
-    sys.path.insert(0, str(ROOT / "tools"))
+if str(ROOT / "tools" / "dispatchgen") not in sys.path:
+    sys.path.insert(0, str(ROOT / "tools" / "dispatchgen"))
 
 from dispatchkit.features import ARCHES  # noqa: E402
 
-HEADER = ROOT / "sources" / "include" / "dispatch" / "cpu_features.h"
+HEADER = ROOT / "tools" / "dispatchgen" / "dispatchkit" / "include" / "dispatch" / "cpu_features.h"
 NOT_FEATURES = {"NONE", "MAX"}
 
 

@@ -42,8 +42,11 @@ def _resolves(name: str) -> bool:
         return True
     if (ROOT / name).exists():
         return True
-    # `dispatch/x.h` is an include path: the header lies in sources/include/.
-    return name.endswith(".h") and (ROOT / "sources" / "include" / name).exists()
+    # `dispatch/x.h` is an include path: the header lies in sources/include/
+    # (the runtime's) or in the toolkit's include/.
+    return name.endswith(".h") and any(
+        (d / name).exists() for d in (ROOT / "sources" / "include",
+                                      ROOT / "tools" / "dispatchgen" / "dispatchkit" / "include"))
 
 
 def test_doc_links_stay_inside_the_checkout_and_exist():

@@ -2,12 +2,13 @@
 one C++ dispatchable source) built from a fresh directory by `pip install`,
 both ways the toolkit is adopted (README, "A downstream extension"):
 
-  (a) the toolkit installed in the build's environment, as a build
-      requirement: a toolkit-only wheel of this repository
-      (-Dtoolkit-only=true) installed in a fresh venv; dependency('dispatch')
-      found by pkg-config, or (the guard build) by asking the build's Python;
-  (b) the toolkit vendored as a meson subproject with
-      `dispatch-config --vendor subprojects/dispatch` (the toolkit alone).
+  (a) the toolkit installed in the build's environment: the toolkit's own
+      wheel (tools/dispatchgen) installed in a fresh venv, its `dispatchgen`
+      found on PATH as in an activated venv (pip's isolated builds from a
+      wheelhouse: tests/test_toolkit_wheel.py);
+  (b) the toolkit vendored into the project's tree with
+      `dispatch-config --vendor tools/dispatchgen` (the toolkit alone), found
+      there by find_program('dispatchgen', dirs: ...).
 
 Each build is imported and its chosen targets checked natively and under
 qemu Nehalem and Haswell; a build whose baseline (AVX2) the CPU lacks must
@@ -60,6 +61,17 @@ def _fresh_example(tmp: Path, name: str) -> Path:
     return src
 
 
+def _activated(python: Path, env: dict) -> dict:
+    """env as in the venv of ``python`` activated: its bin/ first on PATH."""
+    return {**env, "PATH": f"{python.parent}{os.pathsep}{env.get('PATH', os.defpath)}"}
+
+
+def _vendor(src: Path, tmp: Path) -> None:
+    _run([sys.executable, "-m", "dispatchkit.dispatch_config", "--vendor",
+          src / "tools" / "dispatchgen"],
+         env=_env(tmp, PYTHONPATH=str(REPO / "tools" / "dispatchgen")))
+
+
 def _pip_install(python: Path, src: Path, env: dict, *setup_args: str) -> str:
     cmd = [python, "-m", "pip", "install", "--no-build-isolation", "--no-deps", "-v",
            *(f"-Csetup-args={a}" for a in setup_args), src]
@@ -73,8 +85,7 @@ def route_a(tmp_path_factory, toolkit_wheel) -> dict:
     python = _venv(tmp / "venv")
     _run([python, "-m", "pip", "install", "--no-deps", "--no-index", toolkit_wheel])
     pcdir = _run([tmp / "venv" / "bin" / "dispatch-config", "--pkgconfigdir"]).stdout.strip()
-    log = _pip_install(python, _fresh_example(tmp, "pyext"),
-                       _env(tmp, PKG_CONFIG_PATH=pcdir))
+    log = _pip_install(python, _fresh_example(tmp, "pyext"), _activated(python, _env(tmp)))
     return {"python": python, "log": log, "tmp": tmp, "pcdir": pcdir}
 
 
@@ -83,8 +94,7 @@ def route_b(tmp_path_factory) -> dict:
     tmp = tmp_path_factory.mktemp("route-b")
     python = _venv(tmp / "venv")
     src = _fresh_example(tmp, "pyext")
-    _run([sys.executable, "-m", "dispatchkit.dispatch_config", "--vendor",
-          src / "subprojects" / "dispatch"], env=_env(tmp, PYTHONPATH=str(REPO / "tools")))
+    _vendor(src, tmp)
     log = _pip_install(python, src, _env(tmp))
     return {"python": python, "log": log, "tmp": tmp, "src": src}
 
@@ -127,17 +137,27 @@ def test_example_builds_imports_and_runs_the_best_variant_natively(route, reques
     assert r.stdout.split("\n")[0] == f"{expected} {expected} 6.5 [3.0, 6.0]"
 
 
-def test_route_a_finds_the_toolkit_by_pkg_config(route_a):
-    assert "Run-time dependency dispatch found: YES 0.1.0" in route_a["log"]
-    assert (Path(route_a["pcdir"]) / "dispatch.pc").is_file()
-    r = _run(["pkg-config", "--cflags", "dispatch"],
-             env={**os.environ, "PKG_CONFIG_PATH": route_a["pcdir"]})
+def test_route_a_finds_the_installed_toolkit_on_path(route_a):
+    bindir = route_a["python"].parent
+    assert f"Program dispatchgen found: YES ({bindir / 'dispatchgen'})" in route_a["log"]
+
+
+@pytest.mark.skipif(shutil.which("pkg-config") is None, reason="pkg-config is not installed")
+def test_the_installed_toolkit_answers_pkg_config(route_a):
+    assert (Path(route_a["pcdir"]) / "dispatchgen.pc").is_file()
+    env = {**os.environ, "PKG_CONFIG_PATH": route_a["pcdir"]}
+    r = _run(["pkg-config", "--cflags", "dispatchgen"], env=env)
     include = r.stdout.split()[0]
     assert include.startswith("-I") and Path(include[2:], "dispatch", "cpu_dispatch.h").is_file()
+    assert _run(["pkg-config", "--modversion", "dispatchgen"], env=env).stdout.strip() == "0.1.0"
+    script = _run(["pkg-config", "--variable=dispatchgen", "dispatchgen"], env=env).stdout.strip()
+    r = _run([route_a["python"], script, "--help"])
+    assert "usage: dispatchgen" in r.stdout
 
 
 def test_route_b_builds_from_the_vendored_toolkit(route_b):
-    assert "Executing subproject dispatch" in route_b["log"]
+    vendored = route_b["src"] / "tools" / "dispatchgen" / "dispatchgen"
+    assert f"Program dispatchgen found: YES ({vendored})" in route_b["log"]
 
 
 @pytest.mark.runs_package_under_qemu
@@ -193,12 +213,12 @@ def test_each_package_has_its_own_cpu_report(route_b):
 
 @pytest.fixture(scope="module")
 def too_high_baseline(tmp_path_factory, toolkit_wheel) -> dict:
-    """Route (a) without PKG_CONFIG_PATH (the toolkit found through the build's
-    Python, as in pip's isolated build env), built with an AVX2 baseline."""
+    """Route (a) built with an AVX2 baseline."""
     tmp = tmp_path_factory.mktemp("guard")
     python = _venv(tmp / "venv")
     _run([python, "-m", "pip", "install", "--no-deps", "--no-index", toolkit_wheel])
-    log = _pip_install(python, _fresh_example(tmp, "pyext"), _env(tmp), "-Dcpu-baseline=avx2")
+    log = _pip_install(python, _fresh_example(tmp, "pyext"), _activated(python, _env(tmp)),
+                       "-Dcpu-baseline=avx2")
     return {"python": python, "log": log, "tmp": tmp}
 
 
@@ -218,9 +238,9 @@ def test_the_toolkit_wheel_holds_the_toolkit_alone(toolkit_wheel):
     names = zipfile.ZipFile(toolkit_wheel).namelist()
     assert not [n for n in names if n.startswith("dispatch/")]  # no tensor runtime
     assert not [n for n in names if "/tests/" in n or n.startswith("tests/")]
-    for needed in ("dispatchkit/cli.py", "dispatchkit/lib/pkgconfig/dispatch.pc",
-                   "dispatchkit/_tree/sources/include/dispatch/cpu_dispatch.h",
-                   "dispatchkit/_tree/sources/cpu/cpu_module_guard.c"):
+    for needed in ("dispatchkit/cli.py", "dispatchkit/lib/pkgconfig/dispatchgen.pc",
+                   "dispatchkit/include/dispatch/cpu_dispatch.h",
+                   "dispatchkit/cpu/cpu_module_guard.c", "dispatchkit/checks/cpu_avx2.c"):
         assert needed in names
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     text = zipfile.ZipFile(toolkit_wheel).read(entry_points).decode()
@@ -240,12 +260,13 @@ def test_dispatch_config_and_dispatchgen_console_scripts(route_a):
 
 
 def test_vendoring_copies_the_toolkit_alone(route_b):
-    vendored = route_b["src"] / "subprojects" / "dispatch"
+    vendored = route_b["src"] / "tools" / "dispatchgen"
     files = {p.relative_to(vendored).as_posix() for p in vendored.rglob("*") if p.is_file()}
-    assert "meson.build" in files and "tools/dispatchkit/cli.py" in files
-    assert not [f for f in files if f.startswith(("dispatch/", "tests/", "sources/core",
-                                                  "sources/kernels", "tools/bench"))]
-    assert len(files) < 80
+    assert "dispatchgen" in files and "dispatchkit/cli.py" in files
+    assert "dispatchkit/cpu/cpu_module_guard.c" in files
+    assert all(f.startswith("dispatchkit/") for f in files - {"dispatchgen", ".dispatchgen-vendored"})
+    assert not [f for f in files if f.endswith(".pyc")]
+    assert len(files) < 100
 
 
 # ---- errors that point at the line, through `pip install` (issue 11, item 4) ----
@@ -265,9 +286,8 @@ def _example_for(route: str, build: dict, tmp: Path) -> tuple:
     """A fresh copy of the example and the environment to build it by ``route``."""
     src = _fresh_example(tmp, "pyext")
     if route == "route_a":
-        return src, _env(tmp, PKG_CONFIG_PATH=build["pcdir"])
-    _run([sys.executable, "-m", "dispatchkit.dispatch_config", "--vendor",
-          src / "subprojects" / "dispatch"], env=_env(tmp, PYTHONPATH=str(REPO / "tools")))
+        return src, _activated(build["python"], _env(tmp))
+    _vendor(src, tmp)
     return src, _env(tmp)
 
 
@@ -334,8 +354,7 @@ def test_pip_install_notes_a_target_the_compiler_cannot_build_and_honours_disabl
         "sse42 (avx2 fma3) avx512_skx */", "sse42 (avx2 fma3) avx512_skx\n * avx512_spr */", 1))
     venv = _venv(tmp_path / "venv")  # its own venv: route_a's pyext stays as it is
     _run([venv, "-m", "pip", "install", "--no-deps", "--no-index", toolkit_wheel])
-    pcdir = _run([venv.parent / "dispatch-config", "--pkgconfigdir"]).stdout.strip()
-    env["PKG_CONFIG_PATH"] = pcdir
+    env = _activated(venv, env)
     rc, out = _pip_install_output(venv, src, {**env, "CC": str(old_cc)},
                                   "-Ddisable-optimization=true", verbose=True)
     assert rc == 0, out

@@ -1,5 +1,5 @@
-"""A downstream meson project (tests/examples/hello) builds its own
-dispatchable source with the toolkit, used as a subproject."""
+"""A downstream meson project (tests/examples/hello, a C program) builds its
+own dispatchable source with the toolkit vendored into its tools/dispatchgen."""
 
 from __future__ import annotations
 
@@ -19,8 +19,9 @@ def _setup(tool, tmp: Path, name: str, *options: str) -> Path:
     """Build the example in tmp; tool is conftest's build_tool (meson, ninja)."""
     src = tmp / f"src-{name}"
     shutil.copytree(EXAMPLE, src)
-    (src / "subprojects").mkdir()
-    (src / "subprojects" / "dispatch").symlink_to(REPO, target_is_directory=True)
+    (src / "tools").mkdir()  # the toolkit vendored where the build file looks for it
+    (src / "tools" / "dispatchgen").symlink_to(REPO / "tools" / "dispatchgen",
+                                               target_is_directory=True)
     build = tmp / f"build-{name}"
     env = {**os.environ, "DISPATCHGEN_CACHE_DIR": str(tmp / "cache")}
     subprocess.run([tool("meson"), "setup", str(build), str(src), *options],
@@ -62,7 +63,7 @@ def test_call_all_runs_every_supported_variant_highest_first(built: Path) -> Non
 
 
 def test_dispatch_cpu_features_restrict_the_choice(built: Path) -> None:
-    env = {**os.environ, "DISPATCH_DISABLE_CPU_FEATURES": "AVX2"}
+    env = {**os.environ, "HELLO_DISABLE_CPU_FEATURES": "AVX2"}  # the program's own prefix
     out = subprocess.run([str(built / "hello")], capture_output=True, text=True, env=env)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split()[0] in ("SSE42", "baseline")
@@ -75,8 +76,7 @@ def test_two_configures_generate_byte_identical_files(tmp_path: Path, built: Pat
     # (Note [No wrapper files]); every file configure generates is compared.
     assert not list(built.glob("hello.dispatch.*.c"))
     generated = ["hello.dispatch.h",
-                 "subprojects/dispatch/sources/include/dispatch/_cpu_dispatch.h",
-                 "subprojects/dispatch/sources/include/dispatch/dispatch_config.json"]
+                 "dispatch/_cpu_dispatch.h", "dispatch/dispatch_config.json"]
     for rel in generated:
         assert filecmp.cmp(built / rel, again / rel, shallow=False), rel
     for rel in generated:
@@ -84,8 +84,8 @@ def test_two_configures_generate_byte_identical_files(tmp_path: Path, built: Pat
 
 
 def test_a_narrower_dispatch_builds_fewer_targets(tmp_path: Path, build_tool) -> None:
-    build = _setup(build_tool, tmp_path, "narrow", "-Ddispatch:cpu-baseline=avx2",
-                   "-Ddispatch:cpu-dispatch=avx512_skx")
+    build = _setup(build_tool, tmp_path, "narrow", "-Dcpu-baseline=avx2",
+                   "-Dcpu-dispatch=avx512_skx")
     symbols = subprocess.run(["nm", str(build / "hello")], check=True, capture_output=True,
                              text=True).stdout.split()
     assert "whoami_AVX512_SKX" in symbols and "whoami" in symbols

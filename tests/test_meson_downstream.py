@@ -44,29 +44,31 @@ def test_readme_snippet_is_the_example_projects_lines():
 
 
 def test_readme_states_the_snippets_line_count():
-    """README: "The N lines from `my_sources` to `endforeach`" (issue 11: write the count)."""
+    """README: "The N lines from `dispatchgen` to `endforeach`" (issue 11: write the count)."""
     lines = readme_snippet().splitlines()
-    first = next(i for i, ln in enumerate(lines) if ln.startswith("my_sources"))
+    first = next(i for i, ln in enumerate(lines) if ln.startswith("dispatchgen ="))
     last = next(i for i, ln in enumerate(lines) if ln.startswith("endforeach"))
     text = (REPO / "README.md").read_text()
-    assert f"The {last - first + 1} lines from `my_sources` to `endforeach`" in text
+    assert f"The {last - first + 1} lines from `dispatchgen` to `endforeach`" in text
 
 
 def project(tmp: Path, sources: dict, languages=("c",)) -> Path:
     """A downstream project: README's snippet for ``sources`` (name -> text)."""
     src = tmp / "src"
     src.mkdir()
-    (src / "subprojects").mkdir()
-    (src / "subprojects" / "dispatch").symlink_to(REPO, target_is_directory=True)
+    (src / "tools").mkdir()  # the toolkit vendored where the build file looks for it
+    (src / "tools" / "dispatchgen").symlink_to(REPO / "tools" / "dispatchgen",
+                                               target_is_directory=True)
     for name, text in sources.items():
         (src / name).write_text(text)
     snippet = example_snippet().replace(
         "files('hello.dispatch.c')", "files(" + ", ".join(f"'{n}'" for n in sources) + ")")
+    snippet = snippet.replace("'--sources', files('main.c'), ", "")
     langs = ", ".join(f"'{lang}'" for lang in languages)
+    shutil.copy(EXAMPLE / "meson_options.txt", src)
     (src / "meson.build").write_text(
         f"project('down', {langs}, default_options: ['c_std=c11', 'buildtype=release'])\n"
-        "fs = import('fs')\ndispatch = subproject('dispatch')\n" + snippet +
-        "lib = static_library('down', link_whole: my_libs)\n")
+        + snippet + "lib = static_library('down', dependencies: libs)\n")
     return src
 
 
@@ -91,9 +93,9 @@ def test_configure_runs_the_same_generator_processes_for_1_and_10_sources(
     src = project(tmp_path, sources(n))
     setup(build_tool, src, tmp_path / "build", env={"DISPATCHGEN_TRACE": str(trace)})
     runs = [line.split("\t") for line in trace.read_text().splitlines()]
-    # configure + ONE meson-sources, whatever the number of sources
-    assert [r[0] for r in runs] == ["configure", "meson-sources"], runs
-    assert int(runs[1][1]) == n + 5  # sources, --config CFG --outdir DIR
+    # ONE `dispatchgen meson` (configure and every source), whatever their number
+    assert [r[0] for r in runs] == ["meson"], runs
+    assert int(runs[0][1]) == n + 17  # the sources and the fixed options
 
 
 def test_ten_sources_build_and_link_every_target(tmp_path, build_tool):
@@ -127,7 +129,7 @@ def test_a_dispatch_cpp_source_builds_beside_a_c_one(tmp_path, build_tool):
 def test_disable_optimization_reaches_downstream_sources(tmp_path, build_tool):
     src = project(tmp_path, sources(2))
     build = tmp_path / "build"
-    proc = setup(build_tool, src, build, "-Ddispatch:disable-optimization=true")
+    proc = setup(build_tool, src, build, "-Ddisable-optimization=true")
     assert "k0.dispatch.c: builds baseline" in proc.stdout
     subprocess.run([build_tool("ninja"), "-C", str(build)], check=True, capture_output=True)
     syms = subprocess.run(["nm", str(build / "libdown.a")], capture_output=True,

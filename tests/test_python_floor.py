@@ -2,7 +2,7 @@
 
 The package (dispatch/, the build-time generators in tools/) needs the
 newest of the features listed in NEEDS that it uses; the toolkit's generator
-(tools/dispatchkit/, tools/dispatchgen.py) promises Python >= 3.9 to projects
+(tools/dispatchgen/dispatchkit/, tools/dispatchgen/dispatchgen) promises Python >= 3.9 to projects
 that run it from a bare checkout, so it may use none newer.
 """
 
@@ -35,7 +35,7 @@ def _floor() -> tuple[int, int]:
 
 def _is_toolkit(p: Path) -> bool:
     rel = p.relative_to(ROOT).as_posix()
-    return rel.startswith("tools/dispatchkit/") or rel == "tools/dispatchgen.py"
+    return rel.startswith("tools/dispatchgen/dispatchkit/") or rel == "tools/dispatchgen/dispatchgen"
 
 
 def _python_files() -> list[Path]:

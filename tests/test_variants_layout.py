@@ -1,7 +1,7 @@
 """Libraries as they are written (issue 11, item 3): tests/examples/mylib keeps
 one source file per instruction set plus a hand-written `.S`, declared as
-targets' variants in mylib.variants.ini (`dispatchgen meson-variants`,
-tools/dispatchkit/variants.py): no renames, every file compiled once, the
+targets' variants in mylib.variants.ini (`dispatchgen meson --variants`,
+tools/dispatchgen/dispatchkit/variants.py): no renames, every file compiled once, the
 public DISPATCH_CPU_TARGET_NAME / DISPATCH_CPU_TARGET_IS_BASELINE macros."""
 
 from __future__ import annotations
@@ -27,8 +27,9 @@ pytestmark = pytest.mark.skipif(os.uname().machine != "x86_64",
 def _setup(tool, tmp: Path, name: str, *options: str) -> tuple[Path, str]:
     src = tmp / f"src-{name}"
     shutil.copytree(EXAMPLE, src)
-    (src / "subprojects").mkdir()
-    (src / "subprojects" / "dispatch").symlink_to(REPO, target_is_directory=True)
+    (src / "tools").mkdir()  # the toolkit vendored where the build file looks for it
+    (src / "tools" / "dispatchgen").symlink_to(REPO / "tools" / "dispatchgen",
+                                               target_is_directory=True)
     build = tmp / f"build-{name}"
     env = {**os.environ, "DISPATCHGEN_CACHE_DIR": str(tmp / "cache")}
     r = subprocess.run([tool("meson"), "setup", str(build), str(src), *options],
@@ -95,7 +96,7 @@ def test_each_emulated_cpu_runs_its_variant(built: Path, cpu: str, expected: str
 def test_variants_inside_the_baseline_are_kept_and_never_recurse(tmp_path, build_tool) -> None:
     """BLAKE3's case: with AVX2 in the baseline, the AVX2 file is still mylib's
     AVX2 variant (its own names), chosen where nothing higher runs."""
-    build, out = _setup(build_tool, tmp_path, "avx2", "-Ddispatch:cpu-baseline=avx2")
+    build, out = _setup(build_tool, tmp_path, "avx2", "-Dcpu-baseline=avx2")
     assert "mylib.variants.ini: builds AVX512_SKX AVX2 SSE41 baseline" in out
     best = _native()
     assert _demo(build) == f"sum={best} xor={best} asm=AVX2 ok"
@@ -104,7 +105,7 @@ def test_variants_inside_the_baseline_are_kept_and_never_recurse(tmp_path, build
 
 
 def test_a_narrow_dispatch_skips_variants_with_a_note(tmp_path, build_tool) -> None:
-    build, out = _setup(build_tool, tmp_path, "narrow", "-Ddispatch:cpu-dispatch=sse41")
+    build, out = _setup(build_tool, tmp_path, "narrow", "-Dcpu-dispatch=sse41")
     assert "mylib.variants.ini: builds SSE41 baseline" in out
     assert "skipped [avx2] AVX2" in out
     assert _demo(build) == "sum=SSE41 xor=SSE41 asm=- ok"
@@ -112,7 +113,7 @@ def test_a_narrow_dispatch_skips_variants_with_a_note(tmp_path, build_tool) -> N
 
 def _config(tmp: Path) -> Path:
     env = {**os.environ, "DISPATCHGEN_CACHE_DIR": str(tmp / "cache")}
-    subprocess.run([sys.executable, str(REPO / "tools" / "dispatchgen.py"), "configure",
+    subprocess.run([sys.executable, str(REPO / "tools" / "dispatchgen" / "dispatchgen"), "configure",
                     "--outdir", str(tmp / "cfg")], check=True, capture_output=True, env=env)
     return tmp / "cfg" / "dispatch_config.json"
 
@@ -129,7 +130,7 @@ def _config(tmp: Path) -> Path:
 def test_variants_file_errors_name_the_line(tmp_path, text, message) -> None:
     ini = tmp_path / "lib.variants.ini"
     ini.write_text(text)
-    r = subprocess.run([sys.executable, str(REPO / "tools" / "dispatchgen.py"), "meson-variants",
+    r = subprocess.run([sys.executable, str(REPO / "tools" / "dispatchgen" / "dispatchgen"), "meson-variants",
                         str(ini), "--config", str(_config(tmp_path)), "--outdir", str(tmp_path)],
                        capture_output=True, text=True)
     assert r.returncode == 2 and "Traceback" not in r.stderr
@@ -146,8 +147,8 @@ def test_a_targets_source_knows_its_target_and_whether_it_is_the_baseline(
     source's baseline compile and a target's compile see them."""
     code = "#include \"dispatch/cpu_dispatch.h\"\nN=DISPATCH_CPU_TARGET_NAME B=DISPATCH_CPU_TARGET_IS_BASELINE\n"
     r = subprocess.run(["cc", "-E", "-P", *defines,
-                        f"-I{built / 'subprojects' / 'dispatch' / 'sources' / 'include'}",
-                        f"-I{REPO / 'sources' / 'include'}", "-"],
+                        f"-I{built}",
+                        f"-I{REPO / 'tools' / 'dispatchgen' / 'dispatchkit' / 'include'}", "-"],
                        input=code, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert f'N="{name.strip(chr(34))}" B={is_baseline}' in r.stdout.replace(" =", "=")

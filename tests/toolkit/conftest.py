@@ -1,6 +1,6 @@
 """Fixtures for the toolkit's tests.
 
-The engine (tools/dispatchkit) is build-time code, standard library only: these
+The engine (tools/dispatchgen/dispatchkit) is build-time code, standard library only: these
 tests import it straight from the checkout, so they run from a bare clone with
 `python -m pytest tests/toolkit`, without building the `dispatch` package.
 
@@ -23,8 +23,8 @@ from unittest import mock
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-TOOLS = ROOT / "tools"
-DISPATCHGEN = TOOLS / "dispatchgen.py"
+TOOLS = ROOT / "tools" / "dispatchgen"
+DISPATCHGEN = TOOLS / "dispatchgen"
 if str(TOOLS) not in sys.path:
     sys.path.insert(0, str(TOOLS))
 
@@ -120,7 +120,7 @@ def fake_config(fake_cc: Path, cache_dir: Path) -> BuildConfig:
 
 
 def run_cli(args: Sequence[str], cwd: Path = ROOT, **kwargs) -> subprocess.CompletedProcess:
-    """Run tools/dispatchgen.py in a child process, as meson does."""
+    """Run tools/dispatchgen/dispatchgen in a child process, as meson does."""
     env = {**os.environ, "LC_ALL": "C"}
     return subprocess.run([sys.executable, str(DISPATCHGEN), *args], capture_output=True,
                           text=True, cwd=cwd, env=env, check=False, **kwargs)
@@ -128,7 +128,7 @@ def run_cli(args: Sequence[str], cwd: Path = ROOT, **kwargs) -> subprocess.Compl
 
 @pytest.fixture(scope="session")
 def cli() -> Callable[..., subprocess.CompletedProcess]:
-    """``cli(args, cwd=...)`` runs tools/dispatchgen.py in a child process."""
+    """``cli(args, cwd=...)`` runs tools/dispatchgen/dispatchgen in a child process."""
     return run_cli
 
 

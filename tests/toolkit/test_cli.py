@@ -1,4 +1,4 @@
-"""tools/dispatchgen.py as meson and users run it: report, targets, configure,
+"""tools/dispatchgen/dispatchgen as meson and users run it: report, targets, configure,
 meson-source; generated files are deterministic and path-free; user errors are
 one clean line."""
 

@@ -20,7 +20,7 @@ from dispatchkit.targets import parse, resolve
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-DISPATCHGEN = Path(__file__).resolve().parents[2] / "tools" / "dispatchgen.py"
+DISPATCHGEN = Path(__file__).resolve().parents[2] / "tools" / "dispatchgen" / "dispatchgen"
 
 WORDS = sorted({n.lower() for a in ARCHES.values() for n in [*a.by_name, *a.group_by_name]}
                | {"min", "max", "native", "none", "baseline", "$keep_baseline", "$keep_sort",

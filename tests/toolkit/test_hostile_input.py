@@ -22,7 +22,7 @@ from dispatchkit.options import parse_option
 from dispatchkit.probe import Probe
 from dispatchkit.targets import MAX_GROUP_DEPTH, MAX_GROUP_NAMES, load_groups, parse, tokenize
 
-TOOLS = Path(__file__).resolve().parents[2] / "tools"
+TOOLS = Path(__file__).resolve().parents[2] / "tools" / "dispatchgen"
 
 needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc is not installed")
 SOURCE = "/*@targets baseline sse42 avx2 */\nint DISPATCH_CPU_DISPATCH_CURFX(f)(void);\n"
@@ -492,7 +492,7 @@ def test_a_source_name_that_is_not_utf8_is_refused(built, tmp_path):
     raw = os.fsencode(tmp_path) + b"/k\xff.dispatch.c"
     with open(raw, "w") as fh:
         fh.write(SOURCE)
-    proc = subprocess.run([sys.executable, str(TOOLS / "dispatchgen.py"), "meson-source", raw,
+    proc = subprocess.run([sys.executable, str(TOOLS / "dispatchgen"), "meson-source", raw,
                            "--config", str(built), "--outdir", str(tmp_path / "out")],
                           capture_output=True, text=True, env={**os.environ, "LC_ALL": "C"})
     one_clean_error(proc, "unusable source path", "\\udcff")

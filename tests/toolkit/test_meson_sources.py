@@ -83,7 +83,7 @@ def test_meson_sources_flags_define_what_the_wrapper_defined(cli, build, tmp_pat
 def test_meson_sources_objects_compile_and_carry_the_target_symbol(cli, build, tmp_path):
     (src,) = sources(tmp_path, "hello.dispatch.c",
                      text=SOURCE.replace("int DISPATCH", '#include "dispatch/cpu_dispatch.h"\nint DISPATCH'))
-    inc = Path(__file__).resolve().parents[2] / "sources" / "include"
+    inc = Path(__file__).resolve().parents[2] / "tools" / "dispatchgen" / "dispatchkit" / "include"
     (tmp_path / "gen" / "dispatch").mkdir(parents=True)
     shutil.copy(build / "_cpu_dispatch.h", tmp_path / "gen" / "dispatch")
     for _, name, _, flags in (ln for ln in lines_of(run(cli, build, [src])) if ln[0] == "lib"):
