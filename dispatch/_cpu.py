@@ -147,7 +147,7 @@ def show_runtime(file: TextIO | None = None) -> None:
 
 
 def _redetect_for_tests() -> dict[str, bool]:
-    """The test hook (Note [Chosen once] in sources/cpu/cpu_dispatch_trace.c):
+    """The test hook (Note [Chosen once] in tools/dispatchgen/dispatchkit/cpu/cpu_dispatch_trace.c):
     re-read the env variables, detect again, re-run every registered
     chooser, and return the new feature map. Raises like the import does.
     Not for production: another thread dispatching meanwhile may see either

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-CPU = ROOT / "sources" / "cpu"
+CPU = ROOT / "tools" / "dispatchgen" / "dispatchkit" / "cpu"
 CLANG = shutil.which("clang")
 HOST_INCLUDE = Path("/usr/include/x86_64-linux-gnu")
 
@@ -52,7 +52,7 @@ def include_dir(tmp_path_factory) -> Path:
 @pytest.mark.parametrize("target", TARGETS)
 def test_detection_compiles_for(target, include_dir):
     cmd = [CLANG, f"--target={target}", "-std=c11", "-fsyntax-only", "-Wall", "-Wextra",
-           "-Wpedantic", "-Werror", f"-I{include_dir}", f"-I{ROOT / 'sources' / 'include'}",
+           "-Wpedantic", "-Werror", f"-I{include_dir}", f"-I{ROOT / 'tools' / 'dispatchgen' / 'dispatchkit' / 'include'}",
            "-isystem", str(include_dir), "-isystem", "/usr/include",
            "-isystem", str(HOST_INCLUDE), *[str(CPU / s) for s in SOURCES]]
     proc = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=120)

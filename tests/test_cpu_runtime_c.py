@@ -1,4 +1,4 @@
-"""The C-level test of sources/cpu/ (sources/cpu/test_cpu_runtime.c: table
+"""The C-level test of sources/cpu/ (tools/dispatchgen/tests/test_cpu_runtime.c: table
 consistency, the /proc readers, env handling through the test hook, the trace
 registry, racing first detection) built by the C compiler and run natively and
 on emulated CPUs, so a plain `pytest` covers what `meson test` does.
@@ -15,10 +15,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-CPU = ROOT / "sources" / "cpu"
+CPU = ROOT / "tools" / "dispatchgen" / "dispatchkit" / "cpu"
+TEST = ROOT / "tools" / "dispatchgen" / "tests" / "test_cpu_runtime.c"
 CC = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc") or shutil.which("clang")
 QEMU = shutil.which("qemu-x86_64")
-SOURCES = ["cpu_features.c", "cpu_detect.c", "cpu_dispatch_trace.c", "test_cpu_runtime.c"]
+SOURCES = ["cpu_features.c", "cpu_detect.c", "cpu_dispatch_trace.c"]
 
 pytestmark = pytest.mark.skipif(CC is None, reason="no C compiler found")
 
@@ -36,8 +37,8 @@ def program(tmp_path_factory) -> Path:
         "#define DISPATCH_WITH_CPU_DISPATCH_CALL(MACRO, ...)\n")
     exe = work / "test_cpu_runtime"
     cmd = [CC, "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-pthread",
-           f"-I{work}", f"-I{ROOT / 'sources' / 'include'}",
-           *[str(CPU / s) for s in SOURCES], "-o", str(exe)]
+           f"-I{work}", f"-I{ROOT / 'tools' / 'dispatchgen' / 'dispatchkit' / 'include'}", f"-I{CPU}",
+           *[str(CPU / s) for s in SOURCES], str(TEST), "-o", str(exe)]
     proc = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     return exe

@@ -1,5 +1,5 @@
 """The toolkit's feature tables (tools/dispatchgen/dispatchkit/features) and the runtime's
-feature enum (sources/include/dispatch/cpu_features.h) name the same features.
+feature enum (tools/dispatchgen/dispatchkit/include/dispatch/cpu_features.h) name the same features.
 
 The generated dispatch headers test `DISPATCH_CPU_HAVE(<NAME>)` for every
 feature and group a target needs, so a name in a table without an enum value

@@ -40,6 +40,7 @@ def _is_toolkit(p: Path) -> bool:
 
 def _python_files() -> list[Path]:
     files = sorted((ROOT / "dispatch").rglob("*.py")) + sorted((ROOT / "tools").rglob("*.py"))
+    files.append(ROOT / "tools" / "dispatchgen" / "dispatchgen")  # the launcher, no suffix
     assert files
     return files
 
@@ -89,8 +90,10 @@ def test_the_package_parses_at_the_floor():
 def test_the_toolkit_needs_nothing_past_its_promise():
     need, why = _needed([p for p in _python_files() if _is_toolkit(p)], [])
     assert need <= TOOLKIT_FLOOR, "; ".join(why)
-    text = (ROOT / "tools" / "dispatchkit" / "__init__.py").read_text()
+    text = (ROOT / "tools" / "dispatchgen" / "dispatchkit" / "__init__.py").read_text()
     assert "Python >= %d.%d" % TOOLKIT_FLOOR in text
+    toolkit = tomllib.loads((ROOT / "tools" / "dispatchgen" / "pyproject.toml").read_text())
+    assert toolkit["project"]["requires-python"] == ">=%d.%d" % TOOLKIT_FLOOR
 
 
 def test_ruff_targets_the_floor():

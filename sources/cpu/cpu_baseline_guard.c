@@ -18,7 +18,7 @@
  *     baseline flags (dispatch._core), so a missing baseline feature stops
  *     the import with an ImportError naming the package, what is missing
  *     and the build's baseline (as every downstream module's guard does:
- *     sources/cpu/cpu_module_guard.c);
+ *     tools/dispatchgen/dispatchkit/cpu/cpu_module_guard.c);
  *   - it checks what the hardware has (dispatch_cpu_have_detected), not what
  *     the env variables leave: the env cannot disable baseline features, and
  *     its errors are reported by dispatch._cpu, after this check.

@@ -1,4 +1,4 @@
-"""dispatchkit: the engine behind tools/dispatchgen.py.
+"""dispatchkit: the engine behind tools/dispatchgen/dispatchgen.
 
 Build-time only, standard library only (runs from a bare checkout with any
 Python >= 3.9). Data flows one way:

@@ -1,4 +1,4 @@
-"""The command line: `python tools/dispatchgen.py <subcommand> ...`.
+"""The command line: `python tools/dispatchgen/dispatchgen <subcommand> ...`.
 
 User errors exit with status 2 and one line on stderr, never a traceback.
 """

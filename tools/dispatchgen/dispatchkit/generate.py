@@ -18,7 +18,7 @@ from .config import BuildConfig
 from .errors import DispatchError
 from .targets import Resolved, Target
 
-_TOOL = "tools/dispatchgen.py"
+_TOOL = "dispatchgen"
 
 
 def write_if_changed(path: Path, text: str) -> bool:

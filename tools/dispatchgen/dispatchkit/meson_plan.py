@@ -84,7 +84,7 @@ def plan(args: argparse.Namespace, config: BuildConfig) -> Tuple[List[Library], 
     libraries.append((f"{stem}_cpu_runtime", sources, flags + includes, link))
 
     if args.sources:
-        libraries.append((f"{stem}_baseline", [str(Path(s).resolve()) for s in args.sources],
+        libraries.append((f"{stem}_sources", [str(Path(s).resolve()) for s in args.sources],
                           list(config.baseline_flags) + includes, []))
 
     headers, objects, dnotes = dispatch_objects(config, args.dispatch, outdir, args.groups,
@@ -101,6 +101,12 @@ def plan(args: argparse.Namespace, config: BuildConfig) -> Tuple[List[Library], 
         notes += vnotes
         libraries += [(name, srcs, vflags + includes, []) for name, srcs, vflags in vobjects]
 
+    seen = {}
+    for name, *_ in libraries:
+        if name in seen:
+            raise DispatchError(f"two static libraries would be named {name!r}; rename the "
+                                "variants file's [library] name or the source")
+        seen[name] = True
     write_config(config, outdir / "dispatch")
     generate.write_files(files)
     for name, srcs, cflags, lflags in libraries:

@@ -21,7 +21,7 @@ void dispatch__cpu_detect(unsigned char raw[DISPATCH_CPU_FEATURE_MAX]);
 int dispatch__cpu_redetect(void);
 
 /* Linux helpers for the hwcaps paths, compiled on every Linux so the x86
- * build tests them too (sources/cpu/test_cpu_runtime.c, run by
+ * build tests them too (tools/dispatchgen/tests/test_cpu_runtime.c, run by
  * tests/test_cpu_runtime_c.py).
  *
  * dispatch__cpu_auxv_read: the value of auxv entry `type` from an auxv file

@@ -25,7 +25,7 @@
  *   ... at load: whoami_fn = DISPATCH_CPU_DISPATCH_CALL(whoami, );
  *
  * Choose once, at load, and keep the pointer: see Note [Chosen once] in
- * sources/cpu/cpu_dispatch_trace.c.
+ * tools/dispatchgen/dispatchkit/cpu/cpu_dispatch_trace.c.
  */
 #ifndef DISPATCH_CPU_DISPATCH_H_
 #define DISPATCH_CPU_DISPATCH_H_

@@ -1,6 +1,6 @@
 /*
  * The module init of a downstream Python extension, behind the toolkit's
- * baseline guard. See Note [Module guard] in sources/cpu/cpu_module_guard.c.
+ * baseline guard. See Note [Module guard] in tools/dispatchgen/dispatchkit/cpu/cpu_module_guard.c.
  *
  * The author writes, instead of `PyMODINIT_FUNC PyInit_mymod(void)`:
  *
