@@ -10,7 +10,7 @@
 #                that reaches no package index; its Python may differ from
 #                this one's, e.g.
 #                pip download --only-binary=:all: --python-version 3.12 -d DIR \
-#                    -r requirements-dev.txt
+#                    -r requirements-dev.txt flit_core   # flit_core builds the toolkit
 #                ); unset: install from the index as .ci/run does.
 #   CUDA_ARCH=   the meson cuda-arch option (default: the project's list;
 #                e.g. sm_90 on an H100 builds faster).

@@ -243,9 +243,9 @@ def test_the_toolkit_wheel_holds_the_toolkit_alone(toolkit_wheel):
                    "dispatchkit/cpu/cpu_module_guard.c", "dispatchkit/checks/cpu_avx2.c"):
         assert needed in names
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
-    text = zipfile.ZipFile(toolkit_wheel).read(entry_points).decode()
-    assert "dispatchgen = dispatchkit.cli:main" in text
-    assert "dispatch-config = dispatchkit.dispatch_config:main" in text
+    text = zipfile.ZipFile(toolkit_wheel).read(entry_points).decode().replace(" ", "")
+    assert "dispatchgen=dispatchkit.cli:main" in text
+    assert "dispatch-config=dispatchkit.dispatch_config:main" in text
 
 
 def test_dispatch_config_and_dispatchgen_console_scripts(route_a):
