@@ -76,6 +76,7 @@ def test_two_configures_generate_byte_identical_files(tmp_path: Path, built: Pat
     assert not list(built.glob("hello.dispatch.*.c"))
     generated = ["hello.dispatch.h",
                  "subprojects/dispatch/sources/include/dispatch/_cpu_dispatch.h",
+                 "subprojects/dispatch/sources/include/dispatch/_cpu_features_table.h",
                  "subprojects/dispatch/sources/include/dispatch/dispatch_config.json"]
     for rel in generated:
         assert filecmp.cmp(built / rel, again / rel, shallow=False), rel

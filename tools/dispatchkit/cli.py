@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import List, Optional
 
-from . import generate, variants
+from . import ctable, generate, variants
 from .config import BuildConfig, configure
 from .inputs import read_input
 from .errors import DispatchError, printable
@@ -86,8 +86,9 @@ def cmd_report(args: argparse.Namespace) -> None:
 def cmd_configure(args: argparse.Namespace) -> None:
     config = _config_from(args)
     out = Path(args.outdir)
-    # Both or neither: a later step reads the JSON, the C code the header.
+    # All or none: a later step reads the JSON, the C code the headers.
     generate.write_files([(out / "_cpu_dispatch.h", generate.cpu_dispatch_header(config)),
+                          (out / ctable.HEADER_NAME, ctable.render()),
                           (out / "dispatch_config.json", config.to_json())])
     runtime = []
     if args.package:
@@ -280,7 +281,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_targets)
 
-    p = sub.add_parser("configure", help="write _cpu_dispatch.h and dispatch_config.json")
+    p = sub.add_parser("configure", help="write _cpu_dispatch.h, _cpu_features_table.h "
+                       "and dispatch_config.json")
     _add_build_options(p)
     p.add_argument("--outdir", type=Path, required=True)
     p.add_argument("--meson", action="store_true", help="print lines for meson")
