@@ -59,8 +59,9 @@ def test_clang_builds_the_default_dispatch_set(cache_dir):
     cfg = configure("clang", "", "min", "max -xop -fma4", cache_dir)
     assert cfg.compiler_family == "clang"
     assert cfg.baseline == ["SSE", "SSE2", "SSE3"]
-    # clang never had the Knights Mill flags (-mavx5124fmaps); everything else builds
-    assert set(cfg.unsupported) <= {"AVX512_KNM"}
+    # clang never had the Knights Mill flags (-mavx5124fmaps, -mavx5124vnniw); everything
+    # else builds
+    assert set(cfg.unsupported) <= {"AVX512_KNM", "AVX5124FMAPS", "AVX5124VNNIW"}
     assert set(cfg.dispatch) == set(ALL_X86) - {"SSE", "SSE2", "SSE3", "XOP", "FMA4"} \
         - set(cfg.unsupported)
     for name, reason in cfg.unsupported.items():
