@@ -12,11 +12,17 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT / "tools" / "dispatchgen") not in sys.path:
+    sys.path.insert(0, str(ROOT / "tools" / "dispatchgen"))
+
+from dispatchkit import ctable  # noqa: E402
+
 CPU = ROOT / "tools" / "dispatchgen" / "dispatchkit" / "cpu"
 CLANG = shutil.which("clang")
 HOST_INCLUDE = Path("/usr/include/x86_64-linux-gnu")
@@ -40,6 +46,8 @@ def include_dir(tmp_path_factory) -> Path:
     (inc / "gnu").mkdir()
     (inc / "gnu" / "stubs-32.h").write_text("")
     (inc / "dispatch").mkdir()
+    # The feature ids and table rows, as configure writes them.
+    (inc / "dispatch" / ctable.HEADER_NAME).write_text(ctable.render())
     # The generated header's configuration macros, for an empty configuration.
     (inc / "dispatch" / "_cpu_dispatch.h").write_text(
         '#define DISPATCH_WITH_CPU_BASELINE ""\n'

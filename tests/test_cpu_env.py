@@ -171,10 +171,32 @@ def test_enable_of_a_compound_feature_keeps_its_prerequisites(build, tmp_path):
     if not build["features"].get("AVX512_SKX"):
         pytest.skip("needs AVX512_SKX")
     features = _features({ENABLE: "AVX512_SKX"}, tmp_path)
-    for f in ("AVX2", "FMA3", "F16C", "AVX", "AVX512F", "AVX512CD", "AVX512_SKX", "X86_V4"):
+    for f in ("AVX2", "FMA3", "F16C", "AVX", "AVX512F", "AVX512CD", "AVX512VL", "AVX512BW",
+              "AVX512DQ", "AVX512_SKX", "X86_V4"):
         assert features[f] is True, f
-    for f in ("AVX512_CLX", "AVX512_CNL", "AVX512_ICL", "AVX512_SPR"):
+    for f in ("AVX512_CLX", "AVX512_CNL", "AVX512_ICL", "AVX512_SPR", "AVX512VNNI"):
         assert features[f] is False, f
+
+
+def test_disabling_a_single_extension_removes_the_generations_built_on_it(build, tmp_path):
+    if not build["features"].get("AVX512VL"):
+        pytest.skip("needs AVX512VL")
+    features = _features({DISABLE: "AVX512VL"}, tmp_path)
+    for f in ("AVX512VL", "AVX512_SKX", "X86_V4"):
+        assert features[f] is False, f
+    for f in ("AVX512F", "AVX512CD", "AVX512BW", "AVX512DQ"):
+        assert features[f] == build["features"][f], f
+
+
+def test_enabling_a_single_extension_the_machine_lacks_names_what_is_missing(build, tmp_path):
+    if build["arch"] not in ("x86_64", "x86") or build["features"]["AVX512VL"]:
+        pytest.skip("needs an x86 machine without AVX512VL")
+    line = _error({ENABLE: "avx512vl"}, tmp_path)
+    assert line.startswith(f"RuntimeError: {ENABLE} cannot enable AVX512VL: "
+                           "this machine does not support it (missing: ")
+    missing = line.split("(missing: ")[1].rstrip(")").split()
+    closure = build["table"].closure(["AVX512VL"])
+    assert set(missing) == {f for f in closure if not build["features"][f]}
 
 
 def test_an_empty_value_is_as_if_unset(build, tmp_path):

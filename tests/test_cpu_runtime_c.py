@@ -10,11 +10,17 @@ import os
 import platform
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT / "tools" / "dispatchgen") not in sys.path:
+    sys.path.insert(0, str(ROOT / "tools" / "dispatchgen"))
+
+from dispatchkit import ctable  # noqa: E402
+
 CPU = ROOT / "tools" / "dispatchgen" / "dispatchkit" / "cpu"
 TEST = ROOT / "tools" / "dispatchgen" / "tests" / "test_cpu_runtime.c"
 CC = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc") or shutil.which("clang")
@@ -28,6 +34,8 @@ pytestmark = pytest.mark.skipif(CC is None, reason="no C compiler found")
 def program(tmp_path_factory) -> Path:
     work = tmp_path_factory.mktemp("cpu-runtime-c")
     (work / "dispatch").mkdir()
+    # The feature ids and table rows, as configure writes them.
+    (work / "dispatch" / ctable.HEADER_NAME).write_text(ctable.render())
     # The configuration macros of a `min` x86-64 build; the test reads only these.
     (work / "dispatch" / "_cpu_dispatch.h").write_text(
         '#define DISPATCH_WITH_CPU_BASELINE "SSE SSE2 SSE3"\n'

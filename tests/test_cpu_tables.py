@@ -1,15 +1,17 @@
-"""The toolkit's feature tables (tools/dispatchgen/dispatchkit/features) and the runtime's
-feature enum (tools/dispatchgen/dispatchkit/include/dispatch/cpu_features.h) name the same features.
+"""One feature table: the C enum and the runtime's table rows are generated
+from the toolkit's tables (tools/dispatchgen/dispatchkit/ctable.py renders
+dispatch/_cpu_features_table.h), never written by hand.
 
-The generated dispatch headers test `DISPATCH_CPU_HAVE(<NAME>)` for every
-feature and group a target needs, so a name in a table without an enum value
-is a compile error in every dispatchable source, and an enum value without a
-table entry is a feature nobody can select. Runs from a bare checkout.
+The generator's tests run from a bare checkout with a C compiler; the last
+test reads the table of the built package and compares it with the toolkit's.
 """
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -19,49 +21,177 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT / "tools" / "dispatchgen") not in sys.path:
     sys.path.insert(0, str(ROOT / "tools" / "dispatchgen"))
 
-from dispatchkit.features import ARCHES  # noqa: E402
+from dispatchkit import ctable  # noqa: E402
+from dispatchkit.features import ARCHES, Arch, Feature, Group  # noqa: E402
 
-HEADER = ROOT / "tools" / "dispatchgen" / "dispatchkit" / "include" / "dispatch" / "cpu_features.h"
-NOT_FEATURES = {"NONE", "MAX"}
+GCC = shutil.which("gcc")
+GXX = shutil.which("g++")
+needs_gcc = pytest.mark.skipif(GCC is None, reason="gcc is not installed")
+
+# Every id ever given out (Note [Stable C ids]): an id never changes and is
+# never reused, so this list only ever grows.
+KNOWN_IDS = {
+    "SSE": 1, "SSE2": 2, "SSE3": 3, "SSSE3": 4, "SSE41": 5, "POPCNT": 6, "SSE42": 7,
+    "AVX": 8, "F16C": 9, "XOP": 10, "FMA4": 11, "FMA3": 12, "AVX2": 13,
+    "AVX512F": 30, "AVX512CD": 31,
+    "AVX512_KNL": 40, "AVX512_KNM": 41, "AVX512_SKX": 42, "AVX512_CLX": 43,
+    "AVX512_CNL": 44, "AVX512_ICL": 45, "AVX512_SPR": 46,
+    "X86_V2": 60, "X86_V3": 61, "X86_V4": 62,
+    "AVX512ER": 70, "AVX512PF": 71, "AVX5124FMAPS": 72, "AVX5124VNNIW": 73,
+    "AVX512VL": 74, "AVX512BW": 75, "AVX512DQ": 76, "AVX512VNNI": 77, "AVX512IFMA": 78,
+    "AVX512VBMI": 79, "AVX512VBMI2": 80, "AVX512BITALG": 81, "AVX512VPOPCNTDQ": 82,
+    "AVX512BF16": 83, "AVX512FP16": 84,
+    "VSX": 200, "VSX2": 201, "VSX3": 202, "VSX4": 203,
+    "NEON": 300, "NEON_FP16": 301, "NEON_VFPV4": 302, "ASIMD": 303, "ASIMDHP": 304,
+    "ASIMDDP": 305, "ASIMDFHM": 306, "SVE": 307,
+    "VX": 350, "VXE": 351, "VXE2": 352,
+}
 
 
-def enum_values() -> dict:
-    text = HEADER.read_text()
+@pytest.fixture(scope="module")
+def header() -> str:
+    return ctable.render()
+
+
+def enum_values(text: str) -> dict:
     found = re.findall(r"^\s*DISPATCH_CPU_FEATURE_([A-Z0-9_]+)\s*=\s*(\d+)\s*,?", text, re.M)
     return {name: int(value) for name, value in found}
 
 
 def table_names() -> set:
-    return {name for arch in ARCHES.values()
-            for name in [*arch.by_name, *arch.group_by_name]}
+    return {name for arch in ARCHES.values() for name in [*arch.by_name, *arch.group_by_name]}
 
 
-def test_the_header_declares_the_enum():
-    assert len(enum_values()) > len(NOT_FEATURES)
-
+# -- the enum -------------------------------------------------------------------------
 
 @pytest.mark.parametrize("name", sorted(table_names()))
-def test_every_table_feature_and_group_has_an_enum_value(name):
-    assert name in enum_values(), f"add DISPATCH_CPU_FEATURE_{name} to {HEADER.name}"
+def test_every_table_feature_and_group_is_in_the_enum_with_its_id(header, name):
+    assert enum_values(header)[name] == ctable.c_ids()[name]
 
 
-@pytest.mark.parametrize("name", sorted(set(enum_values()) - NOT_FEATURES))
-def test_every_enum_value_is_a_table_feature_or_group(name):
-    assert name in table_names(), f"DISPATCH_CPU_FEATURE_{name} is in no feature table"
+def test_the_enum_holds_nothing_else(header):
+    assert set(enum_values(header)) == table_names() | {"NONE", "MAX"}
+
+
+def test_ids_are_distinct_and_below_the_sentinel(header):
+    values = enum_values(header)
+    ids = [v for k, v in values.items() if k not in ("NONE", "MAX")]
+    assert len(ids) == len(set(ids))
+    assert values["NONE"] == 0 and values["MAX"] == ctable.ID_MAX > max(ids)
+
+
+def test_ids_once_given_never_change():
+    ids = ctable.c_ids()
+    assert {n: ids.get(n) for n in KNOWN_IDS} == KNOWN_IDS
+    assert set(ids) <= set(KNOWN_IDS), "a new feature: add its id to KNOWN_IDS"
 
 
 @pytest.mark.parametrize("name", sorted({d for arch in ARCHES.values()
                                          for f in arch.features for d in f.detect_names}))
-def test_every_runtime_detection_name_has_an_enum_value(name):
-    assert name in enum_values()
+def test_every_runtime_detection_name_is_in_the_enum(header, name):
+    assert name in enum_values(header)
 
 
-def test_enum_values_are_distinct():
-    values = list(enum_values().values())
-    assert len(values) == len(set(values))
+# -- the generator ---------------------------------------------------------------------
+
+def test_rendering_is_deterministic_and_path_free(header):
+    assert ctable.render() == header
+    assert str(ROOT) not in header and "Generated by dispatchgen" in header
 
 
-def test_every_feature_is_below_the_max_sentinel():
-    values = enum_values()
-    assert all(v < values["MAX"] for k, v in values.items() if k != "MAX")
-    assert values["NONE"] == 0
+def _toy(name: str, *features: Feature, groups=()) -> Arch:
+    return Arch(name, (f"__{name}__",), features, (), list, groups)
+
+
+@pytest.mark.parametrize("arches, message", [
+    ({"a": _toy("a", Feature("A", 1))}, "a: A has C id 0; give its entry in features/ a cid"),
+    ({"a": _toy("a", Feature("A", 1, cid=ctable.ID_MAX))}, "A has C id 400"),
+    ({"a": _toy("a", Feature("A", 1, cid=5), Feature("B", 2, cid=5))},
+     "A and B (a) share C id 5"),
+    ({"a": _toy("a", Feature("A", 1, cid=5)), "b": _toy("b", Feature("A", 1, cid=6))},
+     "A has C id 5 in a but 6 in b; one name, one id"),
+    ({"a": _toy("a", Feature("A", 1, cid=5), groups=(Group("G", ("A",), cid=5),))},
+     "A and G (a) share C id 5"),
+])
+def test_a_table_with_a_bad_id_is_refused_naming_the_entry(arches, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        ctable.render(arches)
+
+
+def _preprocess(text: str, defines: list, tmp_path: Path) -> str:
+    """The table header under ``defines`` alone (no predefined macros), rows
+    expanded as `[here NAME "IMPLIES" G]` and `[elsewhere NAME G]`."""
+    (tmp_path / "dispatch").mkdir(exist_ok=True)
+    (tmp_path / "dispatch" / ctable.HEADER_NAME).write_text(text)
+    probe = tmp_path / "rows.c"
+    probe.write_text('#include "dispatch/_cpu_features_table.h"\n'
+                     "#define X(N, I, G) [here N I G]\n#define Y(N, G) [elsewhere N G]\n"
+                     "ROWS DISPATCH__CPU_TABLE_ROWS(X, Y)\n")
+    proc = subprocess.run([GCC, "-E", "-P", "-undef", *[f"-D{d}=1" for d in defines],
+                           f"-I{tmp_path}", str(probe)], capture_output=True, text=True,
+                          check=False, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.split("ROWS", 1)[1]
+
+
+@needs_gcc
+@pytest.mark.parametrize("arch", ARCHES.values(), ids=ARCHES)
+def test_the_rows_of_each_arch_are_its_table(arch, header, tmp_path):
+    out = _preprocess(header, list(arch.macros), tmp_path)
+    here = [(n, i.split(), int(g))
+            for n, i, g in re.findall(r'\[here (\w+) "([^"]*)" (\d)\]', out)]
+    expected = [(f.name, list(f.implies), 0) for f in arch.features]
+    expected += [(g.name, list(g.members), 1) for g in arch.groups]
+    assert here == expected
+    elsewhere = re.findall(r"\[elsewhere (\w+) \d\]", out)
+    assert sorted(elsewhere) == sorted(table_names() - {n for n, *_ in expected})
+
+
+@needs_gcc
+def test_an_arch_without_a_table_gets_every_name_as_elsewhere(header, tmp_path):
+    out = _preprocess(header, ["__riscv"], tmp_path)
+    assert "[here" not in out
+    assert set(re.findall(r"\[elsewhere (\w+) \d\]", out)) == table_names()
+
+
+@needs_gcc
+@pytest.mark.parametrize("compiler, std", [(GCC, "-std=c11"), (GXX, "-std=c++17")],
+                         ids=["c11", "c++17"])
+def test_the_header_compiles_warning_free_through_cpu_features_h(compiler, std, header,
+                                                                 tmp_path):
+    if compiler is None:
+        pytest.skip("g++ is not installed")
+    (tmp_path / "dispatch").mkdir()
+    (tmp_path / "dispatch" / ctable.HEADER_NAME).write_text(header)
+    src = tmp_path / ("use.c" if compiler == GCC else "use.cpp")
+    src.write_text('#include "dispatch/cpu_features.h"\n'
+                   "#define X(N, I, G) +DISPATCH_CPU_FEATURE_##N\n"
+                   "#define Y(N, G) +DISPATCH_CPU_FEATURE_##N\n"
+                   "int sum_of_ids(void);\n"
+                   "int sum_of_ids(void) { return 0 DISPATCH__CPU_TABLE_ROWS(X, Y); }\n")
+    proc = subprocess.run([compiler, std, "-Wall", "-Wextra", "-Wpedantic", "-Werror",
+                           f"-I{tmp_path}", f"-I{ROOT / 'tools' / 'dispatchgen' / 'dispatchkit' / 'include'}", "-c", str(src),
+                           "-o", str(tmp_path / "use.o")],
+                          capture_output=True, text=True, check=False, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+
+
+# -- the runtime built from it ---------------------------------------------------------
+
+def test_the_built_runtime_table_is_the_toolkit_table_of_this_arch(tmp_path):
+    code = ("import json; from dispatch._core import ffi, lib\n"
+            "n = lib.dispatch_cpu_feature_count()\n"
+            "rows = [lib.dispatch_cpu_feature_at(i) for i in range(n)]\n"
+            "print(json.dumps([ffi.string(lib.dispatch_cpu_arch()).decode(),"
+            " [[r.id, ffi.string(r.name).decode(), ffi.string(r.implies).decode(), r.is_group,"
+            " r.on_this_arch] for r in rows]]))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=False, cwd=tmp_path, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    arch_name, rows = json.loads(proc.stdout)
+    arch = ARCHES[arch_name]
+    ids = ctable.c_ids()
+    here = [[ids[f.name], f.name, " ".join(f.implies), 0, 1] for f in arch.features]
+    here += [[ids[g.name], g.name, " ".join(g.members), 1, 1] for g in arch.groups]
+    assert [r for r in rows if r[4]] == here
+    assert {r[1]: r[0] for r in rows} == ids

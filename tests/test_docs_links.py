@@ -21,7 +21,7 @@ _PATH = re.compile(
     r"\.(?:c|h|py|md|toml|build|cdef|sh|txt|in|S|cu|cuh|json|ini))\b")
 
 # Written by the build (not tracked), or names a test hands the tools on purpose.
-GENERATED = {"_cpu_dispatch.h", "dispatch_config.json", "_ops_generated.py", "_cuda_build.py",
+GENERATED = {"_cpu_dispatch.h", "_cpu_features_table.h", "dispatch_config.json", "_ops_generated.py", "_cuda_build.py",
              "_loops.h", "kernels_sources.h",
              "ops_generated.c", "_version.py"}
 ON_PURPOSE = {"sources/kernels/add-1.dispatch.c", "tools/cffi/a.cdef", "tools/cffi/b.cdef",

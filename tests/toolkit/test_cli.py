@@ -121,6 +121,14 @@ def test_configure_writes_the_header_and_the_config(configured, gcc_config):
     assert config["dispatch"] == gcc_config.dispatch
 
 
+def test_configure_writes_the_feature_table_header_the_runtime_includes(configured):
+    from dispatchkit import ctable
+
+    text = (configured / "_cpu_features_table.h").read_text()
+    assert text == ctable.render()
+    assert "    DISPATCH_CPU_FEATURE_AVX512_SKX = 42," in text
+
+
 def test_configure_meson_output_is_tab_separated_lines(cli, gcc_args, tmp_path):
     proc = cli(["configure", *gcc_args, "--outdir", str(tmp_path), "--meson"])
     lines = dict(line.split("\t", 1) for line in proc.stdout.splitlines()

@@ -14,12 +14,78 @@ EVERY_FEATURE = [pytest.param(arch, f, id=f"{arch.name}-{f.name}")
 AARCH64_BASE = {"NEON", "NEON_FP16", "NEON_VFPV4", "ASIMD"}
 
 
-def test_the_issue_lists_exactly_these_x86_features():
+AVX512_SINGLES = ["AVX512ER", "AVX512PF", "AVX5124FMAPS", "AVX5124VNNIW", "AVX512VL",
+                  "AVX512BW", "AVX512DQ", "AVX512VNNI", "AVX512IFMA", "AVX512VBMI",
+                  "AVX512VBMI2", "AVX512BITALG", "AVX512VPOPCNTDQ", "AVX512BF16", "AVX512FP16"]
+
+
+def test_the_issues_list_exactly_these_x86_features():
+    # issue 25 put the single AVX-512 extensions between AVX512CD and the generations
     assert [f.name for f in X86_64.features] == [
         "SSE", "SSE2", "SSE3", "SSSE3", "SSE41", "POPCNT", "SSE42", "AVX", "XOP", "FMA4",
-        "F16C", "FMA3", "AVX2", "AVX512F", "AVX512CD", "AVX512_KNL", "AVX512_KNM",
-        "AVX512_SKX", "AVX512_CLX", "AVX512_CNL", "AVX512_ICL", "AVX512_SPR"]
+        "F16C", "FMA3", "AVX2", "AVX512F", "AVX512CD", *AVX512_SINGLES, "AVX512_KNL",
+        "AVX512_KNM", "AVX512_SKX", "AVX512_CLX", "AVX512_CNL", "AVX512_ICL", "AVX512_SPR"]
     assert [g.name for g in X86_64.groups] == ["X86_V2", "X86_V3", "X86_V4"]
+
+
+# The flags each NumPy generation enabled before it was built from the single
+# extensions (issue 25): the same flags, in the same order.
+_AVX512_BASE = ["-msse", "-msse2", "-msse3", "-mssse3", "-msse4.1", "-mpopcnt", "-msse4.2",
+                "-mavx", "-mf16c", "-mfma", "-mavx2", "-mavx512f", "-mavx512cd"]
+_SKX = ["-mavx512vl", "-mavx512bw", "-mavx512dq"]
+_ICL = [*_SKX, "-mavx512vnni", "-mavx512ifma", "-mavx512vbmi", "-mavx512vbmi2",
+        "-mavx512bitalg", "-mavx512vpopcntdq"]
+
+
+@pytest.mark.parametrize("name, extra", [
+    ("AVX512_KNL", ["-mavx512er", "-mavx512pf"]),
+    ("AVX512_KNM", ["-mavx512er", "-mavx512pf", "-mavx5124fmaps", "-mavx5124vnniw",
+                    "-mavx512vpopcntdq"]),
+    ("AVX512_SKX", _SKX),
+    ("AVX512_CLX", [*_SKX, "-mavx512vnni"]),
+    ("AVX512_CNL", [*_SKX, "-mavx512ifma", "-mavx512vbmi"]),
+    ("AVX512_ICL", _ICL),
+    ("AVX512_SPR", [*_ICL, "-mavx512fp16"]),
+])
+def test_the_numpy_generations_keep_their_flags(name, extra):
+    assert X86_64.flags_for([name]) == _AVX512_BASE + extra
+
+
+@pytest.mark.parametrize("name, macros", [
+    ("AVX512_SKX", {"__AVX512VL__", "__AVX512BW__", "__AVX512DQ__"}),
+    ("AVX512_CLX", {"__AVX512VNNI__"}),
+    ("AVX512_CNL", {"__AVX512IFMA__", "__AVX512VBMI__"}),
+    ("AVX512_SPR", {"__AVX512FP16__"}),
+])
+def test_a_generation_is_recognised_by_its_own_extensions_macros(name, macros):
+    # what `native` and flags in CFLAGS are matched against
+    assert set(X86_64.by_name[name].macros) == macros
+
+
+def test_a_generation_is_built_from_the_single_extensions():
+    skx = X86_64.by_name["AVX512_SKX"]
+    assert skx.flags == ()
+    assert set(skx.implies) == {"AVX512CD", "AVX512VL", "AVX512BW", "AVX512DQ"}
+    assert X86_64.closure(["AVX512_ICL"]) >= {"AVX512VNNI", "AVX512IFMA", "AVX512VBMI",
+                                             "AVX512VBMI2", "AVX512BITALG", "AVX512VPOPCNTDQ"}
+
+
+@pytest.mark.parametrize("name", AVX512_SINGLES)
+def test_a_single_extension_is_one_flag_named_after_it(name):
+    feature = X86_64.by_name[name]
+    assert feature.flags == (f"-m{name.lower()}",)
+    assert feature.macros == (f"__{name}__",)
+
+
+def test_a_single_extension_needs_no_generation():
+    assert X86_64.flags_for(["AVX512F", "AVX512VL"]) == [*_AVX512_BASE[:-1], "-mavx512vl"]
+    assert "AVX512CD" not in X86_64.closure(["AVX512VL"])
+
+
+@pytest.mark.parametrize("name", ["AVX512VBMI", "AVX512BF16", "AVX512FP16"])
+def test_extensions_gcc_builds_on_avx512bw_imply_it(name):
+    # gcc's -mavx512vbmi, -mavx512bf16 and -mavx512fp16 turn on -mavx512bw
+    assert X86_64.by_name[name].implies == ("AVX512BW",)
 
 
 @pytest.mark.parametrize("arch, names", [
@@ -90,6 +156,11 @@ def test_armhf_has_no_cycle():
 def test_successors_are_every_feature_implying_the_name_and_itself():
     assert X86_64.successors("AVX512F") == {f.name for f in X86_64.features
                                             if f.name.startswith("AVX512")}
+
+
+def test_successors_of_a_single_extension_are_the_generations_built_on_it():
+    assert X86_64.successors("AVX512VL") == {"AVX512VL", "AVX512_SKX", "AVX512_CLX",
+                                             "AVX512_CNL", "AVX512_ICL", "AVX512_SPR"}
 
 
 def test_successors_of_a_top_feature_is_itself():

@@ -85,7 +85,8 @@ def test_meson_sources_objects_compile_and_carry_the_target_symbol(cli, build, t
                      text=SOURCE.replace("int DISPATCH", '#include "dispatch/cpu_dispatch.h"\nint DISPATCH'))
     inc = Path(__file__).resolve().parents[2] / "tools" / "dispatchgen" / "dispatchkit" / "include"
     (tmp_path / "gen" / "dispatch").mkdir(parents=True)
-    shutil.copy(build / "_cpu_dispatch.h", tmp_path / "gen" / "dispatch")
+    for header in ("_cpu_dispatch.h", "_cpu_features_table.h"):
+        shutil.copy(build / header, tmp_path / "gen" / "dispatch")
     for _, name, _, flags in (ln for ln in lines_of(run(cli, build, [src])) if ln[0] == "lib"):
         obj = tmp_path / f"{name}.o"
         subprocess.run(["gcc", *flags.split(), f"-I{tmp_path / 'gen'}", f"-I{inc}", f"-I{build}", "-c", str(src),

@@ -238,6 +238,29 @@ def test_a_target_knows_its_flags_enables_and_runtime_checks(gcc_config):
                        "-msse4.2", "-mavx", "-mf16c", "-mfma", "-mavx2"]
 
 
+def test_a_single_avx512_extension_is_a_target_without_a_generation(gcc_config):
+    # issue 25: `(avx512f avx512vl)`; AVX512VL implies AVX512F, so it names the target
+    (t,) = resolve(stmt("(avx512f avx512vl)"), gcc_config).targets
+    assert t.name == "AVX512VL"
+    assert t.flags[-2:] == ["-mavx512f", "-mavx512vl"] and "-mavx512cd" not in t.flags
+    assert {"AVX512F", "AVX512VL"} <= set(t.checks) and "AVX512_SKX" not in t.checks
+
+
+def test_a_variants_section_may_name_a_single_extension(gcc_config, tmp_path):
+    from dispatchkit import variants
+
+    ini = tmp_path / "lib.variants.ini"
+    ini.write_text("[library]\nname = lib\n\n[(avx512f avx512bw)]\nsources = lib_bw.c\n"
+                   "sum = lib_sum_bw\n")
+    _, (v,), _ = variants.load(ini, gcc_config)
+    assert v.target == "AVX512BW" and "-mavx512bw" in v.flags and "-mavx512vl" not in v.flags
+
+
+def test_a_generation_target_enables_its_single_extensions(gcc_config):
+    (t,) = resolve(stmt("avx512_skx"), gcc_config).targets
+    assert {"AVX512VL", "AVX512BW", "AVX512DQ", "AVX512CD"} <= set(t.enables)
+
+
 @pytest.mark.parametrize("policy, flags", [("$maxopt", ["-O3"]), ("$werror", ["-Werror"]),
                                            ("$autovec", ["-ftree-vectorize",
                                                          "-mprefer-vector-width=512"])])

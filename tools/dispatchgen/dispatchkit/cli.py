@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import List, Optional, Tuple
 
-from . import generate, meson_plan, paths, variants
+from . import ctable, generate, meson_plan, paths, variants
 from .config import BuildConfig, configure
 from .inputs import read_input
 from .errors import DispatchError, printable, shown, write_stdout
@@ -84,9 +84,10 @@ def cmd_report(args: argparse.Namespace) -> str:
 
 
 def write_config(config: BuildConfig, outdir: Path) -> None:
-    """configure's outputs: both or neither (a later step reads the JSON, the C
-    code the header)."""
+    """configure's outputs: all or none (a later step reads the JSON, the C
+    code the headers)."""
     generate.write_files([(outdir / "_cpu_dispatch.h", generate.cpu_dispatch_header(config)),
+                          (outdir / ctable.HEADER_NAME, ctable.render()),
                           (outdir / "dispatch_config.json", config.to_json())])
 
 
@@ -279,7 +280,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_targets)
 
-    p = sub.add_parser("configure", help="write _cpu_dispatch.h and dispatch_config.json")
+    p = sub.add_parser("configure", help="write _cpu_dispatch.h, _cpu_features_table.h "
+                       "and dispatch_config.json")
     add_build_options(p)
     p.add_argument("--outdir", type=Path, required=True)
     p.add_argument("--meson", action="store_true", help="print lines for meson")

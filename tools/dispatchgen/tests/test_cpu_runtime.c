@@ -118,6 +118,21 @@ static void test_x86_matches_cpuinfo(void)
         {DISPATCH_CPU_FEATURE_AVX, "avx"},         {DISPATCH_CPU_FEATURE_F16C, "f16c"},
         {DISPATCH_CPU_FEATURE_FMA3, "fma"},        {DISPATCH_CPU_FEATURE_AVX2, "avx2"},
         {DISPATCH_CPU_FEATURE_AVX512F, "avx512f"}, {DISPATCH_CPU_FEATURE_AVX512CD, "avx512cd"},
+        {DISPATCH_CPU_FEATURE_AVX512ER, "avx512er"},
+        {DISPATCH_CPU_FEATURE_AVX512PF, "avx512pf"},
+        {DISPATCH_CPU_FEATURE_AVX5124FMAPS, "avx512_4fmaps"},
+        {DISPATCH_CPU_FEATURE_AVX5124VNNIW, "avx512_4vnniw"},
+        {DISPATCH_CPU_FEATURE_AVX512VL, "avx512vl"},
+        {DISPATCH_CPU_FEATURE_AVX512BW, "avx512bw"},
+        {DISPATCH_CPU_FEATURE_AVX512DQ, "avx512dq"},
+        {DISPATCH_CPU_FEATURE_AVX512VNNI, "avx512_vnni"},
+        {DISPATCH_CPU_FEATURE_AVX512IFMA, "avx512ifma"},
+        {DISPATCH_CPU_FEATURE_AVX512VBMI, "avx512vbmi"},
+        {DISPATCH_CPU_FEATURE_AVX512VBMI2, "avx512_vbmi2"},
+        {DISPATCH_CPU_FEATURE_AVX512BITALG, "avx512_bitalg"},
+        {DISPATCH_CPU_FEATURE_AVX512VPOPCNTDQ, "avx512_vpopcntdq"},
+        {DISPATCH_CPU_FEATURE_AVX512BF16, "avx512_bf16"},
+        {DISPATCH_CPU_FEATURE_AVX512FP16, "avx512_fp16"},
     };
     for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); ++i) {
         const int flag = dispatch__cpu_cpuinfo_has("/proc/cpuinfo", "flags", map[i].flag);

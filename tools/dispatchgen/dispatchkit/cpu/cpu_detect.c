@@ -229,35 +229,38 @@ static void dispatch__cpu_detect_x86(unsigned char raw[DISPATCH_CPU_FEATURE_MAX]
     const unsigned int max_sub7 = r[0], ebx7 = r[1], ecx7 = r[2], edx7 = r[3];
     raw[FEATURE(AVX2)] = BIT(ebx7, 5) && os_avx;
     if (!os_avx512) {
-        return;
+        return; /* no AVX-512 feature at all, single or generation */
     }
-    const unsigned int f = BIT(ebx7, 16), dq = BIT(ebx7, 17), ifma = BIT(ebx7, 21);
-    const unsigned int pf = BIT(ebx7, 26), er = BIT(ebx7, 27), cd = BIT(ebx7, 28);
-    const unsigned int bw = BIT(ebx7, 30), vl = BIT(ebx7, 31);
-    const unsigned int vbmi = BIT(ecx7, 1), vbmi2 = BIT(ecx7, 6), vnni = BIT(ecx7, 11);
-    const unsigned int bitalg = BIT(ecx7, 12), vpopcntdq = BIT(ecx7, 14);
-    const unsigned int vnniw4 = BIT(edx7, 2), fmaps4 = BIT(edx7, 3), fp16 = BIT(edx7, 23);
-    /* Leaf 7.1 (AVX512_BF16 in EAX bit 5, AVX-VNNI bit 4) names no table
-     * feature yet; query it only where it exists, so a new row needs no
-     * new CPUID plumbing. */
+    /* Leaf 7.1 (AVX512_BF16 in EAX bit 5) exists where leaf 7.0 says so. */
     unsigned int eax71 = 0;
     if (max_sub7 >= 1) {
         dispatch__cpu_cpuid(7, 1, r);
         eax71 = r[0];
     }
-    (void)eax71;
 
-    /* The compound features carry only their own extra bits here; what they
-     * imply (AVX512CD, AVX512_SKX, ...) is required by the closure. */
-    raw[FEATURE(AVX512F)] = f;
-    raw[FEATURE(AVX512CD)] = cd;
-    raw[FEATURE(AVX512_KNL)] = er && pf;
-    raw[FEATURE(AVX512_KNM)] = fmaps4 && vnniw4 && vpopcntdq;
-    raw[FEATURE(AVX512_SKX)] = vl && bw && dq;
-    raw[FEATURE(AVX512_CLX)] = vnni;
-    raw[FEATURE(AVX512_CNL)] = ifma && vbmi;
-    raw[FEATURE(AVX512_ICL)] = vbmi2 && bitalg && vpopcntdq;
-    raw[FEATURE(AVX512_SPR)] = fp16;
+    /* One line per single extension; the NumPy generations (AVX512_SKX, ...)
+     * have no bits of their own: they are present when all they imply is
+     * (the closure in cpu_features.c). */
+    raw[FEATURE(AVX512F)] = BIT(ebx7, 16);
+    raw[FEATURE(AVX512DQ)] = BIT(ebx7, 17);
+    raw[FEATURE(AVX512IFMA)] = BIT(ebx7, 21);
+    raw[FEATURE(AVX512PF)] = BIT(ebx7, 26);
+    raw[FEATURE(AVX512ER)] = BIT(ebx7, 27);
+    raw[FEATURE(AVX512CD)] = BIT(ebx7, 28);
+    raw[FEATURE(AVX512BW)] = BIT(ebx7, 30);
+    raw[FEATURE(AVX512VL)] = BIT(ebx7, 31);
+    raw[FEATURE(AVX512VBMI)] = BIT(ecx7, 1);
+    raw[FEATURE(AVX512VBMI2)] = BIT(ecx7, 6);
+    raw[FEATURE(AVX512VNNI)] = BIT(ecx7, 11);
+    raw[FEATURE(AVX512BITALG)] = BIT(ecx7, 12);
+    raw[FEATURE(AVX512VPOPCNTDQ)] = BIT(ecx7, 14);
+    raw[FEATURE(AVX5124VNNIW)] = BIT(edx7, 2);
+    raw[FEATURE(AVX5124FMAPS)] = BIT(edx7, 3);
+    raw[FEATURE(AVX512FP16)] = BIT(edx7, 23);
+    raw[FEATURE(AVX512BF16)] = BIT(eax71, 5);
+    raw[FEATURE(AVX512_KNL)] = raw[FEATURE(AVX512_KNM)] = 1;
+    raw[FEATURE(AVX512_SKX)] = raw[FEATURE(AVX512_CLX)] = raw[FEATURE(AVX512_CNL)] = 1;
+    raw[FEATURE(AVX512_ICL)] = raw[FEATURE(AVX512_SPR)] = 1;
 }
 #endif /* x86 */
 

@@ -1,8 +1,8 @@
 /*
  * The runtime feature table, the detection state and the env overrides.
  *
- * The table mirrors tools/dispatchkit/features/ (tests/test_cpu_tables.py
- * compares them); all logic over it is generic: the implication closure,
+ * The table is generated from tools/dispatchgen/dispatchkit/features/ (ctable.py there);
+ * all logic over it is generic: the implication closure,
  * groups as the AND of their members, ENABLE keeping what a feature implies
  * and DISABLE removing what implies a feature.
  *
@@ -21,97 +21,18 @@
 #define DISPATCH_NO_CPU_INTRINSICS_HEADERS
 #include "dispatch/_cpu_dispatch.h"
 
-#define ROW(NAME, ARCH, IMPLIES, GROUP) \
-    { DISPATCH_CPU_FEATURE_##NAME, #NAME, IMPLIES, GROUP, ARCH }
-
-#if defined(__x86_64__) || defined(__i386__) || defined(_M_X64) || defined(_M_IX86)
-    #define ON_X86 1
-#else
-    #define ON_X86 0
-#endif
-#if defined(__powerpc64__)
-    #define ON_PPC64 1
-#else
-    #define ON_PPC64 0
-#endif
-#if defined(__aarch64__)
-    #define ON_AARCH64 1
-#else
-    #define ON_AARCH64 0
-#endif
-#if defined(__aarch64__) || defined(__arm__)
-    #define ON_ARM 1
-#else
-    #define ON_ARM 0
-#endif
-#if defined(__s390x__)
-    #define ON_S390X 1
-#else
-    #define ON_S390X 0
-#endif
-
-/* On aarch64 NEON, NEON_FP16, NEON_VFPV4 and ASIMD are all part of the
- * architecture and imply each other; on armhf they are a chain. */
-#if defined(__aarch64__)
-    #define IMPLIES_NEON "NEON_FP16 NEON_VFPV4 ASIMD"
-    #define IMPLIES_NEON_FP16 "NEON NEON_VFPV4 ASIMD"
-    #define IMPLIES_NEON_VFPV4 "NEON NEON_FP16 ASIMD"
-    #define IMPLIES_ASIMD "NEON NEON_FP16 NEON_VFPV4"
-#else
-    #define IMPLIES_NEON ""
-    #define IMPLIES_NEON_FP16 "NEON"
-    #define IMPLIES_NEON_VFPV4 "NEON_FP16"
-    #define IMPLIES_ASIMD "NEON_FP16 NEON_VFPV4"
-#endif
-
-#define X86_V2_MEMBERS "SSE SSE2 SSE3 SSSE3 SSE41 POPCNT SSE42"
-#define X86_V3_MEMBERS X86_V2_MEMBERS " AVX F16C FMA3 AVX2"
-#define X86_V4_MEMBERS X86_V3_MEMBERS " AVX512F AVX512CD AVX512_SKX"
-
-/* Rows as in tools/dispatchkit/features/<arch>.py, in its order, groups
- * last; a group's `implies` are its members. The closure code iterates to a
- * fixed point, so neither order nor cycles matter for correctness. */
+/* The rows come from the generated header (dispatch/_cpu_features_table.h,
+ * through cpu_features.h): this architecture's table in its order, groups
+ * last, a group's `implies` being its members; then the names only other
+ * architectures have, so env values can tell them from typos. The closure
+ * code iterates to a fixed point, so neither order nor cycles matter for
+ * correctness. */
+#define ROW_HERE(NAME, IMPLIES, IS_GROUP) \
+    {DISPATCH_CPU_FEATURE_##NAME, #NAME, IMPLIES, IS_GROUP, 1},
+#define ROW_ELSEWHERE(NAME, IS_GROUP) \
+    {DISPATCH_CPU_FEATURE_##NAME, #NAME, "", IS_GROUP, 0},
 static const dispatch_cpu_feature_info dispatch__cpu_table[] = {
-    ROW(SSE, ON_X86, "", 0),
-    ROW(SSE2, ON_X86, "SSE", 0),
-    ROW(SSE3, ON_X86, "SSE2", 0),
-    ROW(SSSE3, ON_X86, "SSE3", 0),
-    ROW(SSE41, ON_X86, "SSSE3", 0),
-    ROW(POPCNT, ON_X86, "SSE41", 0),
-    ROW(SSE42, ON_X86, "POPCNT", 0),
-    ROW(AVX, ON_X86, "SSE42", 0),
-    ROW(XOP, ON_X86, "AVX", 0),
-    ROW(FMA4, ON_X86, "AVX", 0),
-    ROW(F16C, ON_X86, "AVX", 0),
-    ROW(FMA3, ON_X86, "F16C", 0),
-    ROW(AVX2, ON_X86, "F16C", 0),
-    ROW(AVX512F, ON_X86, "FMA3 AVX2", 0),
-    ROW(AVX512CD, ON_X86, "AVX512F", 0),
-    ROW(AVX512_KNL, ON_X86, "AVX512CD", 0),
-    ROW(AVX512_KNM, ON_X86, "AVX512_KNL", 0),
-    ROW(AVX512_SKX, ON_X86, "AVX512CD", 0),
-    ROW(AVX512_CLX, ON_X86, "AVX512_SKX", 0),
-    ROW(AVX512_CNL, ON_X86, "AVX512_SKX", 0),
-    ROW(AVX512_ICL, ON_X86, "AVX512_CLX AVX512_CNL", 0),
-    ROW(AVX512_SPR, ON_X86, "AVX512_ICL", 0),
-    ROW(X86_V2, ON_X86, X86_V2_MEMBERS, 1),
-    ROW(X86_V3, ON_X86, X86_V3_MEMBERS, 1),
-    ROW(X86_V4, ON_X86, X86_V4_MEMBERS, 1),
-    ROW(VSX, ON_PPC64, "", 0),
-    ROW(VSX2, ON_PPC64, "VSX", 0),
-    ROW(VSX3, ON_PPC64, "VSX2", 0),
-    ROW(VSX4, ON_PPC64, "VSX3", 0),
-    ROW(NEON, ON_ARM, IMPLIES_NEON, 0),
-    ROW(NEON_FP16, ON_ARM, IMPLIES_NEON_FP16, 0),
-    ROW(NEON_VFPV4, ON_ARM, IMPLIES_NEON_VFPV4, 0),
-    ROW(ASIMD, ON_ARM, IMPLIES_ASIMD, 0),
-    ROW(ASIMDHP, ON_ARM, "ASIMD", 0),
-    ROW(ASIMDDP, ON_ARM, "ASIMD", 0),
-    ROW(ASIMDFHM, ON_ARM, "ASIMDHP", 0),
-    ROW(SVE, ON_AARCH64, "ASIMDHP", 0),
-    ROW(VX, ON_S390X, "", 0),
-    ROW(VXE, ON_S390X, "VX", 0),
-    ROW(VXE2, ON_S390X, "VXE", 0),
+    DISPATCH__CPU_TABLE_ROWS(ROW_HERE, ROW_ELSEWHERE)
 };
 #define TABLE_N ((int)(sizeof(dispatch__cpu_table) / sizeof(dispatch__cpu_table[0])))
 #define MAX_IMPLIES DISPATCH__CPU_MAX_IMPLIES

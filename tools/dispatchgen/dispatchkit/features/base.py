@@ -28,6 +28,9 @@ class Feature:
               feature and all it implies, warnings as errors
     autovec   extra flags for the `$autovec` policy
     disable   when non-empty, the feature is never enabled, for this reason
+    cid       its C id, DISPATCH_CPU_FEATURE_<name> = cid (see Note [Stable C ids]
+              in ctable.py): fixed forever, the same in every table that has
+              the name
     """
 
     name: str
@@ -41,6 +44,7 @@ class Feature:
     check: str = ""
     autovec: Tuple[str, ...] = ()
     disable: str = ""
+    cid: int = 0
 
     @property
     def check_source(self) -> str:
@@ -55,10 +59,11 @@ class Feature:
 class Group:
     """A named set of features (the x86-64 psABI levels): in options it adds
     all members; in @targets it is one target built for all members; at
-    runtime it is present when every member is."""
+    runtime it is present when every member is. ``cid`` as for Feature."""
 
     name: str
     members: Tuple[str, ...]
+    cid: int = 0
 
 
 FlagMerger = Callable[[Sequence[str]], List[str]]

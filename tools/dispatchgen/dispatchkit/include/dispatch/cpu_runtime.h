@@ -23,9 +23,9 @@ extern "C" {
 
 /* One row per feature and group of every architecture. `implies` lists the
  * direct implications by name, space separated, as the toolkit tables
- * (tools/dispatchkit/features/) do for the architecture of this build; a
- * group (`is_group`) lists its members there and is present exactly when all
- * of them are. */
+ * (tools/dispatchgen/dispatchkit/features/) do for the architecture of this build ("" in
+ * the rows of other architectures); a group (`is_group`) lists its members
+ * there and is present exactly when all of them are. */
 typedef struct dispatch_cpu_feature_info {
     int id;              /* enum dispatch_cpu_feature */
     const char *name;    /* table name: "AVX512_SKX" */

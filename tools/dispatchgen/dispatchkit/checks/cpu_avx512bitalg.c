@@ -1,0 +1,12 @@
+/* Does the compiler build AVX512BITALG code? One intrinsic, compiled to an object. */
+#include <immintrin.h>
+
+int dispatch_check_avx512bitalg(const void *mem);
+
+int dispatch_check_avx512bitalg(const void *mem)
+{
+    const float *p = (const float *)mem;
+    __m512i a = _mm512_loadu_si512((const void *)p);
+    a = _mm512_popcnt_epi8(a);
+    return _mm_cvtsi128_si32(_mm512_castsi512_si128(a));
+}
