@@ -8,91 +8,26 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 from pathlib import Path
-from typing import List, Optional, Tuple
+from typing import List, Optional
 
-from . import ctable, generate, meson_plan, paths, variants
-from .config import BuildConfig, configure
-from .inputs import read_input
-from .errors import DispatchError, printable, shown, write_stdout
-from .probe import default_cache_dir
-from .targets import load_groups, parse, resolve
-
-DEFAULT_BASELINE = "min"
-DEFAULT_DISPATCH = "max -xop -fma4"
-
-
-def add_build_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--cc", default=os.environ.get("CC", "cc"),
-                   help="compiler command, e.g. 'gcc' or 'ccache clang' (default: $CC or cc)")
-    p.add_argument("--cflags", default=os.environ.get("CFLAGS", ""),
-                   help="extra compiler flags the build uses (default: $CFLAGS)")
-    p.add_argument("--cpu-baseline", default=DEFAULT_BASELINE,
-                   help=f"features always enabled (default: {DEFAULT_BASELINE!r})")
-    p.add_argument("--cpu-dispatch", default=DEFAULT_DISPATCH,
-                   help=f"features to dispatch on (default: {DEFAULT_DISPATCH!r})")
-    p.add_argument("--cache-dir", type=Path, default=default_cache_dir(),
-                   help="where compiler probe results are cached (default: %(default)s)")
-    p.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
-    p.add_argument("--exhaustive-probe", action="store_true",
-                   help="compile each feature's check on its own instead of one union "
-                        "compile first (see Note [Union probe] in probe.py)")
-
-
-def _config_from(args: argparse.Namespace) -> BuildConfig:
-    if getattr(args, "config", None):
-        return BuildConfig.load(args.config)
-    return configure(args.cc, args.cflags, args.cpu_baseline, args.cpu_dispatch,
-                     None if args.no_cache else args.cache_dir, args.exhaustive_probe)
-
-
-def report_dict(config: BuildConfig) -> dict:
-    return {
-        "arch": config.arch,
-        "compiler": {"command": config.compiler, "family": config.compiler_family,
-                     "version": config.compiler_version, "cflags": config.cflags},
-        "baseline": {"requested": config.requested_baseline, "features": config.baseline,
-                     "flags": config.baseline_flags},
-        "dispatch": {"requested": config.requested_dispatch, "features": config.dispatch,
-                     "flags": config.dispatch_flags},
-        "skipped": config.skipped,
-        "unsupported": config.unsupported,
-        "notes": config.notes,
-    }
-
-
-def report_text(config: BuildConfig) -> str:
-    lines = [
-        f"arch:      {config.arch}",
-        f"compiler:  {' '.join(config.compiler)} ({config.compiler_family} "
-        f"{config.compiler_version})",
-        f"baseline:  {' '.join(config.baseline) or '(none)'}   "
-        f"[{' '.join(config.baseline_flags)}]   from {config.requested_baseline!r}",
-        f"dispatch:  {' '.join(config.dispatch) or '(none)'}   "
-        f"from {config.requested_dispatch!r}",
-    ]
-    lines += [f"skipped:   {s['feature']} ({s['option']}): {s['reason']}" for s in config.skipped]
-    lines += [f"note:      {n}" for n in config.notes]
-    return "\n".join(lines)
+from . import generate, meson_plan, paths, variants
+from .config import BuildConfig
+from .errors import DispatchError, printable, write_stdout
+from .steps import (DEFAULT_BASELINE, DEFAULT_DISPATCH, add_build_options,  # noqa: F401
+                    config_from_args, dispatch_objects, report_dict, report_text,
+                    resolve_file, runtime_library, write_config)
+from .targets import load_groups
 
 
 def cmd_report(args: argparse.Namespace) -> str:
-    config = _config_from(args)
+    config = config_from_args(args)
     return (json.dumps(report_dict(config), indent=2) if args.json else report_text(config)) + "\n"
 
 
-def write_config(config: BuildConfig, outdir: Path) -> None:
-    """configure's outputs: all or none (a later step reads the JSON, the C
-    code the headers)."""
-    generate.write_files([(outdir / "_cpu_dispatch.h", generate.cpu_dispatch_header(config)),
-                          (outdir / ctable.HEADER_NAME, ctable.render()),
-                          (outdir / "dispatch_config.json", config.to_json())])
-
-
 def cmd_configure(args: argparse.Namespace) -> str:
-    config = _config_from(args)
+    config = config_from_args(args)
     write_config(config, Path(args.outdir))
     runtime = runtime_library(args.package, args.module, args.env_prefix) if args.package else None
     if not args.meson:
@@ -108,43 +43,12 @@ def cmd_configure(args: argparse.Namespace) -> str:
     return "".join(f"{line}\n" for line in lines)
 
 
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-def env_prefix_of(package: str) -> str:
-    """The env-variable prefix of a package: `my-pkg.sub` -> `MY_PKG_SUB`."""
-    return re.sub(r"[^A-Za-z0-9_]", "_", package).upper()
-
-
-def runtime_library(package: str, module: Optional[str],
-                    prefix: Optional[str]) -> Tuple[List[str], List[str]]:
-    """The CPU runtime as a downstream build compiles it: (sources, -D flags).
-
-    The toolkit's own files (paths.CPU), compiled WITHOUT the build's baseline
-    flags, with the package's env prefix (Note [Env prefix] in
-    cpu/cpu_features.c); with a module name, also the module guard (Note
-    [Module guard] in cpu/cpu_module_guard.c), whose PyInit_<module> is the
-    extension's.
-    """
-    prefix = prefix or env_prefix_of(package)
-    c_package = package.replace(".", "_").replace("-", "_")
-    for what, value in (("package", c_package), ("module", module), ("env prefix", prefix)):
-        if value is not None and not _IDENT.fullmatch(value):
-            raise DispatchError(f"the {what} name {shown(value)!r} must be a C identifier "
-                                "(letters, digits, underscores)")
-    names = list(paths.RUNTIME_SOURCES) + ([paths.MODULE_GUARD] if module else [])
-    flags = [f"-DDISPATCH_CPU_ENV_PREFIX={prefix}"]
-    if module:
-        flags += [f"-DDISPATCH_PACKAGE_NAME={c_package}", f"-DDISPATCH_MODULE_NAME={module}"]
-    return [str(paths.CPU / n) for n in names], flags
-
-
 def cmd_targets(args: argparse.Namespace) -> str:
-    config = _config_from(args)
+    config = config_from_args(args)
     groups = load_groups(args.groups)
     results, lines = [], []
     for src in args.files:
-        res = _resolve_file(src, config, groups, args.disable_optimization)
+        res = resolve_file(src, config, groups, args.disable_optimization)
         results.append(res.to_dict())
         names = [t.name for t in res.targets] + (["baseline"] if res.baseline else [])
         lines.append(f"{printable(str(src))}: {' '.join(names) or '(nothing to build)'}")
@@ -154,11 +58,6 @@ def cmd_targets(args: argparse.Namespace) -> str:
     if args.json:
         return json.dumps(results[0] if len(results) == 1 else results, indent=2) + "\n"
     return "".join(f"{line}\n" for line in lines)
-
-
-def _resolve_file(src: Path, config: BuildConfig, groups: dict, disable_opt: bool):
-    text = read_input(Path(src), "source")
-    return resolve(parse(text, str(src), config.table, groups), config, disable_opt)
 
 
 def cmd_meson_source(args: argparse.Namespace) -> str:
@@ -173,7 +72,7 @@ def cmd_meson_source(args: argparse.Namespace) -> str:
     config = BuildConfig.load(args.config)
     src = Path(args.source)
     generate.check_source_path(src)
-    res = _resolve_file(src, config, load_groups(args.groups), args.disable_optimization)
+    res = resolve_file(src, config, load_groups(args.groups), args.disable_optimization)
     out = Path(args.outdir)
     stem = src.name.replace(".", "_")
     generate.write_if_changed(out / generate.header_name(src.name),
@@ -189,41 +88,6 @@ def cmd_meson_source(args: argparse.Namespace) -> str:
               f"skipped {s['target']}: {printable(s['reason'])}" for s in res.skipped]
     lines += [f"note\t{printable(n)}" for n in res.notes]
     return "".join(f"{line}\n" for line in lines)
-
-
-def dispatch_objects(config: BuildConfig, sources: List[Path], outdir: Path,
-                     groups_file: Optional[Path], disable_optimization: bool):
-    """Every object of a project's dispatchable sources: (headers to write,
-    [(library name, index of the source, flags)], notes).
-
-    The flags are the target's compiler flags plus the -D macros that make the
-    source itself that target's translation unit (Note [No wrapper files] in
-    generate.py). Any error in any source is a DispatchError.
-    """
-    groups = load_groups(groups_file)
-    names: dict = {}
-    files, objects, notes = [], [], []
-    for index, src in enumerate(sources):
-        generate.check_source_path(src)
-        generate.source_language(src)
-        header = generate.header_name(src.name)
-        if header in names:
-            raise DispatchError(f"{src.name} and {names[header]} would both generate "
-                                f"{header}; rename one", str(src))
-        names[header] = src.name
-        res = _resolve_file(src, config, groups, disable_optimization)
-        files.append((outdir / header, generate.source_header(res, src.name)))
-        stem = src.name.replace(".", "_")
-        for t in res.targets:
-            objects.append((f"{stem}_{t.name}", index, [*t.flags, *generate.target_defines(t)]))
-        if res.baseline:
-            objects.append((f"{stem}_baseline", index, list(config.baseline_flags)))
-        built = [t.name for t in res.targets] + (["baseline"] if res.baseline else [])
-        notes.append(f"{src.name}: builds {' '.join(built) or 'nothing'}")
-        notes += [f"{src}:{res.skipped_lines.get(s['target'], res.line)}: skipped "
-                  f"{s['target']}: {s['reason']}" for s in res.skipped]
-        notes += res.notes
-    return files, objects, notes
 
 
 def cmd_meson_sources(args: argparse.Namespace) -> str:
@@ -250,7 +114,7 @@ def cmd_wrapper(args: argparse.Namespace) -> str:
     """Print the wrapper source of one target of one source."""
     config = BuildConfig.load(args.config)
     generate.check_source_path(Path(args.source))
-    res = _resolve_file(args.source, config, load_groups(args.groups), False)
+    res = resolve_file(args.source, config, load_groups(args.groups), False)
     target = next((t for t in res.targets if t.name == args.target.upper()), None)
     if target is None:
         built = " ".join(t.name for t in res.targets) or "none"

@@ -37,6 +37,8 @@ from typing import List, Tuple
 from . import generate, paths, variants
 from .config import BuildConfig
 from .errors import DispatchError, printable
+from .steps import (add_build_options, config_from_args, dispatch_objects, report_text,
+                    runtime_library, write_config)
 
 Library = Tuple[str, List[str], List[str], List[str]]  # name, sources, compile, link args
 
@@ -63,8 +65,6 @@ def _word(text: str, what: str) -> str:
 
 
 def plan(args: argparse.Namespace, config: BuildConfig) -> Tuple[List[Library], List[str]]:
-    from .cli import dispatch_objects, runtime_library, write_config  # the CLI's own parts
-
     outdir = Path(args.outdir).resolve()
     package, _, module = args.module.rpartition(".") if args.module else ("", "", None)
     package = package or (module or args.name or "")
@@ -126,12 +126,10 @@ def variant_objects_checked(ini: Path, config: BuildConfig, outdir: Path, option
 
 
 def cmd_meson(args: argparse.Namespace) -> str:
-    from .cli import _config_from, report_text
-
     if not args.module and not args.name:
         raise DispatchError("--module (a Python extension, e.g. mypkg._ext) or --name (a "
                             "program or library) is required")
-    config = _config_from(args)
+    config = config_from_args(args)
     libraries, notes = plan(args, config)
     summary = [f"dispatchgen: {args.module or args.name}: {len(libraries)} static libraries"]
     summary += report_text(config).splitlines() + notes
@@ -142,8 +140,6 @@ def cmd_meson(args: argparse.Namespace) -> str:
 
 
 def add_parser(sub) -> None:
-    from .cli import add_build_options
-
     p = sub.add_parser("meson", help="configure and list every static library a meson "
                        "build compiles (the one call of a client's meson.build)")
     add_build_options(p)
