@@ -13,7 +13,7 @@ from typing import List, Optional, Tuple
 
 from . import ctable, generate, paths
 from .config import BuildConfig, configure
-from .errors import DispatchError, shown
+from .errors import DispatchError, printable, shown
 from .inputs import read_input
 from .probe import default_cache_dir
 from .targets import load_groups, parse, resolve
@@ -112,7 +112,12 @@ def runtime_library(package: str, module: Optional[str],
     flags = [f"-DDISPATCH_CPU_ENV_PREFIX={prefix}"]
     if module:
         flags += [f"-DDISPATCH_PACKAGE_NAME={c_package}", f"-DDISPATCH_MODULE_NAME={module}"]
-    return [str(paths.CPU / n) for n in names], flags
+    sources = [str(paths.CPU / n) for n in names]
+    bad = next((s for s in sources if not s.isprintable()), None)
+    if bad is not None:  # it goes into meson's tab-separated lines
+        raise DispatchError(f"the toolkit lies in a path meson's lines cannot carry: "
+                            f"{printable(bad)!r}; install it elsewhere")
+    return sources, flags
 
 
 def resolve_file(src: Path, config: BuildConfig, groups: dict, disable_opt: bool):
