@@ -1123,6 +1123,9 @@ def _edges(t: Tensor) -> Any:
     if t.ndim == 0:
         return t.item()
     n, e = t.shape[0], _format.EDGE_ITEMS
+    if t.ndim == 1:  # a row's edges in two tolist()s (a cuda tensor: two copies, not 2e)
+        return t[:e].tolist() + [_format.SUMMARY] + t[n - e:].tolist() if n > 2 * e \
+            else t.tolist()
     if n > 2 * e:
         return ([_edges(t[i]) for i in range(e)] + [_format.SUMMARY]
                 + [_edges(t[i]) for i in range(n - e, n)])

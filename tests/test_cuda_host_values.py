@@ -190,3 +190,19 @@ def test_tolist_of_a_meta_tensor_is_refused_as_torch():
 def test_repr_of_a_meta_tensor_gives_device_then_size_as_torch():
     m = dispatch.empty(3, 2, device="meta", dtype=dispatch.int8)
     assert repr(m) == "tensor(..., device='meta', size=(3, 2), dtype=dispatch.int8)"
+
+
+def test_repr_of_a_large_cuda_tensor_copies_only_the_edges(fake_cuda):
+    """Past the summary threshold repr reads the shown rows' edges, two copies
+    per shown row, not the whole tensor nor one copy per element."""
+    g = dispatch.arange(100_000, dtype=dispatch.float64).reshape(1000, 100).cuda()
+    copies = []
+    host_memcpy = cuda.memcpy
+
+    def counting(dst, src, n, kind):
+        copies.append(n)
+        host_memcpy(dst, src, n, kind)
+
+    fake_cuda.setattr(cuda, "memcpy", counting)
+    repr(g)
+    assert len(copies) == 2 * 6 and sum(copies) == 6 * 6 * 8  # 6 rows, 3 + 3 values each
