@@ -1,51 +1,143 @@
 #!/usr/bin/env bash
 # The GPU job: build this checkout with its CUDA module on a machine with an
-# NVIDIA GPU and nvcc, run the CUDA tests and the CUDA benchmark, and leave
-# every output in $OUT (default: ./gpu-out). CI has no GPU and never runs
-# this; on a machine without one it still runs, and the GPU tests skip
-# saying why, and the benchmark exits 2 (no GPU), which is this script's
-# status then.
+# NVIDIA GPU and nvcc, run the whole test suite (every test file, as CI runs
+# it; the CUDA tests are the ones that stop skipping here) and the CUDA
+# benchmark, and leave every output in $OUT (default: ./gpu-out). CI has no
+# GPU and never runs this; on a machine without one it still runs, the GPU
+# tests skip saying why, and the benchmark exits 2 (no GPU), which is this
+# script's status then.
 #
+#   .ci/gpu.sh [--dry-run] [PYTEST ARGS...]
+#
+#   PYTEST ARGS  what pytest runs (default: tests, the whole suite); paths
+#                are relative to the checkout, e.g. tests/test_cuda_ops.py.
+#   --dry-run    print the interpreter, the venv and the commands, run nothing.
 #   WHEELS=DIR   a folder of wheels to install from, offline (for a machine
 #                that reaches no package index; its Python may differ from
 #                this one's, e.g.
 #                pip download --only-binary=:all: --python-version 3.12 -d DIR \
-#                    -r requirements-dev.txt flit_core   # flit_core builds the toolkit
-#                ); unset: install from the index as .ci/run does.
+#                    -r requirements-dev.txt flit_core pytest-xdist
+#                flit_core builds the toolkit, tools/dispatchgen, which
+#                requirements-dev.txt installs from the checkout); unset:
+#                install from the index as .ci/run does.
 #   CUDA_ARCH=   the meson cuda-arch option (default: the project's list;
 #                e.g. sm_90 on an H100 builds faster).
-#   OUT=DIR      where the logs go.
+#   OUT=DIR      where the logs go.   VENV=DIR  the venv (./.venv-gpu).
+#
+# The venv is made from the BASE interpreter (sys.base_prefix), not from
+# `python3` as found. On a machine whose python3 is itself a venv's, a venv
+# made from it with --system-site-packages sees the base interpreter's
+# site-packages, not that venv's: its numpy and torch are not there, and a
+# workaround through `pip install --target DIR` + PYTHONPATH breaks the tests
+# that start `python -I` children (isolated mode drops PYTHONPATH). So
+# everything the build and the tests need (cffi, pycparser, meson-python,
+# pyproject-metadata, flit_core for the toolkit, numpy, pytest, ...) is
+# installed into this venv, from WHEELS or the index, and the outer venv's
+# site-packages, if any, is appended after ours by a .pth file: its torch
+# stays visible for the benchmark's comparison, as --system-site-packages
+# would have made it, and never shadows what we installed.
+#
+# pytest runs with pytest-xdist on every CPU (-n $(nproc)) where it can be
+# installed (WHEELS or the index), else serially; from $OUT, not from the
+# checkout: xdist's workers put their working directory first on sys.path,
+# and the checkout's source dispatch/ (no compiled modules) would shadow the
+# installed package.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-OUT=${OUT:-$PWD/gpu-out}
-mkdir -p "$OUT"
-VENV=${VENV:-$PWD/.venv-gpu}
+REPO=$PWD
+dry=0
+if [ "${1:-}" = "--dry-run" ]; then dry=1; shift; fi
+OUT=${OUT:-$REPO/gpu-out}
+VENV=${VENV:-$REPO/.venv-gpu}
+PY=${PYTHON:-python3}
 
-# The machine's own numpy and torch (to compare with) stay visible.
-python3 -m venv --clear --system-site-packages "$VENV"
-PIP=("$VENV/bin/pip" install -q)
-if [ -n "${WHEELS:-}" ]; then
-    PIP+=(--no-index --find-links "$WHEELS")
-fi
-"${PIP[@]}" -r requirements-dev.txt
-setup=()
+run() { # a command, or its line under --dry-run
+    if [ "$dry" = 1 ]; then printf '+ %s\n' "$*"; else "$@"; fi
+}
+
+# the interpreter to make the venv from, and the outer venv's site-packages
+read -r BASE OUTER < <("$PY" - <<'EOF'
+import os, sys, sysconfig
+base = sys.base_prefix
+exe = os.path.join(base, "bin", f"python{sys.version_info[0]}.{sys.version_info[1]}")
+if not os.path.exists(exe):
+    exe = os.path.join(base, "bin", "python3")
+outer = sysconfig.get_paths()["purelib"] if sys.prefix != base else "-"
+print(exe, outer)
+EOF
+)
+
+# pytest arguments: the whole suite by default; paths made absolute (pytest
+# runs from $OUT)
+args=()
+for a in "${@:-tests}"; do
+    if [ -e "$REPO/${a%%::*}" ]; then args+=("$REPO/$a"); else args+=("$a"); fi
+done
 deselect=()
+setup=()
 if [ -n "${CUDA_ARCH:-}" ]; then
     setup=(-Csetup-args=-Dcuda-arch="$CUDA_ARCH")
     # that test checks the installed module against the default list
+    # (a node id: relative to the rootdir, the checkout)
     deselect=(--deselect tests/test_cuda_build.py::test_module_holds_sass_for_each_requested_arch_plus_ptx)
 fi
-{ nvidia-smi || echo "nvidia-smi: not found"; } >"$OUT/nvidia-smi.txt" 2>&1
-"${PIP[@]}" --no-build-isolation -Cbuild-dir=build-gpu -Csetup-args=-Dcuda=enabled \
-    "${setup[@]}" . 2>&1 | tee "$OUT/build.txt"
+PIP=("$VENV/bin/python" -m pip install -q)
+if [ -n "${WHEELS:-}" ]; then
+    PIP+=(--no-index --find-links "$WHEELS")
+fi
 
+if [ "$dry" = 1 ]; then
+    echo "python: $PY; venv from: $BASE; outer site-packages: $OUTER"
+fi
+run mkdir -p "$OUT"
+run "$BASE" -m venv --clear "$VENV"
+if [ "$OUTER" != "-" ]; then # after our site-packages: .pth lines are appended
+    if [ "$dry" = 1 ]; then
+        echo "+ echo $OUTER > <the venv's site-packages>/zz-outer-venv.pth"
+    else
+        site=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+        echo "$OUTER" >"$site/zz-outer-venv.pth"
+    fi
+fi
+run "${PIP[@]}" -r requirements-dev.txt
+xdist=()
+if run "${PIP[@]}" pytest-xdist; then
+    if [ "$dry" = 1 ] || "$VENV/bin/python" -c 'import xdist' 2>/dev/null; then
+        xdist=(-n "$(nproc)")
+    fi
+else
+    echo "pytest-xdist could not be installed: the suite runs serially"
+fi
+if [ "$dry" = 0 ]; then
+    { nvidia-smi || echo "nvidia-smi: not found"; } >"$OUT/nvidia-smi.txt" 2>&1
+fi
+if [ "$dry" = 1 ]; then
+    run "${PIP[@]}" --no-build-isolation -Cbuild-dir=build-gpu -Csetup-args=-Dcuda=enabled \
+        "${setup[@]}" .
+else
+    "${PIP[@]}" --no-build-isolation -Cbuild-dir=build-gpu -Csetup-args=-Dcuda=enabled \
+        "${setup[@]}" . 2>&1 | tee "$OUT/build.txt"
+fi
+
+# the suite's own pip runs (the toolkit's wheel, the example projects, with
+# build isolation) find their build requirements in WHEELS too
+if [ -n "${WHEELS:-}" ]; then
+    export PIP_NO_INDEX=1 PIP_FIND_LINKS=$WHEELS
+fi
+rc=0
+if [ "$dry" = 1 ]; then
+    echo "+ cd $OUT"
+    run "$VENV/bin/python" -m dispatch --verbose
+    run "$VENV/bin/python" -m pytest -c "$REPO/pyproject.toml" --rootdir "$REPO" -q -rs \
+        -p no:cacheprovider "${xdist[@]}" "${deselect[@]}" "${args[@]}"
+    run "$VENV/bin/python" "$REPO/tools/bench/run.py" --cuda --json "$OUT/bench_cuda.json"
+    exit 0
+fi
 cd "$OUT" # never import the source tree
 "$VENV/bin/python" -m dispatch --verbose | tee dispatch.txt
-cd - >/dev/null
-rc=0 # -P: the source tree must not shadow the installed package
-"$VENV/bin/python" -P -m pytest -q -rs -p no:cacheprovider "${deselect[@]}" tests/test_cuda_build.py tests/test_cuda_runtime.py \
-    tests/test_cuda_ops.py tests/test_cuda_reductions.py tests/test_dlpack_cuda.py \
+"$VENV/bin/python" -m pytest -c "$REPO/pyproject.toml" --rootdir "$REPO" -q -rs \
+    -p no:cacheprovider "${xdist[@]}" "${deselect[@]}" "${args[@]}" \
     2>&1 | tee "$OUT/tests.txt" || rc=$?
-"$VENV/bin/python" tools/bench/run.py --cuda --json "$OUT/bench_cuda.json" 2>&1 |
+"$VENV/bin/python" "$REPO/tools/bench/run.py" --cuda --json "$OUT/bench_cuda.json" 2>&1 |
     tee "$OUT/bench_cuda.txt" || rc=$((rc ? rc : $?))
 exit "$rc"

@@ -506,6 +506,9 @@ class Tensor(_fastpath.TensorBase):
     @property
     def __array_interface__(self) -> dict:
         p = self._p
+        if p.device == 1:  # torch's words (its __array__ and numpy() say so)
+            raise TypeError("can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() "
+                            "to copy the tensor to host memory first.")
         if p.device != _CPU:
             raise TypeError(f"can't convert {self.device} tensor to numpy (only cpu tensors "
                             "have data on the host)")
@@ -528,7 +531,11 @@ class Tensor(_fastpath.TensorBase):
     def numpy(self) -> Any:
         """A NumPy array sharing this tensor's memory (zero-copy; cpu only; imports NumPy).
 
-        TypeError for a bfloat16 tensor (NumPy has no bfloat16): call .to(float32) first."""
+        TypeError for a bfloat16 tensor (NumPy has no bfloat16): call .to(float32) first;
+        for a cuda tensor, as torch's: .cpu() first (this would not copy)."""
+        if self._p.device == 1:
+            raise TypeError("can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() "
+                            "to copy the tensor to host memory first.")
         if not _DTYPES[self._p.dtype].typestr:
             raise TypeError(_no_numpy_message(_DTYPES[self._p.dtype]))
         return _numpy().asarray(self)
@@ -612,18 +619,22 @@ class Tensor(_fastpath.TensorBase):
         return (_DL_CPU, 0)
 
     def tolist(self) -> Any:
-        """The values as (nested lists of) Python bool, int or float."""
-        p = self._p
-        if p.device != _CPU:
-            raise TypeError(f"tolist() of a {self.device} tensor: it has no data")
-        return _nest(_flat_values(self), self.shape)
+        """The values as (nested lists of) Python bool, int or float; a cuda
+        tensor's are copied to the host first (after its queued work, as torch's)."""
+        t = self if self._p.device == _CPU else self.cpu()  # meta: "Cannot copy out ..."
+        return _nest(_flat_values(t), t.shape)
 
     def item(self) -> Any:
+        """The one value as a Python bool, int or float (a cuda tensor's is
+        copied to the host first, as torch's)."""
         p = self._p
         if p.numel != 1:
             raise ValueError(f"a Tensor with {p.numel} elements cannot be converted to Scalar")
+        if p.device == _DEVICES["meta"]:
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors (the meta "
+                               "device holds shapes only)")
         if p.device != _CPU:
-            raise TypeError(f"item() of a {self.device} tensor: it has no data")
+            return self.cpu().item()  # synchronous: the device's work is done
         if _DTYPES[p.dtype].is_floating_point:
             return float(lib.dispatch_tensor_get_double(p, 0))
         v = int(lib.dispatch_tensor_get_int(p, 0))
@@ -643,9 +654,14 @@ class Tensor(_fastpath.TensorBase):
             yield self[i]
 
     def __repr__(self) -> str:
+        # torch's order: values, device (a cuda tensor's as 'cuda:0'), size
+        # (meta, which has no values), dtype
         suffix = "" if self.dtype in (float32, int64, bool) else f", dtype={self.dtype!r}"
+        if self._p.device == _DEVICES["meta"]:
+            return f"tensor(..., device='meta', size={self.shape}{suffix})"
         if self._p.device != _CPU:
-            return f"tensor(..., size={self.shape}, device='{self.device}'{suffix})"
+            suffix = f", device='{self.device}:0'{suffix}"  # this runtime's CUDA device is 0
+        # a cuda tensor's values come to the host through tolist()/item()
         body = _format.format_nested(_summarized(self), self.dtype.name, "tensor(", self.ndim)
         return f"tensor({body}{suffix})"
 
@@ -1107,6 +1123,9 @@ def _edges(t: Tensor) -> Any:
     if t.ndim == 0:
         return t.item()
     n, e = t.shape[0], _format.EDGE_ITEMS
+    if t.ndim == 1:  # a row's edges in two tolist()s (a cuda tensor: two copies, not 2e)
+        return t[:e].tolist() + [_format.SUMMARY] + t[n - e:].tolist() if n > 2 * e \
+            else t.tolist()
     if n > 2 * e:
         return ([_edges(t[i]) for i in range(e)] + [_format.SUMMARY]
                 + [_edges(t[i]) for i in range(n - e, n)])

@@ -181,8 +181,9 @@ def test_gpu_every_dtype_round_trips_bit_for_bit(d):
     raw = rng.integers(0, 256, size=4096, dtype=np.uint8)
     if d is dispatch.bool:
         raw = raw & 1
-    host = dispatch.from_numpy(raw.view(d.numpy() if d is not dispatch.bool else np.bool_)
-                               .reshape(64, -1))
+    # dtype.numpy is a property (the NumPy dtype), not a method: the H100 run
+    # failed here calling it ("'numpy.dtypes.Int8DType' object is not callable")
+    host = dispatch.from_numpy(raw.view(d.numpy).reshape(64, -1))
     dev = host.cuda()
     assert dev.device == "cuda" and dev.dtype == d and dev.shape == host.shape
     back = dev.cpu()
@@ -245,3 +246,20 @@ def test_gpu_out_of_memory_retries_then_memory_error_says_asked_and_held():
 def test_gpu_mixing_devices_names_both():
     with pytest.raises(RuntimeError, match="cuda and cpu"):
         ops.add(dispatch.ones(3, device="cuda"), dispatch.ones(3))
+
+
+@gpu
+@pytest.mark.parametrize("d", DTYPES + (dispatch.bfloat16,), ids=lambda d: d.name)
+def test_gpu_values_on_the_host_are_the_cpu_ones(d):
+    """item(), float(), tolist() and repr() of a real CUDA tensor (after a
+    device op, so the copy must wait for it) give the CPU tensor's
+    (tests/test_cuda_host_values.py checks each on the fake device)."""
+    c = dispatch.arange(6, dtype=dispatch.float64).reshape(2, 3).to(d)
+    g = c.cuda().T.contiguous()  # the device's copy loop, queued on its stream
+    c = c.T.contiguous()
+    assert g.tolist() == c.tolist()
+    assert g[2, 1].item() == c[2, 1].item() and float(g[1, 0]) == float(c[1, 0])
+    suffix = f", dtype={d!r}" if d not in (dispatch.float32, dispatch.int64, dispatch.bool) else ""
+    assert repr(g) == repr(c)[:len(repr(c)) - len(suffix) - 1] + f", device='cuda:0'{suffix})"
+    with pytest.raises(TypeError, match=r"Use Tensor\.cpu\(\) to copy"):
+        g.numpy()

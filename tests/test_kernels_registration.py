@@ -38,6 +38,7 @@ def test_plain_import_registers_the_simd_kernels():
     kernels' bits."""
     import subprocess
     import sys
+    import tempfile
 
     code = (
         "import io, contextlib, sys, numpy as np, dispatch\n"
@@ -48,7 +49,15 @@ def test_plain_import_registers_the_simd_kernels():
         "x = np.linspace(-20, 20, 4099, dtype=np.float32)\n"
         "sys.stdout.buffer.write(b'BITS' + dispatch.ops.exp(dispatch.from_numpy(x)).numpy().tobytes())\n"
     )
-    out = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, check=True).stdout
+    # No -I: isolated mode drops PYTHONPATH, so where this interpreter finds
+    # cffi, numpy or dispatch through it (a GPU job's `pip install --target`
+    # folder) the child could not import dispatch at all. The child gets this
+    # process's environment instead and runs in an empty directory (its
+    # sys.path[0]), so the checkout's source dispatch/ cannot shadow the
+    # installed package; "dispatch.kernels" is checked in the child itself.
+    with tempfile.TemporaryDirectory() as cwd:
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True,
+                             cwd=cwd).stdout
     report, bits = out.split(b"BITS", 1)
     for fn in ("add_f32", "exp_f32", "addcmul_f64", "sum_f64", "add_i64"):
         assert b"dispatch_kernel_" + fn.encode() in report, report.decode()

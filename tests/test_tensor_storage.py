@@ -53,8 +53,40 @@ def test_allocation_failure_is_a_memory_error_with_the_size():
         dispatch.empty(1000000000000000000, dtype=dispatch.float64)
 
 
-def test_cuda_without_allocator_says_why():
-    with pytest.raises(RuntimeError, match="no allocator is registered for device 'cuda'"):
+@pytest.fixture
+def no_cuda_allocator():
+    """The allocator table without a "cuda" entry, whether or not this machine
+    has a GPU: on one that has, the CUDA module registers its allocator at
+    the first CUDA use (maybe an earlier test's in this process), and the old
+    form of these tests, a bare empty(device="cuda"), made a tensor there."""
+    from dispatch._core import ffi, lib
+
+    before = lib.dispatch_allocator_get(1)
+    lib.dispatch_allocator_register(1, ffi.NULL)
+    try:
+        yield
+    finally:
+        lib.dispatch_allocator_register(1, before)
+
+
+def test_cuda_without_allocator_says_why(no_cuda_allocator, monkeypatch):
+    from dispatch import cuda
+
+    monkeypatch.setattr(cuda, "unavailable_reason", lambda: "no NVIDIA driver (for this test)")
+    with pytest.raises(RuntimeError, match="no allocator is registered for device 'cuda': CUDA "
+                                           r"is not available: no NVIDIA driver \(for this test"):
+        dispatch.empty(2, device="cuda")
+
+
+def test_device_without_allocator_is_refused_by_the_storage_layer(no_cuda_allocator,
+                                                                  monkeypatch):
+    """CUDA available (said so here) yet no allocator: the C storage layer's own
+    refusal, not a crash."""
+    from dispatch import cuda
+
+    monkeypatch.setattr(cuda, "unavailable_reason", lambda: "")
+    with pytest.raises(RuntimeError, match="no allocator is registered for device 'cuda' "
+                                           r"\(this build or machine has no support for it\)"):
         dispatch.empty(2, device="cuda")
 
 
@@ -125,15 +157,24 @@ _FAULTS = """
 import resource, sys, numpy as np, dispatch
 a = dispatch.from_numpy(np.ones(1 << 23))  # 64 MiB of float64
 a + a  # the first result: fresh memory
-f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-for _ in range(10):
-    r = a + a
-    del r
-print((resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0) / 10)
+windows = []
+for _ in range(5):
+    f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(10):
+        r = a + a
+        del r
+    windows.append((resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0) / 10)
+print(min(windows))
 """
 
 
-def _faults_per_call(env_value):
+def _faults_per_call(env_value, tmp_path):
+    """Minor page faults per `a + a` of 64 MiB in a fresh process: the least of
+    5 windows of 10 calls. Faults the allocator does not cause only add to a
+    window (on a NUMA machine the kernel's automatic NUMA balancing unmaps
+    pages now and then and counts each hinting fault as a minor fault; a
+    machine loaded by `pytest -n 16` stretches the loop over more of its scan
+    periods), so the least window is the allocator's own count."""
     import os
     import subprocess
     import sys
@@ -141,18 +182,37 @@ def _faults_per_call(env_value):
     env = {k: v for k, v in os.environ.items() if k != "DISPATCH_CPU_CACHE_MB"}
     if env_value is not None:
         env["DISPATCH_CPU_CACHE_MB"] = env_value
-    out = subprocess.run([sys.executable, "-I", "-c", _FAULTS], env=env, check=True,
+    # No -I: it drops PYTHONPATH, through which this interpreter may find cffi
+    # or dispatch (a GPU job's `pip install --target` folder); an empty cwd
+    # keeps the checkout's source dispatch/ off the child's sys.path.
+    out = subprocess.run([sys.executable, "-c", _FAULTS], env=env, check=True, cwd=tmp_path,
                          capture_output=True, text=True).stdout
     return float(out)
 
 
-def test_large_out_of_place_results_pay_no_page_faults():
+def _malloc_keeps_large_blocks() -> bool:
+    """A malloc that may keep freed 66 MiB blocks mapped (jemalloc, tcmalloc,
+    mimalloc preloaded, or glibc tuned so), which would serve the next result
+    without faults even with our cache off."""
+    import os
+
+    preload = os.environ.get("LD_PRELOAD", "")
+    tuned = os.environ.get("GLIBC_TUNABLES", "") + "".join(
+        k for k in os.environ if k.startswith("MALLOC_") and k.endswith("_"))
+    return any(m in preload for m in ("jemalloc", "tcmalloc", "mimalloc")) or \
+        "mmap_threshold" in tuned or "MMAP_THRESHOLD" in tuned
+
+
+def test_large_out_of_place_results_pay_no_page_faults(tmp_path):
     """Note [CPU allocations]: freed large blocks are reused, so a loop of
     out-of-place operations on 64 MiB tensors takes no page fault per pass;
     with the cache off, each result faults its pages in again."""
-    assert _faults_per_call(None) < 2
-    assert _faults_per_call("not-a-number") < 2  # a bad value keeps the default
-    assert _faults_per_call("0") >= 16  # 32 huge pages (or 16384 small ones) per result
+    assert _faults_per_call(None, tmp_path) < 2
+    assert _faults_per_call("not-a-number", tmp_path) < 2  # a bad value keeps the default
+    if _malloc_keeps_large_blocks():
+        pytest.skip("the cache-off half needs a malloc that unmaps freed 66 MiB blocks "
+                    "(LD_PRELOAD / GLIBC_TUNABLES / MALLOC_* say this one may keep them)")
+    assert _faults_per_call("0", tmp_path) >= 16  # 32 huge pages (or 16384 small ones) per result
 
 
 def test_to_meta_keeps_shape_and_dtype_and_nothing_comes_back():
