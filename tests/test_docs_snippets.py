@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -35,9 +36,18 @@ def _env(tmp: Path) -> dict:
 
 
 def _venv(path: Path, system_site: bool = True) -> Path:
+    """A fresh venv; with system_site, one that sees meson, meson-python and
+    ninja where this interpreter sees them: the base interpreter's packages
+    and, when this interpreter is itself a venv's (.venv, a GPU machine's),
+    that venv's too, after the new venv's own."""
     base = getattr(sys, "_base_executable", sys.executable)
     _run([base, "-m", "venv", *(["--system-site-packages"] if system_site else []), path])
-    return path / "bin" / "python"
+    python = path / "bin" / "python"
+    if system_site and sys.prefix != sys.base_prefix:
+        site = _run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"])
+        Path(site.stdout.strip(), "zz-outer-venv.pth").write_text(
+            sysconfig.get_paths()["purelib"] + "\n")
+    return python
 
 REPO = Path(__file__).resolve().parents[1]
 DOC = REPO / "docs" / "downstream.md"

@@ -21,6 +21,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import zipfile
 from pathlib import Path
 
@@ -48,11 +49,19 @@ def _env(tmp: Path, **extra) -> dict:
     return env
 
 
-def _venv(path: Path) -> Path:
-    """A fresh venv that sees the system's meson, meson-python and ninja."""
+def _venv(path: Path, system_site: bool = True) -> Path:
+    """A fresh venv; with system_site, one that sees meson, meson-python and
+    ninja where this interpreter sees them: the base interpreter's packages
+    and, when this interpreter is itself a venv's (.venv, a GPU machine's),
+    that venv's too, after the new venv's own."""
     base = getattr(sys, "_base_executable", sys.executable)
-    _run([base, "-m", "venv", "--system-site-packages", path])
-    return path / "bin" / "python"
+    _run([base, "-m", "venv", *(["--system-site-packages"] if system_site else []), path])
+    python = path / "bin" / "python"
+    if system_site and sys.prefix != sys.base_prefix:
+        site = _run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"])
+        Path(site.stdout.strip(), "zz-outer-venv.pth").write_text(
+            sysconfig.get_paths()["purelib"] + "\n")
+    return python
 
 
 def _fresh_example(tmp: Path, name: str) -> Path:

@@ -315,7 +315,7 @@ def numpy_free_python(tmp_path_factory) -> str:
                            cwd=work, env=_clean_env(), capture_output=True, text=True,
                            timeout=1800, check=False)
     assert build.returncode == 0, (build.stdout[-3000:], build.stderr[-3000:])
-    wheel = next(wheels.glob("dispatch-*.whl"))
+    wheel = next(wheels.glob("dispatch_tensor-*.whl"))  # the distribution dispatch-tensor
     made = subprocess.run([sys.executable, "-m", "venv", str(venv)], capture_output=True,
                           text=True, timeout=300, check=False)
     if made.returncode != 0:
