@@ -287,6 +287,26 @@ def test_dispatch_num_threads_env_var_is_read_at_first_use(value, want, tmp_path
         assert f"DISPATCH_NUM_THREADS={value!r}" in warned[0]
 
 
+@pytest.mark.parametrize("value,want,warns", [("9" * 5000, 1, True), ("-" + "1" * 4400, 1, True),
+                                              ("0" * 5000 + "3", 3, False)])
+def test_a_thread_count_of_thousands_of_digits_is_read_like_any_other(value, want, warns,
+                                                                      tmp_path):
+    """Past 4300 digits Python's int() refuses a string (it broke `import
+    dispatch`, issue 27): such a value is ignored with the warning, which
+    names a prefix of it; leading zeros are only zeros, as strtol reads them."""
+    env = dict(os.environ, DISPATCH_NUM_THREADS=value)
+    code = "import dispatch; print(dispatch.get_num_threads())"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == str(want)
+    warned = [line for line in out.stderr.splitlines() if "RuntimeWarning" in line]
+    assert len(warned) == warns, out.stderr
+    if warns:
+        assert f"DISPATCH_NUM_THREADS={value[:40]!r}... ({len(value)} characters)" in warned[0]
+        assert len(warned[0]) < 300
+
+
 def test_explicit_set_num_threads_wins_over_the_env_var(tmp_path):
     env = dict(os.environ, DISPATCH_NUM_THREADS="4")
     code = "import dispatch; dispatch.set_num_threads(2); print(dispatch.get_num_threads())"
