@@ -86,6 +86,29 @@ def test_out_form_equals_functional_result_bits_and_returns_out(route, name, arg
     assert _bits(out) == _bits(want)
 
 
+@pytest.mark.parametrize("route", ["dispatch", "ops"])
+@pytest.mark.parametrize("name,args,kwargs", CASES, ids=IDS)
+def test_out_none_is_the_functional_call(route, name, args, kwargs):
+    """torch treats out=None as no out= at all (issue 27: it was refused as
+    'an invalid combination of arguments')."""
+    fn = getattr(dispatch if route == "dispatch" else dispatch.ops, name)
+    want = fn(*args(), **kwargs)
+    got = fn(*args(), **kwargs, out=None)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert _bits(got) == _bits(want)
+
+
+def test_out_none_on_methods_and_overloads_without_out():
+    x = _a()
+    assert _bits(x.sum(1, out=None)) == _bits(x.sum(1))
+    assert _bits(x.exp(out=None)) == _bits(x.exp())
+    v, i = dispatch.max(x, 1, out=None)  # max.dim has no .out overload here
+    assert _bits(v) == _bits(dispatch.max(x, 1).values) and i.tolist() == [2, 0]
+    assert _bits(dispatch.amax(x, out=None)) == _bits(dispatch.amax(x))
+    with pytest.raises(TypeError, match="invalid combination"):  # the .out overload itself
+        dispatch.ops.add.out(x, x, out=None)
+
+
 @pytest.mark.parametrize("name,args,kwargs", CASES, ids=IDS)
 def test_out_form_into_a_transposed_view_and_a_sliced_view(name, args, kwargs):
     fn = getattr(dispatch.ops, name)

@@ -167,11 +167,11 @@ def test_reduction_edges_empty_and_one_element():
     assert ops.max(e, [1]).numpy().shape == (0,)
     v, i = ops.max(e, 1)
     assert v.numpy().shape == (0,) and i.numpy().shape == (0,)
-    with pytest.raises(RuntimeError, match="zero-size"):
+    with pytest.raises(IndexError, match="non-zero size"):
         ops.max(e, [0])
     with pytest.raises(IndexError, match="non-zero size"):
         ops.max(e, 0)
-    with pytest.raises(RuntimeError, match="numel"):
+    with pytest.raises(IndexError, match="numel"):
         ops.argmax(e)
     one = dispatch.from_numpy(np.array([[2.5]], np.float64))
     for op in ("sum", "mean", "max", "min"):
@@ -182,6 +182,40 @@ def test_reduction_edges_empty_and_one_element():
     s = dispatch.tensor(3.0)
     v, i = ops.max(s, 0)
     assert float(v.numpy()) == 3.0 and int(i.numpy()) == 0
+
+
+# (call, torch's exception type, its message): an empty dim that was named is
+# an IndexError for every max/min-like reduction; no dim on an empty input a
+# RuntimeError for max/amax, an IndexError for argmax (issue 27: amax and
+# argmax raised RuntimeError where max(x, dim) raised IndexError).
+EMPTY_REDUCTION_ERRORS = [
+    ("amax", (0,), IndexError, "amax(): Expected reduction dim 0 to have non-zero size."),
+    ("amin", ([0, 1],), IndexError, "amin(): Expected reduction dim 0 to have non-zero size."),
+    ("amax", (-2,), IndexError, "amax(): Expected reduction dim -2 to have non-zero size."),
+    ("argmax", (0,), IndexError, "argmax(): Expected reduction dim 0 to have non-zero size."),
+    ("argmin", (-2,), IndexError, "argmin(): Expected reduction dim 0 to have non-zero size."),
+    ("max", (0,), IndexError, "max(): Expected reduction dim 0 to have non-zero size."),
+    ("min", (0,), IndexError, "min(): Expected reduction dim 0 to have non-zero size."),
+    ("amax", (), RuntimeError, "amax(): Expected reduction dim to be specified for "
+                               "input.numel() == 0."),
+    ("max", (), RuntimeError, "max(): Expected reduction dim to be specified for "
+                              "input.numel() == 0."),
+    ("argmax", (), IndexError, "argmax(): Expected reduction dim to be specified for "
+                               "input.numel() == 0."),
+]
+
+
+@pytest.mark.parametrize("name,args,exc,message", EMPTY_REDUCTION_ERRORS,
+                         ids=[f"{n}{a}" for n, a, _, _ in EMPTY_REDUCTION_ERRORS])
+def test_max_min_reductions_of_an_empty_dim_raise_torchs_exception_type(name, args, exc,
+                                                                        message):
+    with pytest.raises(exc) as got:
+        getattr(dispatch, name)(dispatch.empty(0, 3), *args)
+    assert message in str(got.value)
+    torch = pytest.importorskip("torch")
+    with pytest.raises(exc) as want:
+        getattr(torch, name)(torch.empty(0, 3), *args)
+    assert message in str(want.value)
 
 
 def _all_reductions(a: np.ndarray) -> list:

@@ -1448,7 +1448,7 @@ DISPATCH_DECLARE_KERNEL(reduce_index) {
         return dispatch_error_set(DISPATCH_ERR_TYPE, "\"%s_cpu\" not implemented for 'Bool'",
                                   name);
     if (in->numel == 0 && (dim->tag == DISPATCH_IV_NONE || in->ndim == 0))
-        return dispatch_error_set(DISPATCH_ERR_RUNTIME,
+        return dispatch_error_set(DISPATCH_ERR_INDEX, /* torch's type for argmax, not amax's */
                                   "%s(): Expected reduction dim to be specified for "
                                   "input.numel() == 0.", name);
     if (dim->tag == DISPATCH_IV_INT && in->ndim > 0) {

@@ -927,11 +927,22 @@ int dispatch_iter_reduce_check(const char *opname, int op, int ndim, const int64
         }
     }
     if (n == 0 && (op == DISPATCH_REDUCE_MAX || op == DISPATCH_REDUCE_MIN)) {
+        /* PyTorch's two errors, each with its own exception type: an
+         * empty dim that was named is an IndexError (as max(x, dim) and
+         * argmax(x, dim)), no dim named a RuntimeError. */
+        for (int i = 0; opname && dims != NULL && i < ndims; i++) {
+            int64_t d = dims[i] < 0 ? dims[i] + ndim : dims[i];
+            if (ndim > 0 && shape[d] == 0) {
+                return dispatch_error_set(DISPATCH_ERR_INDEX,
+                                          "%s(): Expected reduction dim %lld to have non-zero "
+                                          "size.", opname, (long long)dims[i]);
+            }
+        }
         if (opname) {
             return dispatch_error_set(DISPATCH_ERR_RUNTIME,
-                                      "%s(): cannot reduce over a zero-size dimension: the "
-                                      "operation has no identity. Give a dim that has elements.",
-                                      opname);
+                                      "%s(): Expected reduction dim to be specified for "
+                                      "input.numel() == 0. Specify the reduction dim with the "
+                                      "'dim' argument.", opname);
         }
         return dispatch_error_set(DISPATCH_ERR_VALUE,
                                   "%s of an empty set of elements has no identity; reduce over "
