@@ -227,6 +227,13 @@ static int run_elementwise(int loop, int compute, dispatch_tensor *out, dispatch
  * refuses it; other overlaps (interleaved strided views, where the
  * ranges cross without common elements) go to the engine, which copies such
  * inputs first (Note [Overlapping out=] in sources/iterator/iterator.c).
+ * out= is the functional call, then a cast into out: a result of float16
+ * or bfloat16 computed in float32 (addcmul, mul/div by a scalar: Note
+ * [float16 with a scalar]) is rounded to its dtype before a float32 or
+ * float64 out takes it, as PyTorch's; elementwise() makes that result
+ * first whenever the loop writes another dtype than the result's and out
+ * has a third, and writes straight into out otherwise. The engine's cast
+ * on the write is the only rounding there.
  */
 static dispatch_tensor *out_arg(const dispatch_operator *op, const dispatch_ivalue *args) {
     const dispatch_schema *s = dispatch_op_schema(op);
@@ -338,6 +345,17 @@ static int elementwise(const dispatch_operator *op, int loop, int compute, int o
                                   dispatch_op_name(op), dispatch_dtype_name(compute));
     if (given) { /* out= (Note [out=]): checked, then no overlap but an exact one */
         if (check_out(op, given, device, nd, shape, out_dtype, ins, nin) < 0) return -1;
+        if (given->dtype != out_dtype && dispatch_loop_operand_dtype(loop, 0, compute) != out_dtype &&
+            device != DISPATCH_DEVICE_META) {
+            /* The loop's result is wider than the result dtype (float16 and
+             * bfloat16 computed in float32): rounded to the result dtype
+             * first, then cast into out (Note [out=]). */
+            dispatch_ivalue fresh[1];
+            if (elementwise(op, loop, compute, out_dtype, ins, nin, ctx, fresh, NULL) < 0) return -1;
+            int rc = dispatch_kernels_copy_(given, fresh[0].v.t);
+            dispatch_tensor_decref(fresh[0].v.t);
+            return rc < 0 ? -1 : return_self(given, rets);
+        }
         if (device != DISPATCH_DEVICE_META &&
             run_elementwise(loop, compute, given, ins, nin, 1, ctx) < 0)
             return -1;
