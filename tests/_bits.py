@@ -29,7 +29,7 @@ def bits(x) -> np.ndarray:
         size = c.element_size()
         signed = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[size]
         return c.view(signed).numpy().view(_UINT[size])
-    a = np.ascontiguousarray(np.asarray(x))
+    a = np.array(np.asarray(x), order="C")  # 0-dim stays 0-dim
     return a.view(_UINT[a.dtype.itemsize])
 
 
