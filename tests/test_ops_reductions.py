@@ -19,6 +19,9 @@ import pytest
 import dispatch
 from dispatch import ops
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _bits import assert_same_bits, same_bits  # noqa: E402
+
 FLOATS = ["float32", "float64"]
 INTS = ["int8", "uint8", "int16", "int32", "int64"]
 
@@ -123,9 +126,9 @@ def test_max_min_propagate_nan_on_every_layout(dtype):
         for op in ("max", "min"):
             assert np.isnan(getattr(t, op)().numpy()), name
             for dim in (0, 1):
-                got = getattr(ops, op)(t, [dim]).numpy()
+                got = getattr(ops, op)(t, [dim])
                 ref = getattr(np, op)(x, axis=dim)
-                np.testing.assert_array_equal(got, ref)  # NaN where NumPy has NaN
+                assert_same_bits(got, ref, name)  # NumPy's NaN, its bits too
 
 
 @pytest.mark.parametrize("dtype", FLOATS + ["float16", "int32", "int64", "uint8"])
@@ -144,8 +147,8 @@ def test_max_min_dim_return_values_and_first_indices_like_torch(dtype):
                 vmin, imin = ops.min(t, dim, keepdim)
                 np.testing.assert_array_equal(imax.numpy(), np.argmax(x, dim, keepdims=keepdim))
                 np.testing.assert_array_equal(imin.numpy(), np.argmin(x, dim, keepdims=keepdim))
-                np.testing.assert_array_equal(vmax.numpy(), np.max(x, dim, keepdims=keepdim))
-                np.testing.assert_array_equal(vmin.numpy(), np.min(x, dim, keepdims=keepdim))
+                assert_same_bits(vmax, np.max(x, dim, keepdims=keepdim), name)
+                assert_same_bits(vmin, np.min(x, dim, keepdims=keepdim), name)
                 assert imax.dtype == dispatch.int64
                 np.testing.assert_array_equal(
                     t.argmax(dim, keepdim).numpy(), np.argmax(x, dim, keepdims=keepdim))
@@ -426,15 +429,15 @@ def test_amax_amin_are_values_only_over_any_dims_like_torch(dtype):
     t = dispatch.from_numpy(a)
     for name, ref in (("amax", np.max), ("amin", np.min)):
         fn = getattr(dispatch, name)
-        np.testing.assert_array_equal(fn(t).numpy(), ref(a))
+        assert_same_bits(fn(t), ref(a), name)
         for dims in (0, [2], (0, 2), [-1, 1]):
             axis = tuple(d % 3 for d in ([dims] if isinstance(dims, int) else dims))
             for keep in (False, True):
                 want = ref(a, axis=axis, keepdims=keep)
                 got = fn(t, dims, keepdim=keep)
                 assert got.shape == want.shape and got.dtype == t.dtype
-                np.testing.assert_array_equal(got.numpy(), want)
-                np.testing.assert_array_equal(getattr(t, name)(dims, keep).numpy(), want)
+                assert_same_bits(got, want, f"{name} {dims}")
+                assert_same_bits(getattr(t, name)(dims, keep), want, f"{name} {dims}")
         o = dispatch.empty(4, 6, dtype=t.dtype)
         assert fn(t, 1, out=o) is o
         np.testing.assert_array_equal(o.numpy(), ref(a, axis=1))
@@ -450,7 +453,7 @@ def test_amax_amin_agree_with_torch():
         for dims in ((), 0, (0, 1), [1]):
             want = getattr(torch, name)(torch.from_numpy(a), dims)
             got = getattr(dispatch, name)(dispatch.from_numpy(a), dims)
-            np.testing.assert_array_equal(got.numpy(), want.numpy())
+            assert_same_bits(got, want, f"{name} {dims}")  # torch's NaN, its bits too
 
 
 # Integer and bool reductions (Note [Integer reductions] in int_arith.dispatch.c) --------------
@@ -822,4 +825,4 @@ def test_max_min_read_as_two_streams_find_every_extreme_and_nan(dtype, where):
 
 
 def _same(got, want) -> bool:
-    return np.array_equal(np.asarray(got.numpy()), np.asarray(want), equal_nan=True)
+    return same_bits(got, np.asarray(want))  # NumPy's NaN, its bits too
