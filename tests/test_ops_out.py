@@ -194,7 +194,8 @@ _I_VALUES = [[1, 2, 0, 5, 7], [3, 9, 4, 6, 8]]
 
 def _operand(dtype, row):
     if dtype == dispatch.bool:
-        return dispatch.tensor([[v % 2 == 1 for v in r] for r in (_I_VALUES[row], _I_VALUES[1 - row])])
+        rows = (_I_VALUES[row], _I_VALUES[1 - row])
+        return dispatch.tensor([[v % 2 == 1 for v in r] for r in rows])
     values = _F_VALUES if dtype in _FLOATS else _I_VALUES
     data = [values[row], [v * 0.5 if isinstance(v, float) else v for v in values[1 - row]]]
     return dispatch.tensor(data, dtype=dispatch.float64).to(dtype)
