@@ -181,10 +181,17 @@ def _warn_on_a_bad_thread_env() -> None:
     if not e:
         return
     digits = e.lstrip(" \t\n\r\f\v")
+    negative = digits[:1] == "-"
     digits = digits[1:] if digits[:1] in ("+", "-") else digits
-    if digits.isascii() and digits.isdigit() and 1 <= int(e) <= 256:
+    # int() of the digits themselves would refuse more than 4300 of them
+    # (sys.set_int_max_str_digits): only the significant ones are read,
+    # and more than three are out of range anyway (strtol saturates there).
+    significant = digits.lstrip("0")
+    if (digits.isascii() and digits.isdigit() and not negative and len(significant) <= 3
+            and 1 <= int(significant or "0") <= 256):
         return
-    warnings.warn(f"DISPATCH_NUM_THREADS={e!r} is not a thread count (1 to 256): ignored, "
+    shown = repr(e) if len(e) <= 40 else f"{e[:40]!r}... ({len(e)} characters)"
+    warnings.warn(f"DISPATCH_NUM_THREADS={shown} is not a thread count (1 to 256): ignored, "
                   "using 1 thread", RuntimeWarning, stacklevel=2)
 
 

@@ -177,6 +177,9 @@ class OpOverloadPacket:
         self._fast1_at = self._fast(1)
         self._fast2_at = self._fast(2)
         self._kw_plans: dict = {}  # (n tensors, keyword, value type) -> (address, index)
+        # out=None is the functional call, as torch's (its .out overloads
+        # take a Tensor out, never None): dropped before binding.
+        self._out_none = any(a.name == "out" and not a.optional for o in overloads for a in o.args)
 
     def _fast(self, n: int) -> int | None:
         i = _resolve(self._plans, (_PROBE,) * n, None)  # binding looks at types only
@@ -206,6 +209,8 @@ class OpOverloadPacket:
         raise AttributeError(f"operator '{self.name}' has no overload '{overload}'")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if kwargs and self._out_none and "out" in kwargs and kwargs["out"] is None:
+            del kwargs["out"]  # our own dict (**kwargs)
         if not kwargs:
             n = len(args)
             if n == 2 and self._fast2_at is not None and type(args[0]) is Tensor \

@@ -15,6 +15,9 @@ import pytest
 import dispatch
 from dispatch import cuda
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _bits import assert_same_bits  # noqa: E402
+
 A = [[0.5, 1.25, 2.0], [3.5, 0.75, 1.5]]
 B = [[2.0, 0.5, 1.0], [0.25, 4.0, 1.5]]
 ROW = [1.5, 0.5, 2.5]
@@ -86,6 +89,29 @@ def test_out_form_equals_functional_result_bits_and_returns_out(route, name, arg
     assert _bits(out) == _bits(want)
 
 
+@pytest.mark.parametrize("route", ["dispatch", "ops"])
+@pytest.mark.parametrize("name,args,kwargs", CASES, ids=IDS)
+def test_out_none_is_the_functional_call(route, name, args, kwargs):
+    """torch treats out=None as no out= at all (issue 27: it was refused as
+    'an invalid combination of arguments')."""
+    fn = getattr(dispatch if route == "dispatch" else dispatch.ops, name)
+    want = fn(*args(), **kwargs)
+    got = fn(*args(), **kwargs, out=None)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert _bits(got) == _bits(want)
+
+
+def test_out_none_on_methods_and_overloads_without_out():
+    x = _a()
+    assert _bits(x.sum(1, out=None)) == _bits(x.sum(1))
+    assert _bits(x.exp(out=None)) == _bits(x.exp())
+    v, i = dispatch.max(x, 1, out=None)  # max.dim has no .out overload here
+    assert _bits(v) == _bits(dispatch.max(x, 1).values) and i.tolist() == [2, 0]
+    assert _bits(dispatch.amax(x, out=None)) == _bits(dispatch.amax(x))
+    with pytest.raises(TypeError, match="invalid combination"):  # the .out overload itself
+        dispatch.ops.add.out(x, x, out=None)
+
+
 @pytest.mark.parametrize("name,args,kwargs", CASES, ids=IDS)
 def test_out_form_into_a_transposed_view_and_a_sliced_view(name, args, kwargs):
     fn = getattr(dispatch.ops, name)
@@ -151,6 +177,117 @@ def test_result_into_a_wider_or_float_out_is_cast_on_the_write():
     # integers into float: exp computes in float32 as without out
     dispatch.exp(dispatch.tensor([1, 2]), out=out64)
     assert out64.tolist() == dispatch.exp(dispatch.tensor([1, 2])).to(dispatch.float64).tolist()
+
+
+# The out= fuzz (issue 27): every operator with an .out overload, every input
+# dtype, the other operand a tensor, a Python float or int, or a 0-dim
+# tensor, into every out dtype the result may be cast to; out= must give the
+# functional result cast to out's dtype, bit for bit (NaN payload and sign,
+# the zeros' sign). It gave the float32 result, unrounded, for bfloat16
+# mul/div by a scalar and for float16/bfloat16 addcmul.
+_DTYPES = [getattr(dispatch, n) for n in dispatch._tables.DTYPE_NAMES]
+_FLOATS = (dispatch.float16, dispatch.bfloat16, dispatch.float32, dispatch.float64)
+_CATEGORY = {dt: 0 if dt == dispatch.bool else 2 if dt in _FLOATS else 1 for dt in _DTYPES}
+_F_VALUES = [[1.1, 2.3, -0.0, 5.0, float("nan")], [0.1, -7.7, 1e-3, float("inf"), 70000.0]]
+_I_VALUES = [[1, 2, 0, 5, 7], [3, 9, 4, 6, 8]]
+
+
+def _operand(dtype, row):
+    if dtype == dispatch.bool:
+        rows = (_I_VALUES[row], _I_VALUES[1 - row])
+        return dispatch.tensor([[v % 2 == 1 for v in r] for r in rows])
+    values = _F_VALUES if dtype in _FLOATS else _I_VALUES
+    data = [values[row], [v * 0.5 if isinstance(v, float) else v for v in values[1 - row]]]
+    return dispatch.tensor(data, dtype=dispatch.float64).to(dtype)
+
+
+_OTHERS = {"tensor": lambda dt: _operand(dt, 1), "float": lambda dt: 3.0,
+           "int": lambda dt: 3, "0-dim": lambda dt: dispatch.tensor(3.0, dtype=dispatch.float64)}
+_BINARY = ["add", "sub", "mul", "div", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge"]
+_UNARY = ["neg", "abs", "sqrt", "exp", "log", "expm1", "log1p", "tanh"]
+
+
+def _calls(name, dtype):
+    """(label, args, kwargs) of one operator for one input dtype."""
+    x = _operand(dtype, 0)
+    if name in _BINARY:
+        others = _OTHERS if name not in ("maximum", "minimum") else {"tensor": _OTHERS["tensor"]}
+        for label, other in others.items():
+            yield label, (x, other(dtype)), {}
+            if label in ("float", "0-dim") and name in ("mul", "div"):
+                yield label + " on the left", (other(dtype), x), {}
+    elif name in _UNARY:
+        yield "", (x,), {}
+    elif name == "addcmul":
+        yield "tensors", (x, x, _operand(dtype, 1)), {}
+        yield "value", (x, x, _operand(dtype, 1)), {"value": 3 if _CATEGORY[dtype] < 2 else 0.1}
+    elif name == "where":
+        yield "tensors", (x > _operand(dtype, 1), x, _operand(dtype, 1)), {}
+        yield "float", (x > _operand(dtype, 1), x, 2.5), {}
+
+
+@pytest.mark.parametrize("name", _BINARY + _UNARY + ["addcmul", "where"])
+def test_out_into_every_castable_dtype_is_the_functional_result_cast(name):
+    fn = getattr(dispatch.ops, name)
+    checked = 0
+    for dtype in _DTYPES:
+        for label, args, kwargs in _calls(name, dtype):
+            try:
+                want = fn(*args, **kwargs)
+            except (TypeError, RuntimeError, ValueError) as e:  # not defined for these dtypes
+                with pytest.raises(type(e)):
+                    fn(*args, **kwargs, out=dispatch.zeros(2, 5, dtype=dtype))
+                continue
+            for out_dtype in _DTYPES:
+                what = f"{name}({dtype}, {label}, out={out_dtype})"
+                out = dispatch.zeros(*want.shape, dtype=out_dtype)
+                if _CATEGORY[out_dtype] < _CATEGORY[want.dtype]:
+                    with pytest.raises(RuntimeError, match="can't be cast"):
+                        fn(*args, **kwargs, out=out)
+                    continue
+                assert fn(*args, **kwargs, out=out) is out, what
+                assert_same_bits(out, want.to(out_dtype), what)
+                checked += 1
+    assert checked >= 40
+
+
+@pytest.mark.parametrize("name,dims", [("sum", ()), ("sum", ([1],)), ("mean", ([0],)),
+                                       ("mean", ()), ("max", ([1],)), ("min", ([0, 1],)),
+                                       ("amax", ([1],)), ("amin", ())])
+def test_reduction_out_of_every_dtype_is_the_functional_result(name, dims):
+    """A reduction's out= takes out's dtype as its dtype= (sum, mean) or
+    wants the input's (max, min): then the bits of that functional call."""
+    fn = getattr(dispatch.ops, name)
+    for dtype in _DTYPES:
+        x = _operand(dtype, 0)
+        for out_dtype in _DTYPES:
+            what = f"{name}({dtype}, {dims}, out={out_dtype})"
+            takes_dtype = name in ("sum", "mean")
+            try:
+                want = fn(x, *dims, dtype=out_dtype) if takes_dtype else fn(x, *dims)
+            except (TypeError, RuntimeError) as e:
+                with pytest.raises(type(e)):
+                    fn(x, *dims, out=dispatch.zeros(1, dtype=out_dtype))
+                continue
+            out = dispatch.zeros(*want.shape, dtype=out_dtype)
+            if not takes_dtype and out_dtype != dtype:
+                with pytest.raises(RuntimeError, match="Expected the dtype"):
+                    fn(x, *dims, out=out)
+                continue
+            assert fn(x, *dims, out=out) is out, what
+            assert_same_bits(out, want, what)
+
+
+def test_bfloat16_by_a_scalar_and_half_addcmul_into_float32_out_round_first():
+    """issue 27's cases: torch gives these bits too."""
+    x = dispatch.tensor([1.0, 2.0, 5.0], dtype=dispatch.bfloat16)
+    o = dispatch.zeros(3)
+    dispatch.div(x, 3.0, out=o)
+    assert o.tolist() == [0.333984375, 0.66796875, 1.6640625]
+    h = dispatch.tensor([1.1, 2.3], dtype=dispatch.float16)
+    o = dispatch.zeros(2)
+    dispatch.ops.addcmul(h, h, h, out=o)
+    assert o.tolist() == [2.30859375, 7.59375]
 
 
 @pytest.mark.parametrize("dtype", [dispatch.bool, dispatch.uint8, dispatch.int32,

@@ -19,6 +19,9 @@ import pytest
 import dispatch
 from dispatch import ops
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _bits import assert_same_bits, same_bits  # noqa: E402
+
 FLOATS = ["float32", "float64"]
 INTS = ["int8", "uint8", "int16", "int32", "int64"]
 
@@ -123,9 +126,9 @@ def test_max_min_propagate_nan_on_every_layout(dtype):
         for op in ("max", "min"):
             assert np.isnan(getattr(t, op)().numpy()), name
             for dim in (0, 1):
-                got = getattr(ops, op)(t, [dim]).numpy()
+                got = getattr(ops, op)(t, [dim])
                 ref = getattr(np, op)(x, axis=dim)
-                np.testing.assert_array_equal(got, ref)  # NaN where NumPy has NaN
+                assert_same_bits(got, ref, name)  # NumPy's NaN, its bits too
 
 
 @pytest.mark.parametrize("dtype", FLOATS + ["float16", "int32", "int64", "uint8"])
@@ -144,8 +147,8 @@ def test_max_min_dim_return_values_and_first_indices_like_torch(dtype):
                 vmin, imin = ops.min(t, dim, keepdim)
                 np.testing.assert_array_equal(imax.numpy(), np.argmax(x, dim, keepdims=keepdim))
                 np.testing.assert_array_equal(imin.numpy(), np.argmin(x, dim, keepdims=keepdim))
-                np.testing.assert_array_equal(vmax.numpy(), np.max(x, dim, keepdims=keepdim))
-                np.testing.assert_array_equal(vmin.numpy(), np.min(x, dim, keepdims=keepdim))
+                assert_same_bits(vmax, np.max(x, dim, keepdims=keepdim), name)
+                assert_same_bits(vmin, np.min(x, dim, keepdims=keepdim), name)
                 assert imax.dtype == dispatch.int64
                 np.testing.assert_array_equal(
                     t.argmax(dim, keepdim).numpy(), np.argmax(x, dim, keepdims=keepdim))
@@ -167,11 +170,11 @@ def test_reduction_edges_empty_and_one_element():
     assert ops.max(e, [1]).numpy().shape == (0,)
     v, i = ops.max(e, 1)
     assert v.numpy().shape == (0,) and i.numpy().shape == (0,)
-    with pytest.raises(RuntimeError, match="zero-size"):
+    with pytest.raises(IndexError, match="non-zero size"):
         ops.max(e, [0])
     with pytest.raises(IndexError, match="non-zero size"):
         ops.max(e, 0)
-    with pytest.raises(RuntimeError, match="numel"):
+    with pytest.raises(IndexError, match="numel"):
         ops.argmax(e)
     one = dispatch.from_numpy(np.array([[2.5]], np.float64))
     for op in ("sum", "mean", "max", "min"):
@@ -182,6 +185,40 @@ def test_reduction_edges_empty_and_one_element():
     s = dispatch.tensor(3.0)
     v, i = ops.max(s, 0)
     assert float(v.numpy()) == 3.0 and int(i.numpy()) == 0
+
+
+# (call, torch's exception type, its message): an empty dim that was named is
+# an IndexError for every max/min-like reduction; no dim on an empty input a
+# RuntimeError for max/amax, an IndexError for argmax (issue 27: amax and
+# argmax raised RuntimeError where max(x, dim) raised IndexError).
+EMPTY_REDUCTION_ERRORS = [
+    ("amax", (0,), IndexError, "amax(): Expected reduction dim 0 to have non-zero size."),
+    ("amin", ([0, 1],), IndexError, "amin(): Expected reduction dim 0 to have non-zero size."),
+    ("amax", (-2,), IndexError, "amax(): Expected reduction dim -2 to have non-zero size."),
+    ("argmax", (0,), IndexError, "argmax(): Expected reduction dim 0 to have non-zero size."),
+    ("argmin", (-2,), IndexError, "argmin(): Expected reduction dim 0 to have non-zero size."),
+    ("max", (0,), IndexError, "max(): Expected reduction dim 0 to have non-zero size."),
+    ("min", (0,), IndexError, "min(): Expected reduction dim 0 to have non-zero size."),
+    ("amax", (), RuntimeError, "amax(): Expected reduction dim to be specified for "
+                               "input.numel() == 0."),
+    ("max", (), RuntimeError, "max(): Expected reduction dim to be specified for "
+                              "input.numel() == 0."),
+    ("argmax", (), IndexError, "argmax(): Expected reduction dim to be specified for "
+                               "input.numel() == 0."),
+]
+
+
+@pytest.mark.parametrize("name,args,exc,message", EMPTY_REDUCTION_ERRORS,
+                         ids=[f"{n}{a}" for n, a, _, _ in EMPTY_REDUCTION_ERRORS])
+def test_max_min_reductions_of_an_empty_dim_raise_torchs_exception_type(name, args, exc,
+                                                                        message):
+    with pytest.raises(exc) as got:
+        getattr(dispatch, name)(dispatch.empty(0, 3), *args)
+    assert message in str(got.value)
+    torch = pytest.importorskip("torch")
+    with pytest.raises(exc) as want:
+        getattr(torch, name)(torch.empty(0, 3), *args)
+    assert message in str(want.value)
 
 
 def _all_reductions(a: np.ndarray) -> list:
@@ -287,6 +324,26 @@ def test_dispatch_num_threads_env_var_is_read_at_first_use(value, want, tmp_path
         assert f"DISPATCH_NUM_THREADS={value!r}" in warned[0]
 
 
+@pytest.mark.parametrize("value,want,warns", [("9" * 5000, 1, True), ("-" + "1" * 4400, 1, True),
+                                              ("0" * 5000 + "3", 3, False)])
+def test_a_thread_count_of_thousands_of_digits_is_read_like_any_other(value, want, warns,
+                                                                      tmp_path):
+    """Past 4300 digits Python's int() refuses a string (it broke `import
+    dispatch`, issue 27): such a value is ignored with the warning, which
+    names a prefix of it; leading zeros are only zeros, as strtol reads them."""
+    env = dict(os.environ, DISPATCH_NUM_THREADS=value)
+    code = "import dispatch; print(dispatch.get_num_threads())"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == str(want)
+    warned = [line for line in out.stderr.splitlines() if "RuntimeWarning" in line]
+    assert len(warned) == warns, out.stderr
+    if warns:
+        assert f"DISPATCH_NUM_THREADS={value[:40]!r}... ({len(value)} characters)" in warned[0]
+        assert len(warned[0]) < 300
+
+
 def test_explicit_set_num_threads_wins_over_the_env_var(tmp_path):
     env = dict(os.environ, DISPATCH_NUM_THREADS="4")
     code = "import dispatch; dispatch.set_num_threads(2); print(dispatch.get_num_threads())"
@@ -372,15 +429,15 @@ def test_amax_amin_are_values_only_over_any_dims_like_torch(dtype):
     t = dispatch.from_numpy(a)
     for name, ref in (("amax", np.max), ("amin", np.min)):
         fn = getattr(dispatch, name)
-        np.testing.assert_array_equal(fn(t).numpy(), ref(a))
+        assert_same_bits(fn(t), ref(a), name)
         for dims in (0, [2], (0, 2), [-1, 1]):
             axis = tuple(d % 3 for d in ([dims] if isinstance(dims, int) else dims))
             for keep in (False, True):
                 want = ref(a, axis=axis, keepdims=keep)
                 got = fn(t, dims, keepdim=keep)
                 assert got.shape == want.shape and got.dtype == t.dtype
-                np.testing.assert_array_equal(got.numpy(), want)
-                np.testing.assert_array_equal(getattr(t, name)(dims, keep).numpy(), want)
+                assert_same_bits(got, want, f"{name} {dims}")
+                assert_same_bits(getattr(t, name)(dims, keep), want, f"{name} {dims}")
         o = dispatch.empty(4, 6, dtype=t.dtype)
         assert fn(t, 1, out=o) is o
         np.testing.assert_array_equal(o.numpy(), ref(a, axis=1))
@@ -396,7 +453,7 @@ def test_amax_amin_agree_with_torch():
         for dims in ((), 0, (0, 1), [1]):
             want = getattr(torch, name)(torch.from_numpy(a), dims)
             got = getattr(dispatch, name)(dispatch.from_numpy(a), dims)
-            np.testing.assert_array_equal(got.numpy(), want.numpy())
+            assert_same_bits(got, want, f"{name} {dims}")  # torch's NaN, its bits too
 
 
 # Integer and bool reductions (Note [Integer reductions] in int_arith.dispatch.c) --------------
@@ -527,27 +584,29 @@ def test_float16_column_reductions_are_the_float32_copys_rounded_once(rows, cols
 
 
 @pytest.mark.parametrize("n", [1, 2, 63, 64, 65, 1000, 4097, 1 << 17])
-def test_float16_max_min_are_exact_elements_with_ieee_zero_order(n):
+def test_float16_max_min_are_exact_elements_and_the_first_zero(n):
     """max/min (and amax/amin over the trailing dims) of contiguous float16
     compare the halves as integers (Note [float16 max and min as integers]):
     the result is the extreme element's own bits, every half's order kept
-    (subnormals, the largest finite, the infinities), +0 above -0; a NaN
-    anywhere (a 64-lane block, the tail, one row of many) gives NaN."""
+    (subnormals, the largest finite, the infinities), and of the two zeros
+    the first one (Note [Which zero, which NaN]; it was +0 for max and -0
+    for min); a NaN anywhere (a 64-lane block, the tail, one row of many)
+    gives NaN."""
     rng = np.random.default_rng(n)
     bits = rng.integers(0, 1 << 16, n, dtype=np.uint16)
     bits[(bits & 0x7C00) == 0x7C00] &= 0xFC00  # NaN patterns become infinities
     x = bits.view(np.float16)
     h = dispatch.from_numpy(x)
-    for op, want, zero in (("amax", x.max(), 0x0000), ("amin", x.min(), 0x8000)):
+    for op, want in (("amax", x.max()), ("amin", x.min())):
         got = bits16(getattr(dispatch, op)(h))
         if want == 0:
-            assert got == zero, (op, hex(got))  # IEEE order: +0 > -0
+            assert got == int(bits[np.flatnonzero(x == 0)[0]]), (op, hex(got))  # the first zero
         else:
             assert got == int(np.array(want, np.float16).view(np.uint16)), (op, hex(got))
     zeros = np.array([0.0, -0.0] * max(1, n // 2), np.float16)
     z = dispatch.from_numpy(zeros)
-    assert bits16(z.max()) == 0x0000 and bits16(z.min()) == 0x8000
-    assert bits16(dispatch.from_numpy(-zeros).max()) == 0x0000
+    assert bits16(z.max()) == 0x0000 and bits16(z.min()) == 0x0000
+    assert bits16(dispatch.from_numpy(-zeros).max()) == 0x8000
     if n % 8 == 0:
         rows = x.reshape(8, n // 8)
         r = dispatch.from_numpy(rows)
@@ -766,4 +825,4 @@ def test_max_min_read_as_two_streams_find_every_extreme_and_nan(dtype, where):
 
 
 def _same(got, want) -> bool:
-    return np.array_equal(np.asarray(got.numpy()), np.asarray(want), equal_nan=True)
+    return same_bits(got, np.asarray(want))  # NumPy's NaN, its bits too

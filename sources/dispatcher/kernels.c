@@ -227,6 +227,13 @@ static int run_elementwise(int loop, int compute, dispatch_tensor *out, dispatch
  * refuses it; other overlaps (interleaved strided views, where the
  * ranges cross without common elements) go to the engine, which copies such
  * inputs first (Note [Overlapping out=] in sources/iterator/iterator.c).
+ * out= is the functional call, then a cast into out: a result of float16
+ * or bfloat16 computed in float32 (addcmul, mul/div by a scalar: Note
+ * [float16 with a scalar]) is rounded to its dtype before a float32 or
+ * float64 out takes it, as PyTorch's; elementwise() makes that result
+ * first whenever the loop writes another dtype than the result's and out
+ * has a third, and writes straight into out otherwise. The engine's cast
+ * on the write is the only rounding there.
  */
 static dispatch_tensor *out_arg(const dispatch_operator *op, const dispatch_ivalue *args) {
     const dispatch_schema *s = dispatch_op_schema(op);
@@ -338,6 +345,17 @@ static int elementwise(const dispatch_operator *op, int loop, int compute, int o
                                   dispatch_op_name(op), dispatch_dtype_name(compute));
     if (given) { /* out= (Note [out=]): checked, then no overlap but an exact one */
         if (check_out(op, given, device, nd, shape, out_dtype, ins, nin) < 0) return -1;
+        if (given->dtype != out_dtype && dispatch_loop_operand_dtype(loop, 0, compute) != out_dtype &&
+            device != DISPATCH_DEVICE_META) {
+            /* The loop's result is wider than the result dtype (float16 and
+             * bfloat16 computed in float32): rounded to the result dtype
+             * first, then cast into out (Note [out=]). */
+            dispatch_ivalue fresh[1];
+            if (elementwise(op, loop, compute, out_dtype, ins, nin, ctx, fresh, NULL) < 0) return -1;
+            int rc = dispatch_kernels_copy_(given, fresh[0].v.t);
+            dispatch_tensor_decref(fresh[0].v.t);
+            return rc < 0 ? -1 : return_self(given, rets);
+        }
         if (device != DISPATCH_DEVICE_META &&
             run_elementwise(loop, compute, given, ins, nin, 1, ctx) < 0)
             return -1;
@@ -647,6 +665,12 @@ DISPATCH_DECLARE_KERNEL(where) {
 
 /* Reductions -------------------------------------------------------------------- */
 
+/* A sum or mean as stored, for the sums kept here (float16 in float32, 0-dim
+ * in double): Note [The NaN and the zero of a sum] in
+ * sources/iterator/iterator.c; the engine stores float32/float64 its own. */
+static inline double sum_store_d(double v) { return v != v ? __builtin_nan("") : v + 0.0; }
+static inline float sum_store_f(float v) { return v != v ? __builtin_nanf("") : v + 0.0f; }
+
 static const char *const reduce_names[] = {"sum", "mean", "max", "min"};
 
 /* Float reductions run on the engine: the SIMD pairwise sum (see Note
@@ -741,9 +765,11 @@ static void accumulate(char **ptrs, const intptr_t *steps, intptr_t n, void *arg
             if (c->is_float) {
                 double x, a;
                 memcpy(&x, buf + e * 8, 8), memcpy(&a, slot, 8);
+                /* max/min keep the first NaN and, of equals, the first
+                 * (Note [Which zero, which NaN] in sum.dispatch.c) */
                 if (c->kind <= DISPATCH_REDUCE_MEAN) a += x;
-                else if (!*seen || isnan(x)) a = x;
-                else if (!isnan(a)) a = c->kind == DISPATCH_REDUCE_MAX ? fmax(a, x) : fmin(a, x);
+                else if (!*seen || (isnan(x) && !isnan(a))) a = x;
+                else if (!isnan(a) && (c->kind == DISPATCH_REDUCE_MAX ? x > a : x < a)) a = x;
                 memcpy(slot, &a, 8);
             } else {
                 int64_t x, a;
@@ -875,8 +901,8 @@ static void half_sum_rows_range(void *arg, int64_t b, int64_t e) {
         intptr_t n = (intptr_t)(e - r < CHUNK ? e - r : CHUNK);
         dispatch_kernels_sum_rows_f16((const char *)(j->p + r * j->count), (intptr_t)j->count * 2,
                                       2, (intptr_t)j->count, n, (char *)s, sizeof(float));
-        if (j->op == DISPATCH_REDUCE_MEAN)
-            for (intptr_t k = 0; k < n; k++) s[k] = s[k] / (float)j->count;
+        for (intptr_t k = 0; k < n; k++)
+            s[k] = sum_store_f(j->op == DISPATCH_REDUCE_MEAN ? s[k] / (float)j->count : s[k]);
         char *data[2] = {(char *)(j->out + r), (char *)s};
         intptr_t steps[2] = {2, 4};
         narrow(data, steps, n, NULL);
@@ -899,6 +925,7 @@ static int sum_half_rows(dispatch_tensor *in, int mean, int out_nd, const int64_
     if (out->numel == 1) { /* one row: its tree's top levels split across the threads */
         float s = dispatch_iter_sum_f16(j.p, count);
         if (mean) s = s / (float)count;
+        s = sum_store_f(s);
         char *data[2] = {out->data, (char *)&s};
         intptr_t steps[2] = {2, 4};
         dispatch_cast_loop_get(DISPATCH_FLOAT32, DISPATCH_FLOAT16)(data, steps, 1, NULL);
@@ -1036,8 +1063,9 @@ static int reduce_half_cols(dispatch_tensor *in, int kind, int out_nd, const int
         dispatch_tensor_decref(out);
         return dispatch_error_set(DISPATCH_ERR_MEMORY, "%s: out of memory", name);
     }
-    if (kind == DISPATCH_REDUCE_MEAN)
-        for (int64_t c = 0; c < ncols; c++) vals[c] = vals[c] / (float)count;
+    if (kind <= DISPATCH_REDUCE_MEAN)
+        for (int64_t c = 0; c < ncols; c++)
+            vals[c] = sum_store_f(kind == DISPATCH_REDUCE_MEAN ? vals[c] / (float)count : vals[c]);
     char *data[2] = {out->data, (char *)vals};
     intptr_t steps[2] = {2, 4};
     dispatch_cast_loop_get(DISPATCH_FLOAT32, DISPATCH_FLOAT16)(data, steps, (intptr_t)ncols, NULL);
@@ -1295,9 +1323,12 @@ DISPATCH_DECLARE_KERNEL(reduce) {
     } else {
         dispatch_strided_plan_walk(&plan, 0, plan.numel, accumulate, &actx);
     }
-    if (kind == DISPATCH_REDUCE_MEAN) {
+    if (is_float && kind <= DISPATCH_REDUCE_MEAN) {
         double *dacc = (double *)(void *)acc;
-        for (int64_t o = 0; o < onumel; o++) dacc[o] /= (double)count; /* 0/0: NaN, like NumPy */
+        for (int64_t o = 0; o < onumel; o++) {
+            if (kind == DISPATCH_REDUCE_MEAN) dacc[o] /= (double)count; /* 0/0: NaN, like NumPy */
+            dacc[o] = sum_store_d(dacc[o]);
+        }
     }
     char *data[2] = {out->data, acc};
     intptr_t strides[2] = {(intptr_t)dispatch_dtype_itemsize(out_dtype), acc_size};
@@ -1448,7 +1479,7 @@ DISPATCH_DECLARE_KERNEL(reduce_index) {
         return dispatch_error_set(DISPATCH_ERR_TYPE, "\"%s_cpu\" not implemented for 'Bool'",
                                   name);
     if (in->numel == 0 && (dim->tag == DISPATCH_IV_NONE || in->ndim == 0))
-        return dispatch_error_set(DISPATCH_ERR_RUNTIME,
+        return dispatch_error_set(DISPATCH_ERR_INDEX, /* torch's type for argmax, not amax's */
                                   "%s(): Expected reduction dim to be specified for "
                                   "input.numel() == 0.", name);
     if (dim->tag == DISPATCH_IV_INT && in->ndim > 0) {

@@ -475,7 +475,28 @@ int dispatch_iter_device_reduce(int device, int op, int dtype, const char *in, i
  * is split along that same tree: the top levels of the tree are cut into
  * subranges (split_points), summed in parallel, and added back in tree
  * order. So the bits never depend on the thread count either.
+ *
+ * Note [The NaN and the zero of a sum]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * Which NaN an addition returns is the hardware's choice (x86: the first
+ * operand's, and a new one, inf + -inf, is the negative "indefinite"
+ * 0xffc00000; AArch64 returns the positive default NaN), and the compiler
+ * may swap the operands of an add. So the NaN a sum tree ends with depended
+ * on which NaN met which, that is on the cuts of the threads and the layout
+ * (a 400,000-element sum was -NaN at 1 thread and +NaN at 2). The rule: a
+ * sum or mean that is NaN is the positive quiet NaN with no payload
+ * (float32 0x7fc00000, float64 0x7ff8000000000000, float16 0x7e00, bfloat16
+ * 0x7fc0: NumPy's and torch's `nan`), whatever NaNs the input held. And a
+ * sum or mean is never -0.0, as torch's (its sums start at +0.0; our trees
+ * start at -0.0 so that padding changes no bit, which left a sum of -0.0s
+ * -0.0 here and +0.0 for a 0-dim input). Both are applied once per output
+ * where the result is stored (sum_store_*: v + 0.0 is v for every v but
+ * -0.0), so no loop pays for them.
  */
+
+/* A sum's or mean's result as stored: Note [The NaN and the zero of a sum]. */
+static inline float sum_store_f32(float v) { return v != v ? __builtin_nanf("") : v + 0.0f; }
+static inline double sum_store_f64(double v) { return v != v ? __builtin_nan("") : v + 0.0; }
 
 typedef struct reduce_job {
     int op, dtype;
@@ -583,11 +604,13 @@ static void cols_store(const cols_job *c, char *op, const char *vals, int64_t w)
             float v;
             memcpy(&v, vals + k * 4, 4);
             if (j->op == DISPATCH_REDUCE_MEAN) v = v / (float)j->count;
+            if (j->op <= DISPATCH_REDUCE_MEAN) v = sum_store_f32(v);
             memcpy(op + k * os, &v, 4);
         } else {
             double v;
             memcpy(&v, vals + k * 8, 8);
             if (j->op == DISPATCH_REDUCE_MEAN) v = v / (double)j->count;
+            if (j->op <= DISPATCH_REDUCE_MEAN) v = sum_store_f64(v);
             memcpy(op + k * os, &v, 8);
         }
     }
@@ -626,7 +649,9 @@ static void cols_range(void *arg, int64_t begin, int64_t end)
 }
 
 /* Combine parts [*i, ...) of one (plane, block) in the tree's order into
- * the part at index `into` (its own first part). */
+ * the part at index `into` (its own first part); max/min keep the earlier
+ * part's NaN or zero (Note [Which zero, which NaN] in
+ * sources/kernels/sum.dispatch.c). */
 static void cols_combine(cols_job *c, char *base, int64_t n, int depth, int *i, int64_t w,
                          char *into)
 {
@@ -644,14 +669,14 @@ static void cols_combine(cols_job *c, char *base, int64_t n, int depth, int *i, 
         if (c->j->dtype == DISPATCH_FLOAT32) {
             float x, y;
             memcpy(&x, into + k * 4, 4), memcpy(&y, b + k * 4, 4);
-            x = c->kop == 0 ? x + y : c->kop == 1 ? (x != x ? x : (y < x ? x : y))
-                                                  : (x != x ? x : (x < y ? x : y));
+            x = c->kop == 0 ? x + y : c->kop == 1 ? (x != x || !(y != y || y > x) ? x : y)
+                                                  : (x != x || !(y != y || y < x) ? x : y);
             memcpy(into + k * 4, &x, 4);
         } else {
             double x, y;
             memcpy(&x, into + k * 8, 8), memcpy(&y, b + k * 8, 8);
-            x = c->kop == 0 ? x + y : c->kop == 1 ? (x != x ? x : (y < x ? x : y))
-                                                  : (x != x ? x : (x < y ? x : y));
+            x = c->kop == 0 ? x + y : c->kop == 1 ? (x != x || !(y != y || y > x) ? x : y)
+                                                  : (x != x || !(y != y || y < x) ? x : y);
             memcpy(into + k * 8, &x, 8);
         }
     }
@@ -724,20 +749,21 @@ static void reduce_inner(char **ptrs, const intptr_t *steps, intptr_t n, void *a
         int f32 = j->dtype == DISPATCH_FLOAT32;
         (f32 ? dispatch_kernels_sum_rows_f32 : dispatch_kernels_sum_rows_f64)(
             ptrs[1], steps[1], j->rstride, (intptr_t)j->count, n, ptrs[0], steps[0]);
-        if (j->op == DISPATCH_REDUCE_MEAN) {
-            for (intptr_t e = 0; e < n; e++) {
-                char *op = ptrs[0] + e * steps[0];
-                if (f32) {
-                    float f;
-                    memcpy(&f, op, sizeof f);
-                    f = f / (float)j->count;
-                    memcpy(op, &f, sizeof f);
-                } else {
-                    double d;
-                    memcpy(&d, op, sizeof d);
-                    d = d / (double)j->count;
-                    memcpy(op, &d, sizeof d);
-                }
+        const int mean = j->op == DISPATCH_REDUCE_MEAN;
+        for (intptr_t e = 0; e < n; e++) { /* mean's division; Note [The NaN and the zero of a sum] */
+            char *op = ptrs[0] + e * steps[0];
+            if (f32) {
+                float f;
+                memcpy(&f, op, sizeof f);
+                if (mean) f = f / (float)j->count;
+                f = sum_store_f32(f);
+                memcpy(op, &f, sizeof f);
+            } else {
+                double d;
+                memcpy(&d, op, sizeof d);
+                if (mean) d = d / (double)j->count;
+                d = sum_store_f64(d);
+                memcpy(op, &d, sizeof d);
             }
         }
         return;
@@ -809,8 +835,9 @@ static double combine(const split_sum *s, int64_t n, int depth, int *i)
     int64_t h = ((n / leaf + 1) / 2) * leaf;
     double a = combine(s, h, depth - 1, i);
     double b = combine(s, n - h, depth - 1, i);
-    if (s->op == DISPATCH_REDUCE_MAX) return a != a ? a : (b < a ? a : b);
-    if (s->op == DISPATCH_REDUCE_MIN) return a != a ? a : (a < b ? a : b);
+    /* ties and NaNs keep the earlier part's: Note [Which zero, which NaN] */
+    if (s->op == DISPATCH_REDUCE_MAX) return a != a || !(b != b || b > a) ? a : b;
+    if (s->op == DISPATCH_REDUCE_MIN) return a != a || !(b != b || b < a) ? a : b;
     if (s->dtype != DISPATCH_FLOAT64) return (double)((float)a + (float)b);
     return a + b;
 }
@@ -843,7 +870,7 @@ float dispatch_iter_sum_f16(const uint16_t *p, int64_t n)
     split_points(&s, 0, n, 5, &parts);
     dispatch_parallel_for(parts, 1, 1, split_sum_range, &s);
     int i = 0;
-    return (float)combine(&s, n, 5, &i);
+    return (float)combine(&s, n, 5, &i); /* the caller stores it: Note [The NaN and the zero of a sum] */
 }
 
 /*
@@ -927,11 +954,22 @@ int dispatch_iter_reduce_check(const char *opname, int op, int ndim, const int64
         }
     }
     if (n == 0 && (op == DISPATCH_REDUCE_MAX || op == DISPATCH_REDUCE_MIN)) {
+        /* PyTorch's two errors, each with its own exception type: an
+         * empty dim that was named is an IndexError (as max(x, dim) and
+         * argmax(x, dim)), no dim named a RuntimeError. */
+        for (int i = 0; opname && dims != NULL && i < ndims; i++) {
+            int64_t d = dims[i] < 0 ? dims[i] + ndim : dims[i];
+            if (ndim > 0 && shape[d] == 0) {
+                return dispatch_error_set(DISPATCH_ERR_INDEX,
+                                          "%s(): Expected reduction dim %lld to have non-zero "
+                                          "size.", opname, (long long)dims[i]);
+            }
+        }
         if (opname) {
             return dispatch_error_set(DISPATCH_ERR_RUNTIME,
-                                      "%s(): cannot reduce over a zero-size dimension: the "
-                                      "operation has no identity. Give a dim that has elements.",
-                                      opname);
+                                      "%s(): Expected reduction dim to be specified for "
+                                      "input.numel() == 0. Specify the reduction dim with the "
+                                      "'dim' argument.", opname);
         }
         return dispatch_error_set(DISPATCH_ERR_VALUE,
                                   "%s of an empty set of elements has no identity; reduce over "
@@ -1071,10 +1109,13 @@ int dispatch_iter_reduce(int op, const dispatch_iter_operand *in, uint32_t dim_m
             v = in->dtype == DISPATCH_FLOAT32 ? (double)((float)v / (float)count)
                                               : v / (double)count;
         }
+        int summed = op <= DISPATCH_REDUCE_MEAN;
         if (in->dtype == DISPATCH_FLOAT32) {
             float f = (float)v;
+            if (summed) f = sum_store_f32(f);
             memcpy(out->data, &f, sizeof f);
         } else {
+            if (summed) v = sum_store_f64(v);
             memcpy(out->data, &v, sizeof v);
         }
     } else {

@@ -631,9 +631,44 @@ static inline double dispatch_hext_f64(dv_f64 v, int is_min)
                     out[c] = dv_s##which##_##S(out[c],                                 \
                                                TO_T(((const E *)(const void *)(p + r * rs))[c])); \
         }                                                                              \
+        /* which zero, which NaN: Note [Which zero, which NaN] */                      \
+        for (intptr_t k = 0; k < ncols; k++)                                           \
+            out[k] = NAME##_first_(out[k], p + k * (intptr_t)sizeof(E), rs, n);        \
+    }
+
+/*
+ * Note [Which zero, which NaN]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * max and min answer with the first reduced element (in the order of the
+ * reduced elements) that equals the extreme: of -0.0 and +0.0 the first met,
+ * of several NaNs the first, with its own sign and payload. That is torch's
+ * rule for max(x, dim) and argmax (the values are the element at the first
+ * index, Note [max and min with indices] in sources/dispatcher/kernels.c),
+ * so amax(x, dim) gives max(x, dim).values bit for bit, on every layout,
+ * target and thread count (torch's own full amax of a contiguous tensor
+ * picks a zero by SIMD lane, and NumPy's by layout). The vector passes
+ * compare lanes in the order their registers hold them, so they find the
+ * extreme's value, not which equal element it was; only a zero or a NaN
+ * has equals of other bits, so when the answer is one, NAME##_first_ scans
+ * from the first element for the first equal one and stops there (at once
+ * for a row that starts with it; a whole second pass at worst). Any other
+ * answer costs one comparison. Threads and the engine's split points
+ * combine parts keeping the earlier part on a tie (iterator.c).
+ */
+#define DISPATCH_KERNELS_FIRST(NAME, E, T, TO_T)                                       \
+    static T NAME##_first_(T m, const char *p, intptr_t stride, intptr_t n)            \
+    {                                                                                  \
+        if (m == m && m != (T)0) return m;                                             \
+        const int nan = m != m;                                                        \
+        for (intptr_t i = 0; i < n; i++) {                                             \
+            T x = TO_T(*(const E *)(const void *)(p + i * stride));                    \
+            if (nan ? x != x : x == (T)0) return x;                                    \
+        }                                                                              \
+        return m;                                                                      \
     }
 
 #define DISPATCH_KERNELS_COLS(NAME, E, T, S, LOADV, TO_T)                              \
+    DISPATCH_KERNELS_FIRST(NAME, E, T, TO_T)                                           \
     /* One leaf (n <= LEAF rows) of all ncols columns into out, each column            \
      * -0.0 + row 0 + row 1 + ... in row order. float32 (float16 too, each             \
      * load widening halves): four vectors of columns held in registers down           \
@@ -798,16 +833,18 @@ static inline double dispatch_hext_f64(dv_f64 v, int is_min)
     /* max (is_min = 0) or min of n >= 1 contiguous elements; NaN propagates. */       \
     /* A long range is read from its two halves at once (Note [Two streams]); */       \
     /* max and min are exact, so the answer is the one-stream answer. */               \
+    /* The element that answers: Note [Which zero, which NaN]. */                     \
     T DISPATCH_CPU_DISPATCH_CURFX(NAME##_ext)(int is_min, const T *p, intptr_t n)      \
     {                                                                                  \
         const intptr_t h = n / 2;                                                      \
-        T two[2];                                                                      \
+        T two[2], m;                                                                   \
         if (NAME##_ext_pair_(is_min, p, p + h, h, two) == 3) {                         \
-            T m = is_min ? dv_smin_##S(two[0], two[1]) : dv_smax_##S(two[0], two[1]);  \
+            m = is_min ? dv_smin_##S(two[0], two[1]) : dv_smax_##S(two[0], two[1]);    \
             if (n > 2 * h) m = is_min ? dv_smin_##S(m, p[n - 1]) : dv_smax_##S(m, p[n - 1]); \
-            return m;                                                                  \
+        } else {                                                                       \
+            m = NAME##_ext1_(is_min, p, n); /* short, or a NaN */                      \
         }                                                                              \
-        return NAME##_ext1_(is_min, p, n); /* short, or a NaN: its first one */        \
+        return NAME##_first_(m, (const char *)p, (intptr_t)sizeof(T), n);              \
     }                                                                                  \
     /* nrows of those, each of n contiguous elements, the rows rstep bytes */          \
     /* apart, into out (ostep bytes apart): row r read beside row r + nrows / 2 */     \
@@ -825,6 +862,8 @@ static inline double dispatch_hext_f64(dv_f64 v, int is_min)
             int ok = NAME##_ext_pair_(is_min, a, b, n, two);                           \
             if (!(ok & 1)) two[0] = NAME##_ext1_(is_min, a, n);                        \
             if (!(ok & 2)) two[1] = NAME##_ext1_(is_min, b, n);                        \
+            two[0] = NAME##_first_(two[0], (const char *)a, (intptr_t)sizeof(T), n);   \
+            two[1] = NAME##_first_(two[1], (const char *)b, (intptr_t)sizeof(T), n);   \
             memcpy(out + r * ostep, &two[0], sizeof(T));                               \
             memcpy(out + (r + half) * ostep, &two[1], sizeof(T));                      \
         }                                                                              \
@@ -875,9 +914,9 @@ DISPATCH_KERNELS_EXT(dispatch_kernel_sum_f64, double, f64)
  * and min of n contiguous halves are integer max/min (vpmaxsw/vpminsw under
  * the AVX2 and AVX-512 flags; the compiler vectorizes these plain loops)
  * of keys, mapped back (the map is its own inverse): the result is one of
- * the elements, with no widening, no float32 copy, and +0 above -0 as IEEE
- * 754's maximum/minimum order them (a tie of the two zeros picks +0 for
- * max and -0 for min; torch and NumPy pick either, by position). NaN is
+ * the elements, with no widening and no float32 copy. The keys put +0
+ * above -0, so a zero answer is then replaced by the first zero, as every
+ * max/min answers (Note [Which zero, which NaN]). NaN is
  * told apart by the largest magnitude (above 0x7c00 is a NaN): then the
  * kernel returns 0 and the caller takes the float32 path, which propagates
  * it. The reduction is exact, so every target gives the same bits.
@@ -923,6 +962,12 @@ int DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f16_ext)(int is_min, const u
         mag = a > mag ? a : mag;
     }
     if (mag > 0x7c00) return 0;
+    if (best == 0 || best == -1) { /* +0 or -0: the first zero (Note [Which zero, which NaN]) */
+        for (i = 0; (p[i] & 0x7fff) != 0; i++) {
+        }
+        *r = p[i];
+        return 1;
+    }
     *r = (uint16_t)dispatch_half_key((uint16_t)best);
     return 1;
 }

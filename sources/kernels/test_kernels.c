@@ -164,6 +164,68 @@ static void check_sum(void) {
     }
 }
 
+/* max/min answer with the first element equal to the extreme: the first
+ * NaN with its bits, the first of -0.0/+0.0 (Note [Which zero, which NaN]
+ * in sum.dispatch.c), contiguous, as rows and as columns, at every length
+ * class (the vector passes, two streams, the tail). */
+static int extremes_checked;
+
+static void check_extremes(void) {
+    static const int lengths[] = {1, 2, 7, 64, 65, 257, 1037, 4099, 70001};
+    for (int li = 0; li < 9; li++) {
+        int n = lengths[li];
+        float *f = malloc(sizeof(float) * (size_t)n * 2);
+        double *d = malloc(sizeof(double) * (size_t)n * 2);
+        uint16_t *h = malloc(sizeof(uint16_t) * (size_t)n);
+        for (int trial = 0; trial < 6; trial++) {
+            int first = (int)(next() % (uint64_t)n), nan = trial >= 4;
+            for (int i = 0; i < n; i++) { /* zeros of random signs, or -1 before `first` */
+                double x = i < first ? (trial & 1 ? 1.0 : -1.0) : ((next() >> 9) & 1 ? -0.0 : 0.0);
+                if (nan && i >= first) x = (double)(i % 5) - 2.0;
+                f[i] = (float)x, d[i] = x;
+                h[i] = (uint16_t)(x == 0 ? (signbit(x) ? 0x8000 : 0) : x < 0 ? 0xbc00 : 0x3c00);
+            }
+            if (nan) { /* two NaNs of other bits: the first must answer */
+                uint32_t b32 = trial == 4 ? 0xffc01234u : 0x7fc00077u;
+                uint64_t b64 = trial == 4 ? 0xfff8000000001234ull : 0x7ff8000000000077ull;
+                memcpy(&f[first], &b32, 4), memcpy(&d[first], &b64, 8);
+                int later = first + (n - first) / 2;
+                if (later > first) f[later] = NAN, d[later] = NAN;
+            }
+            for (int is_min = 0; is_min < 2; is_min++) {
+                /* the reference: first NaN, else the first element equal to the extreme */
+                int at = -1;
+                for (int i = 0; i < n && at < 0; i++)
+                    if (d[i] != d[i]) at = i;
+                if (at < 0) {
+                    at = 0;
+                    for (int i = 1; i < n; i++)
+                        if (is_min ? d[i] < d[at] : d[i] > d[at]) at = i;
+                }
+                float gf = dispatch_kernels_extreme_f32(is_min, f, n), rf;
+                double gd = dispatch_kernels_extreme_f64(is_min, d, n), rd;
+                dispatch_kernels_extreme_rows_f32(is_min, (const char *)f, 0, n, 2, (char *)&f[n],
+                                                  4);
+                dispatch_kernels_extreme_rows_f64(is_min, (const char *)d, 0, n, 2, (char *)&d[n],
+                                                  8);
+                int ok = memcmp(&gf, &f[at], 4) == 0 && memcmp(&gd, &d[at], 8) == 0 &&
+                         memcmp(&f[n], &f[at], 4) == 0 && memcmp(&d[n], &d[at], 8) == 0;
+                /* as one column of n rows */
+                dispatch_kernels_cols_f32(1 + is_min, (const char *)f, 4, n, 1, &rf, NULL);
+                dispatch_kernels_cols_f64(1 + is_min, (const char *)d, 8, n, 1, &rd, NULL);
+                ok = ok && memcmp(&rf, &f[at], 4) == 0 && memcmp(&rd, &d[at], 8) == 0;
+                uint16_t rh;
+                if (!nan) ok = ok && dispatch_kernels_extreme_f16(is_min, h, n, &rh) && rh == h[at];
+                extremes_checked++;
+                if (!ok && failures++ < 20)
+                    printf("FAIL %s n %d trial %d: want element %d\n", is_min ? "min" : "max", n,
+                           trial, at);
+            }
+        }
+        free(f), free(d), free(h);
+    }
+}
+
 int main(void) {
     if (dispatch_kernels_simd_init() != 0) {
         printf("FAIL: the kernels did not initialise\n");
@@ -194,6 +256,8 @@ int main(void) {
     int loops = checked;
     check_sum();
     printf("%d (loop, dtype) kernels and %d sums checked\n", loops, checked - loops);
+    check_extremes();
+    printf("%d max/min answers checked for the first equal element\n", extremes_checked);
     if (loops != 43) { /* 7 x f16/f32/f64 + 5 x i32/i64 + 6 float loops x f32/f64 */
         printf("FAIL: fewer kernels than expected\n");
         failures++;

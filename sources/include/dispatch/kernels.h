@@ -92,7 +92,10 @@ static inline int dispatch_kernels_cols_scratch(int64_t nrows)
     return d;
 }
 
-/* max (is_min 0) or min (1) of n >= 1 contiguous elements; NaN propagates. */
+/* max (is_min 0) or min (1) of n >= 1 contiguous elements: the first
+ * element equal to the extreme, so the first NaN, the first of -0.0/+0.0
+ * (Note [Which zero, which NaN] in sources/kernels/sum.dispatch.c; the
+ * column kernels above and the row kernels below answer the same way). */
 float dispatch_kernels_extreme_f32(int is_min, const float *p, intptr_t n);
 double dispatch_kernels_extreme_f64(int is_min, const double *p, intptr_t n);
 /* nrows of those: out + r * ostep (a float, a double) is the max or min of
@@ -103,8 +106,9 @@ void dispatch_kernels_extreme_rows_f32(int is_min, const char *p, intptr_t rstep
 void dispatch_kernels_extreme_rows_f64(int is_min, const char *p, intptr_t rstep, intptr_t n,
                                        intptr_t nrows, char *out, intptr_t ostep);
 /* max (is_min 0) or min (1) of n >= 1 contiguous float16 (bits) into *r:
- * one of the elements, +0 above -0 (Note [float16 max and min as integers]
- * in sources/kernels/sum.dispatch.c). 1, or 0 when one is NaN (*r unset). */
+ * the first element equal to the extreme (Note [float16 max and min as
+ * integers] in sources/kernels/sum.dispatch.c). 1, or 0 when one is NaN
+ * (*r unset). */
 int dispatch_kernels_extreme_f16(int is_min, const uint16_t *p, intptr_t n, uint16_t *r);
 
 /* Integer and bool sum (op 0, into int64 accumulators, wrapping), max (1),
