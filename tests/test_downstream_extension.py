@@ -348,7 +348,8 @@ def test_pip_install_of_a_baseline_the_compiler_cannot_build_says_so_once(
                                   "-Dcpu-baseline=avx512_spr")
     assert rc != 0
     assert "Traceback" not in out, out
-    assert out.count("AVX512_SPR cannot be in the baseline") == 1, out
+    # the single extension the compiler lacks, of the generation asked for
+    assert out.count("AVX512FP16 cannot be in the baseline") == 1, out
     assert "-mavx512fp16" in out, out
 
 
