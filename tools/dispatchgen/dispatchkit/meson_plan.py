@@ -66,17 +66,20 @@ def _word(text: str, what: str) -> str:
 
 def plan(args: argparse.Namespace, config: BuildConfig) -> Tuple[List[Library], List[str]]:
     outdir = Path(args.outdir).resolve()
-    package, _, module = args.module.rpartition(".") if args.module else ("", "", None)
-    package = package or (module or args.name or "")
+    if args.module:  # pkg.sub._ext: the package pkg.sub, the module _ext
+        package, _, module = args.module.rpartition(".")
+        package = package or module
+    else:
+        package, module = args.name, None
+    stem = module or package
     includes = [f"-I{_word(str(outdir), 'the outdir')}",
                 f"-I{_word(str(paths.INCLUDE), 'the toolkit')}"]
     files = []
     libraries: List[Library] = []
     notes: List[str] = []
 
-    sources, flags = runtime_library(package or "dispatch", module, args.env_prefix)
+    sources, flags = runtime_library(package, module, args.env_prefix)
     link: List[str] = []
-    stem = module or args.name or "dispatch"
     if module:
         script = outdir / f"{module}.exports"
         files.append((script, version_script(module)))
@@ -101,17 +104,16 @@ def plan(args: argparse.Namespace, config: BuildConfig) -> Tuple[List[Library], 
         notes += vnotes
         libraries += [(name, srcs, vflags + includes, []) for name, srcs, vflags in vobjects]
 
-    seen = {}
-    for name, *_ in libraries:
+    seen = set()
+    for name, srcs, cflags, lflags in libraries:  # every check before any file is written
         if name in seen:
             raise DispatchError(f"two static libraries would be named {name!r}; rename the "
                                 "variants file's [library] name or the source")
-        seen[name] = True
-    write_config(config, outdir / "dispatch")
-    generate.write_files(files)
-    for name, srcs, cflags, lflags in libraries:
+        seen.add(name)
         for word in (*srcs, *cflags, *lflags):
             _word(word, f"library {name}:")
+    write_config(config, outdir / "dispatch")
+    generate.write_files(files)
     return libraries, notes
 
 
