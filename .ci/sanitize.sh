@@ -13,6 +13,7 @@ CC=${CC:-gcc}
 # --clear: a venv left by another checkout (its editable loader points at
 # that checkout) must not be reused.
 python3 -m venv --clear --system-site-packages "$VENV"
+cd "$ROOT"   # requirements-dev.txt names the toolkit as ./tools/dispatchgen
 "$VENV/bin/pip" install -q -r "$ROOT/requirements-dev.txt"
 PATH="$VENV/bin:$PATH"   # meson and ninja, wherever pip put them
 export PATH
