@@ -1,4 +1,4 @@
-"""dispatchkit: the engine behind tools/dispatchgen/dispatchgen.
+"""dispatchkit: the engine of the dispatchgen toolkit (its CLI, tools/dispatchgen/dispatchgen).
 
 Build-time only, standard library only (runs from a bare checkout with any
 Python >= 3.9). Data flows one way:
@@ -8,4 +8,4 @@ Python >= 3.9). Data flows one way:
     -> targets (parse @targets of one source) -> generate (headers, wrappers)
 """
 
-__version__ = "0.1.0"  # the project version (meson.build, pyproject.toml)
+__version__ = "0.1.0"  # also in ../pyproject.toml and lib/pkgconfig/dispatchgen.pc (tests/toolkit/test_packaging.py)
