@@ -39,7 +39,8 @@ def _venv(path: Path, system_site: bool = True) -> Path:
     """A fresh venv; with system_site, one that sees meson, meson-python and
     ninja where this interpreter sees them: the base interpreter's packages
     and, when this interpreter is itself a venv's (.venv, a GPU machine's),
-    that venv's too, after the new venv's own."""
+    that venv's too, after the new venv's own (so installing the toolkit's
+    wheel into it takes --ignore-installed: the outer venv may hold one)."""
     base = getattr(sys, "_base_executable", sys.executable)
     _run([base, "-m", "venv", *(["--system-site-packages"] if system_site else []), path])
     python = path / "bin" / "python"
@@ -116,7 +117,8 @@ def test_quick_start_route_a_builds_and_runs(tmp_path, toolkit_wheel):
 
 def test_quick_start_route_b_vendors_and_builds(tmp_path, toolkit_wheel):
     tool = _venv(tmp_path / "tool")  # where dispatch-config comes from
-    _run([tool, "-m", "pip", "install", "-q", "--no-deps", "--no-index", toolkit_wheel])
+    _run([tool, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--ignore-installed",
+          toolkit_wheel])
     python = _venv(tmp_path / "venv")  # the build's Python: no toolkit installed
     src = _project(tmp_path)
     runs = _blocks()[1]

@@ -53,7 +53,8 @@ def _venv(path: Path, system_site: bool = True) -> Path:
     """A fresh venv; with system_site, one that sees meson, meson-python and
     ninja where this interpreter sees them: the base interpreter's packages
     and, when this interpreter is itself a venv's (.venv, a GPU machine's),
-    that venv's too, after the new venv's own."""
+    that venv's too, after the new venv's own (so installing the toolkit's
+    wheel into it takes --ignore-installed: the outer venv may hold one)."""
     base = getattr(sys, "_base_executable", sys.executable)
     _run([base, "-m", "venv", *(["--system-site-packages"] if system_site else []), path])
     python = path / "bin" / "python"
@@ -92,7 +93,8 @@ def _pip_install(python: Path, src: Path, env: dict, *setup_args: str) -> str:
 def route_a(tmp_path_factory, toolkit_wheel) -> dict:
     tmp = tmp_path_factory.mktemp("route-a")
     python = _venv(tmp / "venv")
-    _run([python, "-m", "pip", "install", "--no-deps", "--no-index", toolkit_wheel])
+    _run([python, "-m", "pip", "install", "--no-deps", "--no-index", "--ignore-installed",
+          toolkit_wheel])
     pcdir = _run([tmp / "venv" / "bin" / "dispatch-config", "--pkgconfigdir"]).stdout.strip()
     log = _pip_install(python, _fresh_example(tmp, "pyext"), _activated(python, _env(tmp)))
     return {"python": python, "log": log, "tmp": tmp, "pcdir": pcdir}
@@ -225,7 +227,8 @@ def too_high_baseline(tmp_path_factory, toolkit_wheel) -> dict:
     """Route (a) built with an AVX2 baseline."""
     tmp = tmp_path_factory.mktemp("guard")
     python = _venv(tmp / "venv")
-    _run([python, "-m", "pip", "install", "--no-deps", "--no-index", toolkit_wheel])
+    _run([python, "-m", "pip", "install", "--no-deps", "--no-index", "--ignore-installed",
+          toolkit_wheel])
     log = _pip_install(python, _fresh_example(tmp, "pyext"), _activated(python, _env(tmp)),
                        "-Dcpu-baseline=avx2")
     return {"python": python, "log": log, "tmp": tmp}
@@ -363,7 +366,8 @@ def test_pip_install_notes_a_target_the_compiler_cannot_build_and_honours_disabl
     source.write_text(source.read_text().replace(
         "sse42 (avx2 fma3) avx512_skx */", "sse42 (avx2 fma3) avx512_skx\n * avx512_spr */", 1))
     venv = _venv(tmp_path / "venv")  # its own venv: route_a's pyext stays as it is
-    _run([venv, "-m", "pip", "install", "--no-deps", "--no-index", toolkit_wheel])
+    _run([venv, "-m", "pip", "install", "--no-deps", "--no-index", "--ignore-installed",
+          toolkit_wheel])
     env = _activated(venv, env)
     rc, out = _pip_install_output(venv, src, {**env, "CC": str(old_cc)},
                                   "-Ddisable-optimization=true", verbose=True)
