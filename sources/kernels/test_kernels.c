@@ -174,8 +174,9 @@ static void check_extremes(void) {
     static const int lengths[] = {1, 2, 7, 64, 65, 257, 1037, 4099, 70001};
     for (int li = 0; li < 9; li++) {
         int n = lengths[li];
-        float *f = malloc(sizeof(float) * (size_t)n * 2);
-        double *d = malloc(sizeof(double) * (size_t)n * 2);
+        /* n elements, then the two row results at [n] and [n + 1] */
+        float *f = malloc(sizeof(float) * ((size_t)n * 2 + 2));
+        double *d = malloc(sizeof(double) * ((size_t)n * 2 + 2));
         uint16_t *h = malloc(sizeof(uint16_t) * (size_t)n);
         for (int trial = 0; trial < 6; trial++) {
             int first = (int)(next() % (uint64_t)n), nan = trial >= 4;
