@@ -14,18 +14,15 @@ import re
 import shutil
 import subprocess
 import sys
-import sysconfig
 from pathlib import Path
 
 import pytest
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _venvs import fresh_venv as _venv  # noqa: E402
+from _venvs import run as _run  # noqa: E402
+
 QEMU = shutil.which("qemu-x86_64")
-
-
-def _run(cmd, **kw):
-    r = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, **kw)
-    assert r.returncode == 0, f"{' '.join(map(str, cmd))} failed:\n{r.stdout[-6000:]}\n{r.stderr[-6000:]}"
-    return r
 
 
 def _env(tmp: Path) -> dict:
@@ -34,21 +31,6 @@ def _env(tmp: Path) -> dict:
     env["DISPATCHGEN_CACHE_DIR"] = str(tmp / "probe-cache")
     return env
 
-
-def _venv(path: Path, system_site: bool = True) -> Path:
-    """A fresh venv; with system_site, one that sees meson, meson-python and
-    ninja where this interpreter sees them: the base interpreter's packages
-    and, when this interpreter is itself a venv's (.venv, a GPU machine's),
-    that venv's too, after the new venv's own (so installing the toolkit's
-    wheel into it takes --ignore-installed: the outer venv may hold one)."""
-    base = getattr(sys, "_base_executable", sys.executable)
-    _run([base, "-m", "venv", *(["--system-site-packages"] if system_site else []), path])
-    python = path / "bin" / "python"
-    if system_site and sys.prefix != sys.base_prefix:
-        site = _run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"])
-        Path(site.stdout.strip(), "zz-outer-venv.pth").write_text(
-            sysconfig.get_paths()["purelib"] + "\n")
-    return python
 
 REPO = Path(__file__).resolve().parents[1]
 DOC = REPO / "docs" / "downstream.md"
