@@ -1,0 +1,37 @@
+"""The sanitizer job skips only files that never load the ASan build
+(conftest.RUN_NO_SANITIZED_CODE): each named file exists and none imports the
+package, so a file that starts using it cannot stay on the list unnoticed."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parent
+
+
+def _skip_list() -> frozenset:
+    spec = importlib.util.spec_from_file_location("_conftest_copy", TESTS / "conftest.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.RUN_NO_SANITIZED_CODE
+
+
+def _imports(path: Path) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            names |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def test_listed_files_exist_and_never_import_the_package():
+    listed = _skip_list()
+    assert listed
+    for name in sorted(listed):
+        path = TESTS / name
+        assert path.is_file(), f"{name} is on the sanitizer skip list but does not exist"
+        assert "dispatch" not in _imports(path), f"{name} imports dispatch: it runs sanitized code"
