@@ -665,7 +665,6 @@ DISPATCH_DECLARE_KERNEL(where) {
 
 /* Reductions -------------------------------------------------------------------- */
 
-static const char *const reduce_names[] = {"sum", "mean", "max", "min"};
 
 /* t as an engine operand, its strides in bytes (into strides). */
 static void byte_operand(const dispatch_tensor *t, int64_t *strides, dispatch_iter_operand *o) {
@@ -800,7 +799,7 @@ DISPATCH_DECLARE_KERNEL(reduce) {
     char name_buf[32];
     const char *opname = dispatch_op_name(op), *dot = strchr(opname, '.');
     size_t len = dot ? (size_t)(dot - opname) : strlen(opname);
-    const char *name = reduce_names[kind];
+    const char *name = dispatch_reduce_name(kind);
     if (len < sizeof name_buf) {
         memcpy(name_buf, opname, len);
         name_buf[len] = '\0';
@@ -837,7 +836,8 @@ DISPATCH_DECLARE_KERNEL(reduce) {
         return dispatch_error_set(DISPATCH_ERR_TYPE, "%s: dtype must be a dtype", name);
     int is_float = dispatch_dtype_category_of(src) == DISPATCH_CAT_FLOAT;
     int out_dtype = src;
-    if (kind == DISPATCH_REDUCE_SUM && !is_float && !given) out_dtype = DISPATCH_INT64;
+    if ((kind == DISPATCH_REDUCE_SUM || kind == DISPATCH_REDUCE_PROD) && !is_float && !given)
+        out_dtype = DISPATCH_INT64;
     if (kind == DISPATCH_REDUCE_MEAN && !is_float)
         return dispatch_error_set(DISPATCH_ERR_TYPE,
                                   given ? "mean(): could not infer output dtype. Optional dtype "
@@ -888,7 +888,7 @@ DISPATCH_DECLARE_KERNEL(reduce_index) {
     }
     const dispatch_ivalue *dim = &args[1];
     int kind = (int)(intptr_t)ctx;
-    const char *name = s->nrets == 2 ? reduce_names[kind]
+    const char *name = s->nrets == 2 ? dispatch_reduce_name(kind)
                                       : kind == DISPATCH_REDUCE_MAX ? "argmax" : "argmin";
     if (in->dtype == DISPATCH_BOOL && s->nrets == 1)
         return dispatch_error_set(DISPATCH_ERR_TYPE, "\"%s_cpu\" not implemented for 'Bool'",

@@ -395,6 +395,21 @@ static void reduce_inner(char **ptrs, const intptr_t *steps, intptr_t n, void *a
         }
         return;
     }
+    if (j->op == DISPATCH_REDUCE_PROD) { /* one kernel call per output: Note [Product order] */
+        dispatch_rk_prod_fn prod = j->dtype == DISPATCH_FLOAT32 ? RK(PROD, FLOAT32, dispatch_rk_prod_fn)
+                                                                : RK(PROD, FLOAT64, dispatch_rk_prod_fn);
+        for (intptr_t e = 0; e < n; e++) {
+            double v = prod(ptrs[1] + e * steps[1], j->rstride, (intptr_t)j->count);
+            char *op = ptrs[0] + e * steps[0];
+            if (j->dtype == DISPATCH_FLOAT32) {
+                float f = (float)v;
+                memcpy(op, &f, sizeof f);
+            } else {
+                memcpy(op, &v, sizeof v);
+            }
+        }
+        return;
+    }
     if (j->count >= 1 && j->rstride == (intptr_t)dispatch_dtype_itemsize(j->dtype)) {
         /* Contiguous rows of max or min: the row kernel, two rows at a time
          * where that is faster. */
@@ -510,22 +525,20 @@ static float dispatch_iter_sum_f16(const uint16_t *p, int64_t n)
  * not), how many elements each output reduces and whether max/min have
  * anything to reduce: decided here once, for the raw engine
  * (dispatch_iter_reduce, a dim mask) and for the operators of
- * sources/dispatcher/kernels.c (a list of dims, PyTorch's messages, then the
- * output allocated with the shape computed here). The dtype rules are each
- * caller's own facts: the operators' result dtypes (sum of integers is
- * int64, mean needs floats) in kernels.c, the engine's float32/float64
- * kernels in dispatch_iter_reduce.
+ * sources/dispatcher/operators.c (a list of dims, PyTorch's messages, then
+ * the output allocated with the shape computed here). The result dtype is
+ * dispatch_reduce_result_dtype's (sum and prod of integers are int64, mean
+ * needs floats); the operators add PyTorch's dtype= and its messages.
  */
-static const char *const reduce_op_names[] = {"sum", "mean", "max", "min"};
 
 int dispatch_iter_reduce_check(const char *opname, int op, int ndim, const int64_t *shape,
                                int ndims, const int64_t *dims, uint32_t *dim_mask, int keepdim,
                                int *out_ndim, int64_t *out_shape, int64_t *count)
 {
-    if (op < DISPATCH_REDUCE_SUM || op > DISPATCH_REDUCE_MIN) {
+    if (op < 0 || op >= DISPATCH_NUM_REDUCTIONS) {
         return dispatch_error_set(DISPATCH_ERR_VALUE, "unknown reduction %d", op);
     }
-    const char *name = opname ? opname : reduce_op_names[op];
+    const char *name = opname ? opname : dispatch_reduce_name(op);
     if (ndim < 0 || ndim > MAXD) {
         return dispatch_error_set(DISPATCH_ERR_INDEX, "reduction dims out of range for %d dims",
                                   ndim);
@@ -656,7 +669,7 @@ static int reduce_float(int op, const dispatch_iter_operand *in, uint32_t dim_ma
     j.in = in->data;
     j.rstride = rstride;
     intptr_t isz0 = (intptr_t)dispatch_dtype_itemsize(in->dtype);
-    if (one_stride && count > 1 && rstride != isz0) {
+    if (one_stride && count > 1 && rstride != isz0 && op != DISPATCH_REDUCE_PROD) {
         /* The outer-dim case: vectorize across a contiguous kept dim. */
         for (int d = 0; d < j.no; d++) {
             if (j.istrides[d] == isz0) return reduce_cols(&j, d, nout);
@@ -707,7 +720,8 @@ static int reduce_float(int op, const dispatch_iter_operand *in, uint32_t dim_ma
             s *= (intptr_t)in->shape[d];
         }
     }
-    if (nout == 1 && count >= 2 * DISPATCH_ITER_GRAIN && dispatch_get_num_threads() > 1) {
+    if (nout == 1 && count >= 2 * DISPATCH_ITER_GRAIN && dispatch_get_num_threads() > 1 &&
+        op != DISPATCH_REDUCE_PROD) {
         split_sum s = {.op = op, .dtype = in->dtype, .p = j.in, .stride = j.rstride};
         int parts = 0;
         split_points(&s, 0, count, 5, &parts);
@@ -773,7 +787,8 @@ typedef struct accumulate_ctx {
 
 static void accumulate(char **ptrs, const intptr_t *steps, intptr_t n, void *arg) {
     const accumulate_ctx *c = arg;
-    if (!c->is_float) { /* accumulators start at the identity: `seen` is not needed */
+    if (!c->is_float && c->kind != DISPATCH_REDUCE_PROD) {
+        /* accumulators start at the identity: `seen` is not needed */
         int op = dispatch_reduce_kernel_op(c->kind);
         int_reduce(op, c->dtype, ptrs[2], steps[2], n, ptrs[0], steps[0], 1, 0, 0);
         return;
@@ -794,6 +809,7 @@ static void accumulate(char **ptrs, const intptr_t *steps, intptr_t n, void *arg
                 /* max/min keep the first NaN and, of equals, the first
                  * (Note [Which zero, which NaN] in sum.dispatch.c) */
                 if (c->kind <= DISPATCH_REDUCE_MEAN) a += x;
+                else if (c->kind == DISPATCH_REDUCE_PROD) a *= x;
                 else if (!*seen || (isnan(x) && !isnan(a))) a = x;
                 else if (!isnan(a) && (c->kind == DISPATCH_REDUCE_MAX ? x > a : x < a)) a = x;
                 memcpy(slot, &a, 8);
@@ -801,6 +817,7 @@ static void accumulate(char **ptrs, const intptr_t *steps, intptr_t n, void *arg
                 int64_t x, a;
                 memcpy(&x, buf + e * 8, 8), memcpy(&a, slot, 8);
                 if (c->kind == DISPATCH_REDUCE_SUM) a = (int64_t)((uint64_t)a + (uint64_t)x);
+                else if (c->kind == DISPATCH_REDUCE_PROD) a = (int64_t)((uint64_t)a * (uint64_t)x);
                 else if (!*seen || (c->kind == DISPATCH_REDUCE_MAX ? x > a : x < a)) a = x;
                 memcpy(slot, &a, 8);
             }
@@ -1232,7 +1249,8 @@ static int reduce_accumulate(int op, const dispatch_iter_operand *in, uint32_t m
     const char *name = dispatch_reduce_name(op);
     int is_float = dispatch_dtype_category_of(in->dtype) == DISPATCH_CAT_FLOAT;
     int acc_dtype = is_float ? DISPATCH_FLOAT64
-                             : op == DISPATCH_REDUCE_SUM ? DISPATCH_INT64 : in->dtype;
+                             : op == DISPATCH_REDUCE_SUM || op == DISPATCH_REDUCE_PROD
+                                   ? DISPATCH_INT64 : in->dtype;
     intptr_t acc_size = (intptr_t)dispatch_dtype_itemsize(acc_dtype);
     char *acc = calloc((size_t)nout, (size_t)acc_size);
     unsigned char *seen = is_float ? calloc((size_t)nout, 1) : NULL;
@@ -1240,7 +1258,13 @@ static int reduce_accumulate(int op, const dispatch_iter_operand *in, uint32_t m
         free(seen), free(acc);
         return dispatch_error_set(DISPATCH_ERR_MEMORY, "%s: out of memory", name);
     }
-    if (!is_float && op != DISPATCH_REDUCE_SUM) { /* a reduced dim has elements */
+    if (op == DISPATCH_REDUCE_PROD) { /* products start at 1 */
+        int64_t one_i = 1;
+        double one_d = 1;
+        char *fill[2] = {acc, is_float ? (char *)&one_d : (char *)&one_i};
+        intptr_t fs[2] = {acc_size, 0};
+        dispatch_cast_loop_get(is_float ? DISPATCH_FLOAT64 : DISPATCH_INT64, acc_dtype)(fill, fs, nout, NULL);
+    } else if (!is_float && op != DISPATCH_REDUCE_SUM) { /* a reduced dim has elements */
         int64_t lo, hi;
         int_range(in->dtype, &lo, &hi);
         int64_t ident = op == DISPATCH_REDUCE_MAX ? lo : hi;
@@ -1267,7 +1291,7 @@ static int reduce_accumulate(int op, const dispatch_iter_operand *in, uint32_t m
                                                   is_float ? DISPATCH_FLOAT64 : DISPATCH_INT64)};
     plan p;
     dispatch_strided_plan_init(&p, 3, acc_data, in->ndim, in->shape, bs);
-    if (!is_float && p.ndim <= 2) { /* one call: rows or columns of a matrix */
+    if (!is_float && p.ndim <= 2 && op != DISPATCH_REDUCE_PROD) { /* one call: rows or columns */
         int two = p.ndim == 2;
         int_matrix_job job = {
             .op = dispatch_reduce_kernel_op(op), .dtype = in->dtype, .acc_dtype = acc_dtype,
@@ -1336,6 +1360,7 @@ static int reduce_dense(int op, const dispatch_iter_operand *in, uint32_t mask, 
         sum_half_rows(hin, op == DISPATCH_REDUCE_MEAN, nout, count, hout);
         return 0;
     }
+    if (op == DISPATCH_REDUCE_PROD) half = 0;
     if (half && trailing_dims(in->ndim, mask) && ext_half_rows(hin, op, nout, count, hout))
         return 0;
     if (half && count > 1 && nout > 1 && leading_dims(in, mask))
@@ -1350,7 +1375,8 @@ int dispatch_reduce_result_dtype(int op, int dtype)
     if (!dispatch_dtype_is_valid(dtype) || op < 0 || op >= DISPATCH_NUM_REDUCTIONS) return -1;
     int is_float = dispatch_dtype_category_of(dtype) == DISPATCH_CAT_FLOAT;
     if (op == DISPATCH_REDUCE_MEAN && !is_float) return -1;
-    return op == DISPATCH_REDUCE_SUM && !is_float ? DISPATCH_INT64 : dtype;
+    return (op == DISPATCH_REDUCE_SUM || op == DISPATCH_REDUCE_PROD) && !is_float ? DISPATCH_INT64
+                                                                                  : dtype;
 }
 
 int dispatch_iter_reduce(int op, const dispatch_iter_operand *in, uint32_t dim_mask, int keepdim,
@@ -1367,9 +1393,11 @@ int dispatch_iter_reduce(int op, const dispatch_iter_operand *in, uint32_t dim_m
         return dispatch_error_set(DISPATCH_ERR_TYPE, "%s takes floating point tensors, got %s",
                                   dispatch_reduce_name(op), dispatch_dtype_name(in->dtype));
     }
-    /* An integer sum may also land in another integer dtype (sum(dtype=int32)
-     * of integers: the int64 sum, wrapped into it, as PyTorch). */
-    int int_sum = op == DISPATCH_REDUCE_SUM && out->dtype != want &&
+    /* An integer sum or prod may also land in another integer dtype
+     * (sum(dtype=int32) of integers: the int64 sum wrapped into it, as
+     * PyTorch). */
+    int int_sum = (op == DISPATCH_REDUCE_SUM || op == DISPATCH_REDUCE_PROD) &&
+                  out->dtype != want &&
                   dispatch_dtype_is_valid(out->dtype) &&
                   dispatch_dtype_category_of(in->dtype) != DISPATCH_CAT_FLOAT &&
                   dispatch_dtype_category_of(out->dtype) != DISPATCH_CAT_FLOAT;

@@ -379,7 +379,7 @@ DISPATCH_KERNELS_SUM(dispatch_kernel_sum_f16, uint16_t, float, f32, dispatch_ds_
  * as the row sum splits) and the halves added. A column therefore gets the
  * same bits whichever vector (or scalar tail) holds it, on every target, for
  * any split of the columns between calls or threads, and for a split of
- * the rows along the same tree (sources/iterator/iterator.c cuts the top
+ * the rows along the same tree (sources/iterator/reduce.c cuts the top
  * levels into separate calls). Error bound as Note [Sum order independent
  * of the vector width] with h = LEAF + ceil(log2(nrows / LEAF)).
  * max and min go down the rows in order with simd.h's NaN rule (NaN

@@ -23,7 +23,8 @@ extern "C" {
 
 /* X(NAME, name) per reduction, in id order (Python reads them from C through
  * dispatch_reduce_name). max and min propagate NaN. */
-#define DISPATCH_FORALL_REDUCTIONS(X) X(SUM, "sum") X(MEAN, "mean") X(MAX, "max") X(MIN, "min")
+#define DISPATCH_FORALL_REDUCTIONS(X)                                                     \
+    X(SUM, "sum") X(MEAN, "mean") X(MAX, "max") X(MIN, "min") X(PROD, "prod")
 
 enum dispatch_reduce_op {
 #define DISPATCH_REDUCE_ENUM_(NAME, name) DISPATCH_REDUCE_##NAME,
@@ -50,8 +51,8 @@ static inline int dispatch_reduce_kernel_op(int op)
     return op == DISPATCH_REDUCE_MAX ? 1 : op == DISPATCH_REDUCE_MIN ? 2 : 0;
 }
 
-/* The dtype of op's result over dtype: int64 for a sum of integers or
- * bool, else dtype; -1 for a mean of a non-float (or a bad op or dtype). */
+/* The dtype of op's result over dtype: int64 for a sum or prod of integers
+ * or bool, else dtype; -1 for a mean of a non-float (or a bad op or dtype). */
 int dispatch_reduce_result_dtype(int op, int dtype);
 
 /* Reduce `in` (any dtype) over the dims whose bit is set in dim_mask (all

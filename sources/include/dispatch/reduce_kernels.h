@@ -24,7 +24,8 @@ extern "C" {
     X(COLS)     /* sum/max/min down the rows of contiguous columns (Note [Column reductions]) */ \
     X(EXT)      /* max or min of n contiguous elements */                                   \
     X(EXT_ROWS) /* nrows of those, as SUM_ROWS */                                           \
-    X(INT)      /* integer and bool sum/max/min into accumulators (Note [Integer reductions]) */
+    X(INT)      /* integer and bool sum/max/min into accumulators (Note [Integer reductions]) */ \
+    X(PROD)     /* the product of n elements `stride` apart, in float64 (Note [Product order]) */
 
 enum dispatch_reduce_kernel_kind {
 #define DISPATCH_REDUCE_KERNEL_ENUM_(K) DISPATCH_RK_##K,
@@ -36,6 +37,8 @@ enum dispatch_reduce_kernel_kind {
 typedef void (*dispatch_reduce_kernel_fn)(void);
 typedef float (*dispatch_rk_sum_f32_fn)(const char *p, intptr_t stride, intptr_t n);
 typedef double (*dispatch_rk_sum_f64_fn)(const char *p, intptr_t stride, intptr_t n);
+/* PROD, float32 and float64 alike. */
+typedef double (*dispatch_rk_prod_fn)(const char *p, intptr_t stride, intptr_t n);
 typedef void (*dispatch_rk_rows_fn)(const char *p, intptr_t rstep, intptr_t stride, intptr_t n,
                                     intptr_t nrows, char *out, intptr_t ostep);
 /* op: dispatch_reduce_kernel_op; scratch as dispatch_kernels_cols_scratch. */
