@@ -36,6 +36,12 @@ static void format_shape(char *buf, size_t cap, int ndim, const int64_t *shape)
 
 static int dense(const dispatch_iter_operand *o);
 
+/* -1 with a MemoryError naming the reduction. */
+static int out_of_memory(int op)
+{
+    return dispatch_error_set(DISPATCH_ERR_MEMORY, "%s: out of memory", dispatch_reduce_name(op));
+}
+
 /* ------------------------------------------------------ the kernel table */
 
 /* The kernel of (kind, dtype) from the table of dispatch/reduce_kernels.h,
@@ -48,6 +54,23 @@ static dispatch_reduce_kernel_fn rk(int kind, int dtype)
 
 /* The kernel of (KIND, DTYPE) as its type T. */
 #define RK(KIND, DTYPE, T) ((T)rk(DISPATCH_RK_##KIND, DISPATCH_##DTYPE))
+/* Each kernel the engine calls, as its own type. */
+#define K_SUM_F32 RK(SUM, FLOAT32, dispatch_rk_sum_f32_fn)
+#define K_SUM_F64 RK(SUM, FLOAT64, dispatch_rk_sum_f64_fn)
+#define K_SUM_F16 RK(SUM, FLOAT16, dispatch_rk_sum_f32_fn)
+#define K_ROWS_F32 RK(SUM_ROWS, FLOAT32, dispatch_rk_rows_fn)
+#define K_ROWS_F64 RK(SUM_ROWS, FLOAT64, dispatch_rk_rows_fn)
+#define K_ROWS_F16 RK(SUM_ROWS, FLOAT16, dispatch_rk_rows_fn)
+#define K_COLS_F32 RK(COLS, FLOAT32, dispatch_rk_cols_f32_fn)
+#define K_COLS_F64 RK(COLS, FLOAT64, dispatch_rk_cols_f64_fn)
+#define K_COLS_F16 RK(COLS, FLOAT16, dispatch_rk_cols_f32_fn)
+#define K_EXT_F32 RK(EXT, FLOAT32, dispatch_rk_ext_f32_fn)
+#define K_EXT_F64 RK(EXT, FLOAT64, dispatch_rk_ext_f64_fn)
+#define K_EXT_F16 RK(EXT, FLOAT16, dispatch_rk_ext_f16_fn)
+#define K_EXT_ROWS_F32 RK(EXT_ROWS, FLOAT32, dispatch_rk_ext_rows_fn)
+#define K_EXT_ROWS_F64 RK(EXT_ROWS, FLOAT64, dispatch_rk_ext_rows_fn)
+#define K_PROD_F32 RK(PROD, FLOAT32, dispatch_rk_prod_fn)
+#define K_PROD_F64 RK(PROD, FLOAT64, dispatch_rk_prod_fn)
 
 /* The integer kernel of dtype (Note [Integer reductions] in
  * sources/kernels/int_arith.dispatch.c); -1 when there is none. */
@@ -143,9 +166,9 @@ static double extreme_one(const reduce_job *j, const char *p)
     int f32 = j->dtype == DISPATCH_FLOAT32;
     int is_max = j->op == DISPATCH_REDUCE_MAX;
     if (j->rstride == (f32 ? 4 : 8)) { /* contiguous: the SIMD kernel */
-        return f32 ? (double)RK(EXT, FLOAT32, dispatch_rk_ext_f32_fn)(!is_max, (const float *)p,
+        return f32 ? (double)K_EXT_F32(!is_max, (const float *)p,
                                                           (intptr_t)j->count)
-                   : RK(EXT, FLOAT64, dispatch_rk_ext_f64_fn)(!is_max, (const double *)p, (intptr_t)j->count);
+                   : K_EXT_F64(!is_max, (const double *)p, (intptr_t)j->count);
     }
     double acc = 0;
     for (int64_t i = 0; i < j->count; i++) {
@@ -265,10 +288,10 @@ static void cols_range(void *arg, int64_t begin, int64_t end)
         ip += c->pbegin[part] * j->rstride;
         char *dst = c->nparts > 1 ? c->parts + (size_t)u * COL_BLOCK_BYTES : buf;
         if (f32)
-            RK(COLS, FLOAT32, dispatch_rk_cols_f32_fn)(c->kop, ip, j->rstride, (intptr_t)c->pcount[part],
+            K_COLS_F32(c->kop, ip, j->rstride, (intptr_t)c->pcount[part],
                                       (intptr_t)w, (float *)(void *)dst, scratch);
         else
-            RK(COLS, FLOAT64, dispatch_rk_cols_f64_fn)(c->kop, ip, j->rstride, (intptr_t)c->pcount[part],
+            K_COLS_F64(c->kop, ip, j->rstride, (intptr_t)c->pcount[part],
                                       (intptr_t)w, (double *)(void *)dst, scratch);
         if (c->nparts == 1) cols_store(c, op, buf, w);
     }
@@ -374,7 +397,7 @@ static void reduce_inner(char **ptrs, const intptr_t *steps, intptr_t n, void *a
         /* All n sums in one call: the kernel reads two rows at a time where
          * that is faster (Note [Two streams] in sources/kernels/sum.dispatch.c). */
         int f32 = j->dtype == DISPATCH_FLOAT32;
-        (f32 ? RK(SUM_ROWS, FLOAT32, dispatch_rk_rows_fn) : RK(SUM_ROWS, FLOAT64, dispatch_rk_rows_fn))(
+        (f32 ? K_ROWS_F32 : K_ROWS_F64)(
             ptrs[1], steps[1], j->rstride, (intptr_t)j->count, n, ptrs[0], steps[0]);
         const int mean = j->op == DISPATCH_REDUCE_MEAN;
         for (intptr_t e = 0; e < n; e++) { /* mean's division; Note [The NaN and the zero of a sum] */
@@ -396,8 +419,8 @@ static void reduce_inner(char **ptrs, const intptr_t *steps, intptr_t n, void *a
         return;
     }
     if (j->op == DISPATCH_REDUCE_PROD) { /* one kernel call per output: Note [Product order] */
-        dispatch_rk_prod_fn prod = j->dtype == DISPATCH_FLOAT32 ? RK(PROD, FLOAT32, dispatch_rk_prod_fn)
-                                                                : RK(PROD, FLOAT64, dispatch_rk_prod_fn);
+        dispatch_rk_prod_fn prod = j->dtype == DISPATCH_FLOAT32 ? K_PROD_F32
+                                                                : K_PROD_F64;
         for (intptr_t e = 0; e < n; e++) {
             double v = prod(ptrs[1] + e * steps[1], j->rstride, (intptr_t)j->count);
             char *op = ptrs[0] + e * steps[0];
@@ -413,8 +436,8 @@ static void reduce_inner(char **ptrs, const intptr_t *steps, intptr_t n, void *a
     if (j->count >= 1 && j->rstride == (intptr_t)dispatch_dtype_itemsize(j->dtype)) {
         /* Contiguous rows of max or min: the row kernel, two rows at a time
          * where that is faster. */
-        (j->dtype == DISPATCH_FLOAT32 ? RK(EXT_ROWS, FLOAT32, dispatch_rk_ext_rows_fn)
-                                      : RK(EXT_ROWS, FLOAT64, dispatch_rk_ext_rows_fn))(
+        (j->dtype == DISPATCH_FLOAT32 ? K_EXT_ROWS_F32
+                                      : K_EXT_ROWS_F64)(
             j->op == DISPATCH_REDUCE_MIN, ptrs[1], steps[1], (intptr_t)j->count, n, ptrs[0],
             steps[0]);
         return;
@@ -496,9 +519,9 @@ static void split_sum_range(void *arg, int64_t begin, int64_t end)
             continue;
         }
         intptr_t n = (intptr_t)s->count[i];
-        s->part[i] = s->dtype == DISPATCH_FLOAT64   ? RK(SUM, FLOAT64, dispatch_rk_sum_f64_fn)(p, s->stride, n)
-                     : s->dtype == DISPATCH_FLOAT16 ? (double)RK(SUM, FLOAT16, dispatch_rk_sum_f32_fn)(p, s->stride, n)
-                                                    : (double)RK(SUM, FLOAT32, dispatch_rk_sum_f32_fn)(p, s->stride, n);
+        s->part[i] = s->dtype == DISPATCH_FLOAT64   ? K_SUM_F64(p, s->stride, n)
+                     : s->dtype == DISPATCH_FLOAT16 ? (double)K_SUM_F16(p, s->stride, n)
+                                                    : (double)K_SUM_F32(p, s->stride, n);
     }
 }
 
@@ -508,7 +531,7 @@ static void split_sum_range(void *arg, int64_t begin, int64_t end)
 static float dispatch_iter_sum_f16(const uint16_t *p, int64_t n)
 {
     if (n < 2 * DISPATCH_ITER_GRAIN || dispatch_get_num_threads() < 2)
-        return RK(SUM, FLOAT16, dispatch_rk_sum_f32_fn)((const char *)p, 2, (intptr_t)n);
+        return K_SUM_F16((const char *)p, 2, (intptr_t)n);
     split_sum s = {.op = DISPATCH_REDUCE_SUM, .dtype = DISPATCH_FLOAT16, .p = (const char *)p,
                    .stride = 2};
     int parts = 0;
@@ -846,7 +869,7 @@ static void half_sum_rows_range(void *arg, int64_t b, int64_t e) {
     float s[CHUNK];
     for (int64_t r = b; r < e; r += CHUNK) {
         intptr_t n = (intptr_t)(e - r < CHUNK ? e - r : CHUNK);
-        RK(SUM_ROWS, FLOAT16, dispatch_rk_rows_fn)((const char *)(j->p + r * j->count), (intptr_t)j->count * 2,
+        K_ROWS_F16((const char *)(j->p + r * j->count), (intptr_t)j->count * 2,
                                       2, (intptr_t)j->count, n, (char *)s, sizeof(float));
         for (intptr_t k = 0; k < n; k++)
             s[k] = sum_store_f32(j->op == DISPATCH_REDUCE_MEAN ? s[k] / (float)j->count : s[k]);
@@ -881,7 +904,7 @@ static void sum_half_rows(const uint16_t *p, int mean, int64_t nout, int64_t cou
 static void half_ext_rows_range(void *arg, int64_t b, int64_t e) {
     half_rows_job *j = arg;
     for (int64_t r = b; r < e && !atomic_load_explicit(&j->nan, memory_order_relaxed); r++)
-        if (!RK(EXT, FLOAT16, dispatch_rk_ext_f16_fn)(j->op == DISPATCH_REDUCE_MIN, j->p + r * j->count,
+        if (!K_EXT_F16(j->op == DISPATCH_REDUCE_MIN, j->p + r * j->count,
                                           (intptr_t)j->count, &j->out[r]))
             atomic_store(&j->nan, 1);
 }
@@ -910,9 +933,9 @@ static int ext_half_rows(const uint16_t *p, int kind, int64_t nout, int64_t coun
         dispatch_parallel_for(nparts, 1, 1, half_ext_rows_range, &pj);
         int64_t done = pj.count * nparts; /* the remainder (< nparts halves) joins last */
         return !atomic_load(&pj.nan) &&
-               (done == count || RK(EXT, FLOAT16, dispatch_rk_ext_f16_fn)(kind == DISPATCH_REDUCE_MIN, j.p + done,
+               (done == count || K_EXT_F16(kind == DISPATCH_REDUCE_MIN, j.p + done,
                                          (intptr_t)(count - done), &part[nparts++])) &&
-               RK(EXT, FLOAT16, dispatch_rk_ext_f16_fn)(kind == DISPATCH_REDUCE_MIN, part, (intptr_t)nparts, &j.out[0]);
+               K_EXT_F16(kind == DISPATCH_REDUCE_MIN, part, (intptr_t)nparts, &j.out[0]);
     }
     dispatch_parallel_for(nout, dispatch_parallel_grain(count), 1, half_ext_rows_range, &j);
     return !atomic_load(&j.nan);
@@ -954,7 +977,7 @@ static void half_cols_range(void *arg, int64_t b, int64_t e) {
     }
     for (int64_t c0 = b; c0 < e; c0 += HALF_COLS_BLOCK) {
         int64_t w = e - c0 < HALF_COLS_BLOCK ? e - c0 : HALF_COLS_BLOCK;
-        RK(COLS, FLOAT16, dispatch_rk_cols_f32_fn)(j->kop, j->p + c0 * 2, (intptr_t)j->ncols * 2,
+        K_COLS_F16(j->kop, j->p + c0 * 2, (intptr_t)j->ncols * 2,
                                   (intptr_t)j->count, (intptr_t)w, j->vals + c0, scratch);
     }
     free(scratch);
@@ -968,7 +991,7 @@ static void half_cols_range(void *arg, int64_t b, int64_t e) {
 static int reduce_half_cols(const char *p, int kind, int64_t ncols, int64_t count, uint16_t *out)
 {
     float *vals = malloc((size_t)ncols * sizeof *vals);
-    if (!vals) return dispatch_error_set(DISPATCH_ERR_MEMORY, "%s: out of memory", dispatch_reduce_name(kind));
+    if (!vals) return out_of_memory(kind);
     /* Columns are reduced each on its own, so any split of them between
      * threads gives the same bits; cuts fall on 64-column boundaries. */
     half_cols_job j = {.p = p, .count = count, .ncols = ncols,
@@ -977,7 +1000,7 @@ static int reduce_half_cols(const char *p, int kind, int64_t ncols, int64_t coun
     dispatch_parallel_for(ncols, dispatch_parallel_grain(count), 64, half_cols_range, &j);
     if (atomic_load(&j.failed)) {
         free(vals);
-        return dispatch_error_set(DISPATCH_ERR_MEMORY, "%s: out of memory", dispatch_reduce_name(kind));
+        return out_of_memory(kind);
     }
     if (kind <= DISPATCH_REDUCE_MEAN)
         for (int64_t c = 0; c < ncols; c++)
@@ -1263,7 +1286,8 @@ static int reduce_accumulate(int op, const dispatch_iter_operand *in, uint32_t m
         double one_d = 1;
         char *fill[2] = {acc, is_float ? (char *)&one_d : (char *)&one_i};
         intptr_t fs[2] = {acc_size, 0};
-        dispatch_cast_loop_get(is_float ? DISPATCH_FLOAT64 : DISPATCH_INT64, acc_dtype)(fill, fs, nout, NULL);
+        int from = is_float ? DISPATCH_FLOAT64 : DISPATCH_INT64;
+        dispatch_cast_loop_get(from, acc_dtype)(fill, fs, nout, NULL);
     } else if (!is_float && op != DISPATCH_REDUCE_SUM) { /* a reduced dim has elements */
         int64_t lo, hi;
         int_range(in->dtype, &lo, &hi);
@@ -1333,7 +1357,7 @@ static int reduce_via_float32(int op, const dispatch_iter_operand *in, uint32_t 
     float *copy = malloc((size_t)numel * 4 + 4), *vals = malloc((size_t)nout * 4 + 4);
     int rc = -1;
     if (!copy || !vals) {
-        dispatch_error_set(DISPATCH_ERR_MEMORY, "%s: out of memory", dispatch_reduce_name(op));
+        out_of_memory(op);
     } else {
         dispatch_iter_operand c[2] = {{(char *)copy, in->ndim, in->shape, cstr, DISPATCH_FLOAT32},
                                       *in};
@@ -1341,7 +1365,8 @@ static int reduce_via_float32(int op, const dispatch_iter_operand *in, uint32_t 
         dispatch_iter_operand back[2] = {*out, v};
         rc = dispatch_iter_elementwise_op(DISPATCH_LOOP_COPY, DISPATCH_FLOAT32, 2, c, NULL);
         if (rc == 0) rc = dispatch_iter_reduce(op, &c[0], mask, keepdim, &v);
-        if (rc == 0) rc = dispatch_iter_elementwise_op(DISPATCH_LOOP_COPY, out->dtype, 2, back, NULL);
+        if (rc == 0)
+            rc = dispatch_iter_elementwise_op(DISPATCH_LOOP_COPY, out->dtype, 2, back, NULL);
     }
     free(copy), free(vals);
     return rc;
@@ -1430,7 +1455,7 @@ int dispatch_iter_reduce(int op, const dispatch_iter_operand *in, uint32_t dim_m
     int64_t tstr[MAXD];
     dense_strides(ond, oshape, (int64_t)osz, tstr);
     char *tmp = malloc((size_t)nout * osz + 1);
-    if (!tmp) return dispatch_error_set(DISPATCH_ERR_MEMORY, "%s: out of memory", dispatch_reduce_name(op));
+    if (!tmp) return out_of_memory(op);
     dispatch_iter_operand t = {tmp, ond, oshape, tstr, out->dtype};
     int rc = reduce_dense(op, in, dim_mask, keepdim, count, &t, nout);
     dispatch_iter_operand cp[2] = {*out, t};

@@ -41,7 +41,7 @@ typedef double (*dispatch_rk_sum_f64_fn)(const char *p, intptr_t stride, intptr_
 typedef double (*dispatch_rk_prod_fn)(const char *p, intptr_t stride, intptr_t n);
 typedef void (*dispatch_rk_rows_fn)(const char *p, intptr_t rstep, intptr_t stride, intptr_t n,
                                     intptr_t nrows, char *out, intptr_t ostep);
-/* op: dispatch_reduce_kernel_op; scratch as dispatch_kernels_cols_scratch. */
+/* op: dispatch_reduce_kernel_op; scratch as dispatch_reduce_cols_scratch. */
 typedef void (*dispatch_rk_cols_f32_fn)(int op, const char *p, intptr_t rstride, intptr_t nrows,
                                         intptr_t ncols, float *out, void *scratch);
 typedef void (*dispatch_rk_cols_f64_fn)(int op, const char *p, intptr_t rstride, intptr_t nrows,
