@@ -6,28 +6,29 @@
  *
  * Note [Product order]
  * ~~~~~~~~~~~~~~~~~~~~
- * Eight running products: element i goes into product i % 8, then the
- * eight are combined as ((p0 p1)(p2 p3))((p4 p5)(p6 p7)). The order is a
- * fact of n alone, written out in the source, so every target (the
- * compiler packs the eight lanes into the vectors it has; multiplies are
- * never reassociated or contracted) gives the same bits, on every layout
- * (the engine hands a strided run over as it is) and thread count (the
- * engine splits outputs, never one product). float32 multiplies in
- * float64, as NumPy's float32 prod does not: the product of two float32 is
- * exact in float64, so a float32 prod is rounded about once per 4
- * elements instead of once per element, and overflows only where the
- * float64 product does.
+ * 32 running products: element i goes into product i % 32, then the 32
+ * are combined pairwise, (p0 p1)(p2 p3)..., halving until one is left (32
+ * independent chains, so a multiply's latency does not bound the loop).
+ * The order is a fact of n alone, written out in the source, so every
+ * target (the compiler packs the 32 lanes into the vectors it has;
+ * multiplies are never reassociated or contracted) gives the same bits, on
+ * every layout (the engine hands a strided run over as it is) and thread
+ * count (the engine splits outputs, never one product). float32 multiplies
+ * in float64, as NumPy's float32 prod does not: each step rounds at
+ * float64's precision, and the result is rounded to float32 once; it
+ * overflows only where the float64 product does.
  */
 #include "dispatch/cpu_dispatch.h"
 #include "simd.h"
 
-#define PROD_LANES 8
+#define PROD_LANES 32
 
 #define DEF_PROD(NAME, T)                                                                  \
     double DISPATCH_CPU_DISPATCH_CURFX(NAME)(const char *p, intptr_t stride, intptr_t n);  \
     double DISPATCH_CPU_DISPATCH_CURFX(NAME)(const char *p, intptr_t stride, intptr_t n)   \
     {                                                                                      \
-        double acc[PROD_LANES] = {1, 1, 1, 1, 1, 1, 1, 1};                                 \
+        double acc[PROD_LANES];                                                            \
+        for (int k = 0; k < PROD_LANES; k++) acc[k] = 1;                                   \
         intptr_t i = 0;                                                                    \
         if (stride == (intptr_t)sizeof(T)) { /* contiguous: the lanes vectorize */        \
             const T *x = (const T *)(const void *)p;                                       \
@@ -39,7 +40,9 @@
             __builtin_memcpy(&v, p + i * stride, sizeof v);                                \
             acc[i % PROD_LANES] *= (double)v;                                              \
         }                                                                                  \
-        return ((acc[0] * acc[1]) * (acc[2] * acc[3])) * ((acc[4] * acc[5]) * (acc[6] * acc[7])); \
+        for (int w = PROD_LANES / 2; w >= 1; w /= 2) /* pairwise, in place */            \
+            for (int k = 0; k < w; k++) acc[k] = acc[2 * k] * acc[2 * k + 1];              \
+        return acc[0];                                                                     \
     }
 
 DEF_PROD(dispatch_kernel_prod_f32, float)
