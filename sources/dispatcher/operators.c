@@ -702,10 +702,9 @@ static int round_first_ret_to_half(dispatch_ivalue *rets, int nrets, int dtype) 
     return 0;
 }
 
-/* A reduction of a device tensor (Note [CUDA reduction plans] in
- * sources/cuda/cuda_reduce_plan.c) into the fresh out (and indices); on
- * failure out is released and rets[0] cleared. */
-static _Thread_local int device_values_later; /* reduce_index runs them with the indices */
+/* reduce_index asks for the values and their indices in one reduction
+ * (Note [CUDA reduction plans] in sources/cuda/cuda_reduce_plan.c). */
+static _Thread_local int values_later;
 
 /* out= of a reduction written in place (Note [out=]): reduce_out names out
  * and the input for the call it makes; the kernel takes out as its result
@@ -739,13 +738,17 @@ static dispatch_tensor *take_reduce_into(const dispatch_operator *op, const disp
     return out;
 }
 
-static int device_reduce(int kind, const dispatch_tensor *in, uint32_t mask, dispatch_tensor *out,
-                         int64_t *indices, dispatch_ivalue *rets) {
+/* The reduction of in over mask into out (and indices), on in's device,
+ * through the engine's one entry (dispatch_iter_reduce_on: the CPU engine or
+ * the device's hook); on failure out is released and rets[0] cleared. */
+static int run_reduce(int kind, const dispatch_tensor *in, uint32_t mask, int keep,
+                      dispatch_tensor *out, int64_t *indices, dispatch_ivalue *rets) {
     if (in->device == DISPATCH_DEVICE_META) return 0; /* shapes only */
-    int64_t bs[DISPATCH_MAX_DIMS], isz = (int64_t)dispatch_dtype_itemsize(in->dtype);
-    for (int d = 0; d < in->ndim; d++) bs[d] = in->strides[d] * isz;
-    if (dispatch_iter_device_reduce((int)in->device, kind, in->dtype, in->data, (int)in->ndim,
-                                    in->sizes, bs, mask, out->dtype, out->data, indices) == 0)
+    dispatch_iter_operand src, dst;
+    int64_t istr[DISPATCH_MAX_DIMS], ostr[DISPATCH_MAX_DIMS];
+    byte_operand(in, istr, &src);
+    byte_operand(out, ostr, &dst);
+    if (dispatch_iter_reduce_on((int)in->device, kind, &src, mask, keep, &dst, indices) == 0)
         return 0;
     dispatch_tensor_decref(out);
     rets[0].tag = DISPATCH_IV_NONE;
@@ -859,18 +862,10 @@ DISPATCH_DECLARE_KERNEL(reduce) {
     if (!out) return -1;
     rets[0].tag = DISPATCH_IV_TENSOR;
     rets[0].v.t = out;
-    if (out->numel == 0 || (in->device != DISPATCH_DEVICE_CPU && device_values_later)) return 0;
-    if (in->device != DISPATCH_DEVICE_CPU) return device_reduce(kind, in, mask, out, NULL, rets);
+    if (out->numel == 0 || values_later) return 0;
     /* The engine plans every dtype, layout and thread split: Note
      * [Deterministic reductions] in sources/iterator/reduce.c. */
-    dispatch_iter_operand src_op, dst_op;
-    int64_t istr[DISPATCH_MAX_DIMS], ostr[DISPATCH_MAX_DIMS];
-    byte_operand(in, istr, &src_op);
-    byte_operand(out, ostr, &dst_op);
-    if (dispatch_iter_reduce(kind, &src_op, mask, keep, &dst_op) == 0) return 0;
-    dispatch_tensor_decref(out);
-    rets[0].tag = DISPATCH_IV_NONE;
-    return -1;
+    return run_reduce(kind, in, mask, keep, out, NULL, rets);
 }
 
 /* max.dim/min.dim -> (values, indices); argmax/argmin -> indices (Note [max
@@ -904,11 +899,12 @@ DISPATCH_DECLARE_KERNEL(reduce_index) {
                                       "%s(): Expected reduction dim %lld to have non-zero size.",
                                       name, (long long)d);
     }
-    /* The values: the reduce kernel reads dim (an int or None) and keepdim
-     * by name from the same schema. */
-    device_values_later = in->device != DISPATCH_DEVICE_CPU;
+    /* The values' tensor: the reduce kernel reads dim (an int or None) and
+     * keepdim by name from the same schema; the values and their indices are
+     * then one reduction. */
+    values_later = 1;
     int vrc = dispatch_kernel_reduce(op, ks, args, rets, ctx);
-    device_values_later = 0;
+    values_later = 0;
     if (vrc < 0) return -1;
     dispatch_tensor *vals = rets[0].v.t;
     dispatch_tensor *idx = dispatch_tensor_empty((int)vals->ndim, vals->sizes, DISPATCH_INT64,
@@ -917,20 +913,16 @@ DISPATCH_DECLARE_KERNEL(reduce_index) {
         dispatch_ivalue_release(rets, 1);
         return -1;
     }
-    if (in->device == DISPATCH_DEVICE_CPU && vals->numel > 0) {
-        uint32_t mask = dim->tag == DISPATCH_IV_NONE || in->ndim == 0
-                            ? (uint32_t)((1ull << in->ndim) - 1)
-                            : 1u << (dim->v.i < 0 ? dim->v.i + in->ndim : dim->v.i);
-        dispatch_iter_operand src;
-        int64_t istr[DISPATCH_MAX_DIMS];
-        byte_operand(in, istr, &src);
-        dispatch_iter_reduce_indices(&src, mask, vals->data, (int64_t *)(void *)idx->data);
-    } else if (vals->numel > 0) { /* the values and their indices on the device */
+    if (vals->numel > 0) {
+        int keep = 0;
+        for (int i = 1; i < s->nargs; i++)
+            if (strcmp(s->args[i].name, "keepdim") == 0)
+                keep = args[i].tag == DISPATCH_IV_BOOL && args[i].v.i;
         uint32_t mask = dim->tag == DISPATCH_IV_NONE || in->ndim == 0
                             ? (uint32_t)((1ull << in->ndim) - 1)
                             : 1u << (dim->v.i < 0 ? dim->v.i + in->ndim : dim->v.i);
         dispatch_tensor_incref(vals);
-        int rc = device_reduce(kind, in, mask, vals, (int64_t *)(void *)idx->data, rets);
+        int rc = run_reduce(kind, in, mask, keep, vals, (int64_t *)(void *)idx->data, rets);
         dispatch_tensor_decref(vals); /* on failure the last reference: rets[0] is cleared */
         if (rc < 0) {
             dispatch_tensor_decref(idx);

@@ -1470,3 +1470,14 @@ int dispatch_iter_reduce_indices(const dispatch_iter_operand *in, uint32_t dim_m
     first_indices(in, dim_mask, vals, indices);
     return 0;
 }
+
+int dispatch_iter_reduce_on(int device, int op, const dispatch_iter_operand *in,
+                            uint32_t dim_mask, int keepdim, const dispatch_iter_operand *out,
+                            int64_t *indices)
+{
+    if (device != DISPATCH_DEVICE_CPU)
+        return dispatch_iter_device_reduce(device, op, in->dtype, in->data, in->ndim, in->shape,
+                                           in->strides, dim_mask, out->dtype, out->data, indices);
+    if (dispatch_iter_reduce(op, in, dim_mask, keepdim, out) < 0) return -1;
+    return indices ? dispatch_iter_reduce_indices(in, dim_mask, out->data, indices) : 0;
+}

@@ -88,6 +88,15 @@ int dispatch_iter_reduce_check(const char *opname, int op, int ndim, const int64
 
 
 
+/* One reduction wherever its tensor lives, the one entry the operators
+ * call: on the CPU this engine (dispatch_iter_reduce, then, when indices is
+ * not NULL, dispatch_iter_reduce_indices into a dense out); on another
+ * device the reduction its module hung on the hook below (out and indices
+ * dense, fresh, in that device's memory). 0, or -1 with the error set. */
+int dispatch_iter_reduce_on(int device, int op, const dispatch_iter_operand *in,
+                            uint32_t dim_mask, int keepdim, const dispatch_iter_operand *out,
+                            int64_t *indices);
+
 /* A device's reduction (the CUDA module's dcu_reduce, Note [CUDA reduction
  * plans] in sources/cuda/cuda_reduce_plan.c): op (enum dispatch_reduce_op)
  * of the input (dtype, data, ndim dims of shape and byte strides) over the
