@@ -433,7 +433,7 @@ def _copy_kernel(dst, src):
 
 # Note [CUDA operators]
 # ~~~~~~~~~~~~~~~~~~~~~
-# The built-in elementwise kernels of sources/dispatcher/kernels.c are
+# The built-in elementwise kernels of sources/dispatcher/operators.c are
 # registered at the CUDA key as they are at CPU (dispatch_kernels_register_device):
 # the same promotion, broadcasting, allocation and checks; where the CPU runs
 # its loop, a CUDA tensor's call goes to dispatch_iter_device_op, which plans

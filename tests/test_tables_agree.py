@@ -213,7 +213,7 @@ def test_devices_are_read_from_c():
 
 
 def test_reductions_are_read_from_c():
-    assert iterator._REDUCE == {"sum": 0, "mean": 1, "max": 2, "min": 3}
+    assert iterator._REDUCE == {"sum": 0, "mean": 1, "max": 2, "min": 3, "prod": 4}
     for name, r in iterator._REDUCE.items():
         assert _s(lib.dispatch_reduce_name(r)) == name
     assert lib.dispatch_reduce_name(lib.DISPATCH_NUM_REDUCTIONS) == ffi.NULL

@@ -171,7 +171,7 @@ static dispatch_tensor *make_header(dispatch_storage *s, int ndim, const int64_t
     }
     /* Field by field, not memset: gcc would turn malloc + memset into calloc,
      * which glibc serves without its per-thread cache (Note [Small calls] in
-     * sources/dispatcher/kernels.c). */
+     * sources/dispatcher/operators.c). */
     t->ndim = ndim;
     for (int d = 0; d < DISPATCH_MAX_DIMS; d++) {
         t->sizes[d] = d < ndim ? sizes[d] : 0;

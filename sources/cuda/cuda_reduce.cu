@@ -7,7 +7,7 @@
  * in float64, integers and bool sum in wrapping int64, max/min propagate NaN
  * (the index is the first NaN's) and ties take the first index. The argument
  * checks and the result's shape and dtype are the CPU kernel's
- * (sources/dispatcher/kernels.c), which calls dcu_reduce through
+ * (sources/dispatcher/operators.c), which calls dcu_reduce through
  * dispatch_iter_device_reduce.
  */
 #include <cuda_bf16.h>

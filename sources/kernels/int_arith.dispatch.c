@@ -78,7 +78,7 @@ INT_LOOP(dispatch_kernel_minimum_i64, int64_t, uint64_t, I_MIN, 0)
  * Note [Integer reductions]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~
  * sum, max and min of bool and the integer types, for the reduction engine
- * (kernels.c hands a matrix over in one call, or the strided engine's inner
+ * (reduce.c hands a matrix over in one call, or the strided engine's inner
  * runs one at a time): op 0 sums into int64 wrapping (in uint64, never
  * undefined behaviour), as torch's and NumPy's int64 sums, into int64
  * accumulators; 8 and 16-bit inputs add in int32 lanes a bounded block at
@@ -331,7 +331,12 @@ DISPATCH_KERNELS_EXPORT(int_arith,
     DISPATCH_KERNELS_LOOP(MUL, INT64, dispatch_kernel_mul_i64)
     DISPATCH_KERNELS_LOOP(MAXIMUM, INT64, dispatch_kernel_maximum_i64)
     DISPATCH_KERNELS_LOOP(MINIMUM, INT64, dispatch_kernel_minimum_i64)
-    DISPATCH_KERNELS_NAMED(INT_REDUCE, dispatch_kernel_int_reduce, 1)
+    DISPATCH_KERNELS_REDUCE(INT, BOOL, dispatch_kernel_int_reduce, 1)
+    DISPATCH_KERNELS_REDUCE(INT, UINT8, dispatch_kernel_int_reduce, 0)
+    DISPATCH_KERNELS_REDUCE(INT, INT8, dispatch_kernel_int_reduce, 0)
+    DISPATCH_KERNELS_REDUCE(INT, INT16, dispatch_kernel_int_reduce, 0)
+    DISPATCH_KERNELS_REDUCE(INT, INT32, dispatch_kernel_int_reduce, 0)
+    DISPATCH_KERNELS_REDUCE(INT, INT64, dispatch_kernel_int_reduce, 0)
 )
 #if DISPATCH_CPU_TARGET_IS_BASELINE
 #include "int_arith.dispatch.h"

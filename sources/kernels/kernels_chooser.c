@@ -3,7 +3,8 @@
  * The chooser of the SIMD kernels (the dispatchable sources in sources/kernels/): runs each
  * source's chooser, which picks its table of kernels for this CPU and records
  * it in the dispatch trace, and registers the chosen loops in the loop table
- * of loops.h. See kernels.h.
+ * of loops.h and the chosen reductions in the reduction engine's kernel
+ * table (dispatch/reduce_kernels.h). See kernels.h.
  *
  * Note [Choosing the kernels]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -27,6 +28,7 @@
 #include "dispatch/dtype.h"
 #include "dispatch/kernels.h"
 #include "dispatch/loops.h"
+#include "dispatch/reduce_kernels.h"
 #include "kernels_export.h"
 #include "kernels_sources.h" /* generated: DISPATCH_KERNELS_FORALL_SOURCES(X) */
 
@@ -59,6 +61,8 @@ static void choose_all(void)
                 dispatch_loop_fn fn = (dispatch_loop_fn)e->fn;
                 atomic_store(&simd[e->loop][e->dtype], fn);
                 dispatch_loop_register(e->loop, e->dtype, fn);
+            } else if (e->loop == DISPATCH_KERNELS_REDUCE_ENTRY) {
+                dispatch_reduce_kernel_register(e->named, e->dtype, (dispatch_reduce_kernel_fn)e->fn);
             } else if (e->loop < 0 && e->named >= 0 && e->named < DISPATCH_KERNELS_NUM_NAMED) {
                 atomic_store(&named[e->named], e->fn);
             }
@@ -75,18 +79,7 @@ static void choose_all(void)
 /* The chosen named kernel, cast back to its own type T by the caller. */
 #define NAMED(N, T) ((T)atomic_load_explicit(&named[DISPATCH_KNAMED_##N], memory_order_relaxed))
 
-typedef float (*sum_f32_fn)(const char *, intptr_t, intptr_t);
-typedef double (*sum_f64_fn)(const char *, intptr_t, intptr_t);
-typedef void (*rows_fn)(const char *, intptr_t, intptr_t, intptr_t, intptr_t, char *, intptr_t);
-typedef void (*ext_rows_fn)(int, const char *, intptr_t, intptr_t, intptr_t, char *, intptr_t);
 typedef void (*triad_fn)(double *, const double *, const double *, double, intptr_t);
-typedef void (*cols_f32_fn)(int, const char *, intptr_t, intptr_t, intptr_t, float *, void *);
-typedef void (*cols_f64_fn)(int, const char *, intptr_t, intptr_t, intptr_t, double *, void *);
-typedef int (*int_reduce_fn)(int, int, const char *, intptr_t, intptr_t, char *, intptr_t,
-                             intptr_t, intptr_t, intptr_t);
-typedef float (*ext_f32_fn)(int, const float *, intptr_t);
-typedef int (*ext_f16_fn)(int, const uint16_t *, intptr_t, uint16_t *);
-typedef double (*ext_f64_fn)(int, const double *, intptr_t);
 
 /* ---------------------------------------------------------------- API */
 static atomic_int init_state; /* 0 not yet, 1 running, 2 done, -1 failed */
@@ -148,107 +141,18 @@ dispatch_loop_fn dispatch_kernels_half_scalar_loop(int which)
                                                   memory_order_relaxed);
 }
 
-void dispatch_kernels_cols_f16(int op, const char *p, intptr_t rstride, intptr_t nrows,
-                               intptr_t ncols, float *out, void *scratch)
-{
-    dispatch_kernels_simd_init();
-    NAMED(COLS_F16, cols_f32_fn)(op, p, rstride, nrows, ncols, out, scratch);
-}
-
-float dispatch_kernels_sum_f16(const char *p, intptr_t stride, intptr_t n)
-{
-    dispatch_kernels_simd_init();
-    return NAMED(SUM_F16, sum_f32_fn)(p, stride, n);
-}
-
+/* The two sums Python and the benchmarks call by name: the engine's SUM
+ * kernels (dispatch/reduce_kernels.h). */
 float dispatch_kernels_sum_f32(const char *p, intptr_t stride, intptr_t n)
 {
-    dispatch_kernels_simd_init();
-    return NAMED(SUM_F32, sum_f32_fn)(p, stride, n);
+    return ((dispatch_rk_sum_f32_fn)dispatch_reduce_kernel_get(DISPATCH_RK_SUM, DISPATCH_FLOAT32))(
+        p, stride, n);
 }
 
 double dispatch_kernels_sum_f64(const char *p, intptr_t stride, intptr_t n)
 {
-    dispatch_kernels_simd_init();
-    return NAMED(SUM_F64, sum_f64_fn)(p, stride, n);
-}
-
-void dispatch_kernels_sum_rows_f32(const char *p, intptr_t rstep, intptr_t stride, intptr_t n,
-                                   intptr_t nrows, char *out, intptr_t ostep)
-{
-    dispatch_kernels_simd_init();
-    NAMED(ROWS_F32, rows_fn)(p, rstep, stride, n, nrows, out, ostep);
-}
-
-void dispatch_kernels_sum_rows_f64(const char *p, intptr_t rstep, intptr_t stride, intptr_t n,
-                                   intptr_t nrows, char *out, intptr_t ostep)
-{
-    dispatch_kernels_simd_init();
-    NAMED(ROWS_F64, rows_fn)(p, rstep, stride, n, nrows, out, ostep);
-}
-
-void dispatch_kernels_sum_rows_f16(const char *p, intptr_t rstep, intptr_t stride, intptr_t n,
-                                   intptr_t nrows, char *out, intptr_t ostep)
-{
-    dispatch_kernels_simd_init();
-    NAMED(ROWS_F16, rows_fn)(p, rstep, stride, n, nrows, out, ostep);
-}
-
-void dispatch_kernels_cols_f32(int op, const char *p, intptr_t rstride, intptr_t nrows,
-                               intptr_t ncols, float *out, void *scratch)
-{
-    dispatch_kernels_simd_init();
-    NAMED(COLS_F32, cols_f32_fn)(op, p, rstride, nrows, ncols, out,
-                                                            scratch);
-}
-
-void dispatch_kernels_cols_f64(int op, const char *p, intptr_t rstride, intptr_t nrows,
-                               intptr_t ncols, double *out, void *scratch)
-{
-    dispatch_kernels_simd_init();
-    NAMED(COLS_F64, cols_f64_fn)(op, p, rstride, nrows, ncols, out,
-                                                            scratch);
-}
-
-float dispatch_kernels_extreme_f32(int is_min, const float *p, intptr_t n)
-{
-    dispatch_kernels_simd_init();
-    return NAMED(EXT_F32, ext_f32_fn)(is_min, p, n);
-}
-
-double dispatch_kernels_extreme_f64(int is_min, const double *p, intptr_t n)
-{
-    dispatch_kernels_simd_init();
-    return NAMED(EXT_F64, ext_f64_fn)(is_min, p, n);
-}
-
-void dispatch_kernels_extreme_rows_f32(int is_min, const char *p, intptr_t rstep, intptr_t n,
-                                       intptr_t nrows, char *out, intptr_t ostep)
-{
-    dispatch_kernels_simd_init();
-    NAMED(EXT_ROWS_F32, ext_rows_fn)(is_min, p, rstep, n, nrows, out, ostep);
-}
-
-void dispatch_kernels_extreme_rows_f64(int is_min, const char *p, intptr_t rstep, intptr_t n,
-                                       intptr_t nrows, char *out, intptr_t ostep)
-{
-    dispatch_kernels_simd_init();
-    NAMED(EXT_ROWS_F64, ext_rows_fn)(is_min, p, rstep, n, nrows, out, ostep);
-}
-
-int dispatch_kernels_extreme_f16(int is_min, const uint16_t *p, intptr_t n, uint16_t *r)
-{
-    dispatch_kernels_simd_init();
-    return NAMED(EXT_F16, ext_f16_fn)(is_min, p, n, r);
-}
-
-int dispatch_kernels_int_reduce(int op, int dtype, const char *p, intptr_t step, intptr_t n,
-                                char *acc, intptr_t acc_step, intptr_t nouter,
-                                intptr_t outer_step, intptr_t outer_acc_step)
-{
-    if (dispatch_kernels_simd_init() != 0) return -1;
-    return NAMED(INT_REDUCE, int_reduce_fn)(op, dtype, p, step, n, acc, acc_step, nouter,
-                                                outer_step, outer_acc_step);
+    return ((dispatch_rk_sum_f64_fn)dispatch_reduce_kernel_get(DISPATCH_RK_SUM, DISPATCH_FLOAT64))(
+        p, stride, n);
 }
 
 void dispatch_kernels_triad_f64(double *a, const double *b, const double *c, double s, intptr_t n)

@@ -14,18 +14,21 @@
  *   #include "kernels_export.h"
  *   DISPATCH_KERNELS_EXPORT(arith,
  *       DISPATCH_KERNELS_LOOP(ADD, FLOAT32, dispatch_kernel_add_f32)
- *       DISPATCH_KERNELS_NAMED(SUM_F32, dispatch_kernel_sum_f32, 1)
+ *       DISPATCH_KERNELS_REDUCE(SUM, FLOAT32, dispatch_kernel_sum_f32, 1)
  *   )
  *   #if DISPATCH_CPU_TARGET_IS_BASELINE
  *   #include "arith.dispatch.h"
  *   DISPATCH_KERNELS_CHOOSER(arith)
  *   #endif
  *
- * A LOOP entry fills the (loop, dtype) slot of loops.h's table; a NAMED
- * entry is one of the few kernels with a signature of their own (the sums,
- * the triad, float16 by a float scalar: DISPATCH_KERNELS_FORALL_NAMED below),
- * which kernels.h's functions call; the float16 <-> float32 casts are named
- * too, and the chooser puts them in the cast table of loops.h. The chooser (in the baseline compile,
+ * A LOOP entry fills the (loop, dtype) slot of loops.h's table; a REDUCE
+ * entry the (kind, dtype) slot of the reduction engine's kernel table
+ * (dispatch/reduce_kernels.h: the sums, rows, columns, extremes and integer
+ * folds); a NAMED entry is one of the few other kernels with a signature
+ * of their own (the triad, float16 by a float scalar:
+ * DISPATCH_KERNELS_FORALL_NAMED below), which kernels.h's functions call;
+ * the float16 <-> float32 casts are named too, and the chooser puts them in
+ * the cast table of loops.h. The chooser (in the baseline compile,
  * where the generated X.dispatch.h says which targets exist) picks the
  * highest target this CPU runs, records every traced entry with
  * DISPATCH_CPU_DISPATCH_TRACE, and returns the table and the target's name.
@@ -48,15 +51,15 @@
 #include "dispatch/cpu_runtime.h"
 #include "dispatch/dtype.h"
 #include "dispatch/loops.h"
+#include "dispatch/reduce_kernels.h"
 
 /* The kernels with signatures of their own, by the name kernels.h's
  * functions find them under (the float16 scalar loops in order mul, div,
- * rdiv: dispatch_kernels_half_scalar_loop's `which`). */
+ * rdiv: dispatch_kernels_half_scalar_loop's `which`). Reductions are not
+ * here: they are REDUCE entries of the engine's table. */
 #define DISPATCH_KERNELS_FORALL_NAMED(X)                                                   \
-    X(SUM_F32) X(SUM_F64) X(COLS_F32) X(COLS_F64) X(EXT_F32) X(EXT_F64) X(TRIAD_F64)      \
-    X(HALF_MUL_F32SCALAR) X(HALF_DIV_F32SCALAR) X(HALF_RDIV_F32SCALAR)                   \
-    X(CAST_F16_F32) X(CAST_F32_F16) X(INT_REDUCE) X(SUM_F16) X(COLS_F16) X(EXT_F16)      \
-    X(ROWS_F32) X(ROWS_F64) X(ROWS_F16) X(EXT_ROWS_F32) X(EXT_ROWS_F64)
+    X(TRIAD_F64) X(HALF_MUL_F32SCALAR) X(HALF_DIV_F32SCALAR) X(HALF_RDIV_F32SCALAR)        \
+    X(CAST_F16_F32) X(CAST_F32_F16)
 
 enum dispatch_kernels_named {
 #define DISPATCH_KERNELS_NAMED_ENUM_(N) DISPATCH_KNAMED_##N,
@@ -69,9 +72,9 @@ enum dispatch_kernels_named {
 typedef void (*dispatch_kernel_any_fn)(void);
 
 typedef struct dispatch_kernel_export {
-    int loop;    /* DISPATCH_LOOP_*, or -1 for a named kernel */
-    int dtype;   /* DISPATCH_* of the loop, -1 for a named kernel */
-    int named;   /* DISPATCH_KNAMED_*, or -1 for a loop */
+    int loop;    /* DISPATCH_LOOP_*, or -1 for a named kernel, -2 for a reduction's */
+    int dtype;   /* DISPATCH_* of the loop or reduction, -1 for a named kernel */
+    int named;   /* DISPATCH_KNAMED_*, DISPATCH_RK_* for a reduction, or -1 for a loop */
     int trace;   /* 1: recorded in the dispatch trace under `name` */
     const char *name; /* the function's name, without the target suffix */
     dispatch_kernel_any_fn fn; /* NULL ends a table */
@@ -82,6 +85,11 @@ typedef struct dispatch_kernel_export {
      (dispatch_kernel_any_fn)DISPATCH_CPU_DISPATCH_CURFX(FN)},
 #define DISPATCH_KERNELS_NAMED(NAMED, FN, TRACE)                                           \
     {-1, -1, DISPATCH_KNAMED_##NAMED, TRACE, #FN,                                          \
+     (dispatch_kernel_any_fn)DISPATCH_CPU_DISPATCH_CURFX(FN)},
+
+#define DISPATCH_KERNELS_REDUCE_ENTRY (-2)
+#define DISPATCH_KERNELS_REDUCE(KIND, DTYPE, FN, TRACE)                                    \
+    {DISPATCH_KERNELS_REDUCE_ENTRY, DISPATCH_##DTYPE, DISPATCH_RK_##KIND, TRACE, #FN,      \
      (dispatch_kernel_any_fn)DISPATCH_CPU_DISPATCH_CURFX(FN)},
 
 /* The table of SOURCE for the target being compiled. */

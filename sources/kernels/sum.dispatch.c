@@ -379,7 +379,7 @@ DISPATCH_KERNELS_SUM(dispatch_kernel_sum_f16, uint16_t, float, f32, dispatch_ds_
  * as the row sum splits) and the halves added. A column therefore gets the
  * same bits whichever vector (or scalar tail) holds it, on every target, for
  * any split of the columns between calls or threads, and for a split of
- * the rows along the same tree (sources/iterator/iterator.c cuts the top
+ * the rows along the same tree (sources/iterator/reduce.c cuts the top
  * levels into separate calls). Error bound as Note [Sum order independent
  * of the vector width] with h = LEAF + ceil(log2(nrows / LEAF)).
  * max and min go down the rows in order with simd.h's NaN rule (NaN
@@ -643,7 +643,7 @@ static inline double dispatch_hext_f64(dv_f64 v, int is_min)
  * reduced elements) that equals the extreme: of -0.0 and +0.0 the first met,
  * of several NaNs the first, with its own sign and payload. That is torch's
  * rule for max(x, dim) and argmax (the values are the element at the first
- * index, Note [max and min with indices] in sources/dispatcher/kernels.c),
+ * index, Note [max and min with indices] in sources/iterator/reduce.c),
  * so amax(x, dim) gives max(x, dim).values bit for bit, on every layout,
  * target and thread count (torch's own full amax of a contiguous tensor
  * picks a zero by SIMD lane, and NumPy's by layout). The vector passes
@@ -975,20 +975,20 @@ int DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f16_ext)(int is_min, const u
 /* The kernels of this source (Note [Exported kernel tables] in kernels_export.h). */
 #include "kernels_export.h"
 DISPATCH_KERNELS_EXPORT(sum,
-    DISPATCH_KERNELS_NAMED(SUM_F32, dispatch_kernel_sum_f32, 1)
-    DISPATCH_KERNELS_NAMED(SUM_F64, dispatch_kernel_sum_f64, 1)
-    DISPATCH_KERNELS_NAMED(SUM_F16, dispatch_kernel_sum_f16, 1)
-    DISPATCH_KERNELS_NAMED(ROWS_F32, dispatch_kernel_sum_f32_rows, 0)
-    DISPATCH_KERNELS_NAMED(ROWS_F64, dispatch_kernel_sum_f64_rows, 0)
-    DISPATCH_KERNELS_NAMED(ROWS_F16, dispatch_kernel_sum_f16_rows, 0)
-    DISPATCH_KERNELS_NAMED(COLS_F16, dispatch_kernel_sum_f16_cols, 0)
-    DISPATCH_KERNELS_NAMED(EXT_F16, dispatch_kernel_sum_f16_ext, 0)
-    DISPATCH_KERNELS_NAMED(COLS_F32, dispatch_kernel_sum_f32_cols, 0)
-    DISPATCH_KERNELS_NAMED(COLS_F64, dispatch_kernel_sum_f64_cols, 0)
-    DISPATCH_KERNELS_NAMED(EXT_F32, dispatch_kernel_sum_f32_ext, 0)
-    DISPATCH_KERNELS_NAMED(EXT_F64, dispatch_kernel_sum_f64_ext, 0)
-    DISPATCH_KERNELS_NAMED(EXT_ROWS_F32, dispatch_kernel_sum_f32_ext_rows, 0)
-    DISPATCH_KERNELS_NAMED(EXT_ROWS_F64, dispatch_kernel_sum_f64_ext_rows, 0)
+    DISPATCH_KERNELS_REDUCE(SUM, FLOAT32, dispatch_kernel_sum_f32, 1)
+    DISPATCH_KERNELS_REDUCE(SUM, FLOAT64, dispatch_kernel_sum_f64, 1)
+    DISPATCH_KERNELS_REDUCE(SUM, FLOAT16, dispatch_kernel_sum_f16, 1)
+    DISPATCH_KERNELS_REDUCE(SUM_ROWS, FLOAT32, dispatch_kernel_sum_f32_rows, 0)
+    DISPATCH_KERNELS_REDUCE(SUM_ROWS, FLOAT64, dispatch_kernel_sum_f64_rows, 0)
+    DISPATCH_KERNELS_REDUCE(SUM_ROWS, FLOAT16, dispatch_kernel_sum_f16_rows, 0)
+    DISPATCH_KERNELS_REDUCE(COLS, FLOAT16, dispatch_kernel_sum_f16_cols, 0)
+    DISPATCH_KERNELS_REDUCE(EXT, FLOAT16, dispatch_kernel_sum_f16_ext, 0)
+    DISPATCH_KERNELS_REDUCE(COLS, FLOAT32, dispatch_kernel_sum_f32_cols, 0)
+    DISPATCH_KERNELS_REDUCE(COLS, FLOAT64, dispatch_kernel_sum_f64_cols, 0)
+    DISPATCH_KERNELS_REDUCE(EXT, FLOAT32, dispatch_kernel_sum_f32_ext, 0)
+    DISPATCH_KERNELS_REDUCE(EXT, FLOAT64, dispatch_kernel_sum_f64_ext, 0)
+    DISPATCH_KERNELS_REDUCE(EXT_ROWS, FLOAT32, dispatch_kernel_sum_f32_ext_rows, 0)
+    DISPATCH_KERNELS_REDUCE(EXT_ROWS, FLOAT64, dispatch_kernel_sum_f64_ext_rows, 0)
 )
 #if DISPATCH_CPU_TARGET_IS_BASELINE
 #include "sum.dispatch.h"

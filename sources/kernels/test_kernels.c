@@ -19,6 +19,10 @@
 #include "dispatch/dtype.h"
 #include "dispatch/kernels.h"
 #include "dispatch/loops.h"
+#include "dispatch/reduce_kernels.h"
+
+/* The engine's kernel of (KIND, DTYPE) as its type T (dispatch/reduce_kernels.h). */
+#define RK(KIND, DTYPE, T) ((T)dispatch_reduce_kernel_get(DISPATCH_RK_##KIND, DISPATCH_##DTYPE))
 
 #define N 1037 /* not a multiple of any vector width */
 
@@ -203,20 +207,20 @@ static void check_extremes(void) {
                     for (int i = 1; i < n; i++)
                         if (is_min ? d[i] < d[at] : d[i] > d[at]) at = i;
                 }
-                float gf = dispatch_kernels_extreme_f32(is_min, f, n), rf;
-                double gd = dispatch_kernels_extreme_f64(is_min, d, n), rd;
-                dispatch_kernels_extreme_rows_f32(is_min, (const char *)f, 0, n, 2, (char *)&f[n],
+                float gf = RK(EXT, FLOAT32, dispatch_rk_ext_f32_fn)(is_min, f, n), rf;
+                double gd = RK(EXT, FLOAT64, dispatch_rk_ext_f64_fn)(is_min, d, n), rd;
+                RK(EXT_ROWS, FLOAT32, dispatch_rk_ext_rows_fn)(is_min, (const char *)f, 0, n, 2, (char *)&f[n],
                                                   4);
-                dispatch_kernels_extreme_rows_f64(is_min, (const char *)d, 0, n, 2, (char *)&d[n],
+                RK(EXT_ROWS, FLOAT64, dispatch_rk_ext_rows_fn)(is_min, (const char *)d, 0, n, 2, (char *)&d[n],
                                                   8);
                 int ok = memcmp(&gf, &f[at], 4) == 0 && memcmp(&gd, &d[at], 8) == 0 &&
                          memcmp(&f[n], &f[at], 4) == 0 && memcmp(&d[n], &d[at], 8) == 0;
                 /* as one column of n rows */
-                dispatch_kernels_cols_f32(1 + is_min, (const char *)f, 4, n, 1, &rf, NULL);
-                dispatch_kernels_cols_f64(1 + is_min, (const char *)d, 8, n, 1, &rd, NULL);
+                RK(COLS, FLOAT32, dispatch_rk_cols_f32_fn)(1 + is_min, (const char *)f, 4, n, 1, &rf, NULL);
+                RK(COLS, FLOAT64, dispatch_rk_cols_f64_fn)(1 + is_min, (const char *)d, 8, n, 1, &rd, NULL);
                 ok = ok && memcmp(&rf, &f[at], 4) == 0 && memcmp(&rd, &d[at], 8) == 0;
                 uint16_t rh;
-                if (!nan) ok = ok && dispatch_kernels_extreme_f16(is_min, h, n, &rh) && rh == h[at];
+                if (!nan) ok = ok && RK(EXT, FLOAT16, dispatch_rk_ext_f16_fn)(is_min, h, n, &rh) && rh == h[at];
                 extremes_checked++;
                 if (!ok && failures++ < 20)
                     printf("FAIL %s n %d trial %d: want element %d\n", is_min ? "min" : "max", n,

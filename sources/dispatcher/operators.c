@@ -1,5 +1,5 @@
-/* The boxed kernels of the built-in operators; see kernels.h. */
-#include "kernels.h"
+/* The boxed kernels of the built-in operators; see operators.h. */
+#include "operators.h"
 
 #include <math.h>
 #include <stdatomic.h>
@@ -432,7 +432,7 @@ static int binary_setup(int loop, dispatch_tensor *const *ins, const dispatch_iv
  * either side of *) keep the scalar in float32 and round the float32 result
  * once: h * 0.1 is 0.6001 for h = 6, where rounding 0.1 to float16 first
  * gives 0.5996. Those calls run the loops of dispatch_kernels_half_scalar_loop
- * (kernels.h): the float16 operand widened, the float32 scalar, one rounding.
+^ * (kernels.h): the float16 operand widened, the float32 scalar, one rounding.
  * A number on the left of / is the same, s / x in float rounded once (PyTorch
  * multiplies by a rounded reciprocal there). add and sub round the scalar to
  * float16 first, as PyTorch does, and so keep the float16 loop. bfloat16
@@ -665,32 +665,12 @@ DISPATCH_DECLARE_KERNEL(where) {
 
 /* Reductions -------------------------------------------------------------------- */
 
-/* A sum or mean as stored, for the sums kept here (float16 in float32, 0-dim
- * in double): Note [The NaN and the zero of a sum] in
- * sources/iterator/iterator.c; the engine stores float32/float64 its own. */
-static inline double sum_store_d(double v) { return v != v ? __builtin_nan("") : v + 0.0; }
-static inline float sum_store_f(float v) { return v != v ? __builtin_nanf("") : v + 0.0f; }
 
-static const char *const reduce_names[] = {"sum", "mean", "max", "min"};
-
-/* Float reductions run on the engine: the SIMD pairwise sum (see Note
- * [Deterministic reductions] in sources/iterator/iterator.c), threads. */
-static int reduce_float(int kind, const dispatch_tensor *in, const int *reduced, int keep,
-                        dispatch_tensor *out, dispatch_ivalue *rets) {
-    int64_t istr[DISPATCH_MAX_DIMS], ostr[DISPATCH_MAX_DIMS];
-    int64_t isz = (int64_t)dispatch_dtype_itemsize(in->dtype);
-    uint32_t mask = 0;
-    for (int d = 0; d < in->ndim; d++) {
-        istr[d] = in->strides[d] * isz;
-        if (reduced[d]) mask |= 1u << d;
-    }
-    for (int d = 0; d < out->ndim; d++) ostr[d] = out->strides[d] * isz;
-    dispatch_iter_operand src = {in->data, (int)in->ndim, in->sizes, istr, in->dtype};
-    dispatch_iter_operand dst = {out->data, (int)out->ndim, out->sizes, ostr, out->dtype};
-    if (dispatch_iter_reduce(kind, &src, mask, keep, &dst) == 0) return 0;
-    dispatch_tensor_decref(out);
-    rets[0].tag = DISPATCH_IV_NONE;
-    return -1;
+/* t as an engine operand, its strides in bytes (into strides). */
+static void byte_operand(const dispatch_tensor *t, int64_t *strides, dispatch_iter_operand *o) {
+    int64_t isz = (int64_t)dispatch_dtype_itemsize(t->dtype);
+    for (int d = 0; d < t->ndim; d++) strides[d] = t->strides[d] * isz;
+    *o = (dispatch_iter_operand){t->data, (int)t->ndim, t->sizes, strides, t->dtype};
 }
 
 /* The same kernel again on args[0] cast to dtype (args[0] restored after):
@@ -722,71 +702,9 @@ static int round_first_ret_to_half(dispatch_ivalue *rets, int nrets, int dtype) 
     return 0;
 }
 
-/* The range of bool (0, 1) or an integer dtype, as int64. */
-static void int_range(int dtype, int64_t *lo, int64_t *hi) {
-    switch (dtype) {
-    case DISPATCH_BOOL: *lo = 0, *hi = 1; return;
-    case DISPATCH_UINT8: *lo = 0, *hi = UINT8_MAX; return;
-    case DISPATCH_INT8: *lo = INT8_MIN, *hi = INT8_MAX; return;
-    case DISPATCH_INT16: *lo = INT16_MIN, *hi = INT16_MAX; return;
-    case DISPATCH_INT32: *lo = INT32_MIN, *hi = INT32_MAX; return;
-    default: *lo = INT64_MIN, *hi = INT64_MAX; return;
-    }
-}
-
-/* The kernels' op number of a reduction kind: 0 sum (and mean), 1 max, 2 min. */
-/* The engine's inner function of the integer (and 0-dim) reductions: n
- * input elements at ptrs[2] accumulated into their slots at ptrs[0]: for
- * floats a double each (ptrs[1] marks the slots seen), NaN propagating
- * through max/min, the input cast a chunk at a time; for integers int64
- * sums (wrapping) or max/min in the input's type, by the int_arith kernel. */
-typedef struct accumulate_ctx {
-    int kind, is_float, dtype;
-    dispatch_loop_fn cast; /* input dtype -> float64 or int64 */
-} accumulate_ctx;
-
-static void accumulate(char **ptrs, const intptr_t *steps, intptr_t n, void *arg) {
-    const accumulate_ctx *c = arg;
-    if (!c->is_float) { /* accumulators start at the identity: `seen` is not needed */
-        int op = dispatch_reduce_kernel_op(c->kind);
-        dispatch_kernels_int_reduce(op, c->dtype, ptrs[2], steps[2], n, ptrs[0], steps[0], 1, 0, 0);
-        return;
-    }
-    enum { CHUNK = 256 };
-    _Alignas(8) char buf[CHUNK * 8];
-    for (intptr_t i = 0; i < n; i += CHUNK) {
-        intptr_t m = n - i < CHUNK ? n - i : CHUNK;
-        char *cd[2] = {buf, ptrs[2] + i * steps[2]};
-        intptr_t cs[2] = {8, steps[2]};
-        c->cast(cd, cs, m, NULL);
-        for (intptr_t e = 0; e < m; e++) {
-            char *slot = ptrs[0] + (i + e) * steps[0];
-            unsigned char *seen = (unsigned char *)ptrs[1] + (i + e) * steps[1];
-            if (c->is_float) {
-                double x, a;
-                memcpy(&x, buf + e * 8, 8), memcpy(&a, slot, 8);
-                /* max/min keep the first NaN and, of equals, the first
-                 * (Note [Which zero, which NaN] in sum.dispatch.c) */
-                if (c->kind <= DISPATCH_REDUCE_MEAN) a += x;
-                else if (!*seen || (isnan(x) && !isnan(a))) a = x;
-                else if (!isnan(a) && (c->kind == DISPATCH_REDUCE_MAX ? x > a : x < a)) a = x;
-                memcpy(slot, &a, 8);
-            } else {
-                int64_t x, a;
-                memcpy(&x, buf + e * 8, 8), memcpy(&a, slot, 8);
-                if (c->kind == DISPATCH_REDUCE_SUM) a = (int64_t)((uint64_t)a + (uint64_t)x);
-                else if (!*seen || (c->kind == DISPATCH_REDUCE_MAX ? x > a : x < a)) a = x;
-                memcpy(slot, &a, 8);
-            }
-            *seen = 1;
-        }
-    }
-}
-
-/* A reduction of a device tensor (Note [CUDA reduction plans] in
- * sources/cuda/cuda_reduce_plan.c) into the fresh out (and indices); on
- * failure out is released and rets[0] cleared. */
-static _Thread_local int device_values_later; /* reduce_index runs them with the indices */
+/* reduce_index asks for the values and their indices in one reduction
+ * (Note [CUDA reduction plans] in sources/cuda/cuda_reduce_plan.c). */
+static _Thread_local int values_later;
 
 /* out= of a reduction written in place (Note [out=]): reduce_out names out
  * and the input for the call it makes; the kernel takes out as its result
@@ -820,13 +738,17 @@ static dispatch_tensor *take_reduce_into(const dispatch_operator *op, const disp
     return out;
 }
 
-static int device_reduce(int kind, const dispatch_tensor *in, uint32_t mask, dispatch_tensor *out,
-                         int64_t *indices, dispatch_ivalue *rets) {
+/* The reduction of in over mask into out (and indices), on in's device,
+ * through the engine's one entry (dispatch_iter_reduce_on: the CPU engine or
+ * the device's hook); on failure out is released and rets[0] cleared. */
+static int run_reduce(int kind, const dispatch_tensor *in, uint32_t mask, int keep,
+                      dispatch_tensor *out, int64_t *indices, dispatch_ivalue *rets) {
     if (in->device == DISPATCH_DEVICE_META) return 0; /* shapes only */
-    int64_t bs[DISPATCH_MAX_DIMS], isz = (int64_t)dispatch_dtype_itemsize(in->dtype);
-    for (int d = 0; d < in->ndim; d++) bs[d] = in->strides[d] * isz;
-    if (dispatch_iter_device_reduce((int)in->device, kind, in->dtype, in->data, (int)in->ndim,
-                                    in->sizes, bs, mask, out->dtype, out->data, indices) == 0)
+    dispatch_iter_operand src, dst;
+    int64_t istr[DISPATCH_MAX_DIMS], ostr[DISPATCH_MAX_DIMS];
+    byte_operand(in, istr, &src);
+    byte_operand(out, ostr, &dst);
+    if (dispatch_iter_reduce_on((int)in->device, kind, &src, mask, keep, &dst, indices) == 0)
         return 0;
     dispatch_tensor_decref(out);
     rets[0].tag = DISPATCH_IV_NONE;
@@ -873,297 +795,6 @@ static int reduce_out(const dispatch_operator *op, dispatch_keyset ks, dispatch_
     return direct ? 0 : into_out(op, out, &in, 1, rets);
 }
 
-/* The reduced dims are the last ones (a full sum, sum(dim=-1), ...). */
-static int trailing_dims(int64_t ndim, const int *reduced) {
-    int d = (int)ndim - 1;
-    while (d >= 0 && reduced[d]) d--;
-    for (; d >= 0; d--)
-        if (reduced[d]) return 0;
-    return 1;
-}
-
-/* The float16 row loops' shared state: rows of `count` halves at p, one
- * result each at out. */
-typedef struct half_rows_job {
-    const uint16_t *p;
-    int64_t count;
-    int op; /* kind: sum/mean, max, min */
-    uint16_t *out;
-    atomic_int nan; /* max/min: a row held a NaN */
-} half_rows_job;
-
-static void half_sum_rows_range(void *arg, int64_t b, int64_t e) {
-    half_rows_job *j = arg;
-    dispatch_loop_fn narrow = dispatch_cast_loop_get(DISPATCH_FLOAT32, DISPATCH_FLOAT16);
-    enum { CHUNK = 256 }; /* rows summed per kernel call, into float32 */
-    float s[CHUNK];
-    for (int64_t r = b; r < e; r += CHUNK) {
-        intptr_t n = (intptr_t)(e - r < CHUNK ? e - r : CHUNK);
-        dispatch_kernels_sum_rows_f16((const char *)(j->p + r * j->count), (intptr_t)j->count * 2,
-                                      2, (intptr_t)j->count, n, (char *)s, sizeof(float));
-        for (intptr_t k = 0; k < n; k++)
-            s[k] = sum_store_f(j->op == DISPATCH_REDUCE_MEAN ? s[k] / (float)j->count : s[k]);
-        char *data[2] = {(char *)(j->out + r), (char *)s};
-        intptr_t steps[2] = {2, 4};
-        narrow(data, steps, n, NULL);
-    }
-}
-
-/* float16 sum (or mean) of a contiguous tensor over its trailing dims:
- * each row of `count` halves summed in float32 straight from the halves
- * (dispatch_kernels_sum_f16: the bits of summing a float32 copy, as the
- * general path does, without writing the copy; the mean divided in float32
- * as the float32 path divides), rounded once to float16. */
-static int sum_half_rows(dispatch_tensor *in, int mean, int out_nd, const int64_t *out_sizes,
-                         int64_t count, dispatch_ivalue *rets) {
-    dispatch_tensor *out = dispatch_tensor_empty(out_nd, out_sizes, DISPATCH_FLOAT16,
-                                                 DISPATCH_DEVICE_CPU);
-    if (!out) return -1;
-    half_rows_job j = {.p = (const uint16_t *)(const void *)in->data, .count = count,
-                       .op = mean ? DISPATCH_REDUCE_MEAN : DISPATCH_REDUCE_SUM,
-                       .out = (uint16_t *)(void *)out->data};
-    if (out->numel == 1) { /* one row: its tree's top levels split across the threads */
-        float s = dispatch_iter_sum_f16(j.p, count);
-        if (mean) s = s / (float)count;
-        s = sum_store_f(s);
-        char *data[2] = {out->data, (char *)&s};
-        intptr_t steps[2] = {2, 4};
-        dispatch_cast_loop_get(DISPATCH_FLOAT32, DISPATCH_FLOAT16)(data, steps, 1, NULL);
-    } else {
-        dispatch_parallel_for(out->numel, dispatch_parallel_grain(count), 1, half_sum_rows_range, &j);
-    }
-    rets[0].tag = DISPATCH_IV_TENSOR;
-    rets[0].v.t = out;
-    return 0;
-}
-
-static void half_ext_rows_range(void *arg, int64_t b, int64_t e) {
-    half_rows_job *j = arg;
-    for (int64_t r = b; r < e && !atomic_load_explicit(&j->nan, memory_order_relaxed); r++)
-        if (!dispatch_kernels_extreme_f16(j->op == DISPATCH_REDUCE_MIN, j->p + r * j->count,
-                                          (intptr_t)j->count, &j->out[r]))
-            atomic_store(&j->nan, 1);
-}
-
-/* float16 max or min of a contiguous tensor over its trailing dims: each
- * row of `count` halves by the integer-keyed kernel (Note [float16 max and
- * min as integers] in sources/kernels/sum.dispatch.c), with no float32
- * copy. 1 when done; 0 when a row holds a NaN (nothing made: the caller
- * takes the float32 path, which propagates it); -1 on error. */
-static int ext_half_rows(dispatch_tensor *in, int kind, int out_nd, const int64_t *out_sizes,
-                         int64_t count, dispatch_ivalue *rets) {
-    dispatch_tensor *out = dispatch_tensor_empty(out_nd, out_sizes, DISPATCH_FLOAT16,
-                                                 DISPATCH_DEVICE_CPU);
-    if (!out) return -1;
-    half_rows_job j = {.p = (const uint16_t *)(const void *)in->data, .count = count,
-                       .op = kind, .out = (uint16_t *)(void *)out->data};
-    atomic_init(&j.nan, 0);
-    int threads = dispatch_get_num_threads();
-    if (out->numel == 1 && threads > 1 && count >= 2 * DISPATCH_ITER_GRAIN) {
-        /* One row cut into parts, one per thread (the extreme of any split
-         * is the same element), their extremes then taken by the kernel. */
-        enum { MAX_PARTS = 64 };
-        uint16_t part[MAX_PARTS];
-        int64_t nparts = count / DISPATCH_ITER_GRAIN;
-        if (nparts > threads) nparts = threads;
-        if (nparts > MAX_PARTS - 1) nparts = MAX_PARTS - 1; /* room for the remainder */
-        half_rows_job pj = {.p = j.p, .count = count / nparts, .op = kind, .out = part};
-        atomic_init(&pj.nan, 0);
-        dispatch_parallel_for(nparts, 1, 1, half_ext_rows_range, &pj);
-        int64_t done = pj.count * nparts; /* the remainder (< nparts halves) joins last */
-        if (!atomic_load(&pj.nan) &&
-            (done == count || dispatch_kernels_extreme_f16(kind == DISPATCH_REDUCE_MIN,
-                                                           j.p + done, (intptr_t)(count - done),
-                                                           &part[nparts++])) &&
-            dispatch_kernels_extreme_f16(kind == DISPATCH_REDUCE_MIN, part, (intptr_t)nparts,
-                                         &j.out[0])) {
-            rets[0].tag = DISPATCH_IV_TENSOR;
-            rets[0].v.t = out;
-            return 1;
-        }
-        dispatch_tensor_decref(out);
-        return 0;
-    }
-    dispatch_parallel_for(out->numel, dispatch_parallel_grain(count), 1, half_ext_rows_range, &j);
-    if (atomic_load(&j.nan)) {
-        dispatch_tensor_decref(out);
-        return 0;
-    }
-    rets[0].tag = DISPATCH_IV_TENSOR;
-    rets[0].v.t = out;
-    return 1;
-}
-
-/* The reduced dims (size-1 dims aside) all come before the kept ones:
- * sum(dim=0) of a matrix, the rows of a contiguous tensor over its columns. */
-static int leading_dims(const dispatch_tensor *in, const int *reduced) {
-    int kept_seen = 0;
-    for (int d = 0; d < (int)in->ndim; d++) {
-        if (in->sizes[d] == 1) continue;
-        if (!reduced[d]) kept_seen = 1;
-        else if (kept_seen) return 0;
-    }
-    return 1;
-}
-
-typedef struct half_cols_job {
-    const char *p;
-    int64_t count, ncols;
-    int kop;
-    float *vals;
-    atomic_int failed; /* a range could not have its scratch */
-} half_cols_job;
-
-enum { HALF_COLS_BLOCK = 1024 }; /* columns per kernel call, as the iterator takes them */
-
-/* Columns [b, e), a block at a time, each range with its own scratch. */
-static void half_cols_range(void *arg, int64_t b, int64_t e) {
-    half_cols_job *j = arg;
-    int64_t bw = e - b < HALF_COLS_BLOCK ? e - b : HALF_COLS_BLOCK;
-    float *scratch = NULL;
-    if (j->kop == 0 &&
-        (scratch = malloc((size_t)dispatch_kernels_cols_scratch(j->count) * (size_t)bw *
-                          sizeof *scratch)) == NULL) {
-        atomic_store(&j->failed, 1);
-        return;
-    }
-    for (int64_t c0 = b; c0 < e; c0 += HALF_COLS_BLOCK) {
-        int64_t w = e - c0 < HALF_COLS_BLOCK ? e - c0 : HALF_COLS_BLOCK;
-        dispatch_kernels_cols_f16(j->kop, j->p + c0 * 2, (intptr_t)j->ncols * 2,
-                                  (intptr_t)j->count, (intptr_t)w, j->vals + c0, scratch);
-    }
-    free(scratch);
-}
-
-/* float16 sum, mean, max, min of a contiguous tensor over its leading dims:
- * the float32 column kernel over the halves as they are
- * (dispatch_kernels_cols_f16: the bits of the float32 copy's columns, as
- * the general path computes them, without the copy), in blocks of 1024
- * columns as the iterator takes them, rounded once to float16. */
-static int reduce_half_cols(dispatch_tensor *in, int kind, int out_nd, const int64_t *out_sizes,
-                            int64_t count, const char *name, dispatch_ivalue *rets) {
-    int64_t ncols = in->numel / count;
-    float *vals = malloc((size_t)ncols * sizeof *vals);
-    dispatch_tensor *out = vals ? dispatch_tensor_empty(out_nd, out_sizes, DISPATCH_FLOAT16,
-                                                        DISPATCH_DEVICE_CPU)
-                                : NULL;
-    if (!out) {
-        free(vals);
-        if (!vals) dispatch_error_set(DISPATCH_ERR_MEMORY, "%s: out of memory", name);
-        return -1;
-    }
-    /* Columns are reduced each on its own, so any split of them between
-     * threads gives the same bits; cuts fall on 64-column boundaries. */
-    half_cols_job j = {.p = in->data, .count = count, .ncols = ncols,
-                       .kop = dispatch_reduce_kernel_op(kind), .vals = vals};
-    atomic_init(&j.failed, 0);
-    dispatch_parallel_for(ncols, dispatch_parallel_grain(count), 64, half_cols_range, &j);
-    if (atomic_load(&j.failed)) {
-        free(vals);
-        dispatch_tensor_decref(out);
-        return dispatch_error_set(DISPATCH_ERR_MEMORY, "%s: out of memory", name);
-    }
-    if (kind <= DISPATCH_REDUCE_MEAN)
-        for (int64_t c = 0; c < ncols; c++)
-            vals[c] = sum_store_f(kind == DISPATCH_REDUCE_MEAN ? vals[c] / (float)count : vals[c]);
-    char *data[2] = {out->data, (char *)vals};
-    intptr_t steps[2] = {2, 4};
-    dispatch_cast_loop_get(DISPATCH_FLOAT32, DISPATCH_FLOAT16)(data, steps, (intptr_t)ncols, NULL);
-    free(vals);
-    rets[0].tag = DISPATCH_IV_TENSOR;
-    rets[0].v.t = out;
-    return 0;
-}
-
-/*
- * Note [Threaded integer reductions]
- * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
- * The one-call integer matrix reduction (Note [Integer reductions]) split
- * across the threads. Integer sums (wrapping) and max/min are exact, so
- * no split changes a bit: runs with accumulators of their own (the rows
- * of sum(dim=1)) are shared out as they stand, so are the columns of
- * sum(dim=0); a reduction folded into one accumulator (a full sum) is cut
- * into parts, each folded into its own copy of the starting value, and the
- * parts then folded into the accumulator by the same kernel. Below
- * 2 * DISPATCH_ITER_GRAIN elements, or with one thread, it is one call.
- */
-typedef struct int_matrix_job {
-    int op, dtype, acc_dtype;
-    const char *p;
-    intptr_t step, n;
-    char *acc;
-    intptr_t acc_step, nouter, outer_step, outer_acc_step;
-    char *parts;        /* folded: one accumulator per part */
-    intptr_t acc_size;  /* bytes of one accumulator */
-    int64_t nparts;
-} int_matrix_job;
-
-static void int_matrix_runs(void *arg, int64_t b, int64_t e) {
-    const int_matrix_job *j = arg;
-    dispatch_kernels_int_reduce(j->op, j->dtype, j->p + b * j->outer_step, j->step, j->n,
-                                j->acc + b * j->outer_acc_step, j->acc_step, (intptr_t)(e - b),
-                                j->outer_step, j->outer_acc_step);
-}
-
-static void int_matrix_cols(void *arg, int64_t b, int64_t e) {
-    const int_matrix_job *j = arg;
-    dispatch_kernels_int_reduce(j->op, j->dtype, j->p + b * j->step, j->step, (intptr_t)(e - b),
-                                j->acc + b * j->acc_step, j->acc_step, j->nouter, j->outer_step,
-                                0);
-}
-
-static void int_matrix_part(void *arg, int64_t b, int64_t e) {
-    const int_matrix_job *j = arg;
-    for (int64_t k = b; k < e; k++) {
-        char *slot = j->parts + k * j->acc_size;
-        if (j->nouter > 1) { /* whole outer runs per part */
-            int64_t o0 = j->nouter * k / j->nparts, o1 = j->nouter * (k + 1) / j->nparts;
-            dispatch_kernels_int_reduce(j->op, j->dtype, j->p + o0 * j->outer_step, j->step, j->n,
-                                        slot, 0, (intptr_t)(o1 - o0), j->outer_step, 0);
-        } else {
-            int64_t i0 = j->n * k / j->nparts, i1 = j->n * (k + 1) / j->nparts;
-            dispatch_kernels_int_reduce(j->op, j->dtype, j->p + i0 * j->step, j->step,
-                                        (intptr_t)(i1 - i0), slot, 0, 1, 0, 0);
-        }
-    }
-}
-
-/* Returns 0, or -1 (MemoryError) when the parts' accumulators cannot be had. */
-static int int_matrix_reduce(int_matrix_job *j, const char *name) {
-    int threads = dispatch_get_num_threads();
-    int64_t total = (int64_t)j->n * (int64_t)j->nouter;
-    if (threads > 1 && total >= 2 * DISPATCH_ITER_GRAIN) {
-        if (j->nouter > 1 && j->outer_acc_step != 0) {
-            dispatch_parallel_for(j->nouter, dispatch_parallel_grain(j->n), 1, int_matrix_runs, j);
-            return 0;
-        }
-        if (j->acc_step != 0) {
-            /* Cuts at the kernel's column blocks (128 bytes of input). */
-            int64_t align = 128 / (int64_t)dispatch_dtype_itemsize(j->dtype);
-            dispatch_parallel_for(j->n, dispatch_parallel_grain(j->nouter), align, int_matrix_cols, j);
-            return 0;
-        }
-        int64_t nparts = total / DISPATCH_ITER_GRAIN;
-        if (nparts > threads) nparts = threads;
-        if (j->nouter > 1 && nparts > j->nouter) nparts = j->nouter;
-        if (nparts > 1) {
-            j->nparts = nparts;
-            j->parts = malloc((size_t)nparts * (size_t)j->acc_size);
-            if (!j->parts) return dispatch_error_set(DISPATCH_ERR_MEMORY, "%s: out of memory", name);
-            for (int64_t k = 0; k < nparts; k++)
-                memcpy(j->parts + k * j->acc_size, j->acc, (size_t)j->acc_size);
-            dispatch_parallel_for(nparts, 1, 1, int_matrix_part, j);
-            dispatch_kernels_int_reduce(j->op, j->acc_dtype, j->parts, j->acc_size,
-                                        (intptr_t)nparts, j->acc, 0, 1, 0, 0);
-            free(j->parts);
-            return 0;
-        }
-    }
-    dispatch_kernels_int_reduce(j->op, j->dtype, j->p, j->step, j->n, j->acc, j->acc_step,
-                                j->nouter, j->outer_step, j->outer_acc_step);
-    return 0;
-}
-
 DISPATCH_DECLARE_KERNEL(reduce) {
     UNUSED_KS;
     int kind = (int)(intptr_t)ctx;
@@ -1171,7 +802,7 @@ DISPATCH_DECLARE_KERNEL(reduce) {
     char name_buf[32];
     const char *opname = dispatch_op_name(op), *dot = strchr(opname, '.');
     size_t len = dot ? (size_t)(dot - opname) : strlen(opname);
-    const char *name = reduce_names[kind];
+    const char *name = dispatch_reduce_name(kind);
     if (len < sizeof name_buf) {
         memcpy(name_buf, opname, len);
         name_buf[len] = '\0';
@@ -1190,7 +821,7 @@ DISPATCH_DECLARE_KERNEL(reduce) {
         else if (strcmp(s->args[i].name, "dtype") == 0) dtype_arg = &args[i];
     }
     int keep = keepdim && keepdim->tag == DISPATCH_IV_BOOL && keepdim->v.i;
-    /* dims, the result's shape, the count: Note [One reduction check] */
+    /* dims, the result's shape, the count: Note [One reduction check] in reduce.c */
     int all = !dim || dim->tag == DISPATCH_IV_NONE || (dim->tag == DISPATCH_IV_INTLIST && dim->n == 0);
     int64_t one_dim = dim && dim->tag == DISPATCH_IV_INT ? dim->v.i : 0;
     int ndims = all ? 0 : dim->tag == DISPATCH_IV_INTLIST ? dim->n : 1;
@@ -1201,8 +832,6 @@ DISPATCH_DECLARE_KERNEL(reduce) {
     if (dispatch_iter_reduce_check(name, kind, (int)in->ndim, in->sizes, ndims, dims, &mask, keep,
                                    &out_nd, out_sizes, &count) < 0)
         return -1;
-    int reduced[DISPATCH_MAX_DIMS] = {0};
-    for (int d = 0; d < in->ndim; d++) reduced[d] = (mask >> d) & 1u;
     /* dtypes */
     int src = in->dtype, given = dtype_arg && dtype_arg->tag == DISPATCH_IV_INT;
     if (given) src = (int)dtype_arg->v.i;
@@ -1210,7 +839,8 @@ DISPATCH_DECLARE_KERNEL(reduce) {
         return dispatch_error_set(DISPATCH_ERR_TYPE, "%s: dtype must be a dtype", name);
     int is_float = dispatch_dtype_category_of(src) == DISPATCH_CAT_FLOAT;
     int out_dtype = src;
-    if (kind == DISPATCH_REDUCE_SUM && !is_float && !given) out_dtype = DISPATCH_INT64;
+    if ((kind == DISPATCH_REDUCE_SUM || kind == DISPATCH_REDUCE_PROD) && !is_float && !given)
+        out_dtype = DISPATCH_INT64;
     if (kind == DISPATCH_REDUCE_MEAN && !is_float)
         return dispatch_error_set(DISPATCH_ERR_TYPE,
                                   given ? "mean(): could not infer output dtype. Optional dtype "
@@ -1224,30 +854,6 @@ DISPATCH_DECLARE_KERNEL(reduce) {
          * inf). The same call again on the cast input. */
         return call_on_cast(dispatch_kernel_reduce, src, op, ks, args, rets, ctx);
     }
-    if (src == DISPATCH_FLOAT16 && (kind == DISPATCH_REDUCE_SUM || kind == DISPATCH_REDUCE_MEAN) &&
-        in->device == DISPATCH_DEVICE_CPU && in->is_contiguous && in->ndim > 0 && in->numel > 0 &&
-        trailing_dims(in->ndim, reduced))
-        return sum_half_rows(in, kind == DISPATCH_REDUCE_MEAN, out_nd, out_sizes, count, rets);
-    if (src == DISPATCH_FLOAT16 && (kind == DISPATCH_REDUCE_MAX || kind == DISPATCH_REDUCE_MIN) &&
-        in->device == DISPATCH_DEVICE_CPU && in->is_contiguous && in->ndim > 0 && in->numel > 0 &&
-        trailing_dims(in->ndim, reduced)) {
-        int done = ext_half_rows(in, kind, out_nd, out_sizes, count, rets);
-        if (done != 0) return done < 0 ? -1 : 0;
-    }
-    if (src == DISPATCH_FLOAT16 && kind <= DISPATCH_REDUCE_MIN && in->device == DISPATCH_DEVICE_CPU &&
-        in->is_contiguous && count > 1 && in->numel / count > 1 && leading_dims(in, reduced))
-        return reduce_half_cols(in, kind, out_nd, out_sizes, count, name, rets);
-    if ((src == DISPATCH_FLOAT16 || src == DISPATCH_BFLOAT16) &&
-        in->device == DISPATCH_DEVICE_CPU) {
-        /* float16 and bfloat16 accumulate in float32, as PyTorch's: the same
-         * call on a float32 copy, its result rounded once to src. */
-        dispatch_ivalue dsaved = {0};
-        dispatch_ivalue *darg = (dispatch_ivalue *)dtype_arg;
-        if (darg) dsaved = *darg, darg->tag = DISPATCH_IV_NONE;
-        int rc = call_on_cast(dispatch_kernel_reduce, DISPATCH_FLOAT32, op, ks, args, rets, ctx);
-        if (darg) *darg = dsaved;
-        return rc < 0 ? -1 : round_first_ret_to_half(rets, 1, src);
-    }
     int float_loop = in->device == DISPATCH_DEVICE_CPU && in->ndim > 0 &&
                      (src == DISPATCH_FLOAT32 || src == DISPATCH_FLOAT64);
     dispatch_tensor *out = float_loop ? take_reduce_into(op, in, out_nd, out_sizes, out_dtype)
@@ -1256,210 +862,14 @@ DISPATCH_DECLARE_KERNEL(reduce) {
     if (!out) return -1;
     rets[0].tag = DISPATCH_IV_TENSOR;
     rets[0].v.t = out;
-    if (out->numel == 0 || (in->device != DISPATCH_DEVICE_CPU && device_values_later)) return 0;
-    if (in->device != DISPATCH_DEVICE_CPU) return device_reduce(kind, in, mask, out, NULL, rets);
-    if (in->ndim > 0 && src == in->dtype &&
-        (src == DISPATCH_FLOAT32 || src == DISPATCH_FLOAT64))
-        return reduce_float(kind, in, reduced, keep, out, rets);
-
-    /* Accumulate every input element into its output slot: in double for
-     * floats (NaN propagates through max/min); for integers, sums in wrapping
-     * int64 and max/min in the input's dtype, starting from the identity
-     * (Note [Integer reductions] in sources/kernels/int_arith.dispatch.c). */
-    int64_t onumel = out->numel;
-    int acc_dtype = is_float ? DISPATCH_FLOAT64
-                             : kind == DISPATCH_REDUCE_SUM ? DISPATCH_INT64 : in->dtype;
-    intptr_t acc_size = (intptr_t)dispatch_dtype_itemsize(acc_dtype);
-    char *acc = calloc((size_t)onumel, (size_t)acc_size);
-    unsigned char *seen = is_float ? calloc((size_t)onumel, 1) : NULL;
-    if (!acc || (is_float && !seen)) {
-        free(seen), free(acc);
-        dispatch_tensor_decref(out);
-        rets[0].tag = DISPATCH_IV_NONE;
-        return dispatch_error_set(DISPATCH_ERR_MEMORY, "%s: out of memory", name);
-    }
-    if (!is_float && kind != DISPATCH_REDUCE_SUM) { /* a reduced dim has elements */
-        int64_t lo, hi;
-        int_range(in->dtype, &lo, &hi);
-        int64_t ident = kind == DISPATCH_REDUCE_MAX ? lo : hi;
-        char *fill[2] = {acc, (char *)&ident};
-        intptr_t fs[2] = {acc_size, 0};
-        dispatch_cast_loop_get(DISPATCH_INT64, acc_dtype)(fill, fs, onumel, NULL);
-    }
-    /* Through the engine (Note [One strided engine] in sources/core/strided.c):
-     * operands (accumulator, seen, input) over in's shape, the first two
-     * with stride 0 in the reduced dims. */
-    intptr_t bs[3][DISPATCH_MAX_DIMS];
-    intptr_t acc_stride = 1, isz = (intptr_t)dispatch_dtype_itemsize(in->dtype);
-    for (int d = (int)in->ndim - 1; d >= 0; d--) {
-        int skip = reduced[d] || in->sizes[d] == 1;
-        bs[0][d] = skip ? 0 : acc_stride * acc_size;
-        bs[1][d] = skip || !seen ? 0 : acc_stride;
-        bs[2][d] = in->sizes[d] == 1 ? 0 : (intptr_t)in->strides[d] * isz;
-        if (!reduced[d]) acc_stride *= (intptr_t)in->sizes[d];
-    }
-    unsigned char unused_seen = 0;
-    char *acc_data[3] = {acc, seen ? (char *)seen : (char *)&unused_seen, in->data};
-    accumulate_ctx actx = {kind, is_float, in->dtype,
-                           dispatch_cast_loop_get(in->dtype,
-                                                  is_float ? DISPATCH_FLOAT64 : DISPATCH_INT64)};
-    dispatch_strided_plan plan;
-    dispatch_strided_plan_init(&plan, 3, acc_data, (int)in->ndim, in->sizes, bs);
-    if (!is_float && plan.ndim <= 2) { /* one call: rows or columns of a matrix */
-        int two = plan.ndim == 2;
-        int_matrix_job job = {
-            .op = dispatch_reduce_kernel_op(kind), .dtype = in->dtype, .acc_dtype = acc_dtype,
-            .p = plan.data[2], .step = plan.strides[2][0], .n = (intptr_t)plan.shape[0],
-            .acc = plan.data[0], .acc_step = plan.strides[0][0],
-            .nouter = two ? (intptr_t)plan.shape[1] : 1,
-            .outer_step = two ? plan.strides[2][1] : 0,
-            .outer_acc_step = two ? plan.strides[0][1] : 0, .acc_size = acc_size};
-        if (int_matrix_reduce(&job, name) < 0) {
-            free(seen), free(acc);
-            dispatch_tensor_decref(out);
-            rets[0].tag = DISPATCH_IV_NONE;
-            return -1;
-        }
-    } else {
-        dispatch_strided_plan_walk(&plan, 0, plan.numel, accumulate, &actx);
-    }
-    if (is_float && kind <= DISPATCH_REDUCE_MEAN) {
-        double *dacc = (double *)(void *)acc;
-        for (int64_t o = 0; o < onumel; o++) {
-            if (kind == DISPATCH_REDUCE_MEAN) dacc[o] /= (double)count; /* 0/0: NaN, like NumPy */
-            dacc[o] = sum_store_d(dacc[o]);
-        }
-    }
-    char *data[2] = {out->data, acc};
-    intptr_t strides[2] = {(intptr_t)dispatch_dtype_itemsize(out_dtype), acc_size};
-    dispatch_cast_loop_get(acc_dtype, out_dtype)(data, strides, onumel, NULL);
-    free(seen), free(acc);
-    return 0;
-}
-
-/* One element of an integer or bool tensor as int64. */
-static int64_t int_at(const char *p, int dtype) {
-    switch (dtype) {
-    case DISPATCH_BOOL: return *(const unsigned char *)p != 0;
-    case DISPATCH_INT8: return *(const int8_t *)p;
-    case DISPATCH_UINT8: return *(const uint8_t *)p;
-    case DISPATCH_INT16: { int16_t v; memcpy(&v, p, 2); return v; }
-    case DISPATCH_INT32: { int32_t v; memcpy(&v, p, 4); return v; }
-    default: { int64_t v; memcpy(&v, p, 8); return v; }
-    }
-}
-
-/* Whether the elements at a and b are equal, NaN matching NaN. */
-static int same_value(const char *a, const char *b, int dtype) {
-    if (dtype == DISPATCH_FLOAT32) {
-        float x, y;
-        memcpy(&x, a, 4), memcpy(&y, b, 4);
-        return x == y || (x != x && y != y);
-    }
-    if (dtype == DISPATCH_FLOAT64) {
-        double x, y;
-        memcpy(&x, a, 8), memcpy(&y, b, 8);
-        return x == y || (x != x && y != y);
-    }
-    return int_at(a, dtype) == int_at(b, dtype);
-}
-
-/*
- * Note [max and min with indices]
- * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
- * max(dim)/min(dim) return (values, indices) and argmax/argmin the indices,
- * with PyTorch's rules: NaN propagates and its index is the first NaN's; of
- * equal values the first (in row-major order of the reduced dims) wins.
- * The values come from the reduction kernel; the index of each is then the
- * first reduced element equal to it (NaN equal to NaN), and the value is
- * re-read from there, so a tie of -0.0 and 0.0 reports the first one's
- * sign as PyTorch does.
- */
-typedef struct first_ctx {
-    int dtype, nr;
-    int64_t isz, count;
-    int64_t rshape[DISPATCH_MAX_DIMS], rstride[DISPATCH_MAX_DIMS];
-} first_ctx;
-
-/* The engine's inner function: n outputs, each a value at ptrs[0] whose first
- * position among the reduced elements from ptrs[2] goes to ptrs[1]. */
-static void first_inner(char **ptrs, const intptr_t *steps, intptr_t n, void *arg) {
-    const first_ctx *c = arg;
-    for (intptr_t e = 0; e < n; e++) {
-        const char *base = ptrs[2] + e * steps[2];
-        char *v = ptrs[0] + e * steps[0];
-        int64_t found = 0;
-        if (c->nr == 1 && (c->dtype == DISPATCH_FLOAT32 || c->dtype == DISPATCH_FLOAT64)) {
-            /* one reduced dim of floats: a typed scan (the common case) */
-            int64_t r = 0;
-#define FIRST_MATCH(T)                                                                    \
-            do {                                                                          \
-                T want, x;                                                                \
-                memcpy(&want, v, sizeof want);                                           \
-                for (; r < c->count; r++) {                                               \
-                    memcpy(&x, base + r * c->rstride[0], sizeof x);                       \
-                    if (x == want || (x != x && want != want)) break;                     \
-                }                                                                         \
-            } while (0)
-            if (c->dtype == DISPATCH_FLOAT32) FIRST_MATCH(float);
-            else FIRST_MATCH(double);
-#undef FIRST_MATCH
-            found = r < c->count ? r : 0;
-            memcpy(v, base + found * c->rstride[0], (size_t)c->isz);
-        } else {
-            int64_t ridx[DISPATCH_MAX_DIMS] = {0};
-            for (int64_t r = 0; r < c->count; r++) {
-                const char *p = base;
-                for (int d = 0; d < c->nr; d++) p += ridx[d] * c->rstride[d];
-                if (same_value(p, v, c->dtype)) {
-                    found = r;
-                    memcpy(v, p, (size_t)c->isz);
-                    break;
-                }
-                for (int d = c->nr - 1; d >= 0 && ++ridx[d] == c->rshape[d]; d--) ridx[d] = 0;
-            }
-        }
-        memcpy(ptrs[1] + e * steps[1], &found, sizeof found);
-    }
-}
-
-/* The kept dims walked by the engine (Note [One strided engine] in
- * sources/core/strided.c): operands (vals, idx, in), vals and idx fresh
- * and contiguous over the kept dims. */
-static void first_indices(const dispatch_tensor *in, const int *reduced, dispatch_tensor *vals,
-                          int64_t *idx) {
-    int nd = (int)in->ndim, nk = 0;
-    first_ctx c = {.dtype = in->dtype, .isz = (int64_t)dispatch_dtype_itemsize(in->dtype),
-                   .count = 1};
-    int64_t kshape[DISPATCH_MAX_DIMS];
-    intptr_t bs[3][DISPATCH_MAX_DIMS];
-    for (int d = 0; d < nd; d++) {
-        if (reduced[d]) {
-            c.rshape[c.nr] = in->sizes[d], c.rstride[c.nr++] = in->strides[d] * c.isz;
-            c.count *= in->sizes[d];
-        } else {
-            kshape[nk] = in->sizes[d];
-            bs[2][nk++] = (intptr_t)(in->strides[d] * c.isz);
-        }
-    }
-    if (nk == 0 && c.nr > 1 && in->is_contiguous) { /* all dims of a contiguous tensor: one */
-        c.nr = 1, c.rshape[0] = c.count, c.rstride[0] = c.isz;
-    }
-    intptr_t vs = (intptr_t)c.isz, is = 8;
-    for (int d = nk - 1; d >= 0; d--) {
-        bs[0][d] = kshape[d] == 1 ? 0 : vs;
-        bs[1][d] = kshape[d] == 1 ? 0 : is;
-        if (kshape[d] == 1) bs[2][d] = 0;
-        vs *= (intptr_t)kshape[d], is *= (intptr_t)kshape[d];
-    }
-    char *data[3] = {vals->data, (char *)idx, in->data};
-    dispatch_strided_plan plan;
-    dispatch_strided_plan_init(&plan, 3, data, nk, kshape, bs);
-    dispatch_strided_plan_walk(&plan, 0, plan.numel, first_inner, &c);
+    if (out->numel == 0 || values_later) return 0;
+    /* The engine plans every dtype, layout and thread split: Note
+     * [Deterministic reductions] in sources/iterator/reduce.c. */
+    return run_reduce(kind, in, mask, keep, out, NULL, rets);
 }
 
 /* max.dim/min.dim -> (values, indices); argmax/argmin -> indices (Note [max
- * and min with indices]). */
+ * and min with indices] in sources/iterator/reduce.c). */
 DISPATCH_DECLARE_KERNEL(reduce_index) {
     const dispatch_schema *s = dispatch_op_schema(op);
     if (expect_tensor(op, &args[0], "self") < 0) return -1;
@@ -1473,7 +883,7 @@ DISPATCH_DECLARE_KERNEL(reduce_index) {
     }
     const dispatch_ivalue *dim = &args[1];
     int kind = (int)(intptr_t)ctx;
-    const char *name = s->nrets == 2 ? reduce_names[kind]
+    const char *name = s->nrets == 2 ? dispatch_reduce_name(kind)
                                       : kind == DISPATCH_REDUCE_MAX ? "argmax" : "argmin";
     if (in->dtype == DISPATCH_BOOL && s->nrets == 1)
         return dispatch_error_set(DISPATCH_ERR_TYPE, "\"%s_cpu\" not implemented for 'Bool'",
@@ -1489,11 +899,12 @@ DISPATCH_DECLARE_KERNEL(reduce_index) {
                                       "%s(): Expected reduction dim %lld to have non-zero size.",
                                       name, (long long)d);
     }
-    /* The values: the reduce kernel reads dim (an int or None) and keepdim
-     * by name from the same schema. */
-    device_values_later = in->device != DISPATCH_DEVICE_CPU;
+    /* The values' tensor: the reduce kernel reads dim (an int or None) and
+     * keepdim by name from the same schema; the values and their indices are
+     * then one reduction. */
+    values_later = 1;
     int vrc = dispatch_kernel_reduce(op, ks, args, rets, ctx);
-    device_values_later = 0;
+    values_later = 0;
     if (vrc < 0) return -1;
     dispatch_tensor *vals = rets[0].v.t;
     dispatch_tensor *idx = dispatch_tensor_empty((int)vals->ndim, vals->sizes, DISPATCH_INT64,
@@ -1502,18 +913,16 @@ DISPATCH_DECLARE_KERNEL(reduce_index) {
         dispatch_ivalue_release(rets, 1);
         return -1;
     }
-    if (in->device == DISPATCH_DEVICE_CPU && vals->numel > 0) {
-        int reduced[DISPATCH_MAX_DIMS];
-        for (int d = 0; d < in->ndim; d++) reduced[d] = dim->tag == DISPATCH_IV_NONE;
-        if (dim->tag == DISPATCH_IV_INT && in->ndim > 0)
-            reduced[dim->v.i < 0 ? dim->v.i + in->ndim : dim->v.i] = 1;
-        first_indices(in, reduced, vals, (int64_t *)(void *)idx->data);
-    } else if (vals->numel > 0) { /* the values and their indices on the device */
+    if (vals->numel > 0) {
+        int keep = 0;
+        for (int i = 1; i < s->nargs; i++)
+            if (strcmp(s->args[i].name, "keepdim") == 0)
+                keep = args[i].tag == DISPATCH_IV_BOOL && args[i].v.i;
         uint32_t mask = dim->tag == DISPATCH_IV_NONE || in->ndim == 0
                             ? (uint32_t)((1ull << in->ndim) - 1)
                             : 1u << (dim->v.i < 0 ? dim->v.i + in->ndim : dim->v.i);
         dispatch_tensor_incref(vals);
-        int rc = device_reduce(kind, in, mask, vals, (int64_t *)(void *)idx->data, rets);
+        int rc = run_reduce(kind, in, mask, keep, vals, (int64_t *)(void *)idx->data, rets);
         dispatch_tensor_decref(vals); /* on failure the last reference: rets[0] is cleared */
         if (rc < 0) {
             dispatch_tensor_decref(idx);
@@ -1534,7 +943,7 @@ DISPATCH_DECLARE_KERNEL(reduce_index) {
  * for floats (exact for float16/float32 inputs; a and b cast chunk by chunk
  * on the way in) or in wrapping int64 for integers, then for floats the
  * engine's pairwise float64 sum of them (Note [Deterministic reductions] in
- * iterator.c: the same bits for any thread count), for integers their
+ * reduce.c: the same bits for any thread count), for integers their
  * wrapping sum; rounded once to out's dtype. */
 static int dot_cpu(const dispatch_tensor *a, const dispatch_tensor *b, dispatch_tensor *out) {
     int is_float = dispatch_dtype_category_of(a->dtype) == DISPATCH_CAT_FLOAT;
@@ -1726,7 +1135,7 @@ int dispatch_kernels_register_device(int key) {
         for (size_t j = 0; j < sizeof elementwise_kernels / sizeof *elementwise_kernels; j++) {
             if (fn != elementwise_kernels[j]) continue;
             if (dispatch_impl(dispatch_op_name(op), key, fn, ctx,
-                              "sources/dispatcher/kernels.c (device loops)") < 0)
+                              "sources/dispatcher/operators.c (device loops)") < 0)
                 return -1;
             n++;
         }

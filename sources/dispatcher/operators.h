@@ -1,9 +1,9 @@
 /* Private to sources/dispatcher: the boxed CPU/Meta kernels of the built-in
- * operators (kernels.c), named by sources/dispatcher/operators.toml. Each one
+ * operators (operators.c), named by sources/dispatcher/operators.toml. Each one
  * serves both the CPU and the Meta key: it computes the result's shape and
  * dtype, allocates it on the inputs' device, and computes data only on CPU. */
-#ifndef DISPATCH_DISPATCHER_KERNELS_H_
-#define DISPATCH_DISPATCHER_KERNELS_H_
+#ifndef DISPATCH_DISPATCHER_OPERATORS_H_
+#define DISPATCH_DISPATCHER_OPERATORS_H_
 
 #include "dispatch/dispatcher.h"
 #include "dispatch/loops.h"

@@ -1,0 +1,78 @@
+#ifndef DISPATCH_REDUCE_KERNELS_H_
+#define DISPATCH_REDUCE_KERNELS_H_
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * The reduction kernel table (sources/core/reduce_kernels.c), beside the
+ * loop table of loops.h and kept like it: the SIMD kernels the reduction
+ * engine (dispatch/reduce.h) runs, by kind and dtype, filled by the kernels' chooser from the `DISPATCH_KERNELS_REDUCE`
+ * lines of their exported tables (Note [Exported kernel tables] in
+ * sources/kernels/kernels_export.h), as the loop table of loops.h is from
+ * their `DISPATCH_KERNELS_LOOP` lines. A kind is a calling shape; each
+ * entry is stored as dispatch_reduce_kernel_fn and called as its kind's
+ * type below (the float16 kinds read halves and compute in float32: their
+ * types are float32's, EXT's is its own). Nothing else names them.
+ */
+#define DISPATCH_FORALL_REDUCE_KERNELS(X)                                                   \
+    X(SUM)      /* the pairwise sum of n elements `stride` apart */                         \
+    X(SUM_ROWS) /* nrows of those sums, row r at p + r * rstep, into out + r * ostep */      \
+    X(COLS)     /* sum/max/min down the rows of contiguous columns (Note [Column reductions]) */ \
+    X(EXT)      /* max or min of n contiguous elements */                                   \
+    X(EXT_ROWS) /* nrows of those, as SUM_ROWS */                                           \
+    X(INT)      /* integer and bool sum/max/min into accumulators (Note [Integer reductions]) */ \
+    X(PROD)     /* the product of n elements `stride` apart, in float64 (Note [Product order]) */
+
+enum dispatch_reduce_kernel_kind {
+#define DISPATCH_REDUCE_KERNEL_ENUM_(K) DISPATCH_RK_##K,
+    DISPATCH_FORALL_REDUCE_KERNELS(DISPATCH_REDUCE_KERNEL_ENUM_)
+#undef DISPATCH_REDUCE_KERNEL_ENUM_
+    DISPATCH_NUM_REDUCE_KERNELS
+};
+
+typedef void (*dispatch_reduce_kernel_fn)(void);
+typedef float (*dispatch_rk_sum_f32_fn)(const char *p, intptr_t stride, intptr_t n);
+typedef double (*dispatch_rk_sum_f64_fn)(const char *p, intptr_t stride, intptr_t n);
+/* PROD, float32 and float64 alike. */
+typedef double (*dispatch_rk_prod_fn)(const char *p, intptr_t stride, intptr_t n);
+typedef void (*dispatch_rk_rows_fn)(const char *p, intptr_t rstep, intptr_t stride, intptr_t n,
+                                    intptr_t nrows, char *out, intptr_t ostep);
+/* op: dispatch_reduce_kernel_op; scratch as dispatch_reduce_cols_scratch. */
+typedef void (*dispatch_rk_cols_f32_fn)(int op, const char *p, intptr_t rstride, intptr_t nrows,
+                                        intptr_t ncols, float *out, void *scratch);
+typedef void (*dispatch_rk_cols_f64_fn)(int op, const char *p, intptr_t rstride, intptr_t nrows,
+                                        intptr_t ncols, double *out, void *scratch);
+typedef float (*dispatch_rk_ext_f32_fn)(int is_min, const float *p, intptr_t n);
+typedef double (*dispatch_rk_ext_f64_fn)(int is_min, const double *p, intptr_t n);
+/* 1, or 0 when an element is NaN (*r unset). */
+typedef int (*dispatch_rk_ext_f16_fn)(int is_min, const uint16_t *p, intptr_t n, uint16_t *r);
+typedef void (*dispatch_rk_ext_rows_fn)(int is_min, const char *p, intptr_t rstep, intptr_t n,
+                                        intptr_t nrows, char *out, intptr_t ostep);
+typedef int (*dispatch_rk_int_fn)(int op, int dtype, const char *p, intptr_t step, intptr_t n,
+                                  char *acc, intptr_t acc_step, intptr_t nouter,
+                                  intptr_t outer_step, intptr_t outer_acc_step);
+
+/* Set the kernel of (kind, dtype) (the chooser does, at load and after a
+ * re-detection). 0, or -1 for a kind or dtype out of range. */
+int dispatch_reduce_kernel_register(int kind, int dtype, dispatch_reduce_kernel_fn fn);
+/* The kernel of (kind, dtype); NULL when none is registered (the kernels
+ * not chosen yet: dispatch_kernels_simd_init(), or no kernel). */
+dispatch_reduce_kernel_fn dispatch_reduce_kernel_get(int kind, int dtype);
+
+/* The depth of the column sum's tree over nrows rows (leaves of 16): the
+ * scratch of a COLS sum is this many times ncols elements. */
+static inline int dispatch_reduce_cols_scratch(int64_t nrows)
+{
+    int d = 1;
+    for (int64_t n = nrows; n > 16; n = (n / 16 + 1) / 2 * 16) d++;
+    return d;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DISPATCH_REDUCE_KERNELS_H_ */
