@@ -12,7 +12,7 @@ from . import _cpu_guard  # noqa: F401
 
 # Note [Import time]
 # ~~~~~~~~~~~~~~~~~~
-# `import dispatch` imports no NumPy (Note [NumPy is optional] in _tensor.py),
+# `import dispatch` imports no NumPy (Note [NumPy is optional] in _values.py),
 # nor typing or dataclasses: in a fresh interpreter those cost more than the
 # package itself (typing brings re). The modules `import dispatch` loads name
 # typing's types in annotations only (`from __future__ import annotations`,
@@ -22,8 +22,14 @@ from ._core import ffi, lib
 from ._cpu import *  # noqa: F401,F403  (detection + env overrides, at import)
 from ._cpu import __all__ as _cpu_all
 from ._cpu import __cpu_baseline__, __cpu_dispatch__, __cpu_features__  # noqa: F401
-from ._tensor import *  # noqa: F401,F403  (Tensor, dtypes, factories)
+from ._dtypes import *  # noqa: F403  (dtype, float32, int64, ...)
+from ._dtypes import __all__ as _dtypes_all
+from ._tensor import *  # noqa: F401,F403  (Tensor, live_storages, live_tensors)
 from ._tensor import __all__ as _tensor_all
+from ._interop import *  # noqa: F403  (from_numpy, from_dlpack)
+from ._interop import __all__ as _interop_all
+from ._factories import *  # noqa: F403  (tensor, empty, zeros, ones, full, arange)
+from ._factories import __all__ as _factories_all
 from . import library, ops  # noqa: E402,F401
 from . import cuda  # noqa: E402,F401  (loads nothing CUDA: Note [Lazy CUDA] in cuda.py)
 from .iterator import get_num_threads, set_num_threads  # noqa: E402
@@ -52,7 +58,8 @@ def probe_targets() -> list:
 # compute_XY), as __cpu_dispatch__ lists CPU targets; [] when not built.
 __cuda_archs__ = cuda.archs()
 
-__all__ = [*_cpu_all, *_tensor_all, "ops", "library", "probe_target", "probe_targets",
+__all__ = [*_cpu_all, *_tensor_all[:1], *_dtypes_all[:1], *_factories_all[:1],
+           *_factories_all[1:], *_interop_all, *_dtypes_all[1:], *_tensor_all[1:], "ops", "library", "probe_target", "probe_targets",
            "get_num_threads", "set_num_threads", "cuda"]
 
 

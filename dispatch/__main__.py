@@ -13,15 +13,14 @@ import importlib.util
 import json
 import platform
 import sys
+from importlib.metadata import PackageNotFoundError, version
 
-from . import _cpu
+from . import _cpu, cuda, kernels
 from ._core import ffi, lib
 
 
 def build_info() -> dict:
     """What this build was configured with."""
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         pkg_version = version("dispatch-tensor")  # the distribution; `dispatch` on the index is another project
     except PackageNotFoundError:  # not installed as a distribution (a staged copy)
@@ -38,8 +37,6 @@ def build_info() -> dict:
 
 def kernel_targets() -> dict:
     """The target chosen for this CPU per kernel source (the probe first)."""
-    from . import kernels
-
     out = {"probe": ffi.string(lib.dispatch_probe_chosen()).decode()}
     out.update((source, kernels.chosen(source)) for source in kernels.SOURCES)
     return out
@@ -48,8 +45,6 @@ def kernel_targets() -> dict:
 def cuda_info() -> dict:
     """Whether this package has its CUDA module (the meson option cuda) and, when
     it has, whether CUDA runs here: the device and the code it runs, or why not."""
-    from . import cuda
-
     if not cuda.archs() or importlib.util.find_spec("dispatch._cuda") is None:
         return {"built": False, "state": "not built",
                 "detail": f"this package has no CUDA module ({cuda.unavailable_reason()})"}

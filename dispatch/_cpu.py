@@ -25,6 +25,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only (Note [Import time] in dispatch/__init__.py)
     from typing import TextIO
 
+from . import _devices
 from ._core import ffi, lib
 
 __all__ = [
@@ -141,9 +142,9 @@ def show_runtime(file: TextIO | None = None) -> None:
     width = max((len(f["name"]) for f in info["functions"]), default=0)
     for f in info["functions"]:
         print(f"  {f['name']:<{width}}  {f['chosen']:<12} of {' '.join(f['targets'])}", file=out)
-    from . import cuda  # its report loads the CUDA module (show_runtime is a CUDA use)
-
-    cuda.print_report(out)
+    # its report loads the CUDA module (show_runtime is a CUDA use); dispatch.cuda
+    # sits above this module: Note [Device registry] in dispatch/_devices.py
+    _devices.backend("cuda").print_report(out)
 
 
 def _redetect_for_tests() -> dict[str, bool]:

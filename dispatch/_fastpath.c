@@ -11,15 +11,22 @@
  * dispatcher (dispatch_call_tt), and the result's pointer lives in the C
  * object, freed by tp_dealloc.
  *
+ * A tensor with a number (`t + 1.0`, `2 * t`, `t < np.float32(3)`) takes
+ * the same road: the number (a Python or NumPy bool, integer or float) is
+ * read here, as the binder reads a Scalar, and dispatch_call_ts wraps it
+ * into a 0-dim tensor for the call (the dtype promotion of a Python number,
+ * as torch's). Only an operand that is neither a tensor nor a number goes
+ * back to Python: the one operand hook dispatch/_interop.py sets (a NumPy
+ * array becomes a tensor), else NotImplemented.
+ *
  * This module does not link the runtime (a second copy would have its own
  * dispatcher and loop table). dispatch/_tensor.py hands it, once, the
- * addresses of dispatch_call_tt and dispatch_tensor_decref from
- * dispatch._core, the operator handles, and Python callables for the rest:
- * converting between addresses and cffi pointers, raising the runtime's
- * error, and the Python fallbacks for non-tensor operands (numbers,
- * NotImplemented). The cffi pointer `_p` the Python code uses is made on
- * first access and kept; a tensor made from Python (`t._p = p`) gets its
- * address on first need.
+ * addresses of dispatch_call_tt, dispatch_call_ts and dispatch_tensor_decref
+ * (and the binder's) from dispatch._core, the operator handles, and Python
+ * callables for the rest: converting between addresses and cffi pointers and
+ * raising the runtime's error. The cffi pointer `_p` the Python code uses is
+ * made on first access and kept; a tensor made from Python (`t._p = p`) gets
+ * its address on first need.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -33,6 +40,8 @@ typedef dispatch_tensor *(*call_tt_fn)(const void *op, dispatch_tensor *a, dispa
 typedef dispatch_tensor *(*call_t_fn)(const void *op, dispatch_tensor *a);
 typedef dispatch_tensor *(*call_ts_fn)(const void *op, dispatch_tensor *const *ts, int nt, int si,
                                        double d, int64_t i, int kind);
+typedef dispatch_tensor *(*call_number_fn)(const void *op, dispatch_tensor *a, double d,
+                                           int64_t i, int kind, int reverse);
 typedef void (*decref_fn)(dispatch_tensor *t);
 typedef int (*call_fn)(const void *op, dispatch_ivalue *args, int nargs, dispatch_ivalue *rets);
 typedef int (*default_fn)(const void *op, int i, dispatch_ivalue *out);
@@ -53,6 +62,7 @@ static struct {
     call_tt_fn call_tt;
     call_t_fn call_t;
     call_ts_fn call_tensors_scalar;
+    call_number_fn call_number; /* tensor <op> number: dispatch_call_ts */
     decref_fn decref;
     call_fn call;
     default_fn op_default;
@@ -63,8 +73,7 @@ static struct {
     PyTypeObject *dtype_type;  /* dispatch.dtype: ScalarType arguments */
     PyObject *no_match;        /* bind_call: no overload binds */
     const void *ops[NOPS];
-    PyObject *forward[NOPS]; /* fallback(self, other) for non-tensor other */
-    PyObject *reverse[NOPS]; /* fallback(self, other) computing other <op> self */
+    PyObject *operand_hook;  /* other operand -> Tensor or NotImplemented; NULL: none set */
     PyObject *to_cdata;      /* int address -> cffi dispatch_tensor * */
     PyObject *to_address;    /* cffi dispatch_tensor * -> int address */
     PyObject *raise_error;   /* raises the runtime's recorded error */
@@ -162,14 +171,65 @@ static PyObject *call1(const void *op, TensorBase *a) {
     return wrap_or_same(r, a);
 }
 
+/* What a value is, for binding: several at once (a bool is an int too). */
+enum { V_BOOL = 1, V_INT = 2, V_FLOAT = 4, V_TENSOR = 8, V_DTYPE = 16, V_SEQ = 32 };
+
 static int is_tensor(PyObject *o) { return PyObject_TypeCheck(o, &TensorBaseType); }
+
+static int classify(PyObject *v);
+static int to_int64(PyObject *v, int64_t *out);
+static int to_double(PyObject *v, double *out);
+
+/* t <op> other (other <op> t when reverse), other neither a tensor nor a
+ * number: the operand hook's tensor, or NotImplemented. */
+static PyObject *with_operand(int op, TensorBase *t, PyObject *other, int reverse) {
+    if (!S.operand_hook) Py_RETURN_NOTIMPLEMENTED;
+    PyObject *o = PyObject_CallOneArg(S.operand_hook, other);
+    if (!o || o == Py_NotImplemented) return o;
+    PyObject *r = NULL;
+    if (!is_tensor(o))
+        PyErr_SetString(PyExc_TypeError, "the operand hook must return a Tensor or NotImplemented");
+    else
+        r = reverse ? call2(S.ops[op], (TensorBase *)o, t) : call2(S.ops[op], t, (TensorBase *)o);
+    Py_DECREF(o);
+    return r;
+}
+
+/* t <op> other (other <op> t when reverse), other not a tensor (Note
+ * [Operator fast path]): a number goes to dispatch_call_ts as the binder's
+ * Scalar does (an int beyond int64 is an OverflowError naming it). */
+static PyObject *with_other(int op, TensorBase *t, PyObject *other, int reverse) {
+    int f = classify(other);
+    if (f < 0) return NULL;
+    double d = 0;
+    int64_t i = 0;
+    int kind;
+    if (f & V_BOOL) {
+        int b = PyObject_IsTrue(other);
+        if (b < 0) return NULL;
+        kind = DISPATCH_NUMBER_BOOL, i = b;
+    } else if (f & V_INT) {
+        if (to_int64(other, &i) < 0) return NULL;
+        kind = DISPATCH_NUMBER_INT;
+    } else if (f & V_FLOAT) {
+        if (to_double(other, &d) < 0) return NULL;
+        kind = DISPATCH_NUMBER_FLOAT;
+    } else {
+        return with_operand(op, t, other, reverse);
+    }
+    dispatch_tensor *pa = pointer_of(t);
+    if (!pa) return NULL;
+    PyThreadState *ts = release_for(pa->numel);
+    dispatch_tensor *r = S.call_number(S.ops[op], pa, d, i, kind, reverse);
+    reacquire(ts);
+    return wrap_or_same(r, t);
+}
 
 static PyObject *binary(int op, PyObject *x, PyObject *y) {
     if (!S.ready) Py_RETURN_NOTIMPLEMENTED;
     int tx = is_tensor(x), ty = is_tensor(y);
     if (tx && ty) return call2(S.ops[op], (TensorBase *)x, (TensorBase *)y);
-    return tx ? PyObject_CallFunctionObjArgs(S.forward[op], x, y, NULL)
-              : PyObject_CallFunctionObjArgs(S.reverse[op], y, x, NULL);
+    return tx ? with_other(op, (TensorBase *)x, y, 0) : with_other(op, (TensorBase *)y, x, 1);
 }
 
 static PyObject *nb_add(PyObject *x, PyObject *y) { return binary(ADD, x, y); }
@@ -242,48 +302,56 @@ static void *address(PyObject *o) {
 }
 
 /* init(tensor_type, dtype_type, (call_tt, call_t, call_tensors_scalar,
- *      decref, call, op_default, ivalue_release), ops, forward, reverse,
- *      to_cdata, to_address, raise_error): see the Note. The third argument
- * holds function addresses; ops, forward and reverse are tuples in the order
- * of the enum above. */
+ *      call_ts, decref, call, op_default, ivalue_release), ops, to_cdata,
+ *      to_address, raise_error): see the Note. The third argument holds
+ * function addresses; ops is a tuple in the order of the enum above. */
 static PyObject *init(PyObject *self, PyObject *args) {
     (void)self;
-    PyObject *type, *dtype_type, *call_tt, *call_t, *call_ts, *decref, *call, *op_default,
-        *release, *ops, *fwd, *rev, *to_cdata, *to_address, *raise_error;
-    if (!PyArg_ParseTuple(args, "O!O!(OOOOOOO)O!O!O!OOO", &PyType_Type, &type, &PyType_Type,
-                          &dtype_type, &call_tt, &call_t, &call_ts, &decref, &call, &op_default,
-                          &release, &PyTuple_Type, &ops, &PyTuple_Type, &fwd, &PyTuple_Type,
-                          &rev, &to_cdata, &to_address, &raise_error))
-        return NULL;
-    if (!PyType_IsSubtype((PyTypeObject *)type, &TensorBaseType) || PyTuple_GET_SIZE(ops) != NOPS ||
-        PyTuple_GET_SIZE(fwd) != NOPS || PyTuple_GET_SIZE(rev) != NOPS) {
-        PyErr_SetString(PyExc_TypeError, "init: a TensorBase subclass and three tuples of "
-                                         "one entry per operator");
-        return NULL;
-    }
     if (S.ready) {
         PyErr_SetString(PyExc_RuntimeError, "dispatch._fastpath is initialised once");
+        return NULL;
+    }
+    PyObject *type, *dtype_type, *call_tt, *call_t, *call_ts, *call_number, *decref, *call,
+        *op_default, *release, *ops, *to_cdata, *to_address, *raise_error;
+    if (!PyArg_ParseTuple(args, "O!O!(OOOOOOOO)O!OOO", &PyType_Type, &type, &PyType_Type,
+                          &dtype_type, &call_tt, &call_t, &call_ts, &call_number, &decref, &call,
+                          &op_default, &release, &PyTuple_Type, &ops, &to_cdata, &to_address,
+                          &raise_error))
+        return NULL;
+    if (!PyType_IsSubtype((PyTypeObject *)type, &TensorBaseType) || PyTuple_GET_SIZE(ops) != NOPS) {
+        PyErr_SetString(PyExc_TypeError, "init: a TensorBase subclass and a tuple of one "
+                                         "operator handle per operator slot");
         return NULL;
     }
     S.call_tt = (call_tt_fn)address(call_tt);
     S.call_t = (call_t_fn)address(call_t);
     S.call_tensors_scalar = (call_ts_fn)address(call_ts);
+    S.call_number = (call_number_fn)address(call_number);
     S.call = (call_fn)address(call);
     S.op_default = (default_fn)address(op_default);
     S.release = (release_fn)address(release);
     S.decref = (decref_fn)address(decref);
     for (int i = 0; i < NOPS; i++) S.ops[i] = address(PyTuple_GET_ITEM(ops, i));
     if (PyErr_Occurred()) return NULL;
-    for (int i = 0; i < NOPS; i++) {
-        S.forward[i] = Py_NewRef(PyTuple_GET_ITEM(fwd, i));
-        S.reverse[i] = Py_NewRef(PyTuple_GET_ITEM(rev, i));
-    }
     S.tensor_type = (PyTypeObject *)Py_NewRef(type);
     S.dtype_type = (PyTypeObject *)Py_NewRef(dtype_type);
     S.to_cdata = Py_NewRef(to_cdata);
     S.to_address = Py_NewRef(to_address);
     S.raise_error = Py_NewRef(raise_error);
     S.ready = 1;
+    Py_RETURN_NONE;
+}
+
+/* set_operand_hook(fn): fn(other) -> Tensor or NotImplemented, for an
+ * operand of + - * / and the comparisons that is neither a tensor nor a
+ * number (Note [Operator fast path]); set by dispatch/_interop.py. */
+static PyObject *set_operand_hook(PyObject *self, PyObject *fn) {
+    (void)self;
+    if (!PyCallable_Check(fn)) {
+        PyErr_SetString(PyExc_TypeError, "set_operand_hook takes a callable");
+        return NULL;
+    }
+    Py_XSETREF(S.operand_hook, Py_NewRef(fn));
     Py_RETURN_NONE;
 }
 
@@ -322,8 +390,6 @@ static PyObject *py_call2(PyObject *self, PyObject *const *args, Py_ssize_t narg
 /* call_scalar(op_address, scalar_index, value, *tensors): the overload
  * taking the tensors first and one Scalar (a Python bool, int or float) at
  * scalar_index, defaults elsewhere: ops.addcmul(a, b, c, value=0.5). */
-static int to_int64(PyObject *v, int64_t *out);
-
 static PyObject *py_call_scalar(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
     enum { MAXT = 8 };
@@ -398,15 +464,13 @@ static PyObject *py_call_scalar(PyObject *self, PyObject *const *args, Py_ssize_
  *   an int, not a bool; float: an int or a float, not a bool; bool: a bool;
  *   ScalarType: a dispatch.dtype. "int", "float" and "bool" include NumPy's
  *   integer, floating and bool_ scalars once NumPy is imported (as
- *   dispatch._tensor's _is_int, _is_float and _is_bool say), and subclasses;
+ *   dispatch/_values.py's _is_int and _is_bool say), and subclasses;
  * - an int beyond int64 raises OverflowError ("int too big to convert"), a
  *   float conversion its own OverflowError, at the first value that needs it:
  *   later overloads are not tried.
  */
 enum { K_TENSOR, K_SCALAR, K_INT, K_FLOAT, K_BOOL, K_STR, K_SCALARTYPE };
 enum { BIND_OK, BIND_NO_MATCH, BIND_ERROR };
-/* What a value is, for binding: several at once (a bool is an int too). */
-enum { V_BOOL = 1, V_INT = 2, V_FLOAT = 4, V_TENSOR = 8, V_DTYPE = 16, V_SEQ = 32 };
 
 static struct {
     PyObject *name;                      /* "numpy" */
@@ -930,6 +994,8 @@ static PyMethodDef methods[] = {
     {"call_scalar", (PyCFunction)(void (*)(void))py_call_scalar, METH_FASTCALL,
      "call_scalar(op_address, index, value, *tensors): tensors, then one Scalar."},
     {"init", init, METH_VARARGS, "Connect the fast path to dispatch._core (once)."},
+    {"set_operand_hook", set_operand_hook, METH_O,
+     "fn(other) -> Tensor or NotImplemented for a non-tensor, non-number operand."},
     {"call1", (PyCFunction)(void (*)(void))py_call1, METH_FASTCALL,
      "call1(op_address, t): the operator's (Tensor) overload, from C."},
     {"call2", (PyCFunction)(void (*)(void))py_call2, METH_FASTCALL,

@@ -14,9 +14,15 @@ True
 from __future__ import annotations
 
 import os
+import sys
 import threading
 
-from . import _cuda_build
+from . import _cuda_build, _devices, library
+from ._core import ffi, lib as core
+from ._devices import _DEVICE_NAMES
+from ._errors import _raise
+from ._factories import empty
+from ._tensor import Tensor
 
 __all__ = ["is_available", "unavailable_reason", "device_count", "get_device_name",
            "get_device_capability", "synchronize", "memory_stats", "empty_cache", "archs",
@@ -73,7 +79,7 @@ def code_for_capability(major: int, minor: int, sass: list | None = None,
 
 
 def _module_path() -> str | None:
-    import importlib.util
+    import importlib.util  # lazy: only a CUDA use asks for the module (Note [Lazy CUDA])
 
     spec = importlib.util.find_spec("dispatch._cuda")
     return spec.origin if spec is not None else None
@@ -87,7 +93,7 @@ def _load() -> tuple:
     path = _module_path()
     if path is None:
         return None, "not built with CUDA: the module dispatch._cuda is missing from this install"
-    import ctypes
+    import ctypes  # lazy: only a CUDA use needs it (Note [Lazy CUDA])
 
     try:
         lib = ctypes.CDLL(path, mode=ctypes.RTLD_LOCAL)
@@ -117,7 +123,7 @@ def _load() -> tuple:
 
 
 def _declare(lib) -> None:
-    import ctypes
+    import ctypes  # lazy: only a CUDA use needs it (Note [Lazy CUDA])
 
     for name in ("dcu_last_error", "dcu_error_name", "dcu_error_string"):
         getattr(lib, name).restype = ctypes.c_char_p
@@ -146,7 +152,7 @@ def _check(lib, code: int) -> None:
 
 
 def _properties(lib, i: int) -> tuple:
-    import ctypes
+    import ctypes  # lazy: only a CUDA use needs it (Note [Lazy CUDA])
 
     name = ctypes.create_string_buffer(256)
     major, minor, mem = ctypes.c_int(), ctypes.c_int(), ctypes.c_size_t()
@@ -162,8 +168,6 @@ def _init() -> tuple:
             if _state is None:
                 lib, reason = _load()
                 if not reason:
-                    from ._core import ffi, lib as core
-
                     core.dispatch_allocator_register(
                         1, ffi.cast("dispatch_allocator *", lib.dcu_allocator()))
                     _register_kernels(lib)
@@ -195,7 +199,7 @@ def device_count() -> int:
     lib, reason = _init()
     if lib is None or reason:
         return 0
-    import ctypes
+    import ctypes  # lazy: only a CUDA use needs it (Note [Lazy CUDA])
 
     n = ctypes.c_int(0)
     _check(lib, lib.dcu_device_count(ctypes.byref(n)))
@@ -234,7 +238,7 @@ def synchronize() -> None:
 def memory_stats() -> dict:
     """The caching allocator's numbers: allocated, reserved (allocated + cached),
     peaks, cudaMalloc calls, cache hits, out-of-memory retries, block counts."""
-    import ctypes
+    import ctypes  # lazy: only a CUDA use needs it (Note [Lazy CUDA])
 
     lib = _lib()
     fields = ("allocated", "reserved", "peak_allocated", "peak_reserved", "cudaMalloc_calls",
@@ -355,8 +359,6 @@ def _span(t) -> tuple:
 
 def _download(t):
     """A contiguous host copy of CUDA tensor t."""
-    from ._tensor import empty
-
     out = empty(*t.shape, dtype=t.dtype)
     if t.numel() == 0:
         return out
@@ -372,8 +374,6 @@ def _download(t):
 
 def _upload_into(dst, host) -> None:
     """Write contiguous host tensor `host` (dst's shape and dtype) into CUDA tensor dst."""
-    from ._tensor import empty
-
     if dst.numel() == 0:
         return
     size = dst.dtype.itemsize
@@ -387,10 +387,8 @@ def _upload_into(dst, host) -> None:
     memcpy(dst.data_ptr() + lo * size, raw.data_ptr(), n * size, H2D)
 
 
-def _copy_to_device(t, device: int):
+def copy_to_device(t, device: int):
     """t on device 0 (cpu) or 1 (cuda): a new tensor, the same shape, dtype and values."""
-    from ._tensor import _DEVICE_NAMES, empty
-
     _lib()
     if device == 1 and t._p.device == 0:
         out = empty(*t.shape, dtype=t.dtype, device="cuda")
@@ -405,8 +403,6 @@ def _copy_kernel(dst, src):
     """copy_ whenever a CUDA tensor takes part (registered at the CUDA key by _init):
     on the device, the COPY loop (casts, broadcasting, any layout; a 0-dim CPU
     source by value); between devices, cudaMemcpy through host staging."""
-    from ._tensor import Tensor
-
     if (isinstance(src, Tensor) and src._p.device == 1 and dst._p.device == 1
             and src.dtype == dst.dtype and src.shape == dst.shape
             and src.is_contiguous() and dst.is_contiguous()):
@@ -415,9 +411,6 @@ def _copy_kernel(dst, src):
         return dst
     if isinstance(src, Tensor) and dst._p.device == 1 and (
             src._p.device == 1 or (src._p.device == 0 and src.ndim == 0)):
-        from ._core import lib as core
-        from ._tensor import _raise
-
         if core.dispatch_kernels_copy_(dst._p, src._p) < 0:
             _raise()
         return dst
@@ -447,10 +440,7 @@ def _copy_kernel(dst, src):
 # and strides alone (Note [Deterministic CUDA reductions]).
 
 def _register_kernels(lib) -> None:
-    import ctypes
-
-    from . import library
-    from ._core import ffi, lib as core
+    import ctypes  # lazy: only a CUDA use needs it (Note [Lazy CUDA])
 
     addr = ctypes.cast(lib.dcu_elementwise, ctypes.c_void_p).value
     if core.dispatch_device_loop_register(1, ffi.cast("dispatch_device_loop_fn", addr)) < 0:
@@ -459,8 +449,6 @@ def _register_kernels(lib) -> None:
     if core.dispatch_device_reduce_register(1, ffi.cast("dispatch_device_reduce_fn", addr)) < 0:
         raise RuntimeError("could not register the CUDA reductions")
     if core.dispatch_kernels_register_device(core.dispatch_key_from_name(b"CUDA")) < 0:
-        from ._tensor import _raise
-
         _raise()
     library.impl("copy_", "CUDA")(_copy_kernel)
 
@@ -472,7 +460,7 @@ def last_launch() -> dict:
     """What the last elementwise CUDA call chose (Note [CUDA launch plans] in
     sources/cuda/cuda_launch.c): path ("vector", "cast", "strided"), vector width
     (4, 2, 1), the number of 32-bit-indexable pieces, coalesced dims, elements."""
-    import ctypes
+    import ctypes  # lazy: only a CUDA use needs it (Note [Lazy CUDA])
 
     lib = _lib()
 
@@ -494,7 +482,7 @@ def last_reduce() -> dict:
     sources/cuda/cuda_reduce_plan.c): path ("inner", "outer", "strided"), vector
     width (4, 2, 1), threads per output (256 a block, 32 a warp, 1 outer), blocks
     per output (splits), outputs, elements reduced per output."""
-    import ctypes
+    import ctypes  # lazy: only a CUDA use needs it (Note [Lazy CUDA])
 
     lib = _lib()
 
@@ -507,3 +495,8 @@ def last_reduce() -> dict:
     lib.dcu_last_reduce(ctypes.byref(r))
     return {"path": REDUCE_PATHS[r.path], "vec": r.vec, "threads_per_output": r.tpo,
             "splits": r.splits, "outputs": r.nout, "elements": r.count}
+
+
+# The Tensor class and the factories reach this module through the device
+# registry (Note [Device registry] in dispatch/_devices.py), never by import.
+_devices.register("cuda", sys.modules[__name__])

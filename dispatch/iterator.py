@@ -87,7 +87,7 @@ def _ctx(op: str, loop_dtype: int, ctx: Any) -> Any:
     if op not in _CTX_OPTIONAL and op not in _CTX_REQUIRED:
         raise TypeError(f"{op} takes no ctx (got ctx={ctx!r})")
     if _tables.DTYPE_FORMATS[loop_dtype] == "e":  # float16: its bits
-        import numpy as np
+        import numpy as np  # lazy: Note [NumPy is optional] (float16 bits only)
         ctx = int(np.array(ctx, np.float16).view(np.uint16))
     elif loop_dtype == DTYPES["bfloat16"]:  # its bits, rounded as the casts do
         ctx = lib.dispatch_bfloat16_bits_from_double(float(ctx))

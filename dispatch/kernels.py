@@ -186,7 +186,7 @@ def _ctx(op: str, fmt: str, value: float | None) -> Any:
         raise TypeError(f"ctx must be a real number, got {type(value).__name__}")
     value = float(value)
     if fmt == "e":  # float16: its bits
-        import numpy as np
+        import numpy as np  # lazy: Note [NumPy is optional] (float16 bits only)
 
         value = int(np.float16(value).view(np.uint16))
     return ffi.new(_CTYPES[fmt], [value])

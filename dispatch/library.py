@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # annotations only (Note [Import time] in dispatch/__init__.p
 from . import _tables
 from . import ops as _ops
 from ._core import ffi, lib
-from ._tensor import _ERR_PYTHON, _pending, _raise, _warn_if_any
+from ._errors import _ERR_PYTHON, _pending, _raise, _warn_if_any
 
 __all__ = [
     "KEYS", "define", "impl", "fallthrough", "include_keys", "exclude_keys", "trace",

@@ -26,7 +26,10 @@ from ._fastpath import NO_MATCH as _NO_MATCH, bind_call as _bind_call, bind_init
 from ._fastpath import call1 as _call1, call2 as _call2, call_scalar as _call_scalar
 from ._fastpath import resolve as _resolve
 from ._ops_generated import OPERATORS
-from ._tensor import Tensor, _is_bool, _is_int, _is_number, _raise, _wrap
+from ._errors import _raise
+from ._interop import _tensor_from_numpy_data
+from ._tensor import Tensor, _wrap
+from ._values import _is_bool, _is_int, _is_ndarray, _is_number, _loaded_numpy
 
 __all__ = ["OpOverload", "OpOverloadPacket"]
 
@@ -331,6 +334,32 @@ _METHODS = frozenset(_method_names())
 for _name in _METHODS:
     setattr(Tensor, _name, _operator_method(_name))
 del _name
+
+
+# In place, like PyTorch: t += x writes the result into t (views see it),
+# through the add_/sub_/mul_/div_ methods installed above.
+def _inplace(name: str, self: Tensor, other: Any) -> Any:
+    if _is_ndarray(other):
+        other = _tensor_from_numpy_data(other, None, None)  # as dispatch.tensor(other)
+    np = _loaded_numpy()
+    if not isinstance(other, (Tensor, builtins.bool, int, float)) and not (
+            np is not None and isinstance(other, (np.bool_, np.number))):
+        return NotImplemented
+    return getattr(Tensor, name)(self, other)
+
+
+def _inplace_operator(dunder: str, name: str) -> Any:
+    def method(self: Tensor, other: Any) -> Any:
+        return _inplace(name, self, other)
+
+    method.__name__ = method.__qualname__ = dunder
+    return method
+
+
+for _dunder, _name in (("__iadd__", "add_"), ("__isub__", "sub_"), ("__imul__", "mul_"),
+                       ("__itruediv__", "div_")):
+    setattr(Tensor, _dunder, _inplace_operator(_dunder, _name))
+del _dunder, _name
 
 # Names this module defines itself: an operator of the same name is never
 # cached over them (it stays reachable through __getattr__ only if absent).

@@ -1,4 +1,4 @@
-"""NumPy is optional (Note [NumPy is optional] in dispatch/_tensor.py).
+"""NumPy is optional (Note [NumPy is optional] in dispatch/_values.py).
 
 `import dispatch` imports no NumPy; tensors from lists and factories, every
 registered operator, tolist() and repr work without it. Checked three ways:

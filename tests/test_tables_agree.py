@@ -42,7 +42,7 @@ def opgen():
 # dtypes ------------------------------------------------------------------------------
 
 def test_every_c_dtype_is_a_python_dtype_with_the_same_id_name_and_size():
-    assert len(dispatch._tensor._DTYPES) == lib.DISPATCH_NUM_DTYPES
+    assert len(dispatch._dtypes._DTYPES) == lib.DISPATCH_NUM_DTYPES
     for i in range(lib.DISPATCH_NUM_DTYPES):
         d = getattr(dispatch, _s(lib.dispatch_dtype_name(i)))
         assert d.num == i and d.name in dispatch.__all__
@@ -53,7 +53,7 @@ def test_every_c_dtype_is_a_python_dtype_with_the_same_id_name_and_size():
 
 @pytest.mark.parametrize("num", range(lib.DISPATCH_NUM_DTYPES))
 def test_dtype_list_agrees_with_numpy(num):
-    d = dispatch._tensor._DTYPES[num]
+    d = dispatch._dtypes._DTYPES[num]
     try:
         npd = np.dtype(d.name)
     except TypeError:  # (bfloat16): no typestr, no struct format, no NumPy export
@@ -180,11 +180,11 @@ def test_every_operator_ctx_loop_is_a_declared_loop():
 # errors, keys, devices, reductions ----------------------------------------------------
 
 def test_error_kinds_raise_the_exception_c_names():
-    raise_ = dispatch._tensor._raise
+    raise_ = dispatch._errors._raise
     for kind in range(1, lib.DISPATCH_NUM_ERROR_KINDS):
         name = _s(lib.dispatch_error_kind_name(kind))
         if kind == lib.DISPATCH_ERR_PYTHON:
-            assert name == "" and dispatch._tensor._ERR_PYTHON == kind
+            assert name == "" and dispatch._errors._ERR_PYTHON == kind
             continue
         assert iterator._ERRORS[kind].__name__ == name
         lib.dispatch_error_set_message(kind, b"boom")
@@ -204,7 +204,7 @@ def test_dispatch_keys_are_read_from_c():
 
 
 def test_devices_are_read_from_c():
-    devices = dispatch._tensor._DEVICES
+    devices = dispatch._devices._DEVICES
     assert len(devices) == lib.DISPATCH_NUM_DEVICES
     for name, d in devices.items():
         assert _s(lib.dispatch_device_name(d)) == name

@@ -27,7 +27,7 @@
  * CUDA tensors go the same way (kDLCUDA, device 0: the one device this runtime
  * uses): this file never touches their memory, it only describes it. The
  * stream handshake of __dlpack__(stream=...) and the CUDA availability check
- * are Python's (dispatch/_tensor.py, dispatch/cuda.py); importing a kDLCUDA
+ * are Python's (dispatch/_tensor.py, _interop.py, cuda.py); importing a kDLCUDA
  * tensor needs an allocator registered for device "cuda" (CUDA was found
  * usable), so that the tensor can be copied and freed like any CUDA tensor.
  * The capsules around these (names "dltensor" / "dltensor_versioned", renamed

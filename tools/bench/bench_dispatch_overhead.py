@@ -1,4 +1,4 @@
-"""Call overhead: `a + b` on 1- and 16-element float32 tensors beside NumPy
+"""Call overhead: `a + b` and `a + 1.0` on 1- and 16-element float32 tensors beside NumPy
 and PyTorch (when installed), with the C side of the same call and a
 dispatched no-op measured in C, so the Python/cffi share is visible.
 
@@ -50,10 +50,15 @@ def main() -> None:
             f"a+b[{n}]_ns": lambda: da + db,
             f"ops.add[{n}]_ns": lambda: add(da, db),
             f"numpy a+b[{n}]_ns": lambda: a + b,
+            # a tensor with a Python number (the scalar path of the C slots)
+            f"a+1.0[{n}]_ns": lambda: da + 1.0,
+            f"2*a[{n}]_ns": lambda: 2 * da,
+            f"numpy a+1.0[{n}]_ns": lambda: a + 1.0,
         }
         if torch is not None:
             ta, tb = torch.from_numpy(a.copy()), torch.from_numpy(b.copy())
             stmts[f"torch a+b[{n}]_ns"] = lambda: ta + tb
+            stmts[f"torch a+1.0[{n}]_ns"] = lambda: ta + 1.0
         best = {k: float("inf") for k in stmts}
         for _ in range(args.repeat):  # alternate the contenders round by round
             for k, fn in stmts.items():

@@ -3,7 +3,7 @@
  * specification, https://dmlc.github.io/dlpack/latest/c_api.html) and the
  * runtime's export and import of CPU and CUDA tensors through them. The Python
  * protocol (capsules, __dlpack__, from_dlpack) is in dispatch/_fastpath.c
- * and dispatch/_tensor.py: Note [DLPack] in sources/core/dlpack.c.
+ * and dispatch/_tensor.py, _interop.py: Note [DLPack] in sources/core/dlpack.c.
  */
 #ifndef DISPATCH_DLPACK_H_
 #define DISPATCH_DLPACK_H_

@@ -4,7 +4,7 @@
  * Every fallible runtime function reports failure through its return value
  * (a negative int or a NULL pointer) and records what happened with
  * dispatch_error_set(); the Python layer turns the kind into an exception
- * class (see dispatch/_tensor.py). Nothing in the runtime prints or aborts.
+ * class (see dispatch/_errors.py). Nothing in the runtime prints or aborts.
  */
 #ifndef DISPATCH_ERROR_H_
 #define DISPATCH_ERROR_H_
