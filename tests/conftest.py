@@ -34,6 +34,9 @@ os.environ["OPENBLAS_CORETYPE"] = "Nehalem"
 def pytest_configure(config):
     config.addinivalue_line("markers", "runs_package_under_qemu: runs the installed package "
                             "under qemu-user (skipped in the sanitizer job)")
+    config.addinivalue_line("markers", "cross_build: builds this repository for another "
+                            "architecture and runs it under qemu-user (skipped in the sanitizer "
+                            "job)")
 
 
 def pytest_collection_modifyitems(config, items):
@@ -41,9 +44,15 @@ def pytest_collection_modifyitems(config, items):
         return
     skip = pytest.mark.skip(reason="the ASan-built package cannot run under qemu-user "
                             "(sanitizer job); the plain CI run covers this test")
+    # The cross builds are not sanitized and their guests never get libasan:
+    # the sanitizer job would repeat the plain job's run (minutes of CI time).
+    skip_cross = pytest.mark.skip(reason="cross builds hold no sanitized code; the plain CI "
+                                  "run covers this test")
     for item in items:
         if item.get_closest_marker("runs_package_under_qemu"):
             item.add_marker(skip)
+        elif item.get_closest_marker("cross_build"):
+            item.add_marker(skip_cross)
 
 
 @pytest.fixture(scope="session")
@@ -190,3 +199,28 @@ def fake_cuda(fake_cuda_allocator):
     finally:
         mp.undo()
         gc.collect()
+
+
+@pytest.fixture(scope="session")
+def cross_tree(tmp_path_factory):
+    """tree(arch) -> the -Dpython=false, no-CUDA build of this repository for
+    `arch` with tests/cross/<triple>.ini, built once per session however many
+    test files run it under qemu (test_cross_aarch64.py, test_cross_matrix.py).
+    Callers skip first when the cross compiler or qemu is missing."""
+    files = {"aarch64": "aarch64-linux-gnu.ini", "ppc64le": "powerpc64le-linux-gnu.ini",
+             "s390x": "s390x-linux-gnu.ini", "riscv64": "riscv64-linux-gnu.ini"}
+    trees: dict[str, Path] = {}
+
+    def build(arch: str) -> Path:
+        if arch not in trees:
+            path = tmp_path_factory.mktemp(f"cross-{arch}")
+            for cmd in ([tool("meson"), "setup", str(path), str(REPO), "--cross-file",
+                         str(REPO / "tests" / "cross" / files[arch]), "-Dpython=false",
+                         "-Dcuda=disabled"],
+                        [tool("ninja"), "-C", str(path)]):
+                r = subprocess.run(cmd, capture_output=True, text=True, check=False)
+                assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
+            trees[arch] = path
+        return trees[arch]
+
+    return build
