@@ -32,6 +32,7 @@ qemu (7.2) emulates, found by running it:
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -236,3 +237,18 @@ def test_sve_and_rvv_targets_are_scalable_vector_code(tree, arch, library, patte
     lib = tree(arch) / "sources" / "kernels" / library
     asm = _run([objdump, "-d", str(lib)], check=True).stdout
     assert re.search(pattern, asm), f"{library}: no {pattern}"
+
+
+def test_a_cross_compiler_without_rvv_intrinsics_skips_rvv_with_the_reason():
+    """GCC 12 for riscv64 accepts -march=rv64gcv but has no riscv_vector.h:
+    the object-producing check finds it, and `max` builds without RVV."""
+    if shutil.which("riscv64-linux-gnu-gcc") is None:
+        pytest.skip("needs gcc-riscv64-linux-gnu")
+    r = _run(["python3", str(DISPATCHGEN), "report", "--cc", "riscv64-linux-gnu-gcc",
+              "--cpu-baseline", "min", "--cpu-dispatch", "max", "--json"])
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    assert report["arch"] == "riscv64" and report["dispatch"]["features"] == []
+    assert report["skipped"] == [{"feature": "RVV", "option": "cpu-dispatch", "reason":
+                                  "compiler lacks it (error: riscv_vector.h: No such file or "
+                                  "directory)"}]
