@@ -34,6 +34,9 @@ os.environ["OPENBLAS_CORETYPE"] = "Nehalem"
 def pytest_configure(config):
     config.addinivalue_line("markers", "runs_package_under_qemu: runs the installed package "
                             "under qemu-user (skipped in the sanitizer job)")
+    config.addinivalue_line("markers", "cross_build: builds this repository for another "
+                            "architecture and runs it under qemu-user (skipped in the sanitizer "
+                            "job)")
 
 
 # Test files that never load the ASan build: they build other projects, the
@@ -57,10 +60,12 @@ def pytest_collection_modifyitems(config, items):
                                  "(sanitizer job); the plain CI run covers this test")
     skip_plain = pytest.mark.skip(reason="runs no code of the ASan build (it builds and runs "
                                   "other trees with plain flags); the plain CI run covers it")
+    # Cross builds (marker cross_build) are not sanitized either, and their
+    # guests under qemu never get libasan.
     for item in items:
         if item.get_closest_marker("runs_package_under_qemu"):
             item.add_marker(skip_qemu)
-        elif item.path.name in RUN_NO_SANITIZED_CODE:
+        elif item.path.name in RUN_NO_SANITIZED_CODE or item.get_closest_marker("cross_build"):
             item.add_marker(skip_plain)
 
 
@@ -208,3 +213,28 @@ def fake_cuda(fake_cuda_allocator):
     finally:
         mp.undo()
         gc.collect()
+
+
+@pytest.fixture(scope="session")
+def cross_tree(tmp_path_factory):
+    """tree(arch) -> the -Dpython=false, no-CUDA build of this repository for
+    `arch` with tests/cross/<triple>.ini, built once per session however many
+    test files run it under qemu (test_cross_aarch64.py, test_cross_matrix.py).
+    Callers skip first when the cross compiler or qemu is missing."""
+    files = {"aarch64": "aarch64-linux-gnu.ini", "ppc64le": "powerpc64le-linux-gnu.ini",
+             "s390x": "s390x-linux-gnu.ini", "riscv64": "riscv64-linux-gnu.ini"}
+    trees: dict[str, Path] = {}
+
+    def build(arch: str) -> Path:
+        if arch not in trees:
+            path = tmp_path_factory.mktemp(f"cross-{arch}")
+            for cmd in ([tool("meson"), "setup", str(path), str(REPO), "--cross-file",
+                         str(REPO / "tests" / "cross" / files[arch]), "-Dpython=false",
+                         "-Dcuda=disabled"],
+                        [tool("ninja"), "-C", str(path)]):
+                r = subprocess.run(cmd, capture_output=True, text=True, check=False)
+                assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
+            trees[arch] = path
+        return trees[arch]
+
+    return build

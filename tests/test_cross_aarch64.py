@@ -19,23 +19,21 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 CROSS = REPO / "tests" / "cross" / "aarch64-linux-gnu.ini"
 
-pytestmark = pytest.mark.skipif(
+pytestmark = [pytest.mark.skipif(
     not (shutil.which("aarch64-linux-gnu-gcc") and shutil.which("qemu-aarch64")
          and Path("/usr/aarch64-linux-gnu").is_dir()),
-    reason="needs gcc-aarch64-linux-gnu, libc6-dev-arm64-cross and qemu-user")
+    reason="needs gcc-aarch64-linux-gnu, libc6-dev-arm64-cross and qemu-user"),
+    pytest.mark.cross_build]
 
 # qemu's aarch64 guests never get the sanitizer job's x86 libasan (tests/conftest.py).
 GUEST_ENV = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
 
 
 @pytest.fixture(scope="module")
-def tree(tmp_path_factory, build_tool):
-    tree = tmp_path_factory.mktemp("aarch64")
-    for cmd in ([build_tool("meson"), "setup", str(tree), str(REPO), "--cross-file", str(CROSS),
-                 "-Dpython=false"], [build_tool("ninja"), "-C", str(tree)]):
-        r = subprocess.run(cmd, capture_output=True, text=True)
-        assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
-    return tree
+def tree(cross_tree):
+    """The session's one aarch64 build (conftest.py; test_cross_matrix.py runs
+    its SVE rows on it)."""
+    return cross_tree("aarch64")
 
 
 def test_c_tests_pass_under_qemu_aarch64(tree, build_tool):

@@ -115,10 +115,21 @@ typedef uint8_t bool8;
     DEF_UNARY(abs_##SFX, T, T, (W(a) >> 63) ? (T)(0 - W(a)) : a)                               \
     DEF_ADDCMUL(addcmul_##SFX, T, (T)(W(a) + W(value) * W(b) * W(c)))
 
+/* Note [Excess precision]
+ * s390x's gcc evaluates float expressions in double under -std=c11
+ * (FLT_EVAL_METHOD 1), so `a - alpha * b` rounded once there and twice (as
+ * every SIMD kernel and NumPy do) elsewhere: 2 ulp apart under qemu-s390x.
+ * A cast drops excess precision (C11 5.2.4.2.2), so each intermediate result
+ * goes through STEP_<sfx>, the evaluation type of a product: float for float32 and
+ * float16 (whose _Float16 arithmetic computes in float and rounds once at the
+ * end, by design), double for float64. No-ops where FLT_EVAL_METHOD is 0. */
+#define STEP_f32(x) ((float)(x))
+#define STEP_f16(x) ((float)(x))
+#define STEP_f64(x) ((double)(x))
 #define DEF_FLOAT(SFX, T, SQRT, EXP, LOG, F)                                              \
     DEF_COMMON(SFX, T)                                                                    \
-    DEF_ALPHA(add_##SFX, T, a + alpha * b)                                                \
-    DEF_ALPHA(sub_##SFX, T, a - alpha * b)                                                \
+    DEF_ALPHA(add_##SFX, T, a + STEP_##SFX(alpha * b))                                    \
+    DEF_ALPHA(sub_##SFX, T, a - STEP_##SFX(alpha * b))                                    \
     DEF_BINARY(mul_##SFX, T, T, a * b)                                                    \
     DEF_BINARY(div_##SFX, T, T, a / b)                                                    \
     DEF_BINARY(maximum_##SFX, T, T, FMAX(a, b))                                           \
@@ -131,7 +142,7 @@ typedef uint8_t bool8;
     DEF_UNARY(expm1_##SFX, T, T, (T)F(expm1)(a))                                          \
     DEF_UNARY(log1p_##SFX, T, T, (T)F(log1p)(a))                                          \
     DEF_UNARY(tanh_##SFX, T, T, (T)F(tanh)(a))                                            \
-    DEF_ADDCMUL(addcmul_##SFX, T, a + value * b * c)
+    DEF_ADDCMUL(addcmul_##SFX, T, a + STEP_##SFX(STEP_##SFX(value * b) * c))
 
 DEF_COMMON(b8, bool8)
 DEF_ALPHA(add_b8, bool8, (bool8)((a | (alpha & b)) != 0))

@@ -1,4 +1,4 @@
-/*@targets baseline sse42 (avx2 fma3) */
+/*@targets baseline sse42 (avx2 fma3) vsx3 vsx4 vx vxe vxe2 */
 /*
  * add, sub, mul, div, maximum, minimum and sqrt for float32/float64.
  * No AVX-512 target: Note [Streaming arithmetic stops at AVX2].

@@ -1,4 +1,4 @@
-/*@targets baseline sse42 (avx2 fma3) */
+/*@targets baseline sse42 (avx2 fma3) sve rvv */
 /*
  * No AVX-512 target: Note [Streaming arithmetic stops at AVX2] in arith.dispatch.c.
  * add, sub, mul, maximum, minimum for int32 and int64: plain C loops that

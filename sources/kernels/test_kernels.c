@@ -65,6 +65,17 @@ static double as_double(int dtype, const char *p) {
     }
 }
 
+/* The bits of one float16/32/64 as an integer. Read at its own width: a
+ * narrow memcpy into an int64_t fills its high bytes on big-endian s390x
+ * (1 ulp read as 2^32 there). */
+static int64_t bits_of(const char *p, size_t isz) {
+    if (isz == 2) { uint16_t v; memcpy(&v, p, 2); return v; }
+    if (isz == 4) { uint32_t v; memcpy(&v, p, 4); return v; }
+    int64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
 /* Whether a and b agree: the same bits, both NaN, or (ulps > 0) at most
  * ulps representable values apart. */
 static int agree(int dtype, const char *a, const char *b, int ulps) {
@@ -74,10 +85,7 @@ static int agree(int dtype, const char *a, const char *b, int ulps) {
     double x = as_double(dtype, a), y = as_double(dtype, b);
     if (isnan(x) && isnan(y)) return 1;
     if (!ulps || isnan(x) || isnan(y) || signbit(x) != signbit(y)) return 0;
-    int64_t ix = 0, iy = 0;
-    memcpy(&ix, a, isz);
-    memcpy(&iy, b, isz);
-    return llabs(ix - iy) <= ulps;
+    return llabs(bits_of(a, isz) - bits_of(b, isz)) <= ulps;
 }
 
 static void check(int loop, int dtype, int ulps) {

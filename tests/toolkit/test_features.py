@@ -262,6 +262,7 @@ def test_headers_come_from_the_closure_without_duplicates():
     ({"__arm__": "1"}, ARMHF),
     ({"__powerpc64__": "1", "__LITTLE_ENDIAN__": "1"}, PPC64LE),
     ({"__s390x__": "1"}, S390X),
+    ({"__riscv": "1", "__LP64__": "1"}, ARCHES["riscv64"]),
 ])
 def test_the_arch_is_told_by_predefined_macros(macros, arch):
     assert arch_from_macros(macros) is arch

@@ -86,10 +86,17 @@ static inline uint16_t dispatch_bfloat16_from_float_inline(float x) {
  * underflow (a double below the float subnormals becomes the smallest
  * subnormal, which rounds to zero). */
 static inline uint16_t dispatch_bfloat16_from_double_inline(double x) {
+    if (x != x) {
+        /* A NaN from its own bits (sign, quiet, the top payload bits, as x86
+         * and ARM narrow it): RISC-V's fcvt.s.d gives the canonical NaN. */
+        uint64_t d;
+        memcpy(&d, &x, sizeof d);
+        return (uint16_t)(((d >> 48) & 0x8000u) | 0x7fc0u | ((d >> 45) & 0x3fu));
+    }
     float f = (float)x; /* to nearest; may be inf for a finite x */
     uint32_t bits;
     memcpy(&bits, &f, sizeof bits);
-    if (x == x && (double)f != x) {
+    if ((double)f != x) {
         double af = (double)f < 0 ? -(double)f : (double)f, ax = x < 0 ? -x : x;
         if (af > ax) bits -= 1; /* toward zero: one float ulp down in magnitude */
         bits |= 1u;

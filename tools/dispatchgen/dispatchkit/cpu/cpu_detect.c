@@ -124,7 +124,8 @@ int dispatch__cpu_cpuinfo_has(const char *path, const char *key, const char *fla
  * /proc/self/auxv. Only the architectures below use it.
  * ------------------------------------------------------------------------ */
 #if defined(__linux__) && (defined(__aarch64__) || defined(__arm__) || \
-                           defined(__powerpc64__) || defined(__s390x__))
+                           defined(__powerpc64__) || defined(__s390x__) || \
+                           (defined(__riscv) && defined(__LP64__)))
     #define DISPATCH_CPU_USE_HWCAP 1
     #include <errno.h>
     #include <sys/auxv.h>
@@ -346,6 +347,21 @@ static void dispatch__cpu_detect_s390x(unsigned char raw[DISPATCH_CPU_FEATURE_MA
 }
 #endif
 
+/* ------------------------------------------------------------------------
+ * riscv64: AT_HWCAP holds one bit per single-letter extension ('A' is bit
+ * 0), as Linux and qemu-user report the ISA; V is the vector extension.
+ * ------------------------------------------------------------------------ */
+#if defined(__riscv) && defined(__LP64__) && defined(__linux__)
+static void dispatch__cpu_detect_riscv64(unsigned char raw[DISPATCH_CPU_FEATURE_MAX])
+{
+    unsigned long hwcap = 0;
+    if (dispatch__cpu_hwcap(AT_HWCAP, &hwcap) != 0) {
+        return;
+    }
+    raw[FEATURE(RVV)] = (hwcap >> ('V' - 'A')) & 1; /* COMPAT_HWCAP_ISA_V */
+}
+#endif
+
 void dispatch__cpu_detect(unsigned char raw[DISPATCH_CPU_FEATURE_MAX])
 {
     memset(raw, 0, DISPATCH_CPU_FEATURE_MAX);
@@ -359,5 +375,7 @@ void dispatch__cpu_detect(unsigned char raw[DISPATCH_CPU_FEATURE_MAX])
     dispatch__cpu_detect_ppc64(raw);
 #elif defined(__s390x__) && defined(__linux__)
     dispatch__cpu_detect_s390x(raw);
+#elif defined(__riscv) && defined(__LP64__) && defined(__linux__)
+    dispatch__cpu_detect_riscv64(raw);
 #endif
 }

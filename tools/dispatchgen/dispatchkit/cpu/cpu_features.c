@@ -102,6 +102,8 @@ const char *dispatch_cpu_arch(void)
     return "ppc64";
 #elif defined(__s390x__)
     return "s390x";
+#elif defined(__riscv) && defined(__LP64__)
+    return "riscv64";
 #else
     return "unknown";
 #endif
