@@ -5,6 +5,7 @@ a traceback, and nothing of the user's is overwritten."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -114,3 +115,15 @@ def test_a_closed_stdout_is_one_line(tmp_path):
                        f'--config "{cfg}" --outdir "{tmp_path}"', shell=True,
                        stderr=subprocess.PIPE, text=True, env=_env(tmp_path))
     assert "standard output is closed" in _one_line_error(r, "dispatchgen")
+
+
+@pytest.mark.parametrize("cflags", ["-DNDEBUG -O2", "--sysroot=/", ""])
+def test_cflags_value_may_start_with_a_dash(tmp_path, cflags):
+    """meson.build files pass `'--cflags', ' '.join(get_option('c_args'))`:
+    c_args such as -DNDEBUG must be taken as the value, not as an option."""
+    r = subprocess.run([sys.executable, str(DISPATCHGEN), "configure", "--outdir", str(tmp_path / "o"),
+                        "--cflags", cflags, "--cpu-baseline", "none", "--cpu-dispatch", "none"],
+                       capture_output=True, text=True, env=_env(tmp_path))
+    assert r.returncode == 0, r.stderr
+    config = json.loads((tmp_path / "o" / "dispatch_config.json").read_text())
+    assert config["cflags"] == cflags.split()

@@ -199,9 +199,32 @@ def _trace(argv: List[str]) -> None:
             pass
 
 
+# Options whose value is a compiler command or its flags: the next word is the
+# value whatever it starts with (argparse would take `--cflags -DNDEBUG` for an
+# option missing its value; meson.build files pass ' '.join(c_args) there).
+_RAW_VALUE_OPTIONS = ("--cc", "--cflags")
+
+
+def _attach_raw_values(argv: List[str]) -> List[str]:
+    out: List[str] = []
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        if word == "--":
+            return out + argv[i:]
+        if word in _RAW_VALUE_OPTIONS and i + 1 < len(argv):
+            out.append(f"{word}={argv[i + 1]}")
+            i += 2
+        else:
+            out.append(word)
+            i += 1
+    return out
+
+
 def main(argv: Optional[List[str]] = None) -> int:
-    _trace(sys.argv[1:] if argv is None else list(argv))
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    _trace(argv)
+    args = build_parser().parse_args(_attach_raw_values(argv))
     try:
         write_stdout(args.func(args))
     except DispatchError as exc:
