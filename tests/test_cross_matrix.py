@@ -33,14 +33,16 @@ qemu (7.2) emulates, found by running it:
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
-from dataclasses import dataclass
+import sys
 from pathlib import Path
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _cross import GUEST_ENV, TARGETS, Target  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 DISPATCHGEN = REPO / "tools" / "dispatchgen" / "dispatchgen"
@@ -48,36 +50,6 @@ TOOLKIT_INCLUDE = REPO / "tools" / "dispatchgen" / "dispatchkit" / "include"
 
 pytestmark = pytest.mark.cross_build  # skipped in the sanitizer job (conftest.py)
 
-# qemu's guests never get the sanitizer job's x86 libasan (tests/conftest.py).
-GUEST_ENV = {k: v for k, v in os.environ.items()
-             if k != "LD_PRELOAD" and not k.startswith("DISPATCH_")}
-
-
-@dataclass(frozen=True)
-class Target:
-    triple: str          # the sysroot /usr/<triple> and the cross file <triple>.ini
-    cc: str              # the compiler of the cross file
-    qemu: str
-    high_baseline: str   # -Dcpu-baseline above low_cpu
-    missing: str         # what low_cpu lacks of it
-    low_cpu: str
-    high_cpu: str        # a CPU that has it
-
-    def missing_tools(self) -> list[str]:
-        return [t for t in (self.cc, self.qemu) if shutil.which(t) is None] + \
-            ([] if Path("/usr", self.triple).is_dir() else [f"/usr/{self.triple}"])
-
-
-TARGETS = {
-    "aarch64": Target("aarch64-linux-gnu", "aarch64-linux-gnu-gcc", "qemu-aarch64", "asimdhp",
-                      "ASIMDHP", "cortex-a53", "cortex-a76"),
-    "ppc64le": Target("powerpc64le-linux-gnu", "powerpc64le-linux-gnu-gcc", "qemu-ppc64le",
-                      "vsx3", "VSX3", "power8", "power9"),
-    "s390x": Target("s390x-linux-gnu", "s390x-linux-gnu-gcc", "qemu-s390x", "vxe", "VXE",
-                    "qemu,vxeh=off", "qemu"),
-    "riscv64": Target("riscv64-linux-gnu", "clang-19", "qemu-riscv64", "rvv", "RVV",
-                      "rv64", "rv64,v=true,vlen=128,vext_spec=v1.0"),
-}
 # The compile line of the direct builds (cpu_report); the meson builds take
 # the same from the cross file.
 CC_ARGS = {"riscv64": ["--target=riscv64-linux-gnu"]}

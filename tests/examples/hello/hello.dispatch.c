@@ -1,4 +1,4 @@
-/*@targets $maxopt baseline sse42 (avx2 fma3) avx512_skx */
+/*@targets $maxopt baseline sse42 (avx2 fma3) avx512_skx asimdhp sve vsx3 vsx4 vx vxe rvv */
 #include <stdio.h>
 
 #include "dispatch/cpu_dispatch.h"
