@@ -307,3 +307,26 @@ def test_a_bad_config_file_is_an_error(tmp_path, text):
     path.write_text(text)
     with pytest.raises(DispatchError, match="cannot read build configuration"):
         BuildConfig.load(path)
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None or shutil.which("as") is None,
+                    reason="needs gcc and binutils' as")
+def test_an_assembler_that_cannot_assemble_a_feature_skips_it(tmp_path):
+    """The checks build objects, so a compiler that accepts -mavx512f but an
+    assembler that cannot assemble zmm registers (binutils before 2.26; here
+    a wrapper given to gcc with -B) skips AVX-512, naming the assembler's
+    error, and keeps everything it can assemble."""
+    real_as = shutil.which("as")
+    fake = tmp_path / "as"
+    fake.write_text(f"""#!/bin/sh
+for a in "$@"; do
+  case "$a" in *.s) if grep -q '%zmm' "$a"; then echo "$a: Error: bad register name \\`%zmm0'" >&2; exit 1; fi;; esac
+done
+exec {real_as} "$@"
+""")
+    fake.chmod(0o755)
+    config = configure(f"gcc -B{tmp_path}/", "", "min", "max -xop -fma4", cache_dir=None)
+    skipped = {s["feature"]: s["reason"] for s in config.skipped}
+    assert "AVX512F" not in config.dispatch and "AVX512_SKX" not in config.dispatch
+    assert "bad register name" in skipped["AVX512F"], skipped
+    assert {"AVX2", "FMA3", "SSE42"} <= set(config.dispatch)
