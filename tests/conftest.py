@@ -106,9 +106,9 @@ def meson_tree(tmp_path_factory):
             # release: the optimisation level pip builds with (more warnings show)
             # The CUDA module is built in the gcc tree only: nvcc's host
             # compiler is gcc whatever CC says, so a second copy would test
-            # nothing new. Its oldest and newest default architectures (the
-            # code paths that differ by architecture, for the warnings check),
-            # not all eight: the full list is minutes of nvcc on 2 cores, and
+            # nothing new. The oldest default architecture and the H100's
+            # (the device code's paths that differ by architecture, for the
+            # warnings check), not all eight: the full list is minutes of nvcc on 2 cores, and
             # the installed package carries it.
             cuda = ["-Dcuda-arch=sm_75 9.0+PTX"] if cc == "gcc" else ["-Dcuda=disabled"]
             for cmd in ([meson, "setup", str(tree), str(REPO), "-Dtests=true",
