@@ -120,8 +120,8 @@ static void emit_piece(walk *w, const dcu_plan_in *p) {
         piece.path = w->cast ? DCU_PATH_CAST : DCU_PATH_VECTOR;
         /* the operands in memory decide, each in its own dtype (a cast too:
          * Note [CUDA casts] in cuda_elementwise.cu) */
-        char *data[DCU_MAX_OPS];
-        int isz[DCU_MAX_OPS], n = 0;
+        char *data[DCU_MAX_OPS] = {0};
+        int isz[DCU_MAX_OPS] = {0}, n = 0;
         for (int k = 0; k < p->nops; k++)
             if (!(w->scalars >> k & 1)) data[n] = p->data[k], isz[n++] = w->itemsize[k];
         piece.vec = dcu_vector_size(n, data, isz, p->numel);
