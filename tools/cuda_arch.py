@@ -117,12 +117,11 @@ def choose(text: str, available: set, smi: str | None = None) -> tuple:
         sass, ptx = parse("default", available)
         return sass, ptx, f"no GPU seen at configure ({seen}): every default architecture"
     sass = [c for c in caps if c in available]
-    # a GPU newer than this nvcc: PTX of the highest it has, for the driver to compile
+    # PTX of the highest SASS; for a GPU newer than this nvcc, PTX of the
+    # highest architecture below it that nvcc has, for the driver to compile
     newer = [c for c in caps if c not in available]
     below = [a for a in available if newer and a < min(newer)]
-    ptx = [max(sass)] if sass else []
-    if newer and below:
-        ptx = sorted(set(ptx) | {max(below)})
+    ptx = [max(below)] if below else [max(sass)] if sass else []
     if not sass and not ptx:
         sass, ptx = parse("default", available)
         return sass, ptx, f"this machine's GPUs ({seen}) are not buildable here: every default architecture"
