@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     if info["cuda"]["built"]:
         _line("built", " ".join(info["cuda"]["archs"]))
         if info["cuda"].get("archs_why"):
-            _line("built for", info["cuda"]["archs_why"])
+            _line("built-for", info["cuda"]["archs_why"])
     _line(info["cuda"]["state"], info["cuda"]["detail"])
     if not args.verbose:
         print("(each dispatched function's target: --verbose; everything as JSON: --json)")
