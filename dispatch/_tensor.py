@@ -537,7 +537,17 @@ def _copy_on_device(t: Tensor, dtype: Any = None) -> Tensor:
     if t._p.device != 1:
         return t.clone() if dtype is None else t.to(dtype)
     out = _new_empty(t.shape, t.dtype if dtype is None else _as_dtype(dtype), 1)
-    out.copy_(t)
+    try:
+        module = _devices.backend("cuda")._lib()
+    except RuntimeError:
+        module = None
+    if module is None:  # a fake device (the tests'): copy_'s kernels
+        out.copy_(t)
+    # else the module's COPY loop directly (one launch, stream-ordered), not
+    # copy_'s Python kernel and a ctypes cudaMemcpy: clone of 2^20 float32
+    # took 22 us on an H100 against torch's 9 (issue 26)
+    elif out.numel() and lib.dispatch_kernels_copy_(out._p, t._p) < 0:
+        _raise()
     return out
 
 

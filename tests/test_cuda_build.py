@@ -62,6 +62,92 @@ def test_cuda_arch_bad_value_quotes_it(bad):
         cuda_arch.parse(bad, AVAILABLE)
 
 
+# cuda-arch's default: this machine's GPUs (a fake nvidia-smi on PATH) ------------------------
+
+def _fake_smi(folder: Path, stdout: str, status: int = 0) -> Path:
+    """A folder with an nvidia-smi that prints stdout (what --query-gpu=compute_cap
+    prints; "\\n" for a newline) and exits status."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "out.txt").write_text(stdout.replace("\\n", "\n"))
+    smi = folder / "nvidia-smi"
+    smi.write_text("#!/bin/sh\n"
+                   "[ \"$1 $2\" = '--query-gpu=compute_cap --format=csv,noheader' ] || exit 64\n"
+                   f"cat '{folder / 'out.txt'}'\nexit {status}\n")
+    smi.chmod(0o755)
+    return folder
+
+
+def _path_without_smi() -> str:
+    return os.pathsep.join(d for d in os.environ["PATH"].split(os.pathsep)
+                           if d and not os.path.exists(os.path.join(d, "nvidia-smi")))
+
+
+def _smi_path(folder: Path, stdout: str, status: int = 0) -> str:
+    """PATH with a fake nvidia-smi first (and no real one after it)."""
+    return str(_fake_smi(folder, stdout, status)) + os.pathsep + _path_without_smi()
+
+
+def test_default_arch_is_the_gpus_nvidia_smi_lists_with_ptx_of_the_highest(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", _smi_path(tmp_path, "9.0\\n8.6\\n9.0\\n"))
+    sass, ptx, why = cuda_arch.choose("default", AVAILABLE)
+    assert (sass, ptx) == ([86, 90], [90])
+    assert "nvidia-smi: 8.6 9.0" in why and "-Dcuda-arch=all" in why
+    assert cuda_arch.choose("", AVAILABLE)[:2] == ([86, 90], [90])
+
+
+@pytest.mark.parametrize("stdout, status, seen", [
+    (None, 0, "nvidia-smi is not on PATH"),
+    ("NVIDIA-SMI has failed because it couldn't communicate with the driver\\n", 9,
+     "nvidia-smi failed (exit 9): NVIDIA-SMI has failed"),
+    ("", 0, "nvidia-smi lists no GPU"),
+])
+def test_default_arch_without_a_gpu_seen_is_the_full_list_saying_why(tmp_path, monkeypatch,
+                                                                     stdout, status, seen):
+    path = _path_without_smi()
+    if stdout is not None:
+        path = _smi_path(tmp_path, stdout, status)
+    monkeypatch.setenv("PATH", path)
+    sass, ptx, why = cuda_arch.choose("default", AVAILABLE)
+    assert (sass, ptx) == cuda_arch.parse("all", AVAILABLE) == ([75, 80, 86, 89, 90, 100, 120], [120])
+    assert why.startswith(f"no GPU seen at configure ({seen}") and "every default" in why
+
+
+def test_all_and_explicit_values_ignore_the_gpus_present(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", _smi_path(tmp_path, "9.0\\n"))
+    sass, ptx, why = cuda_arch.choose("all", AVAILABLE)
+    assert (sass, ptx) == ([75, 80, 86, 89, 90, 100, 120], [120]) and "release" in why
+    assert cuda_arch.choose("8.0", AVAILABLE) == ([80], [], "-Dcuda-arch=8.0")
+
+
+def test_a_gpu_newer_than_nvcc_gets_ptx_the_driver_can_compile(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", _smi_path(tmp_path, "9.0\\n13.0\\n"))
+    sass, ptx, _ = cuda_arch.choose("default", {75, 80, 86, 89, 90, 100})
+    assert sass == [90] and ptx == [100]
+
+
+@needs_nvcc
+def test_configure_builds_for_the_gpu_nvidia_smi_lists_and_records_why(tmp_path):
+    env = dict(os.environ, PATH=_smi_path(tmp_path / "smi", "8.6\\n"))
+    proc = _meson_setup(tmp_path, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "machine code (SASS) for sm_86; PTX compute_86 (the GPUs of the machine" in proc.stdout
+    info = (tmp_path / "build" / "dispatch" / "_cuda_build.py").read_text()
+    assert '"sm_86"' in info and 'ARCH_WHY = "the GPUs of the machine that built it (nvidia-smi: 8.6)' in info
+
+
+def test_python_m_dispatch_says_which_archs_and_why():
+    if not dispatch.__cuda_archs__:
+        pytest.skip(f"not built with CUDA ({dispatch.cuda.unavailable_reason()})")
+    from dispatch import _cuda_build
+
+    proc = subprocess.run([sys.executable, "-m", "dispatch"], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    built = [ln for ln in proc.stdout.splitlines() if ln.strip().startswith("built")]
+    assert " ".join(dispatch.__cuda_archs__) in built[0]
+    assert _cuda_build.ARCH_WHY and _cuda_build.ARCH_WHY in built[1], proc.stdout
+
+
 # configure ---------------------------------------------------------------------------------
 
 @needs_nvcc

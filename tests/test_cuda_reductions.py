@@ -144,6 +144,80 @@ def test_emulated_order_does_not_depend_on_alignment_or_vector_width(planlib):
     assert (tpo, splits) == (i16["tpo"], i16["splits"]) and splits > 1
 
 
+def _plan_fields(lib, shape, strides, mask, itemsize, data=256):
+    """The plan's leading ints: path, vec, tpo, splits, group, lanes, ctpo."""
+    buf = ctypes.create_string_buffer(4096)
+    n = len(shape)
+    sh = (ctypes.c_int64 * max(n, 1))(*shape)
+    st = (ctypes.c_int64 * max(n, 1))(*strides)
+    assert lib.dcr_plan_make(buf, n, sh, st, mask, itemsize, data, None, 0) == 0
+    return dict(zip(("path", "vec", "tpo", "splits", "group", "lanes", "ctpo"),
+                    struct.unpack_from("7i", buf.raw, 0)))
+
+
+@pytest.mark.parametrize("shape", [(4096, 16), (20000, 24), (70000, 3), (1000, 64)])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_emulated_column_sums_split_over_lanes_and_blocks_are_within_the_fsum_bound(planlib, shape,
+                                                                                   dtype):
+    # the outer path (Note [Outer reductions]): lanes walk rows in order, a
+    # tree over the lanes, then the parallel combine of the splits
+    rows, cols = shape
+    r = random.Random(rows * cols)
+    flat = [r.uniform(-1, 1) for _ in range(rows * cols)]
+    t = dispatch.tensor(flat, dtype=getattr(dispatch, dtype)).reshape(rows, cols)
+    got, info = _emulate(planlib, t, 1)
+    f = _plan_fields(planlib, [rows, cols], [cols * t.dtype.itemsize, t.dtype.itemsize], 1,
+                     t.dtype.itemsize)
+    assert info["path"] == 1 and f["lanes"] > 1  # outer, several lanes per block
+    if rows >= 4096:
+        assert f["splits"] > 1 and f["ctpo"] in (32, 256)  # the combine ran
+    eps = 2.0 ** -24 if dtype == "float32" else 2.0 ** -53
+    vals = t.tolist()
+    # a lane adds about rows / (lanes * splits) values in order, then two trees
+    depth = rows / (f["lanes"] * f["splits"]) + math.log2(f["lanes"]) + f["splits"] / 32 + 10
+    for j in range(cols):
+        col = [row[j] for row in vals]
+        assert abs(got[j] - math.fsum(col)) <= depth * eps * math.fsum(abs(v) for v in col), j
+
+
+@pytest.mark.parametrize("n", [(1 << 22) + 5, 3 << 20])
+def test_emulated_full_sum_with_a_block_wide_combine_is_within_the_fsum_bound(planlib, n):
+    # past 256 partials the combine takes a block per output (ctpo 256)
+    r = random.Random(n)
+    t = dispatch.tensor([r.uniform(-1, 1) for _ in range(n)], dtype=dispatch.float32)
+    f = _plan_fields(planlib, [n], [4], 1, 4)
+    assert f["splits"] > 256 and f["ctpo"] == 256
+    got, _ = _emulate(planlib, t, 1)
+    vals = t.tolist()
+    bound = (math.log2(n) + 2) * 2.0 ** -24 * math.fsum(abs(v) for v in vals)
+    assert abs(got[0] - math.fsum(vals)) <= bound
+
+
+def test_emulated_bits_are_a_function_of_the_shape_alone(planlib):
+    # the same values at another alignment (vector widths 4 and 1) or inside a
+    # wider buffer (another row stride, so no vector loads): the same bits,
+    # full sums and column sums alike, because the plan's lanes, splits,
+    # chunk and combine come from the shape only
+    r = random.Random(3)
+    rows, cols = 5000, 8
+    vals = [r.uniform(-1, 1) * 10 ** r.randint(-5, 5) for _ in range(rows * cols)]
+    aligned = dispatch.tensor(vals, dtype=dispatch.float32).reshape(rows, cols)
+    shifted = dispatch.tensor([0.0] + vals, dtype=dispatch.float32)[1:].reshape(rows, cols)
+    wide = dispatch.zeros(rows, cols + 3)
+    wide[:, :cols] = aligned
+    views = [aligned, shifted, wide[:, :cols]]
+    isz = 4
+    plans = [_plan_fields(planlib, [rows, cols], [v.stride()[0] * isz, isz], 1, isz,
+                          v.data_ptr()) for v in views]
+    assert plans[0]["vec"] == 4 and plans[2]["vec"] == 1
+    assert len({(p["lanes"], p["splits"], p["ctpo"]) for p in plans}) == 1
+    col_sums = [_emulate(planlib, v, 1)[0] for v in views]
+    assert col_sums[0] == col_sums[1] == col_sums[2]
+    full = [_emulate(planlib, v.reshape(-1) if v.is_contiguous() else v.contiguous().reshape(-1), 1)[0]
+            for v in views[:2]]
+    assert struct.pack("f", full[0][0]) == struct.pack("f", full[1][0])
+
+
 # routing on a fake device -----------------------------------------------------------------
 
 _FAKE = r'''
@@ -497,6 +571,31 @@ def test_cuda_sum_gives_identical_bits_on_every_call_and_the_emulated_bits(planl
     got = rows.cuda().sum(1).cpu().tolist()
     want, _ = _emulate(planlib, rows, 2)
     assert got == want
+    got = rows.cuda().sum(0).cpu().tolist()  # the outer path: lanes, splits, combine
+    want, _ = _emulate(planlib, rows, 1)
+    assert got == want
+
+
+@gpu
+@pytest.mark.parametrize("shape", [(4096, 16), (20000, 24), (3, 100000), (513, 7)])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int32"])
+def test_cuda_outer_reductions_equal_the_cpu(shape, dtype):
+    # sum/amax/amin/max/argmin over dim 0 on the outer path (lanes, vector
+    # columns where aligned, split rows) against the CPU
+    r = random.Random(hash(shape))
+    n = shape[0] * shape[1]
+    vals = [r.randint(-50, 50) for _ in range(n)]
+    t = dispatch.tensor(vals, dtype=getattr(dispatch, dtype)).reshape(*shape)
+    g = t.cuda()
+    ops = dispatch.ops
+    assert ops.amax(g, 0).cpu().tolist() == ops.amax(t, 0).tolist()
+    assert cuda.last_reduce()["path"] == "outer"
+    assert ops.amin(g, 0).cpu().tolist() == ops.amin(t, 0).tolist()
+    v, i = ops.max(g, 0)
+    w, j = ops.max(t, 0)
+    assert v.cpu().tolist() == w.tolist() and i.cpu().tolist() == j.tolist()
+    assert ops.argmin(g, 0).cpu().tolist() == ops.argmin(t, 0).tolist()
+    assert ops.sum(g, 0).cpu().tolist() == ops.sum(t, 0).tolist()  # small integers: exact
 
 
 @gpu

@@ -3,19 +3,27 @@
 
     python3 tools/cuda_arch.py NVCC VALUE
 
-VALUE is what `-Dcuda-arch=` got: empty or "default" for the default list
-(SASS for sm_75 sm_80 sm_86 sm_89 sm_90, and sm_100 sm_120 where this nvcc
-has them, plus PTX of the highest), or names separated by commas, spaces or
-semicolons, as TORCH_CUDA_ARCH_LIST spells them: "sm_80", "8.0" or "80" for
-machine code, "compute_90" for PTX only, a "+PTX" suffix ("9.0+PTX") for both.
+VALUE is what `-Dcuda-arch=` got. Empty or "default": the GPUs this machine
+has, as `nvidia-smi --query-gpu=compute_cap` lists them (SASS for each, PTX
+of the highest), the way torch's extension builds detect theirs; where no GPU
+is seen (no nvidia-smi, or it fails or lists none), the full list. "all": the
+full list, for release wheels (SASS for sm_75 sm_80 sm_86 sm_89 sm_90, and
+sm_100 sm_120 where this nvcc has them, plus PTX of the highest). Else names
+separated by commas, spaces or semicolons, as TORCH_CUDA_ARCH_LIST spells
+them: "sm_80", "8.0" or "80" for machine code, "compute_90" for PTX only, a
+"+PTX" suffix ("9.0+PTX") for both.
 Output, one "key<TAB>value" per line: `flags` (the nvcc -gencode flags),
-`sass` and `ptx` (the architectures, space separated). A bad value exits 1
-with one line quoting it. Standard library only (run by meson at configure).
+`sass` and `ptx` (the architectures, space separated), `why` (how they were
+chosen, for `python -m dispatch`) and `libdir` (where this nvcc's
+libcudart_static.a is). A bad value exits 1 with one line quoting it.
+Standard library only (run by meson at configure).
 """
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -40,7 +48,7 @@ def _number(token: str, text: str) -> int:
 def parse(text: str, available: set) -> tuple:
     """(sass, ptx): sorted lists of sm numbers; ValueError naming the bad token."""
     text = text.strip()
-    if text.lower() in ("", "default"):
+    if text.lower() in ("", "default", "all"):
         sass = [a for a in DEFAULT_SASS if a in available]
         sass += [a for a in DEFAULT_IF_AVAILABLE if a in available]
         missing = [a for a in DEFAULT_SASS if a not in available]
@@ -70,6 +78,67 @@ def parse(text: str, available: set) -> tuple:
     return sorted(sass), sorted(ptx)
 
 
+def detect(smi: str | None = None) -> tuple:
+    """(sm numbers of this machine's GPUs, sorted, unique; what was seen), from
+    `nvidia-smi --query-gpu=compute_cap --format=csv,noheader` ("9.0" a line).
+    No GPU seen gives ([], the reason)."""
+    smi = smi or shutil.which("nvidia-smi")
+    if not smi:
+        return [], "nvidia-smi is not on PATH"
+    try:
+        proc = subprocess.run([smi, "--query-gpu=compute_cap", "--format=csv,noheader"],
+                              capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return [], f"nvidia-smi failed: {e}"
+    if proc.returncode != 0:
+        first = (proc.stderr or proc.stdout).strip().splitlines()
+        return [], f"nvidia-smi failed (exit {proc.returncode}){': ' + first[0] if first else ''}"
+    caps = set()
+    for line in proc.stdout.splitlines():
+        m = re.fullmatch(r"\s*(\d+)\.(\d)\s*", line)
+        if m:
+            caps.add(int(m.group(1)) * 10 + int(m.group(2)))
+    if not caps:
+        return [], "nvidia-smi lists no GPU"
+    return sorted(caps), " ".join(f"{c // 10}.{c % 10}" for c in sorted(caps))
+
+
+def choose(text: str, available: set, smi: str | None = None) -> tuple:
+    """(sass, ptx, why) for the option's value: Note at the top of this file."""
+    low = text.strip().lower()
+    if low == "all":
+        sass, ptx = parse("default", available)
+        return sass, ptx, "-Dcuda-arch=all: every default architecture (release wheels)"
+    if low not in ("", "default"):
+        sass, ptx = parse(text, available)
+        return sass, ptx, f"-Dcuda-arch={text.strip()}"
+    caps, seen = detect(smi)
+    if not caps:
+        sass, ptx = parse("default", available)
+        return sass, ptx, f"no GPU seen at configure ({seen}): every default architecture"
+    sass = [c for c in caps if c in available]
+    # PTX of the highest SASS; for a GPU newer than this nvcc, PTX of the
+    # highest architecture below it that nvcc has, for the driver to compile
+    newer = [c for c in caps if c not in available]
+    below = [a for a in available if newer and a < min(newer)]
+    ptx = [max(below)] if below else [max(sass)] if sass else []
+    if not sass and not ptx:
+        sass, ptx = parse("default", available)
+        return sass, ptx, f"this machine's GPUs ({seen}) are not buildable here: every default architecture"
+    return sass, ptx, (f"the GPUs of the machine that built it (nvidia-smi: {seen}); "
+                       "-Dcuda-arch=all for every default architecture")
+
+
+def cuda_libdir(nvcc: str) -> str:
+    """The folder of this nvcc's libcudart_static.a (its --dryrun's -L paths)."""
+    proc = subprocess.run([nvcc, "--dryrun", "-x", "cu", "-c", os.devnull, "-o", os.devnull],
+                          capture_output=True, text=True)
+    for d in re.findall(r'-L"?([^"\s]+)"?', proc.stdout + proc.stderr):
+        if os.path.exists(os.path.join(d, "libcudart_static.a")):
+            return os.path.normpath(d)
+    return ""
+
+
 def gencode_flags(sass: list, ptx: list) -> list:
     flags = [f"-gencode=arch=compute_{a},code=sm_{a}" for a in sass]
     flags += [f"-gencode=arch=compute_{a},code=compute_{a}" for a in ptx]
@@ -87,13 +156,20 @@ def main(argv: list) -> int:
         print(f"cuda-arch: cannot ask {nvcc} for its architectures: {e}", file=sys.stderr)
         return 1
     try:
-        sass, ptx = parse(value, available)
+        sass, ptx, why = choose(value, available)
     except ValueError as e:
         print(e, file=sys.stderr)
+        return 1
+    libdir = cuda_libdir(nvcc)
+    if not libdir:
+        print(f"cuda-arch: {nvcc} names no folder with libcudart_static.a (nvcc --dryrun)",
+              file=sys.stderr)
         return 1
     print("flags\t" + " ".join(gencode_flags(sass, ptx)))
     print("sass\t" + " ".join(f"sm_{a}" for a in sass))
     print("ptx\t" + " ".join(f"compute_{a}" for a in ptx))
+    print("why\t" + why)
+    print("libdir\t" + libdir)
     return 0
 
 

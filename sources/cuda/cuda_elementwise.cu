@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <tuple>
 #include <type_traits>
 
 #include "cuda_device_types.cuh"
@@ -336,27 +337,103 @@ template <int LOOP, typename T> struct Types {
     typedef typename OpType<LOOP, T, 3>::type I3;
 };
 
-/* The generic loop: contiguous with casts, or strided through the dividers. */
-template <int LOOP, typename T, int DT>
-__global__ void __launch_bounds__(128) generic_kernel(Args a, int contiguous) {
+/* One element at byte offsets off[0..nin]: load (converting), compute, store. */
+template <int LOOP, typename T>
+__device__ __forceinline__ void one_element(const Args &a, const int64_t *off) {
     typedef Types<LOOP, T> Ty;
     constexpr int nin = kNin[LOOP];
-    uint32_t stride = gridDim.x * blockDim.x;
-    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < (uint32_t)a.piece.numel; i += stride) {
-        int64_t off[4];
+    typename Ty::I1 x{};
+    typename Ty::I2 y{};
+    typename Ty::I3 z{};
+    if (nin >= 1) x = load_op<typename Ty::I1, 1>(a, off[1]);
+    if (nin >= 2) y = load_op<typename Ty::I2, 2>(a, off[2]);
+    if (nin >= 3) z = load_op<typename Ty::I3, 3>(a, off[3]);
+    typename Ty::O r = Compute<LOOP, T>::run(x, y, z, a);
+    char *o = a.piece.data[0] + off[0];
+    if (a.cast_mask & 1) write_carrier(o, a.dtype[0], to_carrier(r));
+    else *(typename Ty::O *)o = r;
+}
+
+/* The generic loop: contiguous with casts, or strided through the dividers.
+ * Each thread takes DCU_UNROLL elements per step, a block's threads adjacent
+ * (coalesced); the linear index is split into dim indices once for every
+ * operand. */
+template <int LOOP, typename T, int DT>
+__global__ void __launch_bounds__(128) generic_kernel(Args a, int contiguous) {
+    constexpr int nin = kNin[LOOP];
+    uint32_t n = (uint32_t)a.piece.numel;
+    uint32_t step = gridDim.x * blockDim.x * DCU_UNROLL;
+    for (uint32_t b = blockIdx.x * blockDim.x * DCU_UNROLL + threadIdx.x; b < n; b += step) {
 #pragma unroll
-        for (int k = 0; k <= nin; k++)
-            off[k] = contiguous ? (int64_t)i * a.piece.strides[k][0] : dcu_piece_offset(&a.piece, k, i);
-        typename Ty::I1 x{};
-        typename Ty::I2 y{};
-        typename Ty::I3 z{};
-        if (nin >= 1) x = load_op<typename Ty::I1, 1>(a, off[1]);
-        if (nin >= 2) y = load_op<typename Ty::I2, 2>(a, off[2]);
-        if (nin >= 3) z = load_op<typename Ty::I3, 3>(a, off[3]);
-        typename Ty::O r = Compute<LOOP, T>::run(x, y, z, a);
-        char *o = a.piece.data[0] + off[0];
-        if (a.cast_mask & 1) write_carrier(o, a.dtype[0], to_carrier(r));
-        else *(typename Ty::O *)o = r;
+        for (int u = 0; u < DCU_UNROLL; u++) {
+            uint32_t i = b + u * blockDim.x;
+            if (i >= n) break;
+            int64_t off[4] = {0, 0, 0, 0};
+            if (contiguous) {
+#pragma unroll
+                for (int k = 0; k <= nin; k++) off[k] = (int64_t)i * a.piece.strides[k][0];
+            } else {
+                uint32_t lin = i;
+                for (int d = 0; d < a.piece.ndim; d++) {
+                    uint32_t q = dcu_divider_div(&a.piece.div[d], lin);
+                    int64_t idx = lin - q * a.piece.div[d].divisor;
+#pragma unroll
+                    for (int k = 0; k <= nin; k++) off[k] += idx * a.piece.strides[k][d];
+                    lin = q;
+                }
+            }
+            one_element<LOOP, T>(a, off);
+        }
+    }
+}
+
+/* A strided piece by rows (dcu_strided_by_rows): grid y walks the rows
+ * (the outer dims, their offsets computed once per row), grid x the inner
+ * dim, DCU_UNROLL elements per thread; an input whose inner stride is 0 is
+ * loaded once per row and thread. */
+template <int LOOP, typename T, int DT>
+__global__ void __launch_bounds__(128) strided_rows_kernel(Args a) {
+    typedef Types<LOOP, T> Ty;
+    constexpr int nin = kNin[LOOP];
+    const dcu_piece &p = a.piece;
+    uint32_t n0 = p.div[0].divisor, rows = (uint32_t)(p.numel / n0);
+    uint32_t xstep = gridDim.x * blockDim.x * DCU_UNROLL;
+    for (uint32_t row = blockIdx.y; row < rows; row += gridDim.y) {
+        int64_t base[4] = {0, 0, 0, 0};
+        uint32_t lin = row;
+        for (int d = 1; d < p.ndim; d++) {
+            uint32_t q = dcu_divider_div(&p.div[d], lin);
+            int64_t idx = lin - q * p.div[d].divisor;
+#pragma unroll
+            for (int k = 0; k <= nin; k++) base[k] += idx * p.strides[k][d];
+            lin = q;
+        }
+        /* the inputs constant along the row: once */
+        typename Ty::I1 x0{};
+        typename Ty::I2 y0{};
+        typename Ty::I3 z0{};
+        bool zx = nin >= 1 && p.strides[1][0] == 0, zy = nin >= 2 && p.strides[2][0] == 0,
+             zz = nin >= 3 && p.strides[3][0] == 0;
+        if (zx) x0 = load_op<typename Ty::I1, 1>(a, base[1]);
+        if (zy) y0 = load_op<typename Ty::I2, 2>(a, base[2]);
+        if (zz) z0 = load_op<typename Ty::I3, 3>(a, base[3]);
+        for (uint32_t c0 = blockIdx.x * blockDim.x * DCU_UNROLL + threadIdx.x; c0 < n0; c0 += xstep) {
+#pragma unroll
+            for (int u = 0; u < DCU_UNROLL; u++) {
+                uint32_t c = c0 + u * blockDim.x;
+                if (c >= n0) break;
+                typename Ty::I1 x = x0;
+                typename Ty::I2 y = y0;
+                typename Ty::I3 z = z0;
+                if (nin >= 1 && !zx) x = load_op<typename Ty::I1, 1>(a, base[1] + (int64_t)c * p.strides[1][0]);
+                if (nin >= 2 && !zy) y = load_op<typename Ty::I2, 2>(a, base[2] + (int64_t)c * p.strides[2][0]);
+                if (nin >= 3 && !zz) z = load_op<typename Ty::I3, 3>(a, base[3] + (int64_t)c * p.strides[3][0]);
+                typename Ty::O r = Compute<LOOP, T>::run(x, y, z, a);
+                char *o = p.data[0] + base[0] + (int64_t)c * p.strides[0][0];
+                if (a.cast_mask & 1) write_carrier(o, a.dtype[0], to_carrier(r));
+                else *(typename Ty::O *)o = r;
+            }
+        }
     }
 }
 
@@ -400,6 +477,80 @@ __global__ void __launch_bounds__(128) vector_kernel(Args a) {
     }
 }
 
+/*
+ * Note [CUDA casts]
+ * ~~~~~~~~~~~~~~~~~
+ * x.to(float16) is the COPY loop with one operand cast. The generic loop
+ * converts through read_carrier/write_carrier, a call and a switch on the
+ * dtype per element, one element a thread (52% of an H100's DRAM bandwidth
+ * for float32 -> float16). Between the floating dtypes (the casts that move
+ * the most data) a kernel per (loop dtype, source, destination) does the
+ * same conversions inline: the source converted to the loop dtype if it is
+ * not it, COPY in the loop dtype, the result converted to the destination's
+ * (the generic loop's steps, so the same bits), DCU_UNROLL elements a thread
+ * loaded and stored as vectors when the plan's vec is 4. Other pairs keep
+ * the generic loop.
+ */
+template <typename To, typename From> __device__ __forceinline__ To convert(From v) {
+    if constexpr (std::is_same<To, From>::value) return v;
+    else return from_carrier<To>(to_carrier(v));
+}
+
+template <typename L, typename S, typename D>
+__global__ void __launch_bounds__(128) cast_kernel(Args a) {
+    constexpr int U = DCU_UNROLL;
+    uint32_t n = (uint32_t)a.piece.numel, groups = n / U;
+    const S *src = (const S *)a.piece.data[1];
+    D *dst = (D *)a.piece.data[0];
+    uint32_t stride = gridDim.x * blockDim.x;
+    bool vec = a.piece.vec == U;
+    for (uint32_t g = blockIdx.x * blockDim.x + threadIdx.x; g < groups; g += stride) {
+        Vec<S, U> in;
+        if (vec) in = ((const Vec<S, U> *)src)[g];
+        else
+#pragma unroll
+            for (int j = 0; j < U; j++) in.v[j] = src[g * U + j];
+        Vec<D, U> out;
+#pragma unroll
+        for (int j = 0; j < U; j++)
+            out.v[j] = convert<D>(Compute<DISPATCH_LOOP_COPY, L>::run(convert<L>(in.v[j]), L{}, L{}, a));
+        if (vec) ((Vec<D, U> *)dst)[g] = out;
+        else
+#pragma unroll
+            for (int j = 0; j < U; j++) dst[g * U + j] = out.v[j];
+    }
+    for (uint32_t i = groups * U + blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        dst[i] = convert<D>(Compute<DISPATCH_LOOP_COPY, L>::run(convert<L>(src[i]), L{}, L{}, a));
+}
+
+/* The floating dtypes' index in the cast table, or -1. */
+static int float_slot(int dt) {
+    switch (dt) {
+    case DISPATCH_FLOAT16: return 0;
+    case DISPATCH_BFLOAT16: return 1;
+    case DISPATCH_FLOAT32: return 2;
+    case DISPATCH_FLOAT64: return 3;
+    default: return -1;
+    }
+}
+
+typedef void (*cast_fn)(dim3, const Args &);
+template <typename L, typename S, typename D> static void launch_cast(dim3 grid, const Args &a) {
+    cast_kernel<L, S, D><<<grid, 128>>>(a);
+}
+#define DCU_F_(i) typename std::tuple_element<i, std::tuple<__half, __nv_bfloat16, float, double>>::type
+/* W 0: the loop runs in the source's dtype (the destination is cast), 1: in
+ * the destination's (the source is cast); a pair of one dtype is no cast */
+template <int W, int S, int D> constexpr cast_fn cast_entry() {
+    if constexpr (S == D) return nullptr;
+    else return &launch_cast<DCU_F_(W ? D : S), DCU_F_(S), DCU_F_(D)>;
+}
+#define DCU_CAST_ROW_(W, S) \
+    {cast_entry<W, S, 0>(), cast_entry<W, S, 1>(), cast_entry<W, S, 2>(), cast_entry<W, S, 3>()}
+static const cast_fn cast_table[2][4][4] = {
+    {DCU_CAST_ROW_(0, 0), DCU_CAST_ROW_(0, 1), DCU_CAST_ROW_(0, 2), DCU_CAST_ROW_(0, 3)},
+    {DCU_CAST_ROW_(1, 0), DCU_CAST_ROW_(1, 1), DCU_CAST_ROW_(1, 2), DCU_CAST_ROW_(1, 3)}};
+
 /* ---- launching ------------------------------------------------------------ */
 static thread_local char elementwise_error[512];
 static dcu_launch_record last_launch;
@@ -414,13 +565,24 @@ template <int LOOP, typename T, int DT> static int launch_piece(const dcu_piece 
     Args a = *(const Args *)ctx;
     a.piece = *p;
     const int threads = 128;
+    const int cs = LOOP == DISPATCH_LOOP_COPY && p->nops == 2 && !a.scalar_mask &&
+                           a.cast_mask != 3
+                       ? float_slot(a.dtype[1]) : -1;
+    const int cd = cs >= 0 ? float_slot(a.dtype[0]) : -1;
     if (p->path == DCU_PATH_VECTOR && p->vec == 4)
         vector_kernel<LOOP, T, 4><<<grid_for(p->numel / 4 + 1, threads), threads>>>(a);
     else if (p->path == DCU_PATH_VECTOR && p->vec == 2)
         vector_kernel<LOOP, T, 2><<<grid_for(p->numel / 2 + 1, threads), threads>>>(a);
-    else
-        generic_kernel<LOOP, T, DT><<<grid_for(p->numel, threads), threads>>>(
-            a, p->path != DCU_PATH_STRIDED);
+    else if (p->path == DCU_PATH_CAST && cd >= 0 && cs != cd) /* Note [CUDA casts] */
+        cast_table[a.cast_mask & 1 ? 0 : 1][cs][cd](grid_for(p->numel / DCU_UNROLL + 1, threads), a);
+    else if (dcu_strided_by_rows(p)) {
+        int64_t rows = p->numel / p->div[0].divisor;
+        dim3 grid(grid_for((p->div[0].divisor + DCU_UNROLL - 1) / DCU_UNROLL, threads),
+                  (unsigned)(rows < 65535 ? rows : 65535));
+        strided_rows_kernel<LOOP, T, DT><<<grid, threads>>>(a);
+    } else
+        generic_kernel<LOOP, T, DT><<<grid_for((p->numel + DCU_UNROLL - 1) / DCU_UNROLL, threads),
+                                      threads>>>(a, p->path != DCU_PATH_STRIDED);
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) {
         snprintf(elementwise_error, sizeof elementwise_error, "%s<<<...>>> (loop %s): %s (%d): %s",

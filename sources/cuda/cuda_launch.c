@@ -26,7 +26,13 @@
  *    transposed) -> DCU_PATH_STRIDED, where each thread turns its linear
  *    index into per-operand byte offsets with one fast divider per dim.
  *  - vec: the widest of 4, 2, 1 such that every operand's pointer is aligned
- *    to vec * its itemsize and the piece has at least vec elements. A view
+ *    to vec * its itemsize and the piece has at least vec elements (on the
+ *    cast path too: 4 float32s in, 4 float16s out).
+ *  - A strided piece whose innermost dim has DCU_ROW_MIN elements or more
+ *    runs row by row (dcu_strided_by_rows): the outer dims' offsets are
+ *    computed once per row, the inner one is a multiply, and an operand
+ *    whose inner stride is 0 (a (n, 1) broadcast) is read once per row and
+ *    thread, not once per element. A view
  *    that starts one float32 past a 16-byte boundary gets 1, two floats past
  *    gets 2. (The device loop handles the tail of numel % vec elements.)
  *
@@ -64,6 +70,10 @@ static int64_t reach(const dcu_plan_in *p, int k, int itemsize) {
             return INT64_MAX;
     }
     return r;
+}
+
+int dcu_strided_by_rows(const dcu_piece *p) {
+    return p->path == DCU_PATH_STRIDED && p->ndim >= 2 && p->div[0].divisor >= DCU_ROW_MIN;
 }
 
 int dcu_fits_32bit(const dcu_plan_in *p, const int *itemsize) {
@@ -108,14 +118,13 @@ static void emit_piece(walk *w, const dcu_plan_in *p) {
     }
     if (contiguous(p, w->itemsize, w->scalars)) {
         piece.path = w->cast ? DCU_PATH_CAST : DCU_PATH_VECTOR;
-        piece.vec = 1;
-        if (!w->cast) { /* the operands in memory decide */
-            char *data[DCU_MAX_OPS];
-            int isz[DCU_MAX_OPS], n = 0;
-            for (int k = 0; k < p->nops; k++)
-                if (!(w->scalars >> k & 1)) data[n] = p->data[k], isz[n++] = w->itemsize[k];
-            piece.vec = dcu_vector_size(n, data, isz, p->numel);
-        }
+        /* the operands in memory decide, each in its own dtype (a cast too:
+         * Note [CUDA casts] in cuda_elementwise.cu) */
+        char *data[DCU_MAX_OPS] = {0};
+        int isz[DCU_MAX_OPS] = {0}, n = 0;
+        for (int k = 0; k < p->nops; k++)
+            if (!(w->scalars >> k & 1)) data[n] = p->data[k], isz[n++] = w->itemsize[k];
+        piece.vec = dcu_vector_size(n, data, isz, p->numel);
         piece.ndim = 1; /* one dim of numel elements */
         dcu_divider_init(&piece.div[0], (uint32_t)p->numel);
         for (int k = 0; k < p->nops; k++)

@@ -27,6 +27,8 @@ extern "C" {
 
 #define DCU_MAX_DIMS 16 /* DISPATCH_MAX_DIMS */
 #define DCU_MAX_OPS 8   /* DISPATCH_MAX_OPERANDS */
+#define DCU_ROW_MIN 256 /* inner elements from which a strided piece runs by rows */
+#define DCU_UNROLL 4    /* elements per thread per step on the cast and strided paths */
 
 enum dcu_path {
     DCU_PATH_VECTOR = 0, /* contiguous, no cast: vectorized loads and stores */
@@ -79,6 +81,11 @@ DCU_HD uint32_t dcu_divider_div(const dcu_divider *d, uint32_t n) {
 /* Widest vector (4, 2 or 1) every operand's pointer is aligned for (v *
  * itemsize[k] bytes) and that numel fills at least once. */
 int dcu_vector_size(int nops, char *const *data, const int *itemsize, int64_t numel);
+
+/* Whether strided piece p runs row by row (its innermost dim has
+ * DCU_ROW_MIN elements or more and there is an outer dim): Note [CUDA
+ * launch plans]. */
+int dcu_strided_by_rows(const dcu_piece *p);
 
 /* Whether the piece can be indexed with 32-bit math: numel < 2^31 and every
  * operand's furthest byte offset fits int32. */

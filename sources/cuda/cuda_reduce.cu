@@ -135,11 +135,29 @@ template <int OP, typename A> __device__ __forceinline__ Val<A> warp_tree(Val<A>
     return x;
 }
 
-/* inner and strided: tpo threads per output, 4 accumulators per thread. */
+/* The tree of Note [Deterministic CUDA reductions] over a block's 8 warps:
+ * each warp's tree, then the warps' values (padded to 32) by the same tree.
+ * Warp 0's lane 0 has the result. */
+template <int OP, typename A> __device__ __forceinline__ Val<A> block_tree(Val<A> v) {
+    typedef Combine<OP, A> C;
+    __shared__ Val<A> top[DCR_THREADS / DCR_WARP];
+    int lane = threadIdx.x % DCR_WARP, w = threadIdx.x / DCR_WARP;
+    v = warp_tree<OP>(v);
+    if (lane == 0) top[w] = v;
+    __syncthreads();
+    v = lane < DCR_THREADS / DCR_WARP ? top[lane] : C::identity();
+    return warp_tree<OP>(v); /* every warp runs it; warp 0's is read */
+}
+
+/* Elements per thread step on inner/strided: 16 bytes of float32, 8 of float16. */
+template <typename T> __host__ __device__ constexpr int group_of() { return sizeof(T) == 2 ? 8 : 4; }
+
+/* inner and strided: tpo threads per output, group_of<T>() accumulators per thread. */
 template <typename T, int OP, int VEC, bool STRIDED>
 __global__ void __launch_bounds__(DCR_THREADS) rows_kernel(RArgs a) {
     typedef typename RAcc<T>::type A;
     typedef Combine<OP, A> C;
+    constexpr int G = group_of<T>();
     const dcr_plan &p = a.p;
     int tpo = p.tpo, opb = DCR_THREADS / tpo;
     int t = threadIdx.x % tpo;
@@ -149,21 +167,24 @@ __global__ void __launch_bounds__(DCR_THREADS) rows_kernel(RArgs a) {
     const char *base = a.in + dims_offset(p.nk, p.kshape, p.kstride, o, small);
     int64_t b = (int64_t)blockIdx.y * p.chunk;
     int64_t e = b + p.chunk < p.count ? b + p.chunk : p.count;
-    Val<A> acc[4] = {C::identity(), C::identity(), C::identity(), C::identity()};
-    for (int64_t g = b + 4 * (int64_t)t; g < e; g += 4 * (int64_t)tpo) {
-        if (!STRIDED && VEC > 1 && g + 4 <= e) {
+    Val<A> acc[G];
+#pragma unroll
+    for (int j = 0; j < G; j++) acc[j] = C::identity();
+    for (int64_t g = b + G * (int64_t)t; g < e; g += G * (int64_t)tpo) {
+        if (!STRIDED && VEC > 1 && g + G <= e) {
             struct alignas(sizeof(T) * VEC) V { T v[VEC]; };
             const V *vp = (const V *)(base + g * (int64_t)sizeof(T));
+            V v[G / VEC];
 #pragma unroll
-            for (int h = 0; h < 4 / VEC; h++) {
-                V v = vp[h];
+            for (int h = 0; h < G / VEC; h++) v[h] = vp[h]; /* every load first */
+#pragma unroll
+            for (int h = 0; h < G / VEC; h++)
 #pragma unroll
                 for (int j = 0; j < VEC; j++)
-                    acc[h * VEC + j] = C::add(acc[h * VEC + j], Val<A>{up(v.v[j]), g + h * VEC + j});
-            }
+                    acc[h * VEC + j] = C::add(acc[h * VEC + j], Val<A>{up(v[h].v[j]), g + h * VEC + j});
         } else {
 #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < G; j++) {
                 if (g + j >= e) break;
                 int64_t off = STRIDED ? dims_offset(p.nr, p.rshape, p.rstride, g + j, small)
                                       : (g + j) * (int64_t)sizeof(T);
@@ -171,67 +192,100 @@ __global__ void __launch_bounds__(DCR_THREADS) rows_kernel(RArgs a) {
             }
         }
     }
-    Val<A> v = C::add(C::add(acc[0], acc[1]), C::add(acc[2], acc[3]));
-    v = warp_tree<OP>(v);
-    if (tpo == DCR_THREADS) {
-        __shared__ Val<A> top[DCR_THREADS / DCR_WARP];
-        int lane = threadIdx.x % DCR_WARP, w = threadIdx.x / DCR_WARP;
-        if (lane == 0) top[w] = v;
-        __syncthreads();
-        if (w != 0) return;
-        v = lane < DCR_THREADS / DCR_WARP ? top[lane] : C::identity();
-        v = warp_tree<OP>(v);
-    }
-    if (t != 0) return;
+#pragma unroll
+    for (int h = 1; h < G; h *= 2) /* (acc0 + acc1) + (acc2 + acc3), .. */
+#pragma unroll
+        for (int j = 0; j < G; j += 2 * h) acc[j] = C::add(acc[j], acc[j + h]);
+    Val<A> v = tpo == DCR_THREADS ? block_tree<OP>(acc[0]) : warp_tree<OP>(acc[0]);
+    if (threadIdx.x % tpo != 0 || (tpo == DCR_THREADS && o >= p.nout)) return;
     if (p.splits == 1) finish_one<T, OP>(a, o, v);
     else ((Val<A> *)a.partial)[o * p.splits + blockIdx.y] = v;
 }
 
-/* outer: a thread per output, its reduced elements in order. */
-template <typename T, int OP> __global__ void __launch_bounds__(DCR_THREADS) cols_kernel(RArgs a) {
+/* outer (Note [Outer reductions]): tx threads across the columns, each CV
+ * adjacent columns as one load, times p.lanes lanes along the rows. */
+template <typename T, int OP, int CV> __global__ void __launch_bounds__(DCR_THREADS) cols_kernel(RArgs a) {
     typedef typename RAcc<T>::type A;
     typedef Combine<OP, A> C;
+    struct alignas(sizeof(T) * CV) V { T v[CV]; };
     const dcr_plan &p = a.p;
-    int64_t o = (int64_t)blockIdx.x * DCR_THREADS + threadIdx.x;
-    if (o >= p.nout) return;
-    bool small = !p.idx64;
-    const char *base = a.in + dims_offset(p.nk, p.kshape, p.kstride, o, small);
+    int lanes = p.lanes, tx = DCR_THREADS / lanes;
+    int x = threadIdx.x % tx, y = threadIdx.x / tx;
+    int64_t o = ((int64_t)blockIdx.x * tx + x) * CV; /* the first of CV outputs */
+    bool small = !p.idx64, live = o < p.nout;
+    const char *base = live ? a.in + dims_offset(p.nk, p.kshape, p.kstride, o, small) : a.in;
     int64_t b = (int64_t)blockIdx.y * p.chunk;
     int64_t e = b + p.chunk < p.count ? b + p.chunk : p.count;
-    Val<A> acc = C::identity();
-    if (p.nr <= 1) {
+    Val<A> acc[CV];
+#pragma unroll
+    for (int j = 0; j < CV; j++) acc[j] = C::identity();
+    if (live) {
         int64_t st = p.nr == 1 ? p.rstride[0] : 0;
-        for (int64_t r = b; r < e; r++)
-            acc = C::add(acc, Val<A>{up(*(const T *)(base + r * st)), r});
-    } else if (b < e) { /* (an empty range: no division by a 0 size) */
-        int64_t ridx[DCR_MAX_DIMS], rem = b, off = 0;
-        for (int d = p.nr - 1; d >= 0; d--) {
-            ridx[d] = rem % p.rshape[d], rem /= p.rshape[d];
-            off += ridx[d] * p.rstride[d];
-        }
-        for (int64_t r = b; r < e; r++) {
-            acc = C::add(acc, Val<A>{up(*(const T *)(base + off)), r});
-            for (int d = p.nr - 1; d >= 0; d--) {
-                off += p.rstride[d];
-                if (++ridx[d] < p.rshape[d]) break;
-                off -= ridx[d] * p.rstride[d];
-                ridx[d] = 0;
+        int64_t r = b + y;
+        for (; r + 3 * (int64_t)lanes < e; r += 4 * (int64_t)lanes) { /* four loads in flight */
+            V v[4];
+#pragma unroll
+            for (int u = 0; u < 4; u++) {
+                int64_t ru = r + u * (int64_t)lanes;
+                int64_t off = p.nr <= 1 ? ru * st : dims_offset(p.nr, p.rshape, p.rstride, ru, small);
+                v[u] = *(const V *)(base + off);
             }
+#pragma unroll
+            for (int u = 0; u < 4; u++)
+#pragma unroll
+                for (int j = 0; j < CV; j++)
+                    acc[j] = C::add(acc[j], Val<A>{up(v[u].v[j]), r + u * (int64_t)lanes});
+        }
+        for (; r < e; r += lanes) {
+            int64_t off = p.nr <= 1 ? r * st : dims_offset(p.nr, p.rshape, p.rstride, r, small);
+            V v = *(const V *)(base + off);
+#pragma unroll
+            for (int j = 0; j < CV; j++) acc[j] = C::add(acc[j], Val<A>{up(v.v[j]), r});
         }
     }
-    if (p.splits == 1) finish_one<T, OP>(a, o, acc);
-    else ((Val<A> *)a.partial)[o * p.splits + blockIdx.y] = acc;
+    if (lanes > 1) { /* the lanes' tree: v[y] += v[y + s], s = lanes/2 .. 1 */
+        extern __shared__ unsigned char lane_mem[];
+        Val<A> *sh = (Val<A> *)lane_mem; /* [lanes][tx][CV] */
+#pragma unroll
+        for (int j = 0; j < CV; j++) sh[(y * tx + x) * CV + j] = acc[j];
+        __syncthreads();
+        for (int s = lanes / 2; s >= 1; s /= 2) {
+            if (y < s) {
+#pragma unroll
+                for (int j = 0; j < CV; j++) {
+                    Val<A> &d = sh[(y * tx + x) * CV + j];
+                    d = C::add(d, sh[((y + s) * tx + x) * CV + j]);
+                }
+            }
+            __syncthreads();
+        }
+        if (y != 0) return;
+#pragma unroll
+        for (int j = 0; j < CV; j++) acc[j] = sh[x * CV + j];
+    }
+    if (!live) return;
+#pragma unroll
+    for (int j = 0; j < CV; j++) {
+        if (p.splits == 1) finish_one<T, OP>(a, o + j, acc[j]);
+        else ((Val<A> *)a.partial)[(o + j) * p.splits + blockIdx.y] = acc[j];
+    }
 }
 
-/* The partials of each output, in split order. */
+/* The partials of each output: p.ctpo threads per output, thread t taking
+ * partials t, t + ctpo, .. in order, then the warp's (or block's) tree. */
 template <typename T, int OP> __global__ void __launch_bounds__(DCR_THREADS) combine_kernel(RArgs a) {
     typedef typename RAcc<T>::type A;
-    int64_t o = (int64_t)blockIdx.x * DCR_THREADS + threadIdx.x;
-    if (o >= a.p.nout) return;
-    const Val<A> *part = (const Val<A> *)a.partial + o * a.p.splits;
-    Val<A> acc = part[0];
-    for (int s = 1; s < a.p.splits; s++) acc = Combine<OP, A>::add(acc, part[s]);
-    finish_one<T, OP>(a, o, acc);
+    typedef Combine<OP, A> C;
+    int ctpo = a.p.ctpo, t = threadIdx.x % ctpo;
+    int64_t o = (int64_t)blockIdx.x * (DCR_THREADS / ctpo) + threadIdx.x / ctpo;
+    if (ctpo == DCR_WARP && o >= a.p.nout) return; /* a whole warp */
+    Val<A> acc = C::identity();
+    if (o < a.p.nout) {
+        const Val<A> *part = (const Val<A> *)a.partial + o * a.p.splits;
+        for (int s = t; s < a.p.splits; s += ctpo) acc = C::add(acc, part[s]);
+    }
+    acc = ctpo == DCR_THREADS ? block_tree<OP>(acc) : warp_tree<OP>(acc);
+    if (t == 0 && o < a.p.nout) finish_one<T, OP>(a, o, acc);
 }
 
 static thread_local char reduce_error[512];
@@ -243,6 +297,14 @@ static int launched(const char *what) {
     snprintf(reduce_error, sizeof reduce_error, "%s<<<...>>>: %s (%d): %s", what, cudaGetErrorName(e),
              (int)e, cudaGetErrorString(e));
     return -1;
+}
+
+/* rows_kernel with VEC-element loads, where VEC divides the group and fits 16 bytes. */
+template <typename T, int OP, int VEC> static void launch_rows(dim3 grid, RArgs &a) {
+    if constexpr (VEC <= group_of<T>() && VEC * sizeof(T) <= 16)
+        rows_kernel<T, OP, VEC, false><<<grid, DCR_THREADS>>>(a);
+    else
+        rows_kernel<T, OP, 1, false><<<grid, DCR_THREADS>>>(a); /* never planned */
 }
 
 template <typename T, int OP> static int run(RArgs &a) {
@@ -260,21 +322,24 @@ template <typename T, int OP> static int run(RArgs &a) {
         }
     }
     int rc;
+    dim3 grid((unsigned)dcr_blocks_x(&p), (unsigned)p.splits);
     if (p.path == DCR_PATH_OUTER) {
-        dim3 grid((unsigned)((p.nout + DCR_THREADS - 1) / DCR_THREADS), (unsigned)p.splits);
-        cols_kernel<T, OP><<<grid, DCR_THREADS>>>(a);
+        constexpr int VMAX = 16 / sizeof(T) > 8 ? 8 : 16 / sizeof(T);
+        size_t sh = p.lanes > 1 ? (size_t)DCR_THREADS * (size_t)p.vec * sizeof(Val<A>) : 0;
+        if (p.vec == VMAX && VMAX > 1) cols_kernel<T, OP, VMAX><<<grid, DCR_THREADS, sh>>>(a);
+        else cols_kernel<T, OP, 1><<<grid, DCR_THREADS, sh>>>(a);
         rc = launched("cols_kernel");
     } else {
-        int opb = DCR_THREADS / p.tpo;
-        dim3 grid((unsigned)((p.nout + opb - 1) / opb), (unsigned)p.splits);
         if (p.path == DCR_PATH_STRIDED) rows_kernel<T, OP, 1, true><<<grid, DCR_THREADS>>>(a);
-        else if (p.vec == 4) rows_kernel<T, OP, 4, false><<<grid, DCR_THREADS>>>(a);
-        else if (p.vec == 2) rows_kernel<T, OP, 2, false><<<grid, DCR_THREADS>>>(a);
+        else if (p.vec == 8) launch_rows<T, OP, 8>(grid, a);
+        else if (p.vec == 4) launch_rows<T, OP, 4>(grid, a);
+        else if (p.vec == 2) launch_rows<T, OP, 2>(grid, a);
         else rows_kernel<T, OP, 1, false><<<grid, DCR_THREADS>>>(a);
         rc = launched("rows_kernel");
     }
     if (rc == 0 && p.splits > 1) {
-        combine_kernel<T, OP><<<(unsigned)((p.nout + DCR_THREADS - 1) / DCR_THREADS), DCR_THREADS>>>(a);
+        int64_t opb = DCR_THREADS / p.ctpo;
+        combine_kernel<T, OP><<<(unsigned)((p.nout + opb - 1) / opb), DCR_THREADS>>>(a);
         rc = launched("combine_kernel");
     }
     if (a.partial) al->free(a.partial, al->ctx); /* stream-ordered: reused only by later work */
@@ -313,7 +378,9 @@ DCU_API int dcu_reduce(int op, int dtype, const char *in, int ndim, const int64_
     a.in = in, a.out = out, a.idx = indices;
     a.mean = op == 1;
     a.out_int64 = out_dtype == DISPATCH_INT64 && dtype != DISPATCH_INT64;
-    last_reduce = dcr_record{a.p.path, a.p.vec, a.p.tpo, a.p.splits, a.p.nout, a.p.count};
+    last_reduce = dcr_record{a.p.path, a.p.vec,   a.p.tpo,  a.p.splits,
+                             a.p.nout, a.p.count, a.p.lanes, a.p.ctpo,
+                             dcr_blocks_x(&a.p) * a.p.splits};
     if (a.p.nout == 0) return 0;
     int kop = op <= 1 ? OP_SUM : op == 2 ? OP_MAX : OP_MIN;
     if (table[dtype][kop](a) < 0) {

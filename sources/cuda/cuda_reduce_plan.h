@@ -19,6 +19,12 @@ extern "C" {
 #define DCR_WARP 32
 #define DCR_MAX_BLOCKS 4096 /* outputs x splits aimed at when splitting */
 #define DCR_SPLIT_MIN 8192  /* reduced elements per split, at least */
+/* Threads a reduction aims to launch when its data allows: 4 blocks of 256
+ * threads on each of an H100's 132 SMs. A constant, never the device's SM
+ * count: the plan, and so the order of additions, is a function of the shape
+ * alone (Note [Deterministic CUDA reductions]). */
+#define DCR_FILL_THREADS (4 * 132 * DCR_THREADS)
+#define DCR_OUTER_MIN_ROWS 16 /* rows each outer lane walks per split, at least */
 
 enum dcr_path {
     DCR_PATH_INNER = 0,   /* reduced elements contiguous: a block or a warp per output */
@@ -27,9 +33,12 @@ enum dcr_path {
 };
 
 typedef struct dcr_plan {
-    int path, vec;        /* vec: 4, 2 or 1 elements per load (inner path) */
+    int path, vec;        /* vec: elements per load: up to 16 bytes (inner), columns per thread (outer) */
     int tpo;              /* threads per output: 32 (a warp) or DCR_THREADS (inner/strided), 1 (outer) */
     int splits;           /* blocks along the reduced range of each output */
+    int group;            /* inner/strided: consecutive elements per thread step, one accumulator each (4; 8 for 2-byte dtypes) */
+    int lanes;            /* outer: threads of a block along the reduced rows (a power of two) */
+    int ctpo;             /* the combine's threads per output: 32 or DCR_THREADS (splits > 1), else 0 */
     int64_t chunk;        /* reduced elements per split (the last may have fewer) */
     int64_t nout, count;  /* outputs, reduced elements per output */
     int idx64;            /* count or nout >= 2^31: 64-bit index math */
@@ -45,6 +54,8 @@ typedef struct dcr_plan {
 typedef struct dcr_record {
     int32_t path, vec, tpo, splits;
     int64_t nout, count;
+    int32_t lanes, ctpo;
+    int64_t blocks; /* of the first kernel, all splits */
 } dcr_record;
 
 /* Plan the reduction of the input (ndim dims of shape, byte strides, base
@@ -52,6 +63,10 @@ typedef struct dcr_record {
  * in err (an unsupported rank). */
 int dcr_plan_make(dcr_plan *p, int ndim, const int64_t *shape, const int64_t *strides,
                   uint32_t mask, int itemsize, uintptr_t data, char *err, size_t errcap);
+
+/* Blocks of DCR_THREADS threads the first kernel launches along the outputs
+ * (times p->splits along the reduced range). */
+int64_t dcr_blocks_x(const dcr_plan *p);
 
 /* Byte offset of output o's first reduced element and of reduced element r. */
 int64_t dcr_out_offset(const dcr_plan *p, int64_t o);

@@ -73,6 +73,42 @@ static void test_vector_size_from_alignment(void) {
     EXPECT(dcu_vector_size(2, dm, isz_mixed, 100) == 2);
 }
 
+static int rows_seen, pieces_seen;
+static int note_rows(const dcu_piece *piece, void *ctx) {
+    (void)ctx;
+    pieces_seen++;
+    rows_seen += dcu_strided_by_rows(piece);
+    return 0;
+}
+
+/* (8192, 8192) * (8192, 1): the long inner dim runs by rows; a short one,
+ * or one dim, by elements. */
+static void test_strided_rows(void) {
+    char *base = (char *)(uintptr_t)0x10000;
+    int isz[3] = {4, 4, 4};
+    dcu_plan_in p;
+    memset(&p, 0, sizeof p);
+    p.nops = 3, p.ndim = 2, p.shape[0] = 8192, p.shape[1] = 8192, p.numel = 8192 * 8192;
+    p.strides[0][0] = 4, p.strides[0][1] = 8192 * 4;
+    p.strides[1][0] = 4, p.strides[1][1] = 8192 * 4;
+    p.strides[2][0] = 0, p.strides[2][1] = 4; /* the (8192, 1) operand */
+    for (int k = 0; k < 3; k++) p.data[k] = base + k * 4096;
+    dcu_launch_record r;
+    rows_seen = pieces_seen = 0;
+    EXPECT(dcu_plan_launch(&p, isz, 0, 0, note_rows, NULL, &r) == 1);
+    EXPECT(r.path == DCU_PATH_STRIDED && pieces_seen == 1 && rows_seen == 1);
+    p.shape[0] = DCU_ROW_MIN - 1, p.numel = (int64_t)(DCU_ROW_MIN - 1) * 8192;
+    rows_seen = pieces_seen = 0;
+    dcu_plan_launch(&p, isz, 0, 0, note_rows, NULL, &r);
+    EXPECT(pieces_seen == 1 && rows_seen == 0);
+    intptr_t stepped[2] = {4, 8}; /* one dim: by elements */
+    char *d[2] = {base, base + 256};
+    p = plan1(2, 100000, stepped, d);
+    rows_seen = pieces_seen = 0;
+    dcu_plan_launch(&p, isz, 0, 0, note_rows, NULL, &r);
+    EXPECT(pieces_seen == 1 && rows_seen == 0);
+}
+
 static void test_path_choice(void) {
     char *base = (char *)(uintptr_t)0x10000;
     int isz[2] = {4, 4};
@@ -80,8 +116,18 @@ static void test_path_choice(void) {
     intptr_t contig[2] = {4, 4};
     char *d[2] = {base, base + 256};
     dcu_plan_in p = plan1(2, 100, contig, d);
-    dcu_plan_launch(&p, isz, 1, 0, NULL, NULL, &r); /* with a cast */
+    dcu_plan_launch(&p, isz, 1, 0, NULL, NULL, &r); /* with a cast: vector loads too */
+    EXPECT(r.path == DCU_PATH_CAST && r.vec == 4);
+    char *dmis[2] = {base, base + 260}; /* the input one float past 16 bytes */
+    dcu_plan_in pm = plan1(2, 100, contig, dmis);
+    dcu_plan_launch(&pm, isz, 1, 0, NULL, NULL, &r);
     EXPECT(r.path == DCU_PATH_CAST && r.vec == 1);
+    int isz_cast[2] = {2, 4}; /* float16 out of float32: each aligned to 4 of its own */
+    intptr_t contig_cast[2] = {2, 4};
+    char *dcast[2] = {base + 8, base + 16};
+    pm = plan1(2, 100, contig_cast, dcast);
+    dcu_plan_launch(&pm, isz_cast, 1, 0, NULL, NULL, &r);
+    EXPECT(r.path == DCU_PATH_CAST && r.vec == 4);
     intptr_t stepped[2] = {4, 8}; /* a[::2] */
     p = plan1(2, 100, stepped, d);
     dcu_plan_launch(&p, isz, 0, 0, NULL, NULL, &r);
@@ -211,6 +257,7 @@ static void test_emit_error_stops(void) {
 int main(void) {
     test_divider();
     test_vector_size_from_alignment();
+    test_strided_rows();
     test_path_choice();
     test_offset_calculator();
     test_split_past_2_31();

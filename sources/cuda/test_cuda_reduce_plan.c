@@ -111,9 +111,11 @@ static void test_splits(void) {
     /* many outputs: no split */
     p = plan(2, (int64_t[]){8192, 65536}, (int64_t[]){65536 * 4, 4}, 2u, 4, 256);
     CHECK(p.splits == 1);
-    /* columns: a few outputs over many rows split too */
+    /* columns: a few outputs over many rows split too, each split a whole
+     * number of rows per lane, DCR_OUTER_MIN_ROWS or more */
     p = plan(2, (int64_t[]){1 << 20, 4}, (int64_t[]){16, 4}, 1u, 4, 256);
-    CHECK(p.path == DCR_PATH_OUTER && p.splits > 1 && p.chunk % (4 * DCR_THREADS) == 0);
+    CHECK(p.path == DCR_PATH_OUTER && p.splits > 1 && p.chunk % p.lanes == 0);
+    CHECK(p.chunk / p.lanes >= DCR_OUTER_MIN_ROWS);
     CHECK((p.splits - 1) * p.chunk < p.count && p.splits * p.chunk >= p.count);
     /* 2^31 elements (expanded): 64-bit index math */
     p = plan(1, (int64_t[]){(int64_t)1 << 31}, (int64_t[]){0}, 1u, 4, 256);
@@ -157,11 +159,117 @@ static void test_emulation(void) {
     CHECK(r[0] == 0);
 }
 
+/* The first kernel's threads, all splits. */
+static int64_t threads_of(const dcr_plan *p) {
+    return dcr_blocks_x(p) * p->splits * DCR_THREADS;
+}
+
+/* The combine's shape: a tree of ctpo threads per output, each thread at
+ * most ceil(splits / ctpo) partials in order. */
+static void check_combine(const dcr_plan *p) {
+    if (p->splits == 1) {
+        CHECK(p->ctpo == 0);
+        return;
+    }
+    CHECK(p->ctpo == (p->splits > 256 ? DCR_THREADS : DCR_WARP));
+    CHECK((p->splits + p->ctpo - 1) / p->ctpo <= 16); /* 4096 partials: 16 per thread */
+}
+
+/* Issue 26's table: each shape fills 132 SMs (4 x 132 x 256 threads) where
+ * its data allows, and combines its partials in parallel. */
+static void test_the_issue_table_fills_the_gpu(void) {
+    const int64_t fill = 4 * 132 * 256;
+    CHECK(DCR_FILL_THREADS == fill);
+    /* full sums, float32 (and float16 at 2^26: the same bytes per load) */
+    for (int lg = 24; lg <= 28; lg += 2) {
+        int64_t n = (int64_t)1 << lg;
+        dcr_plan p = plan(1, (int64_t[]){n}, (int64_t[]){4}, 1u, 4, 256);
+        CHECK(p.path == DCR_PATH_INNER && p.vec == 4 && p.group == 4 && p.tpo == DCR_THREADS);
+        CHECK(threads_of(&p) >= fill);
+        CHECK(p.splits >= 2048 && p.ctpo == DCR_THREADS);
+        check_combine(&p);
+    }
+    dcr_plan h = plan(1, (int64_t[]){(int64_t)1 << 26}, (int64_t[]){2}, 1u, 2, 256);
+    CHECK(h.vec * h.itemsize == 16 && h.group == 8); /* 8 halves a load: float32's 16 bytes */
+    CHECK(threads_of(&h) >= fill && h.ctpo == DCR_THREADS);
+    check_combine(&h);
+    /* sum(dim=0): (8192, 8192) and (65536, 1024) fill the GPU with 4
+     * columns per thread; (4096, 16) has 65536 elements: as many threads as
+     * give each 4 columns of DCR_OUTER_MIN_ROWS rows */
+    struct { int64_t rows, cols; } outer[] = {{8192, 8192}, {65536, 1024}, {4096, 16}};
+    for (size_t k = 0; k < sizeof outer / sizeof *outer; k++) {
+        int64_t r = outer[k].rows, c = outer[k].cols;
+        dcr_plan p = plan(2, (int64_t[]){r, c}, (int64_t[]){c * 4, 4}, 1u, 4, 256);
+        CHECK(p.path == DCR_PATH_OUTER && p.vec == 4 && p.nout == c && p.count == r);
+        int64_t tx = DCR_THREADS / p.lanes;
+        CHECK(tx * p.lanes == DCR_THREADS && tx <= DCR_WARP && p.lanes <= r);
+        int64_t allowed = (c / 4) * (r / DCR_OUTER_MIN_ROWS);
+        CHECK(threads_of(&p) >= (allowed < fill ? allowed : fill));
+        CHECK(p.splits == 1 || p.chunk / p.lanes >= DCR_OUTER_MIN_ROWS);
+        check_combine(&p);
+        if (c == 16) CHECK(p.splits > 1 && p.lanes == 64); /* not one block any more */
+    }
+    /* amax(dim=0) of (8192, 8192): the plan does not depend on the op, so
+     * max/min run sum's outer path (cols_kernel, 4 columns a thread) */
+    dcr_plan a = plan(2, (int64_t[]){8192, 8192}, (int64_t[]){8192 * 4, 4}, 1u, 4, 256);
+    CHECK(a.path == DCR_PATH_OUTER && threads_of(&a) >= fill && a.splits > 1);
+    /* float16 columns: 8 a load */
+    dcr_plan c16 = plan(2, (int64_t[]){8192, 8192}, (int64_t[]){8192 * 2, 2}, 1u, 2, 256);
+    CHECK(c16.vec == 8 && threads_of(&c16) * 8 >= (int64_t)fill * 4 / 2);
+}
+
+static void test_outer_vector_width(void) {
+    /* an odd column count, a misaligned base, a padded row: one column a thread */
+    dcr_plan p = plan(2, (int64_t[]){64, 10}, (int64_t[]){40, 4}, 1u, 4, 256);
+    CHECK(p.path == DCR_PATH_OUTER && p.vec == 1);
+    p = plan(2, (int64_t[]){64, 16}, (int64_t[]){64, 4}, 1u, 4, 260);
+    CHECK(p.vec == 1);
+    p = plan(2, (int64_t[]){64, 16}, (int64_t[]){68, 4}, 1u, 4, 256);
+    CHECK(p.vec == 1);
+    /* the same shapes aligned: 4; float64: 2 */
+    p = plan(2, (int64_t[]){64, 16}, (int64_t[]){64, 4}, 1u, 4, 256);
+    CHECK(p.vec == 4);
+    p = plan(2, (int64_t[]){64, 16}, (int64_t[]){128, 8}, 1u, 8, 256);
+    CHECK(p.vec == 2);
+    /* the block's shape comes from the shape alone, never the alignment */
+    dcr_plan q = plan(2, (int64_t[]){64, 16}, (int64_t[]){64, 4}, 1u, 4, 260);
+    CHECK(q.lanes == p.lanes && q.splits == p.splits && q.chunk == p.chunk);
+    /* many columns: 32 threads across, 8 lanes; few rows: no more lanes than rows */
+    p = plan(2, (int64_t[]){64, 1 << 20}, (int64_t[]){4 << 20, 4}, 1u, 4, 256);
+    CHECK(p.lanes == 8 && p.splits == 1);
+    p = plan(2, (int64_t[]){3, 100000}, (int64_t[]){400000, 4}, 1u, 4, 256);
+    CHECK(p.lanes == 2 && p.splits == 1);
+}
+
+/* Sums in float32 of values whose exact sum float32 holds: every order gives it. */
+static void test_emulation_of_outer_and_combine(void) {
+    int64_t shapes[][2] = {{4096, 16}, {1000, 12}, {20000, 8}, {33, 64}, {70000, 3}};
+    for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++) {
+        int64_t r = shapes[k][0], c = shapes[k][1];
+        float *x = malloc((size_t)(r * c) * sizeof *x);
+        for (int64_t i = 0; i < r * c; i++) x[i] = (float)(i % 61);
+        dcr_plan p = plan(2, (int64_t[]){r, c}, (int64_t[]){c * 4, 4}, 1u, 4, 256);
+        CHECK(p.path == DCR_PATH_OUTER);
+        float *got = malloc((size_t)c * sizeof *got);
+        dcr_emulate_sum_f32(&p, (const char *)x, got);
+        for (int64_t j = 0; j < c; j++) {
+            double want = 0;
+            for (int64_t i = 0; i < r; i++) want += x[i * c + j];
+            CHECK((double)got[j] == want);
+        }
+        free(got);
+        free(x);
+    }
+}
+
 int main(void) {
     test_paths();
     test_coalescing();
     test_splits();
     test_emulation();
+    test_the_issue_table_fills_the_gpu();
+    test_outer_vector_width();
+    test_emulation_of_outer_and_combine();
     if (failures) {
         fprintf(stderr, "%d failure(s)\n", failures);
         return 1;

@@ -767,7 +767,9 @@ def main(argv: list | None = None) -> int:
     ap.add_argument("--api-ops", nargs="+", choices=API_OPS + API_EXTRA_OPS, default=API_OPS)
     ap.add_argument("--cuda", action="store_true",
                     help="the CUDA benchmark (tools/bench/bench_cuda.py): add, exp, sum in GB/s "
-                         "beside device-to-device copy and torch on the same GPU")
+                         "beside device-to-device copy and torch on the same GPU, then "
+                         "issue 26's rows (sums, outer sums, amax, cast, broadcast, clone) "
+                         "in float32 and float16")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--triad", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
