@@ -125,7 +125,7 @@ def elementwise(op: str, out: Any, *inputs: Any, dtype: str | None = None,
 
 
 def reduce(op: str, x: Any, out: Any, dims: tuple | None = None, keepdim: bool = False) -> None:
-    """``out = op(x)`` over ``dims`` (all when None); op: sum, mean, max, min."""
+    """``out = op(x)`` over ``dims`` (all when None); op: sum, mean, max, min, prod."""
     if op not in _REDUCE:
         raise ValueError(f"unknown reduction {op!r}; known: {', '.join(_REDUCE)}")
     keep: list = []

@@ -140,8 +140,9 @@ def test_python_m_dispatch_says_which_archs_and_why():
         pytest.skip(f"not built with CUDA ({dispatch.cuda.unavailable_reason()})")
     from dispatch import _cuda_build
 
-    proc = subprocess.run([sys.executable, "-m", "dispatch"], capture_output=True, text=True,
-                          timeout=120)
+    # -I: `python -m` would put the working directory (a checkout) first
+    proc = subprocess.run([sys.executable, "-I", "-m", "dispatch"], capture_output=True,
+                          text=True, timeout=120, cwd=Path(sys.executable).parent)
     assert proc.returncode == 0, proc.stderr
     built = [ln for ln in proc.stdout.splitlines() if ln.strip().startswith("built")]
     assert " ".join(dispatch.__cuda_archs__) in built[0]
