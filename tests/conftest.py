@@ -69,6 +69,16 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip_plain)
 
 
+@pytest.fixture
+def threads():
+    """dispatch.set_num_threads, the count restored after the test."""
+    import dispatch  # here, not at the top: the toolkit's tests never import the package
+
+    before = dispatch.get_num_threads()
+    yield dispatch.set_num_threads
+    dispatch.set_num_threads(before)
+
+
 @pytest.fixture(scope="session")
 def sanitized() -> bool:
     """True in the sanitizer job (libasan preloaded into this interpreter)."""

@@ -26,13 +26,6 @@ FLOATS = ["float32", "float64"]
 INTS = ["int8", "uint8", "int16", "int32", "int64"]
 
 
-@pytest.fixture
-def threads():
-    before = dispatch.get_num_threads()
-    yield dispatch.set_num_threads
-    dispatch.set_num_threads(before)
-
-
 def _layouts(a: np.ndarray) -> dict:
     """Views of (a copy of) a: contiguous, transposed, sliced with a step,
     starting at an offset; each as a NumPy array and the dispatch tensor over its memory."""

@@ -20,13 +20,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _bits import assert_same_bits  # noqa: E402
 
 
-@pytest.fixture
-def threads():
-    before = dispatch.get_num_threads()
-    yield dispatch.set_num_threads
-    dispatch.set_num_threads(before)
-
-
 def _layouts(a: np.ndarray) -> dict:
     """a as a contiguous, a transposed and a stepped dispatch tensor."""
     out = {"contiguous": dispatch.from_numpy(np.ascontiguousarray(a))}

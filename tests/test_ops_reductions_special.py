@@ -130,13 +130,6 @@ def _call(op: str, t, dim):
     return getattr(dispatch, op)(t, dim)
 
 
-@pytest.fixture
-def threads():
-    before = dispatch.get_num_threads()
-    yield dispatch.set_num_threads
-    dispatch.set_num_threads(before)
-
-
 # shapes: small (one call), wide rows (two streams, the vector passes), and
 # large enough (>= 2 * 32768 elements) for the threads to split the work
 SHAPES = [(5, 67), (3, 1031), (300, 300)]
