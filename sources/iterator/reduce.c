@@ -388,6 +388,17 @@ static int reduce_cols(const reduce_job *j, int col, int64_t nout)
     return 0;
 }
 
+/* One float32 or float64 result, computed in double, stored at op (unaligned). */
+static void store_real(char *op, int dtype, double v)
+{
+    if (dtype == DISPATCH_FLOAT32) {
+        float f = (float)v;
+        memcpy(op, &f, sizeof f);
+    } else {
+        memcpy(op, &v, sizeof v);
+    }
+}
+
 /* The engine's inner function of a reduction: n outputs at ptrs[0], each
  * reduced from its count elements starting at ptrs[1]. */
 static void reduce_inner(char **ptrs, const intptr_t *steps, intptr_t n, void *arg)
@@ -422,14 +433,8 @@ static void reduce_inner(char **ptrs, const intptr_t *steps, intptr_t n, void *a
         dispatch_rk_prod_fn prod = j->dtype == DISPATCH_FLOAT32 ? K_PROD_F32
                                                                 : K_PROD_F64;
         for (intptr_t e = 0; e < n; e++) {
-            double v = prod(ptrs[1] + e * steps[1], j->rstride, (intptr_t)j->count);
-            char *op = ptrs[0] + e * steps[0];
-            if (j->dtype == DISPATCH_FLOAT32) {
-                float f = (float)v;
-                memcpy(op, &f, sizeof f);
-            } else {
-                memcpy(op, &v, sizeof v);
-            }
+            store_real(ptrs[0] + e * steps[0], j->dtype,
+                       prod(ptrs[1] + e * steps[1], j->rstride, (intptr_t)j->count));
         }
         return;
     }
@@ -443,14 +448,7 @@ static void reduce_inner(char **ptrs, const intptr_t *steps, intptr_t n, void *a
         return;
     }
     for (intptr_t e = 0; e < n; e++) {
-        double v = extreme_one(j, ptrs[1] + e * steps[1]);
-        char *op = ptrs[0] + e * steps[0];
-        if (j->dtype == DISPATCH_FLOAT32) {
-            float f = (float)v;
-            memcpy(op, &f, sizeof f);
-        } else {
-            memcpy(op, &v, sizeof v);
-        }
+        store_real(ptrs[0] + e * steps[0], j->dtype, extreme_one(j, ptrs[1] + e * steps[1]));
     }
 }
 
