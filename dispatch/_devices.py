@@ -15,6 +15,7 @@ them). A backend offers:
     dlpack_stream(stream) -> int | None  Note [DLPack streams]
     stream_wait(stream) -> None
     print_report(file) -> None           show_runtime()'s section
+    _lib() -> the loaded module          RuntimeError where it cannot load
 """
 
 from __future__ import annotations
