@@ -9,6 +9,8 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 # qemu's guests never get the sanitizer job's x86 libasan (tests/conftest.py).
 GUEST_ENV = {k: v for k, v in os.environ.items()
              if k != "LD_PRELOAD" and not k.startswith("DISPATCH_")}
@@ -39,3 +41,13 @@ TARGETS = {
     "riscv64": Target("riscv64-linux-gnu", "clang-19", "qemu-riscv64", "rvv", "RVV",
                       "rv64", "rv64,v=true,vlen=128,vext_spec=v1.0"),
 }
+
+
+def require(arch: str) -> Target:
+    """The target of arch; skips the test, naming what is missing, without its tools."""
+    target = TARGETS[arch]
+    missing = target.missing_tools()
+    if missing:
+        pytest.skip(f"{arch}: needs {', '.join(missing)} (Debian: gcc-{target.triple} "
+                    f"and libc6-dev-*-cross, clang-19 for riscv64, qemu-user)")
+    return target

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _cross import GUEST_ENV, TARGETS  # noqa: E402
+from _cross import GUEST_ENV, TARGETS, require  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "tests" / "examples" / "hello"
@@ -51,11 +51,7 @@ def hello(tmp_path_factory, build_tool):
     builds: dict[str, tuple[Path, str]] = {}
 
     def build(arch: str) -> tuple[Path, str]:
-        target = TARGETS[arch]
-        missing = target.missing_tools()
-        if missing:
-            pytest.skip(f"{arch}: needs {', '.join(missing)} (Debian: gcc-{target.triple} "
-                        "and libc6-dev-*-cross, clang-19 for riscv64, qemu-user)")
+        target = require(arch)
         if arch not in builds:
             tmp = tmp_path_factory.mktemp(f"hello-{arch}")
             src = tmp / "src"

@@ -42,7 +42,8 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _cross import GUEST_ENV, TARGETS, Target  # noqa: E402
+from _cross import GUEST_ENV, TARGETS  # noqa: E402
+from _cross import require as _target  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 DISPATCHGEN = REPO / "tools" / "dispatchgen" / "dispatchgen"
@@ -76,15 +77,6 @@ ROWS = [
     ("riscv64", "rv64,v=true,vlen=512,vext_spec=v1.0", {"RVV"}, set(), {"int_arith": "RVV"}),
 ]
 ROW_IDS = [f"{arch}-{cpu}" for arch, cpu, *_ in ROWS]
-
-
-def _target(arch: str) -> Target:
-    target = TARGETS[arch]
-    missing = target.missing_tools()
-    if missing:
-        pytest.skip(f"{arch}: needs {', '.join(missing)} (Debian: gcc-{target.triple} "
-                    f"and libc6-dev-*-cross, clang-19 for riscv64, qemu-user)")
-    return target
 
 
 def _run(cmd: list[str], check: bool = False, **kw) -> subprocess.CompletedProcess:
