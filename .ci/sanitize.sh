@@ -29,6 +29,14 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1
 meson test -C "$BUILD" --print-errorlogs
 
+# ThreadSanitizer cannot share a process with ASan: the thread pool's stress
+# test (Note [Joining a job without a lock] in sources/iterator/parallel.c)
+# builds once more on its own, with -fsanitize=thread; a race is an error.
+"$CC" -std=c11 -O1 -g -fsanitize=thread -I"$ROOT/sources/include" -I"$BUILD/sources/include" \
+    -o "$BUILD/test_parallel_tsan" "$ROOT/sources/iterator/test_parallel.c" \
+    "$ROOT/sources/iterator/parallel.c" -lpthread
+TSAN_OPTIONS=halt_on_error=1 "$BUILD/test_parallel_tsan"
+
 # CPython itself is not built with ASan: preload the runtime, and leave leak
 # checking to the live-storage tests (the interpreter keeps memory at exit).
 LIBASAN=$("$CC" -print-file-name=libasan.so)

@@ -5,8 +5,9 @@
  * Note [Thread pool]
  * ~~~~~~~~~~~~~~~~~~
  * Workers are created lazily, the first time a call wants them, and then
- * sleep on a condition variable between jobs (starting threads per call
- * would cost tens of microseconds, more than the work at the grain size).
+ * wait for the next job, spinning a short while and then asleep on a
+ * condition variable (starting threads per call would cost tens of
+ * microseconds, more than the work at the grain size).
  * One job runs at a time: a call that finds the pool busy (another Python
  * thread, or a nested call from inside a job) runs its work on the calling
  * thread instead, which is always correct because every caller's work is a
@@ -18,8 +19,8 @@
  * The thread count starts at 1, or at DISPATCH_NUM_THREADS (1 to 256; any
  * other value is ignored) read from the environment at first use, and is
  * an atomic that any thread may read or set at any time; a call takes the
- * count once at its start. Idle workers sleep in pthread_cond_wait, so
- * between calls they take no CPU.
+ * count once at its start. A worker idle for more than 1 ms sleeps in
+ * pthread_cond_wait, so between calls it takes no CPU (Note [Short spin]).
  *
  * Note [Thread pool after fork]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -30,11 +31,14 @@
  * the child re-initialise the locks and condition variables and forget the
  * workers: the child's first parallel call starts its own.
  */
+#define _GNU_SOURCE /* sched_getaffinity and CPU_COUNT: the CPUs this process may use */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "dispatch/error.h"
 #include "dispatch/iterator.h"
@@ -45,9 +49,24 @@ static atomic_int num_threads = 1;
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 static void install_fork_handlers(void);
 
+static int usable_cpus = 1; /* set once, by read_env */
+
+/* The CPUs this process may run on (its affinity mask: taskset, cgroups'
+ * cpusets), or the online ones where there is no mask to read. */
+static int count_usable_cpus(void)
+{
+#ifdef __linux__
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+#endif
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
 static void read_env(void)
 {
     install_fork_handlers();
+    usable_cpus = count_usable_cpus();
     const char *e = getenv("DISPATCH_NUM_THREADS");
     if (e == NULL || *e == '\0') return;
     char *end;
@@ -79,28 +98,79 @@ typedef struct job {
     int64_t n, chunk;
     int parts;
     int max_helpers;      /* workers that may join: the thread count at the call, less one */
+    uint64_t generation;  /* this job's number in `published` */
     atomic_int helpers;   /* workers that joined (or tried to) */
     atomic_int next;      /* next part to claim */
     atomic_int remaining; /* parts not finished */
 } job;
 
-static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER; /* one job at a time */
-static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
-static pthread_cond_t finished = PTHREAD_COND_INITIALIZER;
-static job *current;       /* under state_lock */
-static uint64_t generation; /* under state_lock */
-static atomic_uint_fast64_t published; /* generation, readable without the lock */
+/*
+ * Note [Joining a job without a lock]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * A spinning worker that saw a new job and then blocked on a mutex the caller
+ * still held (it publishes and signals under it) went to sleep in the kernel
+ * and needed a futex wake: the very wake-up the spin exists to avoid, about
+ * 100 us on a VM. So the hot path takes no lock. The caller stores the job in
+ * `current`, then its number in `published`; a worker that sees a new number
+ * counts itself `inside` before it reads `current`, and leaves `inside` when it
+ * is done with the job. The caller, once every part is finished, clears
+ * `current` and waits for `inside` to drop to zero before its stack frame (the
+ * job) goes away. Both sides use sequentially consistent atomics (a store then
+ * a load of the other's variable), so either the caller sees the worker inside
+ * or the worker reads the cleared `current`: no worker ever touches a job that
+ * has returned. The same pairing keeps wake-ups from being lost: a worker
+ * counts itself in `sleepers` before its last look at `published`, and the
+ * caller signals only when it sees sleepers after publishing; the worker that
+ * finishes the last part signals only a caller that said it sleeps.
+ *
+ * Note [The caller waits awake]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * When its own parts are done the caller waits for the parts a worker is still
+ * running: a wait bounded by one part's time, since a part is only claimed by
+ * a running thread. It spins for SPIN_NS, then yields the CPU (sched_yield:
+ * a worker preempted on this very CPU gets it), and sleeps on a condition
+ * variable only after YIELD_NS. Sleeping at once cost more than the work: on
+ * this project's 2-vCPU VM an add of 1M float32 called once a millisecond took
+ * 325-470 us a call at 2 threads (two runs), more than the 230-250 us of one
+ * thread, because the caller slept and then waited for its own wake-up; awake,
+ * 260 us.
+ */
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;  /* one job at a time */
+static pthread_mutex_t sleep_lock = PTHREAD_MUTEX_INITIALIZER; /* for the two waits below */
+static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;     /* sleeping workers wait here */
+static pthread_cond_t finished = PTHREAD_COND_INITIALIZER; /* a sleeping caller waits here */
+static _Atomic(job *) current;
+static atomic_uint_fast64_t published; /* the newest job's generation */
+static atomic_int inside;              /* workers that may be reading `current`'s job */
+static atomic_int sleepers;            /* workers asleep on `wake` */
+static atomic_int caller_sleeping;     /* the caller asleep on `finished` */
+static uint64_t generation;            /* under pool_lock */
+static int nworkers;                   /* started workers, under pool_lock */
+static _Thread_local int in_parallel;
 
-/* Note [Short spin]: a worker that just finished a job, and a caller that
- * finished its own parts, watch for the next job (or the last part) for at
- * most SPIN_NS before sleeping on their condition variable. Waking a sleeping
- * thread costs from microseconds to, on a virtual machine whose other vCPU
- * has gone idle, hundreds of them, more than a part of a call takes, so
- * without it back-to-back calls never see the second thread. The spin is
- * bounded (torch's OpenMP spins for up to 200 ms by default) and a worker
- * idle for longer than SPIN_NS sleeps, taking no CPU between calls. */
+/*
+ * Note [Short spin]
+ * ~~~~~~~~~~~~~~~~~
+ * A worker that finished a job watches for the next one for WORKER_SPIN_NS
+ * before it sleeps on its condition variable, and a caller that finished its
+ * own parts watches the last ones for SPIN_NS (then Note [The caller waits
+ * awake]). Waking a sleeping thread costs from microseconds to, on a virtual
+ * machine whose other vCPU has gone idle, a hundred or more: more than a part
+ * of a call takes, so a call that finds its worker asleep gains little from
+ * it. On this project's 2-vCPU VM (C, an add of 1M float32 at 2 threads
+ * called with a busy gap between calls; medians of 8 runs of 1000 calls, one
+ * thread takes 230 us) a 30 us spin gave 145, 175 and 210 us a call for gaps
+ * of 50, 300 and 1000 us; a 1 ms spin 104, 130 and 150-230 us; 2 ms 104, 128
+ * and 146 us. So a worker spins 1 ms, as OpenMP runtimes do (libgomp spins
+ * some milliseconds, Intel's 200 ms): a Python loop of operations keeps its
+ * workers, and the CPU a worker takes between calls is bounded by 1 ms a call.
+ * When the pool has more threads than the process has CPUs a spinning worker
+ * takes a CPU some other thread needs, so then it spins only SPIN_NS.
+ */
 #define SPIN_NS 30000
+#define WORKER_SPIN_NS 1000000
+static atomic_llong worker_spin_ns = SPIN_NS; /* set by each call: Note [Short spin] */
+#define YIELD_NS 2000000 /* Note [The caller waits awake] */
 
 static inline void cpu_relax(void)
 {
@@ -118,51 +188,64 @@ static int64_t now_ns(void)
     return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
-/* Spin until *flag differs from `from` (spin_for_change) or a counter drops
- * to zero (spin_for_zero), for at most SPIN_NS; 1 when it happened. */
-static int spin_for_change(atomic_uint_fast64_t *flag, uint64_t from)
+/* Spin until `published` differs from `from`, for at most spin_ns; 1 when it did. */
+static int spin_for_job(uint64_t from, int64_t spin_ns)
 {
-    int64_t end = now_ns() + SPIN_NS;
+    int64_t end = now_ns() + spin_ns;
     for (int i = 1;; i++) {
-        if (atomic_load_explicit(flag, memory_order_acquire) != from) return 1;
+        if (atomic_load(&published) != from) return 1;
         cpu_relax();
         if ((i & 63) == 0 && now_ns() > end) return 0;
     }
 }
 
-static int spin_for_zero(atomic_int *count)
+/* Wait for *count to reach zero: spin, then yield, then (when may_sleep)
+ * sleep on `finished` (Note [The caller waits awake]). */
+static void wait_for_zero(atomic_int *count, int may_sleep)
 {
-    int64_t end = now_ns() + SPIN_NS;
-    for (int i = 1;; i++) {
-        if (atomic_load_explicit(count, memory_order_acquire) == 0) return 1;
-        cpu_relax();
-        if ((i & 63) == 0 && now_ns() > end) return 0;
+    int64_t start = now_ns();
+    for (int i = 1; atomic_load(count) != 0; i++) {
+        if ((i & 63) != 0) {
+            cpu_relax();
+            continue;
+        }
+        int64_t waited = now_ns() - start;
+        if (waited < SPIN_NS) continue;
+        if (waited < YIELD_NS || !may_sleep) {
+            sched_yield();
+            continue;
+        }
+        pthread_mutex_lock(&sleep_lock);
+        atomic_store(&caller_sleeping, 1);
+        while (atomic_load(count) != 0) pthread_cond_wait(&finished, &sleep_lock);
+        atomic_store(&caller_sleeping, 0);
+        pthread_mutex_unlock(&sleep_lock);
+        return;
     }
 }
-static int busy_workers;   /* workers inside the current job, under state_lock */
-static int nworkers;       /* started workers, under pool_lock */
-static _Thread_local int in_parallel;
 
 static void before_fork(void)
 {
     pthread_mutex_lock(&pool_lock);
-    pthread_mutex_lock(&state_lock);
+    pthread_mutex_lock(&sleep_lock);
 }
 
 static void after_fork_parent(void)
 {
-    pthread_mutex_unlock(&state_lock);
+    pthread_mutex_unlock(&sleep_lock);
     pthread_mutex_unlock(&pool_lock);
 }
 
 static void after_fork_child(void)
 {
     pthread_mutex_init(&pool_lock, NULL);
-    pthread_mutex_init(&state_lock, NULL);
+    pthread_mutex_init(&sleep_lock, NULL);
     pthread_cond_init(&wake, NULL);
     pthread_cond_init(&finished, NULL);
-    current = NULL;
-    busy_workers = 0;
+    atomic_store(&current, NULL);
+    atomic_store(&inside, 0);
+    atomic_store(&sleepers, 0);
+    atomic_store(&caller_sleeping, 0);
     nworkers = 0; /* Note [Thread pool after fork] */
     in_parallel = 0;
 }
@@ -179,35 +262,41 @@ static void run_parts(job *j)
         int64_t b = (int64_t)p * j->chunk;
         int64_t e = b + j->chunk < j->n ? b + j->chunk : j->n;
         j->fn(j->arg, b, e);
-        atomic_fetch_sub(&j->remaining, 1);
+        if (atomic_fetch_sub(&j->remaining, 1) == 1 && atomic_load(&caller_sleeping)) {
+            pthread_mutex_lock(&sleep_lock); /* the last part: wake a caller that sleeps */
+            pthread_cond_signal(&finished);
+            pthread_mutex_unlock(&sleep_lock);
+        }
     }
 }
 
 static void *worker_main(void *unused)
 {
     (void)unused;
-    uint64_t seen = 0;
+    uint64_t seen = 0; /* 0: a worker started for a job joins it, whenever it starts */
     in_parallel = 1;
-    pthread_mutex_lock(&state_lock);
     for (;;) {
-        while (generation == seen || current == NULL) {
-            if (generation != seen) seen = generation; /* a job we missed: gone */
-            pthread_cond_wait(&wake, &state_lock);
+        uint64_t g = atomic_load(&published);
+        if (g == seen) {
+            if (!spin_for_job(seen, atomic_load(&worker_spin_ns))) { /* Note [Short spin] */
+                pthread_mutex_lock(&sleep_lock);
+                atomic_fetch_add(&sleepers, 1);
+                while (atomic_load(&published) == seen) pthread_cond_wait(&wake, &sleep_lock);
+                atomic_fetch_sub(&sleepers, 1);
+                pthread_mutex_unlock(&sleep_lock);
+            }
+            continue;
         }
-        seen = generation;
-        job *j = current;
-        /* Only as many workers as the call's thread count join it (a pool
-         * started with 8 threads does not use 8 after set_num_threads(2)). */
-        if (atomic_fetch_add(&j->helpers, 1) >= j->max_helpers) continue;
-        busy_workers++;
-        pthread_mutex_unlock(&state_lock);
-        run_parts(j);
-        pthread_mutex_lock(&state_lock);
-        busy_workers--;
-        pthread_cond_broadcast(&finished);
-        pthread_mutex_unlock(&state_lock);
-        spin_for_change(&published, seen); /* Note [Short spin] */
-        pthread_mutex_lock(&state_lock);
+        atomic_fetch_add(&inside, 1); /* Note [Joining a job without a lock] */
+        job *j = atomic_load(&current); /* job g, a newer one, or NULL when g is over */
+        seen = g;
+        if (j != NULL) {
+            seen = j->generation;
+            /* Only as many workers as the call's thread count join it (a pool
+             * started with 8 threads does not use 8 after set_num_threads(2)). */
+            if (atomic_fetch_add(&j->helpers, 1) < j->max_helpers) run_parts(j);
+        }
+        atomic_fetch_sub(&inside, 1);
     }
     return NULL;
 }
@@ -237,30 +326,32 @@ void dispatch_parallel_for(int64_t n, int64_t grain, int64_t align,
     }
     int64_t chunk = (n + parts - 1) / parts;
     chunk = (chunk + align - 1) / align * align;
-    job j = {.fn = fn, .arg = arg, .n = n, .chunk = chunk, .max_helpers = helpers};
+    job j = {.fn = fn, .arg = arg, .n = n, .chunk = chunk, .max_helpers = helpers,
+             .generation = ++generation};
     j.parts = (int)((n + chunk - 1) / chunk);
     atomic_init(&j.helpers, 0);
     atomic_init(&j.next, 0);
     atomic_init(&j.remaining, j.parts);
 
-    pthread_mutex_lock(&state_lock);
-    current = &j;
-    generation++;
-    atomic_store_explicit(&published, generation, memory_order_release);
-    if (helpers >= nworkers) pthread_cond_broadcast(&wake);
-    else for (int k = 0; k < helpers; k++) pthread_cond_signal(&wake);
-    pthread_mutex_unlock(&state_lock);
+    long long spin = threads <= usable_cpus ? WORKER_SPIN_NS : SPIN_NS;
+    if (atomic_load_explicit(&worker_spin_ns, memory_order_relaxed) != spin) {
+        atomic_store_explicit(&worker_spin_ns, spin, memory_order_relaxed);
+    }
+    atomic_store(&current, &j);
+    atomic_store(&published, j.generation);
+    if (atomic_load(&sleepers) > 0) { /* Note [Joining a job without a lock] */
+        pthread_mutex_lock(&sleep_lock);
+        if (helpers >= nworkers) pthread_cond_broadcast(&wake);
+        else for (int k = 0; k < helpers; k++) pthread_cond_signal(&wake);
+        pthread_mutex_unlock(&sleep_lock);
+    }
 
     in_parallel = 1;
     run_parts(&j);
     in_parallel = 0;
 
-    spin_for_zero(&j.remaining); /* Note [Short spin] */
-    pthread_mutex_lock(&state_lock);
-    while (atomic_load(&j.remaining) > 0 || busy_workers > 0) {
-        pthread_cond_wait(&finished, &state_lock);
-    }
-    current = NULL;
-    pthread_mutex_unlock(&state_lock);
+    wait_for_zero(&j.remaining, 1);
+    atomic_store(&current, NULL);
+    wait_for_zero(&inside, 0); /* a worker between its last look and leaving: short */
     pthread_mutex_unlock(&pool_lock);
 }

@@ -1,0 +1,144 @@
+/* The thread pool under stress (parallel.c): every element of every call is
+ * visited exactly once, whatever the thread count, the gap between calls
+ * (workers spinning, or asleep), concurrent callers, nested calls and a
+ * fork. Built plainly by meson test, and with -fsanitize=thread by
+ * .ci/sanitize.sh (Note [Joining a job without a lock] is what it checks). */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dispatch/iterator.h"
+
+/* Under ThreadSanitizer every atomic is a call: smaller calls, and no fork
+ * (it refuses to start threads in a child of a threaded process). */
+#if defined(__SANITIZE_THREAD__)
+#define UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define UNDER_TSAN 1
+#endif
+#endif
+#ifndef UNDER_TSAN
+#define UNDER_TSAN 0
+#endif
+#define MAX_N (UNDER_TSAN ? 20011 : 200003)
+
+/* dispatch_set_num_threads reports a bad count through error.c; this test
+ * never passes one, and links the pool alone. */
+int dispatch_error_set(int code, const char *fmt, ...)
+{
+    (void)fmt;
+    fprintf(stderr, "unexpected error %d\n", code);
+    exit(1);
+}
+
+typedef struct {
+    atomic_uchar *seen;
+    int64_t n;
+    int nested; /* each range also runs an inner parallel call */
+} visit;
+
+static atomic_int failures;
+
+static void mark(void *arg, int64_t begin, int64_t end)
+{
+    visit *v = arg;
+    for (int64_t i = begin; i < end; i++) atomic_fetch_add(&v->seen[i], 1);
+}
+
+static void mark_nested(void *arg, int64_t begin, int64_t end)
+{
+    visit *v = arg;
+    visit inner = {v->seen + begin, end - begin, 0};
+    /* A call from inside a job runs on its own thread (Note [Thread pool]). */
+    dispatch_parallel_for(end - begin, 16, 1, mark, &inner);
+}
+
+static void sleep_us(long us)
+{
+    struct timespec t = {us / 1000000, (us % 1000000) * 1000};
+    nanosleep(&t, NULL);
+}
+
+/* One call over n elements; 0 when each was visited once. */
+static int check_call(int64_t n, int64_t grain, int64_t align, int nested, const char *what)
+{
+    atomic_uchar *seen = calloc((size_t)n, 1);
+    if (!seen) return 1;
+    visit v = {seen, n, nested};
+    dispatch_parallel_for(n, grain, align, nested ? mark_nested : mark, &v);
+    int bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (atomic_load(&seen[i]) != 1) {
+            fprintf(stderr, "%s: n=%lld element %lld visited %d times\n", what, (long long)n,
+                    (long long)i, (int)atomic_load(&seen[i]));
+            bad = 1;
+            break;
+        }
+    }
+    free(seen);
+    return bad;
+}
+
+static void *caller_thread(void *arg)
+{
+    int id = (int)(intptr_t)arg;
+    for (int k = 0; k < 200; k++) {
+        int64_t n = 1000 + (MAX_N / 25) * ((k * 31 + id) % 97) / 4;
+        if (check_call(n, 64, 1 + k % 3, k % 5 == 0, "concurrent callers")) failures++;
+        if (k % 17 == 0) sleep_us(1500); /* past the worker spin: they sleep */
+    }
+    return NULL;
+}
+
+int main(void)
+{
+    /* Thread counts below, at and far above the CPUs (the short-spin path). */
+    const int counts[] = {1, 2, 3, 8, 33};
+    for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
+        dispatch_set_num_threads(counts[c]);
+        for (int k = 0; k < 300; k++) {
+            int64_t n = 1 + (int64_t)k * k * 37 % MAX_N;
+            failures += check_call(n, 1 + k % 50, 1 + k % 64, k % 7 == 0, "one caller");
+            if (k % 50 == 0) sleep_us(3000); /* workers asleep for the next call */
+            else if (k % 10 == 0) sleep_us(50);
+        }
+    }
+
+    dispatch_set_num_threads(4);
+    pthread_t t[3];
+    for (int i = 0; i < 3; i++) pthread_create(&t[i], NULL, caller_thread, (void *)(intptr_t)i);
+    for (int i = 0; i < 200; i++) {
+        if (i % 40 == 0) dispatch_set_num_threads(2 + i % 3); /* changed under running calls */
+        failures += check_call(50000 + i, 100, 8, 0, "main beside callers");
+    }
+    for (int i = 0; i < 3; i++) pthread_join(t[i], NULL);
+
+    /* Note [Thread pool after fork]: the child starts its own workers. */
+    dispatch_set_num_threads(3);
+    if (UNDER_TSAN) goto done;
+    failures += check_call(100000, 100, 1, 0, "before fork");
+    pid_t pid = fork();
+    if (pid == 0) _exit(check_call(100000, 100, 1, 0, "in the child") ? 3 : 0);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "the forked child failed (status %d)\n", status);
+        failures++;
+    }
+    failures += check_call(100000, 100, 1, 0, "after fork");
+
+done:
+    if (failures) {
+        fprintf(stderr, "%d failures\n", failures);
+        return 1;
+    }
+    printf("thread pool: every element once\n");
+    return 0;
+}
