@@ -370,7 +370,7 @@ def test_max_min_with_infinities_and_signed_zeros_match_numpy(dtype):
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/schedstat"), reason="needs Linux schedstat")
 def test_idle_workers_take_no_cpu_between_calls(threads):
-    """Note [Short spin]: workers spin at most 30 us after a call, then
+    """Note [Short spin]: workers spin at most 1 ms after a call, then
     sleep; over an idle half second they use (almost) no CPU."""
     x = dispatch.from_numpy(np.ones(1 << 22, np.float32))
     threads(2)
