@@ -10,6 +10,7 @@
 #include "dispatch/kernels.h"
 #include "dispatch/loops.h"
 #include "dispatch/iterator.h"
+#include "dispatch/reduce.h"
 #include "dispatch/strided.h"
 
 #define LOOP_OF(ctx) ((int)(intptr_t)(ctx))

@@ -9,6 +9,7 @@
 #include "dispatch/loops.h"
 
 #include "dispatch/iterator.h"
+#include "dispatch/reduce.h"
 
 #define DISPATCH_DECLARE_KERNEL(name)                                                        \
     int dispatch_kernel_##name(const dispatch_operator *op, dispatch_keyset ks,              \

@@ -19,6 +19,7 @@
 #include "dispatch/error.h"
 #include "dispatch/half.h"
 #include "dispatch/iterator.h"
+#include "dispatch/reduce.h"
 #include "dispatch/kernels.h"
 #include "dispatch/loops.h"
 #include "dispatch/storage.h"

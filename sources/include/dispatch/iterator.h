@@ -21,7 +21,8 @@
  *   - above DISPATCH_ITER_GRAIN elements the work is split across
  *     dispatch_get_num_threads() threads; elementwise results do not depend
  *     on the split.
- * Reductions are the other engine of this folder: dispatch/reduce.h.
+ * Reductions are the other engine of this folder: dispatch/reduce.h, which
+ * includes this header (never the other way round: no include circle).
  *
  * Errors: -1 with dispatch_error_set() (error.h): ValueError for shapes,
  * TypeError for dtypes, MemoryError when a buffer cannot be allocated.
@@ -121,7 +122,5 @@ static inline int64_t dispatch_parallel_grain(int64_t per_unit)
 #ifdef __cplusplus
 }
 #endif
-
-#include "dispatch/reduce.h" /* the reduction engine, beside this one */
 
 #endif /* DISPATCH_ITERATOR_H_ */
