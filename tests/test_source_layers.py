@@ -4,9 +4,9 @@ the headers of its own layer or lower ones only, and no set of files includes
 itself in a circle (include guards hide a circle from the compiler, not from
 the next reader).
 
-A public header (sources/include/dispatch/x.h) belongs to the folder that
-implements it: the one with x.c, else the one defining most of the functions
-it declares. Read from the source, so it needs no build.
+A public header (one of sources/include/dispatch/) belongs to the folder
+that implements it: the one with a .c file of its name, else the one
+defining most of the functions it declares. Read from the source, so it needs no build.
 """
 
 from __future__ import annotations
