@@ -4,19 +4,15 @@ bits for any thread count (elementwise ops and reductions alike)."""
 
 from __future__ import annotations
 
+import os
+import threading
+
 import numpy as np
 import pytest
 
 import dispatch
 
 N = 3 * 32768 + 17  # above the grain (32768), with a ragged tail
-
-
-@pytest.fixture
-def threads():
-    before = dispatch.get_num_threads()
-    yield dispatch.set_num_threads
-    dispatch.set_num_threads(before)
 
 
 def _run_all(a, b, c):
@@ -30,17 +26,45 @@ def _run_all(a, b, c):
     ]
 
 
+# 2 and 3 fit most machines; four per CPU is more threads than CPUs, the
+# pool's short-spin path (Note [Short spin] in sources/iterator/parallel.c)
+@pytest.mark.parametrize("count", [2, 3, 4 * (os.cpu_count() or 1)])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_results_do_not_depend_on_the_thread_count(threads, dtype):
+def test_results_do_not_depend_on_the_thread_count(threads, dtype, count):
     rng = np.random.default_rng(1)
     a, b, c = (rng.standard_normal(N).astype(dtype) for _ in range(3))
     threads(1)
     one = _run_all(a, b, c)
-    threads(2)
-    assert dispatch.get_num_threads() == 2
-    two = _run_all(a, b, c)
-    for x, y in zip(one, two):
+    threads(count)
+    assert dispatch.get_num_threads() == count
+    many = _run_all(a, b, c)
+    for x, y in zip(one, many):
         assert x.tobytes() == y.tobytes()
+
+
+def test_python_threads_calling_at_once_get_their_own_results(threads):
+    """Calls from several Python threads at once: one runs on the pool, the
+    others on their own thread (Note [Thread pool]); every result is right."""
+    threads(2)
+    rng = np.random.default_rng(3)
+    inputs = [rng.standard_normal(N).astype(np.float32) for _ in range(4)]
+    expected = [_run_all(x, x[::-1].copy(), x * 2) for x in inputs]
+    errors: list[str] = []
+
+    def work(k: int) -> None:
+        x = inputs[k]
+        for _ in range(20):
+            got = _run_all(x, x[::-1].copy(), x * 2)
+            if any(g.tobytes() != e.tobytes() for g, e in zip(got, expected[k])):
+                errors.append(f"thread {k} got other bits")
+                return
+
+    pool = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join()
+    assert errors == []
 
 
 def test_thread_count_is_validated():
