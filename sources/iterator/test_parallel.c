@@ -123,6 +123,14 @@ int main(void)
     /* Note [Thread pool after fork]: the child starts its own workers. */
     dispatch_set_num_threads(3);
     if (UNDER_TSAN) goto done;
+    /* Through an exe wrapper (a cross build's meson test under qemu-user):
+     * qemu-user 7.2 aborts when a forked child of a threaded process starts
+     * threads (an assertion in its TCG), whatever the program; the native
+     * builds run this part. */
+    if (getenv("MESON_EXE_WRAPPER") != NULL) {
+        printf("fork part skipped: run through %s\n", getenv("MESON_EXE_WRAPPER"));
+        goto done;
+    }
     failures += check_call(100000, 100, 1, 0, "before fork");
     pid_t pid = fork();
     if (pid == 0) _exit(check_call(100000, 100, 1, 0, "in the child") ? 3 : 0);
