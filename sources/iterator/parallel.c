@@ -274,24 +274,22 @@ static void install_fork_handlers(void)
     pthread_atfork(before_fork, after_fork_parent, after_fork_child);
 }
 
-/* Run the parts of slot's home range that nobody took yet; 0 when it was empty. */
-static int run_range_of(job *j, int slot)
+/* Run the parts of slot's home range that nobody took yet. */
+static void run_range_of(job *j, int slot)
 {
     int first = slot * j->per_slot, count = j->parts - first;
     if (count > j->per_slot) count = j->per_slot;
-    int ran = 0, k;
+    int k;
     while ((k = atomic_fetch_add(&j->next[slot], 1)) < count) {
         int64_t b = (int64_t)(first + k) * j->chunk;
         int64_t e = b + j->chunk < j->n ? b + j->chunk : j->n;
         j->fn(j->arg, b, e);
-        ran = 1;
         if (atomic_fetch_sub(&j->remaining, 1) == 1 && atomic_load(&caller_sleeping)) {
             pthread_mutex_lock(&sleep_lock); /* the last part: wake a caller that sleeps */
             pthread_cond_signal(&finished);
             pthread_mutex_unlock(&sleep_lock);
         }
     }
-    return ran;
 }
 
 /* Slot's own range, then what is left of the others' (Note [Home ranges]). */

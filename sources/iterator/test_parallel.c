@@ -39,9 +39,7 @@ int dispatch_error_set(int code, const char *fmt, ...)
 }
 
 typedef struct {
-    atomic_uchar *seen;
-    int64_t n;
-    int nested; /* each range also runs an inner parallel call */
+    atomic_uchar *seen; /* one counter per element of the call */
 } visit;
 
 static atomic_int failures;
@@ -55,7 +53,7 @@ static void mark(void *arg, int64_t begin, int64_t end)
 static void mark_nested(void *arg, int64_t begin, int64_t end)
 {
     visit *v = arg;
-    visit inner = {v->seen + begin, end - begin, 0};
+    visit inner = {v->seen + begin};
     /* A call from inside a job runs on its own thread (Note [Thread pool]). */
     dispatch_parallel_for(end - begin, 16, 1, mark, &inner);
 }
@@ -71,7 +69,7 @@ static int check_call(int64_t n, int64_t grain, int64_t align, int nested, const
 {
     atomic_uchar *seen = calloc((size_t)n, 1);
     if (!seen) return 1;
-    visit v = {seen, n, nested};
+    visit v = {seen};
     dispatch_parallel_for(n, grain, align, nested ? mark_nested : mark, &v);
     int bad = 0;
     for (int64_t i = 0; i < n; i++) {
