@@ -66,25 +66,24 @@ def test_cuda_arch_bad_value_quotes_it(bad):
 
 def _fake_smi(folder: Path, stdout: str, status: int = 0) -> Path:
     """A folder with an nvidia-smi that prints stdout (what --query-gpu=compute_cap
-    prints; "\\n" for a newline) and exits status."""
+    prints; "\\n" for a newline) and exits status. Shell builtins only: the
+    fake must work whatever else PATH holds (on a GPU machine the real
+    nvidia-smi shares /usr/bin with cat and ld)."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "out.txt").write_text(stdout.replace("\\n", "\n"))
     smi = folder / "nvidia-smi"
     smi.write_text("#!/bin/sh\n"
                    "[ \"$1 $2\" = '--query-gpu=compute_cap --format=csv,noheader' ] || exit 64\n"
-                   f"cat '{folder / 'out.txt'}'\nexit {status}\n")
+                   f"while IFS= read -r line; do printf '%s\\n' \"$line\"; done < '{folder / 'out.txt'}'\n"
+                   f"exit {status}\n")
     smi.chmod(0o755)
     return folder
 
 
-def _path_without_smi() -> str:
-    return os.pathsep.join(d for d in os.environ["PATH"].split(os.pathsep)
-                           if d and not os.path.exists(os.path.join(d, "nvidia-smi")))
-
-
 def _smi_path(folder: Path, stdout: str, status: int = 0) -> str:
-    """PATH with a fake nvidia-smi first (and no real one after it)."""
-    return str(_fake_smi(folder, stdout, status)) + os.pathsep + _path_without_smi()
+    """PATH with a fake nvidia-smi first: it shadows a real one further on,
+    and every other tool (cc, ld, cat) stays where it is."""
+    return str(_fake_smi(folder, stdout, status)) + os.pathsep + os.environ["PATH"]
 
 
 def test_default_arch_is_the_gpus_nvidia_smi_lists_with_ptx_of_the_highest(tmp_path, monkeypatch):
@@ -103,13 +102,23 @@ def test_default_arch_is_the_gpus_nvidia_smi_lists_with_ptx_of_the_highest(tmp_p
 ])
 def test_default_arch_without_a_gpu_seen_is_the_full_list_saying_why(tmp_path, monkeypatch,
                                                                      stdout, status, seen):
-    path = _path_without_smi()
-    if stdout is not None:
-        path = _smi_path(tmp_path, stdout, status)
+    # choose() runs in this process and needs no other tool: an empty folder
+    # is a PATH without nvidia-smi, wherever the real one lives
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    path = str(empty) if stdout is None else _smi_path(tmp_path, stdout, status)
     monkeypatch.setenv("PATH", path)
     sass, ptx, why = cuda_arch.choose("default", AVAILABLE)
-    assert (sass, ptx) == cuda_arch.parse("all", AVAILABLE) == ([75, 80, 86, 89, 90, 100, 120], [120])
-    assert why.startswith(f"no GPU seen at configure ({seen}") and "every default" in why
+    # Note [PTX where no GPU is seen]: PTX of the oldest default architecture only
+    assert (sass, ptx) == ([], [75])
+    assert why.startswith(f"no GPU seen at configure ({seen}")
+    assert "PTX for the oldest default architecture" in why and "-Dcuda-arch=all" in why
+
+
+def test_default_without_a_gpu_seen_takes_the_oldest_default_arch_this_nvcc_has(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert cuda_arch.choose("default", {80, 86, 90, 100})[:2] == ([], [80])
+    assert cuda_arch.choose("", {60, 70})[:2] == ([], [60])  # below the default list: its oldest
 
 
 def test_all_and_explicit_values_ignore_the_gpus_present(tmp_path, monkeypatch):
@@ -159,6 +168,18 @@ def test_bad_cuda_arch_is_one_configure_error_quoting_it(tmp_path):
     errors = [ln for ln in out.splitlines() if "ERROR:" in ln]
     assert len(errors) == 1, out
     assert "cuda-arch: 'sm_999'" in errors[0] and "it has: sm_75" in errors[0]
+
+
+@needs_nvcc
+def test_configure_without_a_gpu_seen_builds_ptx_only_and_says_why(tmp_path):
+    env = dict(os.environ, PATH=_smi_path(tmp_path / "smi", "No devices were found\\n", 6))
+    proc = _meson_setup(tmp_path, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "CUDA architectures: machine code (SASS) for (none); PTX compute_75 (no GPU seen" in proc.stdout
+    info = (tmp_path / "build" / "dispatch" / "_cuda_build.py").read_text()
+    assert 'SASS = "".split()' in info and 'PTX = "compute_75".split()' in info, info
+    flags = (tmp_path / "build" / "build.ninja").read_text()
+    assert "-gencode=arch=compute_75,code=compute_75" in flags and "code=sm_" not in flags
 
 
 @needs_nvcc
@@ -248,10 +269,12 @@ def test_module_links_cudart_statically_and_exports_only_its_api():
 def test_default_arch_list_matches_this_nvcc():
     if NVCC is None or not dispatch.__cuda_archs__:
         pytest.skip("not built with CUDA")
-    available = cuda_arch.nvcc_codes(NVCC)
-    sass, ptx = cuda_arch.parse("default", available)
-    if dispatch.__cuda_archs__ == [*(f"sm_{a}" for a in sass), *(f"compute_{a}" for a in ptx)]:
-        assert "sm_75" in dispatch.__cuda_archs__ and dispatch.__cuda_archs__[-1].startswith("compute_")
+    from dispatch import _cuda_build
+
+    if not _cuda_build.ARCH_WHY.startswith("no GPU seen at configure"):
+        pytest.skip(f"built with a GPU seen or an explicit list: {_cuda_build.ARCH_WHY}")
+    oldest = cuda_arch.oldest_ptx(cuda_arch.nvcc_codes(NVCC))
+    assert dispatch.__cuda_archs__ == [f"compute_{oldest}"] == ["compute_75"]
 
 
 # the caching allocator's bookkeeping, on the host -----------------------------------------

@@ -6,7 +6,8 @@
 VALUE is what `-Dcuda-arch=` got. Empty or "default": the GPUs this machine
 has, as `nvidia-smi --query-gpu=compute_cap` lists them (SASS for each, PTX
 of the highest), the way torch's extension builds detect theirs; where no GPU
-is seen (no nvidia-smi, or it fails or lists none), the full list. "all": the
+is seen (no nvidia-smi, or it fails or lists none), PTX of the oldest default
+architecture only (Note [PTX where no GPU is seen]). "all": the
 full list, for release wheels (SASS for sm_75 sm_80 sm_86 sm_89 sm_90, and
 sm_100 sm_120 where this nvcc has them, plus PTX of the highest). Else names
 separated by commas, spaces or semicolons, as TORCH_CUDA_ARCH_LIST spells
@@ -78,6 +79,29 @@ def parse(text: str, available: set) -> tuple:
     return sorted(sass), sorted(ptx)
 
 
+# Note [PTX where no GPU is seen]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# Machine code (SASS) runs only on its own architecture family, PTX on every
+# GPU of its version or newer, compiled by the driver when the module first
+# loads and kept in the driver's cache on disk (~/.nv/ComputeCache). A build
+# that sees no GPU cannot know which GPU will run it, and SASS for all eight
+# default architectures cost 30 minutes of nvcc on 2 cores (issue 34); PTX of
+# the oldest one costs one front-end pass (no ptxas) and still serves every GPU
+# from sm_75 up. The price moves to the first CUDA call on each machine (the
+# driver compiles the module's PTX there, once); `-Dcuda-arch=all` builds the
+# full list for release wheels, and a build that sees a GPU gets its SASS.
+
+def oldest_ptx(available: set) -> int:
+    """The architecture whose PTX the default build carries where no GPU is
+    seen: the oldest default one this nvcc can build (else its oldest)."""
+    usable = [a for a in DEFAULT_SASS if a in available]
+    if usable:
+        return usable[0]
+    if not available:
+        raise ValueError("cuda-arch: this nvcc lists no architecture (nvcc --list-gpu-code)")
+    return min(available)
+
+
 def detect(smi: str | None = None) -> tuple:
     """(sm numbers of this machine's GPUs, sorted, unique; what was seen), from
     `nvidia-smi --query-gpu=compute_cap --format=csv,noheader` ("9.0" a line).
@@ -114,8 +138,10 @@ def choose(text: str, available: set, smi: str | None = None) -> tuple:
         return sass, ptx, f"-Dcuda-arch={text.strip()}"
     caps, seen = detect(smi)
     if not caps:
-        sass, ptx = parse("default", available)
-        return sass, ptx, f"no GPU seen at configure ({seen}): every default architecture"
+        return [], [oldest_ptx(available)], (
+            f"no GPU seen at configure ({seen}): PTX for the oldest default architecture, "
+            "which every GPU from it up runs through the driver's JIT (cached after its first "
+            "use); -Dcuda-arch=all for machine code of every default architecture")
     sass = [c for c in caps if c in available]
     # PTX of the highest SASS; for a GPU newer than this nvcc, PTX of the
     # highest architecture below it that nvcc has, for the driver to compile
@@ -123,8 +149,9 @@ def choose(text: str, available: set, smi: str | None = None) -> tuple:
     below = [a for a in available if newer and a < min(newer)]
     ptx = [max(below)] if below else [max(sass)] if sass else []
     if not sass and not ptx:
-        sass, ptx = parse("default", available)
-        return sass, ptx, f"this machine's GPUs ({seen}) are not buildable here: every default architecture"
+        return [], [oldest_ptx(available)], (
+            f"this machine's GPUs ({seen}) are not buildable here: PTX for the oldest default "
+            "architecture (the driver's JIT compiles it); -Dcuda-arch=all for every default one")
     return sass, ptx, (f"the GPUs of the machine that built it (nvidia-smi: {seen}); "
                        "-Dcuda-arch=all for every default architecture")
 

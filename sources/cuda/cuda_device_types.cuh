@@ -35,4 +35,29 @@ DCU_DEVICE_TYPE(FLOAT64, double)
 DCU_DEVICE_TYPE(BFLOAT16, __nv_bfloat16)
 #undef DCU_DEVICE_TYPE
 
+/*
+ * Note [CUDA shards]
+ * ~~~~~~~~~~~~~~~~~~
+ * The kernels of the elementwise loops (four per (loop, dtype) pair, some
+ * 200 pairs) and of the reductions (per dtype and op) are most of the
+ * module's nvcc time (issue 34). cuda_elementwise_shard.cu and
+ * cuda_reduce_shard.cu instantiate the kernels of the dtypes whose id
+ * % DCU_SHARDS is their DCU_SHARD, and sources/cuda/meson.build compiles each
+ * once per shard (it reads the count below), so ninja runs the shards side by
+ * side, and each shard is a module of its own on the device: a build that
+ * carries only PTX has the driver JIT-compile a shard when a kernel of it
+ * first runs, not the whole module. Five shards pair each floating dtype with
+ * an integer or bool one, so their costs are even; the device code is the
+ * same whatever the count. Each shard exports its table as <name>_K; the
+ * host entries find dtype d's in shard d % DCU_SHARDS.
+ */
+#define DCU_SHARDS 5
+#define DCU_FORALL_SHARDS(X) X(0) X(1) X(2) X(3) X(4)
+#define DCU_SHARD_NAME__(name, k) name##_##k
+#define DCU_SHARD_NAME_(name, k) DCU_SHARD_NAME__(name, k)
+/* The table `name` of the shard being compiled (-DDCU_SHARD=K). */
+#define DCU_THIS_SHARD(name) DCU_SHARD_NAME_(name, DCU_SHARD)
+/* In a shard: is dtype DT this shard's? */
+#define DCU_IN_THIS_SHARD(DT) ((DT) % DCU_SHARDS == DCU_SHARD)
+
 #endif /* DISPATCH_CUDA_DEVICE_TYPES_CUH_ */
