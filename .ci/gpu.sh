@@ -5,7 +5,8 @@
 # benchmark, and leave every output in $OUT (default: ./gpu-out). CI has no
 # GPU and never runs this; on a machine without one it still runs, the GPU
 # tests skip saying why, and the benchmark exits 2 (no GPU), which is this
-# script's status then.
+# script's status then. Last, the JIT phase (jit_phase below): a PTX-only
+# build of the package, its first CUDA call timed, the CUDA tests on it.
 #
 #   .ci/gpu.sh [--dry-run] [PYTEST ARGS...]
 #
@@ -130,6 +131,27 @@ fi
 if [ -n "${WHEELS:-}" ]; then
     export PIP_NO_INDEX=1 PIP_FIND_LINKS=$WHEELS
 fi
+# The JIT path (Note [PTX where no GPU is seen] in tools/cuda_arch.py): the
+# package rebuilt with PTX for compute_75 only, as a build that sees no GPU
+# makes it, then the first CUDA call timed with an empty driver cache (the
+# driver compiles the PTX of the shards it loads) and again with the cache
+# filled, and the CUDA tests (-k cuda) run on that build.
+jit_phase() {
+    local cache="$OUT/jit-cache"
+    run "${PIP[@]}" --no-build-isolation --no-deps --force-reinstall -Cbuild-dir=build-gpu-ptx \
+        -Csetup-args=-Dcuda=enabled -Csetup-args=-Dcuda-arch=compute_75 "$REPO"
+    run rm -rf "$cache"
+    local first='import os, time, dispatch as d
+t = time.perf_counter(); x = d.ones(1 << 20).to("cuda"); y = (x + x).sum().item()
+print(f"first CUDA add + sum: {time.perf_counter() - t:.2f} s", d.__cuda_archs__, os.environ.get("CUDA_CACHE_PATH"))'
+    for pass in cold warm; do
+        echo "JIT, driver cache $pass:"
+        CUDA_CACHE_PATH=$cache run "$VENV/bin/python" -I -c "$first"
+    done
+    CUDA_CACHE_PATH=$cache run "$VENV/bin/python" -m pytest -c "$REPO/pyproject.toml" \
+        --rootdir "$REPO" -q -rs -p no:cacheprovider "${xdist[@]}" -k cuda "$REPO/tests"
+}
+
 rc=0
 if [ "$dry" = 1 ]; then
     echo "+ cd $OUT"
@@ -137,6 +159,7 @@ if [ "$dry" = 1 ]; then
     run "$VENV/bin/python" -m pytest -c "$REPO/pyproject.toml" --rootdir "$REPO" -q -rs \
         -p no:cacheprovider "${xdist[@]}" "${deselect[@]}" "${args[@]}"
     run "$VENV/bin/python" "$REPO/tools/bench/run.py" --cuda --json "$OUT/bench_cuda.json"
+    jit_phase
     exit 0
 fi
 cd "$OUT" # never import the source tree
@@ -146,4 +169,5 @@ cd "$OUT" # never import the source tree
     2>&1 | tee "$OUT/tests.txt" || rc=$?
 "$VENV/bin/python" "$REPO/tools/bench/run.py" --cuda --json "$OUT/bench_cuda.json" 2>&1 |
     tee "$OUT/bench_cuda.txt" || rc=$((rc ? rc : $?))
+jit_phase 2>&1 | tee "$OUT/jit.txt" || rc=$((rc ? rc : $?))
 exit "$rc"

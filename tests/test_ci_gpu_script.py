@@ -37,7 +37,8 @@ def _plan(*args: str, **env: str) -> list[str]:
 
 
 def _pytest_line(lines: list[str]) -> list[str]:
-    (line,) = [x for x in lines if " -m pytest " in x]
+    """The main run's pytest line (the JIT phase's comes after it)."""
+    line, _jit = [x for x in lines if " -m pytest " in x]
     return line.split()
 
 
@@ -85,7 +86,8 @@ def test_gpu_script_makes_arguments_paths_in_the_checkout():
 
 def test_gpu_script_installs_every_package_offline_from_wheels():
     lines = [x for x in _plan(WHEELS="/nowhere/wheels") if " -m pip install " in x]
-    assert len(lines) == 3  # requirements-dev (toolkit included), pytest-xdist, this checkout
+    # requirements-dev (toolkit included), pytest-xdist, this checkout, its PTX-only build
+    assert len(lines) == 4
     assert all("--no-index --find-links /nowhere/wheels" in x for x in lines)
 
 
@@ -111,3 +113,17 @@ def test_gpu_script_makes_its_venv_from_the_base_interpreter_of_a_venv():
 
     assert any(x.startswith(f"+ echo {sysconfig.get_paths()['purelib']} > ")
                and x.endswith("zz-outer-venv.pth") for x in lines)
+
+
+def test_gpu_script_last_runs_the_cuda_tests_on_a_ptx_only_build_timing_the_first_call():
+    """The JIT path (a build that saw no GPU carries PTX for compute_75 only):
+    rebuilt so, its first CUDA call timed with an empty and a filled driver
+    cache, then the CUDA tests on it."""
+    lines = _plan(OUT="/tmp/gpu-out-plan")
+    main = next(i for i, x in enumerate(lines) if " -m pytest " in x)
+    (build,) = [i for i, x in enumerate(lines) if "-Dcuda-arch=compute_75" in x]
+    assert main < build and "--force-reinstall" in lines[build]
+    assert lines[build + 1:].count("JIT, driver cache cold:") == 1
+    assert lines[build + 1:].count("JIT, driver cache warm:") == 1
+    jit = lines[-1].split()
+    assert "-m" in jit and jit[jit.index("-m") + 1] == "pytest" and jit[-3:] == ["-k", "cuda", str(REPO / "tests")]
