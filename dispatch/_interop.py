@@ -13,7 +13,6 @@ operand hook (Note [Operator fast path] in dispatch/_fastpath.c).
 from __future__ import annotations
 
 import builtins
-import threading
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only (Note [Import time] in dispatch/__init__.py)
     from typing import Any
@@ -31,16 +30,28 @@ __all__ = ["from_numpy", "from_dlpack"]
 
 # Foreign memory ------------------------------------------------------------------------
 
+# Note [Owner table without a lock]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# _owners keeps the ffi handle of each NumPy array a foreign storage views
+# alive until the C core releases it. It has no lock, on purpose: Python code
+# can run in the middle of any Python function (a signal handler between two
+# bytecodes, a __del__ or weakref callback when a reference drops, the cyclic
+# GC on any allocation), and code that runs there may call from_numpy or drop
+# another tensor. With a plain Lock held that is a deadlock (issue 35: the
+# release callback dropped the array, and so ran its __del__s, under the lock).
+# Nor does the table need one: one dict store or pop with an int key is
+# atomic (the GIL; per-object locking in a free-threaded build) and runs no
+# Python code.
+# What runs Python code is dropping the popped handle (it may free the array
+# and its owners), and that happens after the pop, with nothing held.
 _owners: dict[int, Any] = {}  # handle address -> ffi handle keeping a NumPy array alive
-_owners_lock = threading.Lock()
 
 
 @ffi.def_extern()
 def dispatch_py_release_owner(ctx):  # noqa: ANN001, ANN201  (cffi callback)
     """Called by the C core when the last reference to a foreign storage goes."""
-    with _owners_lock:
-        _owners.pop(int(ffi.cast("uintptr_t", ctx)), None)
-
+    handle = _owners.pop(int(ffi.cast("uintptr_t", ctx)), None)
+    del handle  # may run __del__s: nothing is held here (Note [Owner table without a lock])
 
 
 def from_numpy(a: Any) -> Tensor:
@@ -67,13 +78,11 @@ def from_numpy(a: Any) -> Tensor:
         sum((n - 1) * s for n, s in zip(a.shape, a.strides)) + a.itemsize)
     handle = ffi.new_handle(a)
     key = int(ffi.cast("uintptr_t", handle))
-    with _owners_lock:
-        _owners[key] = handle
+    _owners[key] = handle  # Note [Owner table without a lock]
     data = ffi.cast("void *", a.__array_interface__["data"][0])
     s = lib.dispatch_storage_from_foreign(0, data, nbytes, lib.dispatch_py_release_owner, handle)
     if s == ffi.NULL:
-        with _owners_lock:
-            _owners.pop(key, None)
+        _owners.pop(key, None)
         _raise()
     if not a.flags.writeable:  # Note [Read-only tensors] in sources/dispatcher/dispatcher.c
         lib.dispatch_storage_set_readonly(s)
