@@ -135,3 +135,184 @@ def test_python_code_run_at_any_line_of_the_owner_table_may_use_it():
     from_numpy and of the release callback (where a signal handler could run)."""
     nested, owners, leaked = map(int, run_child(_TRACE_EVERYWHERE, timeout=30).split())
     assert nested > 20 and owners == 0 and leaked == 0
+
+
+# 2. Arrays that lie ---------------------------------------------------------------------
+
+# Each lie is a class attribute of an ndarray subclass; the child applies it to
+# np.arange(16, float32) (writable) and to np.frombuffer of a bytes object
+# (immutable), then checks every way in.
+_LIES = {
+    "shape": "property(lambda s: (1 << 28,))",
+    "shape_2d": "property(lambda s: (4, 1 << 26))",
+    "strides": "property(lambda s: (1 << 24,))",
+    "strides_negative": "property(lambda s: (-4,))",
+    "ndim": "property(lambda s: 9)",
+    "size": "property(lambda s: 1 << 30)",
+    "itemsize": "property(lambda s: 1)",
+    "nbytes": "property(lambda s: 1 << 30)",
+    "dtype": "property(lambda s: np.dtype(np.float64))",
+    "flags": "property(lambda s: types.SimpleNamespace(writeable=True, c_contiguous=True, "
+             "f_contiguous=True, owndata=True, aligned=True))",
+    "__array_interface__": "property(lambda s: {'version': 3, 'shape': (1 << 28,), "
+                           "'typestr': '<f8', 'strides': None, 'data': (4096, False)})",
+    "__array_struct__": "property(lambda s: np.zeros(1 << 20).__array_struct__)",
+    "__array__": "lambda s, *a, **k: np.zeros(1 << 20, np.float64)",
+    "ctypes": "property(lambda s: types.SimpleNamespace(data=4096, shape=(1 << 28,), "
+              "strides=(8,)))",
+    "data": "property(lambda s: memoryview(bytearray(1 << 20)))",
+    "base": "property(lambda s: None)",
+    "T": "property(lambda s: np.zeros((1 << 20,)))",
+    "view": "lambda s, *a, **k: np.zeros(1 << 20)",
+    "reshape": "lambda s, *a, **k: np.zeros(1 << 20)",
+    "astype": "lambda s, *a, **k: np.zeros(1 << 20)",
+    "copy": "lambda s, *a, **k: np.zeros(1 << 20)",
+    "__len__": "lambda s: 1 << 28",
+    "__getitem__": "lambda s, i: np.float32(99)",
+    "__iter__": "lambda s: iter(range(1 << 10))",
+    "__array_finalize__": "lambda s, obj: None",
+    "__array_function__": "lambda s, func, types, args, kwargs: None",
+    "__array_ufunc__": "lambda s, *a, **k: None",
+    "__array_priority__": "1e9",
+    "__dlpack__": "lambda s, **k: np.zeros(1 << 20).__dlpack__(**k)",
+    "__dlpack_device__": "lambda s: (2, 0)",
+}
+
+_LIAR_CHILD = """
+    import json, sys, types, numpy as np, dispatch as d
+    name, lie = sys.argv[1], sys.argv[2]
+    L = type("L", (np.ndarray,), {name.split("_")[0] if name.startswith(("shape_", "strides_"))
+                                  else name: eval(lie)})
+    real = np.arange(16, dtype=np.float32)
+    want = [float(v) for v in range(16)]
+    x = real.view(L)
+    res = {}
+
+    def check(key, f, ok):
+        try:
+            v = f()
+        except (TypeError, ValueError, BufferError, RuntimeError) as e:
+            res[key] = "error: " + type(e).__name__ + ": " + str(e)[:200]
+            return
+        res[key] = "ok" if ok(v) else "WRONG: " + repr(v)[:200]
+
+    def shares(t):  # the tensor views real's memory
+        if not (t.shape == (16,) and t.tolist() == want and t[-1].item() == 15.0):
+            return False
+        t[3] = 42.0
+        seen = float(np.ndarray.__getitem__(real, 3))
+        t[3] = 3.0
+        return seen == 42.0
+    check("from_numpy", lambda: d.from_numpy(x), shares)
+    check("from_dlpack", lambda: d.from_dlpack(x), shares)
+    check("tensor", lambda: d.tensor(x), lambda t: t.shape == (16,) and t.tolist() == want
+          and t.dtype == d.float32)
+    check("tensor_list", lambda: d.tensor([x, x]), lambda t: t.tolist() == [want, want])
+    check("add", lambda: d.zeros(16) + x, lambda t: t.tolist() == want)
+    check("radd", lambda: x + d.zeros(16), lambda t: t.tolist() == want)
+
+    def iadd():
+        t = d.zeros(16)
+        t += x
+        return t
+    check("iadd", iadd, lambda t: t.tolist() == want)
+
+    frozen = bytes(np.arange(16, dtype=np.float32).tobytes())
+    y = np.frombuffer(frozen, dtype=np.float32).view(L)
+
+    def readonly(t):
+        if not (t.shape == (16,) and t.tolist() == want):
+            return False
+        try:
+            t.fill_(7.0)
+        except ValueError:
+            return frozen == np.arange(16, dtype=np.float32).tobytes()
+        return False
+    check("from_numpy_readonly", lambda: d.from_numpy(y), readonly)
+    check("from_dlpack_readonly", lambda: d.from_dlpack(y), readonly)
+    print(json.dumps(res))
+"""
+
+
+@pytest.mark.parametrize("name", sorted(_LIES))
+def test_an_ndarray_subclass_that_lies_gives_its_real_memory_or_a_clean_error(name):
+    res = json.loads(run_child(_LIAR_CHILD, name, _LIES[name]))
+    # from_numpy, tensor() and the operators never ask the subclass: always right
+    for key in ("from_numpy", "from_numpy_readonly", "tensor", "tensor_list", "add", "radd",
+                "iadd"):
+        assert res[key] == "ok", (key, res)
+    # from_dlpack asks the producer's __dlpack__/__dlpack_device__, by definition:
+    # a lie there may give another array's memory or a clean error, never a crash
+    for key in ("from_dlpack", "from_dlpack_readonly"):
+        if name in ("__dlpack__", "__dlpack_device__"):
+            assert res[key] == "ok" or res[key].startswith(("error", "WRONG")), (key, res)
+        else:
+            assert res[key] == "ok", (key, res)
+
+
+def test_a_dlpack_device_that_lies_is_a_clean_buffer_error():
+    class L(np.ndarray):
+        def __dlpack_device__(self):
+            return (2, 0)
+    x = np.arange(4, dtype=np.float32).view(L)
+    if not d.cuda.is_available():
+        with pytest.raises(BufferError, match="CUDA is not available"):
+            d.from_dlpack(x)
+
+
+def test_an_object_whose_class_says_ndarray_is_not_read_as_one():
+    """isinstance() believes a __class__ property: from_numpy read the liar's
+    pointer and shape as an array's (a tensor over address 4096)."""
+    out = run_child("""
+        import numpy as np, dispatch as d
+        class Fake:
+            __class__ = property(lambda s: np.ndarray)
+            dtype = np.dtype(np.float32)
+            shape = (1 << 20,)
+            strides = (4,)
+            itemsize = 4
+            size = 1 << 20
+            ndim = 1
+            flags = type("F", (), {"writeable": True})()
+            __array_interface__ = {"version": 3, "shape": (1 << 20,), "typestr": "<f4",
+                                   "data": (4096, False)}
+        f = Fake()
+        assert isinstance(f, np.ndarray)
+        try:
+            d.from_numpy(f)
+        except TypeError as e:
+            print("refused", e)
+        else:
+            raise SystemExit("accepted")
+    """, timeout=30)
+    assert out.startswith("refused expected np.ndarray (got Fake)")
+
+
+@pytest.mark.filterwarnings("ignore:the matrix subclass:PendingDeprecationWarning")
+def test_subclasses_still_convert_as_before():
+    """Masked arrays and matrices: their data, as NumPy holds it in C."""
+    m = np.ma.masked_array([1.0, 2.0, 3.0], mask=[0, 1, 0])
+    assert d.tensor(m).tolist() == [1.0, 2.0, 3.0]
+    assert d.from_numpy(m).tolist() == [1.0, 2.0, 3.0]
+    mm = np.matrix([[1, 2], [3, 4]])
+    assert d.tensor(mm).tolist() == [[1, 2], [3, 4]]
+    t = d.from_numpy(mm)
+    t[0, 0] = 9
+    assert mm[0, 0] == 9
+
+
+def test_from_numpy_keeps_a_subclass_instance_alive():
+    import gc
+    import weakref
+
+    class A(np.ndarray):
+        pass
+    a = np.arange(4.0).view(A)
+    ref = weakref.ref(a)
+    t = d.from_numpy(a)
+    del a
+    gc.collect()
+    assert ref() is not None and t.tolist() == [0.0, 1.0, 2.0, 3.0]
+    del t
+    gc.collect()
+    assert ref() is None
