@@ -316,3 +316,74 @@ def test_from_numpy_keeps_a_subclass_instance_alive():
     del t
     gc.collect()
     assert ref() is None
+
+
+# Sequences that lie (tensor() of nested lists) -------------------------------------------
+
+def test_list_and_tuple_subclasses_that_lie_give_what_they_hold():
+    """tensor() of a list whose __len__ said 1 over 100000 items made a 1-element
+    tensor and wrote 100000 values into it (SIGSEGV); one whose __iter__ or
+    __getitem__ lied gave other values than it holds."""
+    out = run_child("""
+        import json, dispatch as d
+        class Short(list):
+            def __len__(s): return 1
+        class Long(list):
+            def __len__(s): return 1000
+        class Iter(list):
+            def __iter__(s): return iter(range(100000))
+        class Item(list):
+            def __getitem__(s, i):
+                return [7] * 100000 if isinstance(i, int) else list.__getitem__(s, i)
+        class TShort(tuple):
+            def __len__(s): return 1
+        res = {}
+        cases = {
+            "short": (Short(range(100000)), [100000], 100000),
+            "long": (Long([1, 2, 3]), [3], 3),
+            "iter": (Iter([1, 2, 3]), [3], 3),
+            "item": (Item([[1, 2], [3, 4]]), [2, 2], 4),
+            "tuple": (TShort(range(50000)), [50000], 50000),
+            "nested": ([Short(range(50000)), Short(range(50000))], [2, 50000], 100000),
+            "outer": (Short([[1.0, 2.0], [3.0, 4.0]]), [2, 2], 4),
+        }
+        for k, (data, shape, n) in cases.items():
+            t = d.tensor(data)
+            flat = t.reshape(-1).tolist()
+            res[k] = [list(t.shape), len(flat), flat[:4] if k != "item" else t.tolist()]
+        print(json.dumps(res))
+    """, timeout=60)
+    res = json.loads(out)
+    assert res["short"] == [[100000], 100000, [0, 1, 2, 3]]
+    assert res["long"] == [[3], 3, [1, 2, 3]]
+    assert res["iter"] == [[3], 3, [1, 2, 3]]
+    assert res["item"] == [[2, 2], 4, [[1, 2], [3, 4]]]
+    assert res["tuple"] == [[50000], 50000, [0, 1, 2, 3]]
+    assert res["nested"] == [[2, 50000], 100000, [0, 1, 2, 3]]
+    assert res["outer"] == [[2, 2], 4, [1.0, 2.0, 3.0, 4.0]]
+
+
+def test_values_whose_comparisons_grow_the_list_do_not_grow_the_tensor():
+    """tensor(data, dtype=int8) range-checks the values with Python comparisons;
+    an int subclass whose __lt__ appended to data made the values (data itself)
+    longer than the tensor they were then written into."""
+    out = run_child("""
+        import dispatch as d
+        def make():
+            data = []
+            def grow():  # values in range, so the check passes; a bounded growth
+                if len(data) < 300000:
+                    data.extend([0] * 100000)
+            class I(int):
+                def __lt__(s, o):
+                    grow()
+                    return int.__lt__(s, o)
+                def __gt__(s, o):
+                    grow()
+                    return int.__gt__(s, o)
+            data += [I(1), I(2), I(3)]
+            return data
+        for dt in (d.int8, d.uint8, d.int16, d.int32):
+            print(d.tensor(make(), dtype=dt).tolist())
+    """, timeout=60)
+    assert out.split("\n")[:4] == ["[1, 2, 3]"] * 4
