@@ -137,6 +137,65 @@ def test_python_code_run_at_any_line_of_the_owner_table_may_use_it():
     assert nested > 20 and owners == 0 and leaked == 0
 
 
+def test_cuda_initialization_re_entered_by_its_own_thread_answers_not_deadlocks():
+    """Code run inside dispatch.cuda's first-use initialization (here a trace
+    function at each of its lines, as a signal handler or a GC-run __del__ would)
+    that asks about CUDA is told it is being initialized; the answer is not kept."""
+    out = run_child("""
+        import linecache, sys, json, dispatch as d
+        from dispatch import cuda
+        seen = []
+        def local(frame, event, arg):  # on the line that loads, under the lock
+            if event == "line" and "_load()" in linecache.getline(frame.f_code.co_filename,
+                                                                  frame.f_lineno):
+                seen.append((cuda.is_available(), cuda.unavailable_reason(), cuda.device_count()))
+            return local
+        def tracer(frame, event, arg):
+            if frame.f_code.co_filename.endswith("cuda.py") and frame.f_code.co_name == "_init":
+                return local
+            return None
+        sys.settrace(tracer)
+        first = cuda.unavailable_reason()
+        sys.settrace(None)
+        print(json.dumps({"seen": seen, "first": first, "again": cuda.unavailable_reason(),
+                          "busy": cuda._busy}))
+    """, timeout=60)
+    r = json.loads(out)
+    assert len(r["seen"]) == 1 and "being initialized" in r["seen"][0][1], r
+    assert r["seen"][0][0] is False and r["seen"][0][2] == 0, r
+    assert "being initialized" not in r["first"] and r["again"] == r["first"] and not r["busy"]
+    assert r["first"] == d.cuda.unavailable_reason()
+
+
+def test_library_impl_re_entered_while_registering_does_not_deadlock():
+    """A signal handler (here a trace function) that registers a kernel while
+    library.impl adds one to its list."""
+    out = run_child("""
+        import linecache, sys, dispatch as d
+        from dispatch import library
+        library.define("hostile_interop_a(Tensor self) -> Tensor")
+        library.define("hostile_interop_b(Tensor self) -> Tensor")
+        done = []
+        def local(frame, event, arg):  # where the kernel list grows (under the lock it had)
+            if event == "line" and not done and "_kernels.append" in linecache.getline(
+                    frame.f_code.co_filename, frame.f_lineno):
+                done.append(1)
+                library.impl("hostile_interop_b", "CPU")(lambda self: self * 3)
+            return local
+        def tracer(frame, event, arg):
+            code = frame.f_code
+            if code.co_filename.endswith("library.py") and code.co_name == "register":
+                return local
+            return None
+        sys.settrace(tracer)
+        library.impl("hostile_interop_a", "CPU")(lambda self: self * 2)
+        sys.settrace(None)
+        x = d.arange(3)
+        print(d.ops.hostile_interop_a(x).tolist(), d.ops.hostile_interop_b(x).tolist())
+    """, timeout=30)
+    assert out.strip() == "[0, 2, 4] [0, 3, 6]"
+
+
 # 2. Arrays that lie ---------------------------------------------------------------------
 
 # Each lie is a class attribute of an ndarray subclass; the child applies it to
