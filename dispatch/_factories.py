@@ -81,6 +81,25 @@ def _is_leaf_for_numpy(v: Any) -> builtins.bool:
         or hasattr(v, "__array__")
 
 
+# Note [Sequences that lie]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~
+# A list or tuple subclass can override __len__, __iter__ and __getitem__ so
+# that they disagree with each other and with what the sequence holds (a
+# __len__ of 1 over 100000 items sized a 1-element tensor, then wrote 100000
+# values into it: issue 35). _flatten reads a subclass through the base
+# type's own methods (what the sequence really holds), works on lists of its
+# own (nothing a caller's Python code does later can resize them), and
+# _filled writes no more values than the tensor has elements.
+
+def _real_items(x: Any) -> Any:
+    """x itself for a list, tuple or range; a list of what a subclass of list or
+    tuple really holds (its own __len__/__iter__ are not asked)."""
+    t = type(x)
+    if t is list or t is tuple or t is range:
+        return x
+    return list(list.__iter__(x) if issubclass(t, list) else tuple.__iter__(x))
+
+
 def _flatten(data: Any) -> tuple[tuple, list, set]:
     """(shape, values in C order, their types) of nested lists/tuples of
     Python bools, ints and floats, checked rectangular as torch checks it.
@@ -93,6 +112,9 @@ def _flatten(data: Any) -> tuple[tuple, list, set]:
         seqs = {t: issubclass(t, _SEQUENCES) for t in types}
         if not any(seqs.values()):
             break
+        if not all(t in (list, tuple, range) for t, seq in seqs.items() if seq):
+            # Note [Sequences that lie]
+            level = [_real_items(x) if seqs[type(x)] else x for x in level]
         if not all(seqs.values()):
             for x in level:
                 if not seqs[type(x)] and _is_leaf_for_numpy(x):
@@ -112,7 +134,7 @@ def _flatten(data: Any) -> tuple[tuple, list, set]:
         if n == 0:
             types = set()
             break
-    level = level if type(level) is list else list(level)
+    level = list(level)  # our own copy: Note [Sequences that lie]
     for t in types - {builtins.bool, int, float}:
         v = next(x for x in level if type(x) is t)
         if t.__module__ == "numpy" or not issubclass(t, (int, float)):
@@ -130,6 +152,9 @@ _ARRAY_CODES = {"?": "b", "q": "q", "d": "d"}  # carrier formats -> array.array 
 def _filled(d: dtype, shape: tuple, values: list) -> Tensor:
     """A new cpu tensor of dtype d holding values (C order), packed as d's format."""
     t = empty(*shape, dtype=d)
+    if len(values) != t._p.numel:  # never past the tensor's end: Note [Sequences that lie]
+        raise ValueError(f"{len(values)} values for a tensor of shape {tuple(shape)} "
+                         f"({t._p.numel} elements)")
     if values:
         code = _ARRAY_CODES.get(d.format)
         if code is not None and array.array(code).itemsize == d.itemsize:

@@ -13,7 +13,6 @@ operand hook (Note [Operator fast path] in dispatch/_fastpath.c).
 from __future__ import annotations
 
 import builtins
-import threading
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only (Note [Import time] in dispatch/__init__.py)
     from typing import Any
@@ -31,16 +30,45 @@ __all__ = ["from_numpy", "from_dlpack"]
 
 # Foreign memory ------------------------------------------------------------------------
 
+# Note [Owner table without a lock]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# _owners keeps the ffi handle of each NumPy array a foreign storage views
+# alive until the C core releases it. It has no lock, on purpose: Python code
+# can run in the middle of any Python function (a signal handler between two
+# bytecodes, a __del__ or weakref callback when a reference drops, the cyclic
+# GC on any allocation), and code that runs there may call from_numpy or drop
+# another tensor. With a plain Lock held that is a deadlock (issue 35: the
+# release callback dropped the array, and so ran its __del__s, under the lock).
+# Nor does the table need one: one dict store or pop with an int key is
+# atomic (the GIL; per-object locking in a free-threaded build) and runs no
+# Python code.
+# What runs Python code is dropping the popped handle (it may free the array
+# and its owners), and that happens after the pop, with nothing held.
 _owners: dict[int, Any] = {}  # handle address -> ffi handle keeping a NumPy array alive
-_owners_lock = threading.Lock()
 
 
 @ffi.def_extern()
 def dispatch_py_release_owner(ctx):  # noqa: ANN001, ANN201  (cffi callback)
     """Called by the C core when the last reference to a foreign storage goes."""
-    with _owners_lock:
-        _owners.pop(int(ffi.cast("uintptr_t", ctx)), None)
+    handle = _owners.pop(int(ffi.cast("uintptr_t", ctx)), None)
+    del handle  # may run __del__s: nothing is held here (Note [Owner table without a lock])
 
+
+# Note [Arrays that lie]
+# ~~~~~~~~~~~~~~~~~~~~~~
+# An ndarray subclass written in Python can override any attribute: shape,
+# strides, dtype, flags, __array_interface__, ctypes, data, itemsize, ... and
+# `isinstance` itself believes a `__class__` property. Nothing that sizes or
+# points at memory may come from those: from_numpy and tensor() of an array
+# take the array's type from type() and read its memory through
+# np.ndarray.view(a, type=np.ndarray), a base-class view made in C from the
+# C-level array (no Python hook of the subclass runs), whose every attribute
+# is NumPy's own. The storage keeps both alive (the view's base is the
+# memory's owner, which need not be a itself).
+
+def _base_view(np: Any, a: Any) -> Any:
+    """a as a plain np.ndarray over the same memory (a itself when it is one)."""
+    return a if type(a) is np.ndarray else np.ndarray.view(a, type=np.ndarray)
 
 
 def from_numpy(a: Any) -> Tensor:
@@ -49,10 +77,12 @@ def from_numpy(a: Any) -> Tensor:
     A read-only array (writeable flag False: a read-only memmap, np.frombuffer
     of bytes, ...) gives a read-only tensor: it and its views can be read, and
     every write (add_, +=, fill_, copy_, t[i] = v) raises ValueError; its
-    NumPy export is read-only too.
+    NumPy export is read-only too. An ndarray subclass is read as the array
+    it is in C, whatever its Python attributes say (Note [Arrays that lie]).
     """
     if not _is_ndarray(a):
         raise TypeError(f"expected np.ndarray (got {type(a).__name__})")
+    given, a = a, _base_view(_numpy(), a)
     d = _by_numpy(a.dtype)
     if d is None:
         raise TypeError(f"can't convert np.ndarray of type {a.dtype}. The only supported types "
@@ -65,17 +95,17 @@ def from_numpy(a: Any) -> Tensor:
                          f"its itemsize {a.itemsize}")
     nbytes = 0 if a.size == 0 else (
         sum((n - 1) * s for n, s in zip(a.shape, a.strides)) + a.itemsize)
-    handle = ffi.new_handle(a)
+    iface = a.__array_interface__
+    data = ffi.cast("void *", iface["data"][0])
+    readonly = builtins.bool(iface["data"][1])
+    handle = ffi.new_handle((given, a))  # (the view's base may be given's, not given)
     key = int(ffi.cast("uintptr_t", handle))
-    with _owners_lock:
-        _owners[key] = handle
-    data = ffi.cast("void *", a.__array_interface__["data"][0])
+    _owners[key] = handle  # Note [Owner table without a lock]
     s = lib.dispatch_storage_from_foreign(0, data, nbytes, lib.dispatch_py_release_owner, handle)
     if s == ffi.NULL:
-        with _owners_lock:
-            _owners.pop(key, None)
+        _owners.pop(key, None)
         _raise()
-    if not a.flags.writeable:  # Note [Read-only tensors] in sources/dispatcher/dispatcher.c
+    if readonly:  # Note [Read-only tensors] in sources/dispatcher/dispatcher.c
         lib.dispatch_storage_set_readonly(s)
     strides = [st // a.itemsize for st in a.strides]
     p = lib.dispatch_tensor_from_storage(s, a.ndim, list(a.shape), strides, 0, d.num)
@@ -203,8 +233,8 @@ def _from_capsule(capsule: Any, want: int | None, copy: builtins.bool | None,
 def _infer_array(data: Any) -> Any:
     """NumPy array of data with PyTorch's defaults (Python floats -> float32)."""
     np = _numpy()
-    if isinstance(data, np.ndarray):
-        return data
+    if _is_ndarray(data):
+        return _base_view(np, data)  # Note [Arrays that lie]
     arr = np.asarray(data)
     if arr.dtype == np.float64 and not isinstance(data, np.generic):
         with np.errstate(over="ignore"):  # beyond float32: inf, as torch
@@ -239,7 +269,7 @@ def _tensor_from_numpy_data(data: Any, dtype: Any, device: Any) -> Tensor:
     if dtype is not None and not _as_dtype(dtype).typestr:  # bfloat16: via float64, one rounding
         return _tensor_from_numpy_data(data, float64, device).to(dtype)
     np = _numpy()
-    if not isinstance(data, np.ndarray):
+    if not _is_ndarray(data):
         raw = np.asarray(data)
         target = _as_dtype(dtype) if dtype is not None else (
             int64 if raw.dtype.kind in "iu" else None)

@@ -61,5 +61,7 @@ def _is_number(v: Any) -> builtins.bool:
 
 
 def _is_ndarray(v: Any) -> builtins.bool:
+    """A NumPy array or subclass, by its real type (isinstance believes a
+    ``__class__`` property: Note [Arrays that lie] in dispatch/_interop.py)."""
     np = _loaded_numpy()
-    return np is not None and isinstance(v, np.ndarray)
+    return np is not None and issubclass(type(v), np.ndarray)

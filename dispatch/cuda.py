@@ -36,9 +36,21 @@ __all__ = ["is_available", "unavailable_reason", "device_count", "get_device_nam
 # first CUDA use, under a lock. The outcome is kept: a machine without a
 # driver answers the same reason every time without asking again.
 # DISPATCH_DISABLE_CUDA=1 keeps it all off.
+#
+# The lock is an RLock, and _busy marks an initialization under way: Python
+# code can run inside _init on the very thread that holds the lock (a signal
+# handler between two bytecodes, a __del__ or weakref callback run by the
+# cyclic GC while _load allocates or registers kernels), and when that code
+# asks about CUDA (is_available(), a tensor made on "cuda", ...) a plain Lock
+# would deadlock it (issue 35). That nested call is told CUDA is being
+# initialized, and the answer is not kept: the next call gets the real one.
 
-_lock = threading.Lock()
+_lock = threading.RLock()
 _state: tuple | None = None  # (ctypes library or None, reason "" when usable)
+_busy = False  # an _init is running (set and read under _lock only)
+_REENTERED = ("CUDA is being initialized on this thread (this call ran inside that "
+              "initialization: from a signal handler, a __del__ or a weakref callback); "
+              "ask again once it is done")
 
 CUDA_ERROR_INSUFFICIENT_DRIVER = 35
 CUDA_ERROR_NO_DEVICE = 100
@@ -162,16 +174,22 @@ def _properties(lib, i: int) -> tuple:
 
 
 def _init() -> tuple:
-    global _state
+    global _state, _busy
     if _state is None:
-        with _lock:
-            if _state is None:
-                lib, reason = _load()
-                if not reason:
-                    core.dispatch_allocator_register(
-                        1, ffi.cast("dispatch_allocator *", lib.dcu_allocator()))
-                    _register_kernels(lib)
-                _state = (lib, reason)
+        with _lock:  # re-entered only by this thread (Note [Lazy CUDA])
+            if _state is None and _busy:
+                return None, _REENTERED  # not kept: the outer call decides
+            _busy = True
+            try:
+                if _state is None:  # (a nested call before `_busy = True` may have done it)
+                    lib, reason = _load()
+                    if not reason:
+                        core.dispatch_allocator_register(
+                            1, ffi.cast("dispatch_allocator *", lib.dcu_allocator()))
+                        _register_kernels(lib)
+                    _state = (lib, reason)
+            finally:
+                _busy = False
     return _state
 
 

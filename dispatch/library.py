@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import sys
-import threading
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only (Note [Import time] in dispatch/__init__.py)
     from typing import Any, Callable, Iterator
@@ -31,8 +30,12 @@ __all__ = [
 
 KEYS = tuple(_tables.KEYS)  # dispatcher.h's keys, in priority order, read from C
 _PYTHON_KEY = _tables.KEYS["Python"]
-_kernels: list[Any] = []  # handles of registered Python kernels: registrations are permanent
-_kernels_lock = threading.Lock()
+# handles of registered Python kernels: registrations are permanent. No lock:
+# one list.append is atomic and runs no Python code, while code holding a
+# Lock can be re-entered by a signal handler or a __del__ that registers a
+# kernel in turn, a deadlock (Note [Owner table without a lock] in
+# dispatch/_interop.py).
+_kernels: list[Any] = []
 
 
 def _caller(depth: int = 2) -> str:
@@ -120,8 +123,7 @@ def impl(name: str, key: str) -> Callable[[Callable], Callable]:
     def register(fn: Callable) -> Callable:
         entry = _PyKernel(fn, k)
         handle = ffi.new_handle(entry)
-        with _kernels_lock:
-            _kernels.append(handle)
+        _kernels.append(handle)
         debug = f"{where} (Python kernel {getattr(fn, '__qualname__', fn)!s})"
         if lib.dispatch_impl(name.encode(), k, lib.dispatch_py_kernel, handle, debug.encode()) < 0:
             _raise()
