@@ -135,12 +135,12 @@ def _guest(arch: str, cpu: str, exe: Path) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize("arch", TARGETS)
 def test_c_tests_pass_under_qemu(tree, build_tool, arch):
     """Every C test of the runtime (the CPU runtime, the dispatcher, the
-    float16 conversions, the kernels against the reference loops) on the
-    default CPU of the architecture's qemu."""
+    float16 conversions, the float -> integer casts, the kernels against the
+    reference loops) on the default CPU of the architecture's qemu."""
     r = _run([build_tool("meson"), "test", "-C", str(tree(arch)), "--print-errorlogs"],
              env=GUEST_ENV)
     assert r.returncode == 0, r.stdout[-6000:]
-    for name in ("cpu_runtime", "dispatcher", "kernels", "half"):
+    for name in ("cpu_runtime", "dispatcher", "kernels", "half", "casts"):
         assert re.search(rf"dispatch:{name}\s+OK", r.stdout), name
 
 

@@ -424,6 +424,24 @@ def test_casts_on_cuda_equal_cpu_bit_for_bit(src, dst):
 
 
 @gpu
+@pytest.mark.parametrize("src", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("dst", ["bool", "int8", "uint8", "int16", "int32", "int64"])
+def test_out_of_range_float_to_int_casts_on_cuda_follow_the_cpu_rule(src, dst):
+    """Note [Float to integer casts]: out of range, NaN and +-inf give
+    INT32_MIN/INT64_MIN (the narrow dtypes wrap the int32 result) on the
+    device too, not the GPU's own clamping conversion; so does dtype=."""
+    nan, inf = float("nan"), float("inf")
+    v = [300.7, 1e10, -5e9, 3.0, nan, inf, -inf, -0.0, 0.5, -1.5, 2.0 ** 31, -2.0 ** 31 - 1,
+         2.0 ** 31 - 0.5, -2.0 ** 31 - 0.5, 2.0 ** 32 + 7, 65537.5, 2.0 ** 63, -2.0 ** 63, 1e30,
+         65504.0, 70000.5]
+    a = dispatch.tensor(v, dtype=dispatch.float64).to(getattr(dispatch, src))
+    dt = getattr(dispatch, dst)
+    _same(a.cuda().to(dt), a.to(dt), dst)
+    if dst != "bool":
+        _same(dispatch.ops.sum(a.cuda(), dtype=dt), dispatch.ops.sum(a, dtype=dt), dst)
+
+
+@gpu
 def test_where_addcmul_fill_in_place_on_cuda_equal_cpu():
     c = dispatch.tensor(_values("bool", 300, 5), dtype=dispatch.bool)
     x = dispatch.tensor(_values("float32", 300, 6))

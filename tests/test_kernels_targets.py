@@ -2,9 +2,11 @@
 
 Each target is forced in a fresh interpreter with DISPATCH_DISABLE_CPU_FEATURES
 (the variable is read once, at import): the chooser must pick exactly that
-target for every kernel source, the kernel test modules must pass under it,
-and its results must equal the other targets' bit for bit (+ - * / max min
-sqrt addcmul sum) or stay within the exp/log bound of each other.
+target for every kernel source, the kernel test modules (and the float ->
+integer cast rule's, whose dtype= reductions run the integer kernels) must
+pass under it, and its results must equal the other targets' bit for bit
+(+ - * / max min sqrt addcmul sum) or stay within the exp/log bound of each
+other.
 """
 
 from __future__ import annotations
@@ -236,7 +238,7 @@ def test_kernel_tests_pass_under_each_target(target):
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
          "-c", str(HERE.parent / "pyproject.toml"), "--rootdir", str(HERE.parent),
          str(HERE / "test_kernels_accuracy.py"), str(HERE / "test_kernels_layout.py"),
-         str(HERE / "test_kernels_int.py")],
+         str(HERE / "test_kernels_int.py"), str(HERE / "test_casts_float_to_int.py")],
         env=_env(TARGETS[target]), capture_output=True, text=True, timeout=600, cwd=HERE)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
 

@@ -12,6 +12,7 @@
 #include "dispatch/dtype.h"
 #include "dispatch/half.h"
 #include "dispatch/loops.h"
+#include "float_to_int.h"
 #include "loops_internal.h"
 
 #define LOAD(T, p) ({ T v_; memcpy(&v_, (p), sizeof v_); v_; })
@@ -279,12 +280,30 @@ const dispatch_loop_fn dispatch_reference_loops[DISPATCH_NUM_DTYPES][DISPATCH_NU
 
 /* Casts ----------------------------------------------------------------------
  * Every source is read as one of three carriers (uint8 0/1 for bool, int64 for
- * integers, double for floats) and written from it. Float -> integer goes
- * through int64 with a range check (out of range and NaN give INT64_MIN, the
- * x86 "integer indefinite" value, instead of undefined behaviour), then wraps
- * to the target width like NumPy's and PyTorch's casts do. */
-#define FLOAT_TO_I64(x) ((x) >= -9223372036854775808.0 && (x) < 9223372036854775808.0 \
-                         ? (int64_t)(x) : INT64_MIN)
+ * integers, double for floats) and written from it; integers wrap to the
+ * target width, as NumPy's and PyTorch's casts do.
+ *
+ * Note [Float to integer casts]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * C leaves an out-of-range float -> integer conversion undefined; this
+ * project states the result NumPy gives on x86-64 (what cvttsd2si
+ * computes; PyTorch's too, but for float64 -> uint8 beyond int32, which it
+ * wraps from int64), on every architecture and path (casts, copy_, dtype=
+ * of reductions, out=, and CUDA's dcu_float_to_i32/i64 in
+ * cuda_device_types.cuh):
+ *   - int32: truncated toward zero when that fits int32, else INT32_MIN
+ *     (NaN and +-inf too: x86's "integer indefinite");
+ *   - int64: the same with int64 and INT64_MIN;
+ *   - int8, uint8, int16: the int32 result, wrapped to the width (300.7 ->
+ *     int8 44, 1e10 -> int8 0, -1.5 -> uint8 255, NaN -> 0);
+ *   - bool: x != 0 (NaN is true).
+ * float_to_int.h converts with no UB and no branch (on x86-64 with
+ * cvttsd2si itself). Every float source is converted as a double
+ * (float16, bfloat16 and float32 widen exactly).
+ * tests/test_casts_float_to_int.py checks it bit for bit against NumPy,
+ * sources/core/test_casts.c on each architecture. */
+#define FLOAT_TO_I32(x) dispatch_float_to_i32(x)
+#define FLOAT_TO_I64(x) dispatch_float_to_i64(x)
 
 /* A cast loop reads storage type ST, converts it to the carrier FT with
  * TO_FT (float16 -> double without _Float16, bfloat16 -> float), and stores
@@ -306,11 +325,12 @@ const dispatch_loop_fn dispatch_reference_loops[DISPATCH_NUM_DTYPES][DISPATCH_NU
 #define FLOAT_FROM_f32(x) ((float)(x))
 #define FLOAT_FROM_f64(x) ((double)(x))
 
-/* The casts from source S (storage ST, read as FT through TO_FT; I64: the
- * value as int64_t, in terms of `a`) to every dtype of the list, by the
- * target's category, and the row of the cast table that lists them. */
-#define CASTS_FROM(S, ST, FT, TO_FT, I64)                                                 \
-    DISPATCH_FORALL_DTYPES_WITH(CAST_TO_, (S, ST, FT, TO_FT, I64))                        \
+/* The casts from source S (storage ST, read as FT through TO_FT; I64 and
+ * I32: the value as int64_t for int64 targets and for the narrower ones, in
+ * terms of `a`) to every dtype of the list, by the target's category, and
+ * the row of the cast table that lists them. */
+#define CASTS_FROM(S, ST, FT, TO_FT, I64, I32)                                            \
+    DISPATCH_FORALL_DTYPES_WITH(CAST_TO_, (S, ST, FT, TO_FT, I64, I32))                   \
     static const dispatch_loop_fn casts_from_##S[DISPATCH_NUM_DTYPES] = {                 \
         DISPATCH_FORALL_DTYPES_WITH(CAST_CELL_, S)};
 #define CAST_EXPAND_(...) __VA_ARGS__
@@ -319,25 +339,32 @@ const dispatch_loop_fn dispatch_reference_loops[DISPATCH_NUM_DTYPES][DISPATCH_NU
 #define CAST_TO_BOOL(...) CAST_TO_BOOL_(__VA_ARGS__)
 #define CAST_TO_INT(...) CAST_TO_INT_(__VA_ARGS__)
 #define CAST_TO_FLOAT(...) CAST_TO_FLOAT_(__VA_ARGS__)
-#define CAST_TO_BOOL_(D, TT, S, ST, FT, TO_FT, I64)                                       \
+#define CAST_TO_BOOL_(D, TT, S, ST, FT, TO_FT, I64, I32)                                  \
     CAST_LOOP(cast_##S##_##D, ST, FT, TO_FT, TT, (TT)(a != 0))
-#define CAST_TO_INT_(D, TT, S, ST, FT, TO_FT, I64)                                        \
-    CAST_LOOP(cast_##S##_##D, ST, FT, TO_FT, TT, (TT)W(I64))
-#define CAST_TO_FLOAT_(D, TT, S, ST, FT, TO_FT, I64)                                      \
+#define CAST_TO_INT_(D, TT, S, ST, FT, TO_FT, I64, I32)                                   \
+    CAST_LOOP(cast_##S##_##D, ST, FT, TO_FT, TT, (TT)W(INT_VIA_##D(I64, I32)))
+#define CAST_TO_FLOAT_(D, TT, S, ST, FT, TO_FT, I64, I32)                                 \
     CAST_LOOP(cast_##S##_##D, ST, FT, TO_FT, TT, FLOAT_FROM_##D(a))
+/* Which value an integer target wraps (Note [Float to integer casts]). */
+#define INT_VIA_i8(I64, I32) (I32)
+#define INT_VIA_u8(I64, I32) (I32)
+#define INT_VIA_i16(I64, I32) (I32)
+#define INT_VIA_i32(I64, I32) (I32)
+#define INT_VIA_i64(I64, I32) (I64)
 #define CAST_CELL_(S, NAME, name, sfx, T, size, CAT, kind, fmt, dl) [DISPATCH_##NAME] = cast_##S##_##sfx,
 
-CASTS_FROM(b8, bool8, bool8, AS_IS, (int64_t)a)
-CASTS_FROM(i8, int8_t, int8_t, AS_IS, (int64_t)a)
-CASTS_FROM(u8, uint8_t, uint8_t, AS_IS, (int64_t)a)
-CASTS_FROM(i16, int16_t, int16_t, AS_IS, (int64_t)a)
-CASTS_FROM(i32, int32_t, int32_t, AS_IS, (int64_t)a)
-CASTS_FROM(i64, int64_t, int64_t, AS_IS, (int64_t)a)
-CASTS_FROM(f16, dispatch_half, double, HALF_TO_DOUBLE, FLOAT_TO_I64((double)a))
-CASTS_FROM(f32, float, float, AS_IS, FLOAT_TO_I64((double)a))
-CASTS_FROM(f64, double, double, AS_IS, FLOAT_TO_I64((double)a))
+CASTS_FROM(b8, bool8, bool8, AS_IS, (int64_t)a, (int64_t)a)
+CASTS_FROM(i8, int8_t, int8_t, AS_IS, (int64_t)a, (int64_t)a)
+CASTS_FROM(u8, uint8_t, uint8_t, AS_IS, (int64_t)a, (int64_t)a)
+CASTS_FROM(i16, int16_t, int16_t, AS_IS, (int64_t)a, (int64_t)a)
+CASTS_FROM(i32, int32_t, int32_t, AS_IS, (int64_t)a, (int64_t)a)
+CASTS_FROM(i64, int64_t, int64_t, AS_IS, (int64_t)a, (int64_t)a)
+CASTS_FROM(f16, dispatch_half, double, HALF_TO_DOUBLE, FLOAT_TO_I64((double)a),
+           FLOAT_TO_I32((double)a))
+CASTS_FROM(f32, float, float, AS_IS, FLOAT_TO_I64((double)a), FLOAT_TO_I32((double)a))
+CASTS_FROM(f64, double, double, AS_IS, FLOAT_TO_I64((double)a), FLOAT_TO_I32((double)a))
 CASTS_FROM(bf16, dispatch_bfloat16, float, dispatch_bfloat16_to_float_inline,
-           FLOAT_TO_I64((double)a))
+           FLOAT_TO_I64((double)a), FLOAT_TO_I32((double)a))
 
 #define CAST_ROW_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) [DISPATCH_##NAME] = casts_from_##sfx,
 const dispatch_loop_fn *const dispatch_reference_casts[DISPATCH_NUM_DTYPES] = {

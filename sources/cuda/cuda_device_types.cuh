@@ -35,6 +35,19 @@ DCU_DEVICE_TYPE(FLOAT64, double)
 DCU_DEVICE_TYPE(BFLOAT16, __nv_bfloat16)
 #undef DCU_DEVICE_TYPE
 
+/* Float -> integer, the CPU's rule (Note [Float to integer casts] in
+ * sources/core/cpu_loops_reference.c, its FLOAT_TO_I32/FLOAT_TO_I64): the
+ * value truncated where it fits, else INT32_MIN/INT64_MIN (NaN and +-inf
+ * too), not what the GPU's own conversion would give (it clamps). int8,
+ * uint8 and int16 wrap the int32 result. The range is tested before
+ * converting: out of range, the conversion is undefined. */
+__device__ __forceinline__ int32_t dcu_float_to_i32(double x) {
+    return x > -2147483649.0 && x < 2147483648.0 ? (int32_t)x : INT32_MIN;
+}
+__device__ __forceinline__ int64_t dcu_float_to_i64(double x) {
+    return x >= -9223372036854775808.0 && x < 9223372036854775808.0 ? (int64_t)x : INT64_MIN;
+}
+
 /*
  * Note [CUDA shards]
  * ~~~~~~~~~~~~~~~~~~

@@ -90,12 +90,12 @@ template <> __device__ __forceinline__ Carrier to_carrier(double v) {
     return Carrier{DISPATCH_CAT_FLOAT, 0, v};
 }
 
-__device__ __forceinline__ int64_t float_to_i64(double x) { /* FLOAT_TO_I64 of the CPU */
-    return x >= -9223372036854775808.0 && x < 9223372036854775808.0 ? (int64_t)x : INT64_MIN;
-}
-
+/* Integers: a float by the rule of dcu_float_to_i32/i64 (int64 targets
+ * through int64, the narrower ones through int32), then wrapped to T. */
 template <typename T> __device__ __forceinline__ T from_carrier(Carrier c) { /* integers */
-    int64_t v = c.cat == DISPATCH_CAT_FLOAT ? float_to_i64(c.f) : c.i;
+    int64_t v = c.cat != DISPATCH_CAT_FLOAT ? c.i
+                : sizeof(T) < 8             ? (int64_t)dcu_float_to_i32(c.f)
+                                            : dcu_float_to_i64(c.f);
     return (T)(uint64_t)v;
 }
 template <> __device__ __forceinline__ dcu_bool8 from_carrier(Carrier c) {

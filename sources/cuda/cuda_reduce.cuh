@@ -115,12 +115,17 @@ __device__ __forceinline__ int64_t dims_offset(int n, const int64_t *shape, cons
     return off;
 }
 
+/* An accumulator as int64 (out_int64): integers as they are, a float (only
+ * if a caller of dcu_reduce asked for one) by the casts' rule. */
+__device__ __forceinline__ int64_t acc_to_i64(int64_t v) { return v; }
+__device__ __forceinline__ int64_t acc_to_i64(double v) { return dcu_float_to_i64(v); }
+
 /* The final value of output o: mean's division, the result's dtype, the index. */
 template <typename T, int OP>
 __device__ __forceinline__ void finish_one(const RArgs &a, int64_t o, Val<typename RAcc<T>::type> acc) {
     typedef typename RAcc<T>::type A;
     if (a.mean) acc.v = acc.v / (A)a.p.count; /* 0/0: NaN, as the CPU's */
-    if (a.out_int64) ((int64_t *)a.out)[o] = (int64_t)acc.v;
+    if (a.out_int64) ((int64_t *)a.out)[o] = acc_to_i64(acc.v);
     else ((T *)a.out)[o] = down<T>(acc.v);
     if (a.idx) a.idx[o] = acc.i;
 }
