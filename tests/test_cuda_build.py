@@ -37,9 +37,21 @@ def _meson_setup(tmp_path: Path, *options: str, env: dict | None = None) -> subp
                           capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
 
 
-def _path_without_nvcc() -> str:
-    return os.pathsep.join(d for d in os.environ["PATH"].split(os.pathsep)
-                           if d and not os.path.exists(os.path.join(d, "nvcc")))
+def _path_without_nvcc(shadow: Path) -> str:
+    """PATH with nvcc hidden and every other tool kept: a folder that holds
+    nvcc (on some machines /usr/bin, beside ld and cat) is replaced by a
+    shadow folder of links to all its other entries."""
+    dirs = []
+    for i, d in enumerate(os.environ["PATH"].split(os.pathsep)):
+        if d and os.path.exists(os.path.join(d, "nvcc")):
+            copy = shadow / f"path{i}"
+            copy.mkdir(parents=True)
+            for entry in os.scandir(d):
+                if entry.name != "nvcc":
+                    (copy / entry.name).symlink_to(entry.path)
+            d = str(copy)
+        dirs.append(d)
+    return os.pathsep.join(dirs)
 
 
 # cuda-arch, the grammar (tools/cuda_arch.py) ------------------------------------------------
@@ -192,7 +204,7 @@ def test_configure_prints_the_architectures_built(tmp_path):
 
 
 def test_cuda_enabled_without_nvcc_fails_at_configure_in_one_line(tmp_path):
-    env = dict(os.environ, PATH=_path_without_nvcc())
+    env = dict(os.environ, PATH=_path_without_nvcc(tmp_path / "shadow"))
     proc = _meson_setup(tmp_path, "-Dcuda=enabled", env=env)
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0
@@ -202,7 +214,7 @@ def test_cuda_enabled_without_nvcc_fails_at_configure_in_one_line(tmp_path):
 
 
 def test_cuda_auto_without_nvcc_configures_everything_else_and_says_why(tmp_path):
-    env = dict(os.environ, PATH=_path_without_nvcc())
+    env = dict(os.environ, PATH=_path_without_nvcc(tmp_path / "shadow"))
     proc = _meson_setup(tmp_path, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     info = (tmp_path / "build" / "dispatch" / "_cuda_build.py").read_text()

@@ -150,8 +150,9 @@ template <> __device__ __forceinline__ __nv_bfloat16 narrow<__nv_bfloat16>(float
 template <typename A> __device__ __forceinline__ bool isnan_(A a) { return a != a; }
 
 /* The float-only loops (div and the math functions) are never registered for
- * integer or bool dtypes; these stand-ins only let every (loop, dtype) pair
- * instantiate. */
+ * integer or bool dtypes, and no kernel is instantiated for them (has_loop);
+ * these stand-ins only let Compute's switch, which names every loop's math,
+ * compile for those dtypes. */
 template <typename A> struct NoFloatMath {
     static __device__ A div(A a, A b) { return a; }
     static __device__ A sqrt(A a) { return a; }
