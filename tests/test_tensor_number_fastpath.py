@@ -6,6 +6,7 @@ the operand hook, where a NumPy array becomes a tensor."""
 
 from __future__ import annotations
 
+import gc
 import math
 import operator
 import sys
@@ -27,18 +28,26 @@ DTYPES = ["bool", "uint8", "int8", "int32", "int64", "float16", "bfloat16", "flo
 
 
 def _python_calls(fn) -> list:
-    """The Python functions that run during fn() (sys.setprofile's call events)."""
+    """The Python functions that run during fn() (sys.setprofile's call events).
+    The collector is paused around fn: a collection that happens to fall inside
+    it runs other code's finalizers and gc.callbacks (hypothesis registers
+    one), which are not fn's."""
     calls: list = []
 
     def profile(frame, event, arg):
         if event == "call":
             calls.append(frame.f_code.co_name)
 
+    was_enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
     sys.setprofile(profile)
     try:
         fn()
     finally:
         sys.setprofile(None)
+        if was_enabled:
+            gc.enable()
     return calls
 
 
