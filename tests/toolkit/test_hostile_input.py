@@ -1,7 +1,10 @@
 """The generator attacked as a hostile user would (issue 10): huge statements,
 exploding target groups, I/O failures, racing writers, corrupt config and
-cache files, source names the generated files cannot carry. Each is one clean
-error (or a right result), never a traceback, a hang or a half-written set."""
+cache files, source names the generated files cannot carry; and (issue 35)
+inputs whose outputs share a path, links planted where outputs go or in a
+vendored folder, missing sources, escape bytes in the env variables. Each is
+one clean error (or a right result), never a traceback, a hang, a
+half-written set or a write through a link."""
 
 from __future__ import annotations
 
@@ -581,3 +584,119 @@ def test_an_unreadable_source_is_one_error_naming_it(cli, tmp_path):
     src.chmod(0)
     one_clean_error(cli(["targets", "--no-cache", str(src)]), str(src), "cannot read source",
                     "Permission denied")
+
+
+# -- issue 35, 4 and 5: dispatch-config --vendor never follows a link ----------------------
+
+def _vendor(tmp: Path, dest: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "dispatchkit.dispatch_config", "--vendor", dest],
+                          capture_output=True, text=True, cwd=tmp, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(TOOLS)})
+
+
+def _vendor_error(proc: subprocess.CompletedProcess, *words: str) -> str:
+    assert proc.returncode == 2, (proc.returncode, proc.stderr)
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("dispatch-config: error: "), proc.stderr
+    for word in words:
+        assert word in lines[0], lines[0]
+    return lines[0]
+
+
+def _state(root: Path) -> dict:
+    """Every entry under root: links as their text, files as bytes and mode."""
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            p = Path(dirpath) / name
+            if p.is_symlink():
+                out[p] = ("link", os.readlink(p))
+            elif p.is_file():
+                out[p] = (p.read_bytes(), p.stat().st_mode)
+            else:
+                out[p] = ("dir",)
+    return out
+
+
+PLANTED = {  # where, what it points to (relative to where), the word the error names
+    "a file link (the launcher)": ("d/dispatchgen", "../victim"),
+    "a file link (the marker)": ("d/.dispatchgen-vendored", "../victim"),
+    "a dir link to a folder outside": ("d/dispatchkit", "../outside"),
+    "a dangling link": ("d/dispatchgen", "../nothere"),
+    "a dangling marker": ("d/.dispatchgen-vendored", "../nothere"),
+    "a dir link deeper inside": ("d/dispatchkit/cpu", "../../outside"),
+    "a file link deeper inside": ("d/dispatchkit/cpu/cpu_features.c", "../../../victim"),
+    "a link in a folder it never writes": ("d/extra/x", "../../victim"),
+}
+
+
+@pytest.mark.parametrize("case", list(PLANTED))
+def test_vendor_again_refuses_a_link_planted_in_its_folder(tmp_path, case):
+    """`--vendor d`, `ln -sf ../victim d/dispatchgen`, `--vendor d` overwrote
+    victim (mode 755); a linked marker got the version written into its
+    target; a linked d/dispatchkit received the package outside d."""
+    assert _vendor(tmp_path, "d").returncode == 0
+    where, to = PLANTED[case]
+    link = tmp_path / where
+    if link.is_dir() and not link.is_symlink():
+        shutil.rmtree(link)
+    elif os.path.lexists(link):
+        link.unlink()
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(to)
+    (tmp_path / "victim").write_text("mine\n")
+    (tmp_path / "victim").chmod(0o600)
+    (tmp_path / "outside").mkdir()
+    before = _state(tmp_path)
+    _vendor_error(_vendor(tmp_path, "d"), f"{where}: is a symbolic link (to {to})")
+    assert _state(tmp_path) == before
+    assert not (tmp_path / "nothere").exists()
+
+
+@pytest.mark.parametrize("kind", ["to a fresh folder", "to a vendored folder", "dangling",
+                                  "to itself"])
+def test_vendor_refuses_a_destination_that_is_a_link(tmp_path, kind):
+    (tmp_path / "real").mkdir()
+    if kind == "to a vendored folder":
+        assert _vendor(tmp_path, "real").returncode == 0
+    to = {"dangling": "nothere", "to itself": "d"}.get(kind, "real")
+    (tmp_path / "d").symlink_to(to)
+    before = _state(tmp_path)
+    _vendor_error(_vendor(tmp_path, "d"), "d: is a symbolic link")
+    assert _state(tmp_path) == before
+
+
+def test_vendor_below_a_link_loop_is_one_line(tmp_path):
+    (tmp_path / "loop").symlink_to("loop")
+    _vendor_error(_vendor(tmp_path, "loop/d"), "loop/d: cannot resolve the path")
+
+
+def test_vendor_makes_a_deep_destination_without_recursion(tmp_path):
+    """mkdir(parents=True) recursed once per level: RecursionError past ~1000."""
+    dest = "/".join(["a"] * 1200)
+    try:
+        proc = _vendor(tmp_path, dest)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        assert os.access(tmp_path / dest / "dispatchgen", os.X_OK)
+        proc = _vendor(tmp_path, dest)  # and replaces its copy there
+        assert proc.returncode == 0, proc.stderr[-2000:]
+    finally:  # shutil.rmtree, pytest's cleanup, recurses once per level too
+        leaf = tmp_path / dest
+        if leaf.exists():
+            shutil.rmtree(leaf)
+        while leaf != tmp_path:
+            if leaf.exists():
+                leaf.rmdir()
+            leaf = leaf.parent
+
+
+@pytest.mark.parametrize("levels", [2000, 2100])
+def test_vendor_into_a_path_too_long_for_the_system_is_one_line(tmp_path, levels):
+    """2000 levels: a RecursionError from mkdir(parents=True); the copy's
+    paths (absolute) are beyond Linux's 4096 bytes. 2100: the name itself is."""
+    dest = "/".join(["a"] * levels)
+    line = _vendor_error(_vendor(tmp_path, dest))
+    assert "too deep" in line or "File name too long" in line
+    assert len(line) < 400
+    assert not (tmp_path / "a").exists()
