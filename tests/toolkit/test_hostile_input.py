@@ -700,3 +700,71 @@ def test_vendor_into_a_path_too_long_for_the_system_is_one_line(tmp_path, levels
     assert "too deep" in line or "File name too long" in line
     assert len(line) < 400
     assert not (tmp_path / "a").exists()
+
+
+# -- issue 35, 6b: the CPU runtime escapes a bad env token ---------------------------------
+
+CC = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc") or shutil.which("clang")
+CPU = TOOLS / "dispatchkit" / "cpu"
+ENV_MAIN = r"""
+#include <stdio.h>
+#include "dispatch/cpu_features.h"
+int main(void)
+{
+    if (dispatch_cpu_init() != 0) {
+        fputs(dispatch_cpu_error(), stdout);
+        return 1;
+    }
+    return 0;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def cpu_runtime_program(tmp_path_factory) -> Path:
+    """The toolkit's CPU runtime, compiled by cc alone (as tests/test_cpu_runtime_c.py
+    does), with a main that prints dispatch_cpu_init()'s error."""
+    if CC is None:
+        pytest.skip("no C compiler found")
+    from dispatchkit import ctable
+    work = tmp_path_factory.mktemp("cpu-env-escape")
+    (work / "dispatch").mkdir()
+    (work / "dispatch" / ctable.HEADER_NAME).write_text(ctable.render())
+    (work / "dispatch" / "_cpu_dispatch.h").write_text(
+        '#define DISPATCH_WITH_CPU_BASELINE ""\n#define DISPATCH_WITH_CPU_DISPATCH ""\n'
+        "#define DISPATCH_WITH_CPU_BASELINE_CALL(MACRO, ...)\n"
+        "#define DISPATCH_WITH_CPU_DISPATCH_CALL(MACRO, ...)\n")
+    (work / "main.c").write_text(ENV_MAIN)
+    exe = work / "env_error"
+    proc = subprocess.run([CC, "-std=c11", "-O1", "-Wall", "-Wextra", "-Werror", "-pthread",
+                           f"-I{work}", f"-I{TOOLS / 'dispatchkit' / 'include'}", f"-I{CPU}",
+                           *[str(CPU / s) for s in ("cpu_features.c", "cpu_detect.c",
+                                                    "cpu_dispatch_trace.c")],
+                           str(work / "main.c"), "-o", str(exe)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return exe
+
+
+@pytest.mark.parametrize("token, shown", [
+    (b"AVX2\x1b]0;pwned\x07x", b"AVX2\\x1b]0;pwned\\x07x"),
+    (b"\x1b[2J\x1b[31mAVX", b"\\x1b[2J\\x1b[31mAVX"),
+    (b"a\x7fb", b"a\\x7fb"),
+    (b"AVX2\xff", b"AVX2\\xff"),                       # not UTF-8
+    (b"x\xc2\x9b31m", b"x\\x9b31m"),                   # U+009B, the C1 CSI
+    (b"\xe9t\xc3\xa9", b"\\xe9t\xc3\xa9"),             # Latin-1 byte, then a real e-acute
+    (b"back\\x1bslash", b"back\\\\x1bslash"),          # a backslash is not an escape
+    (b"\xed\xa0\x80s", b"\\xed\\xa0\\x80s"),           # an encoded surrogate is not UTF-8
+    ("é".encode() * 40, "é".encode() * 32),            # cut at 64 bytes, on a boundary
+])
+def test_a_bad_env_token_reaches_the_terminal_escaped(cpu_runtime_program, token, shown):
+    """The runtime copied the raw bytes of an unknown name into its error, so
+    an ESC sequence in DISPATCH_DISABLE_CPU_FEATURES reached the terminal."""
+    env = {k: v for k, v in os.environb.items() if not k.startswith(b"DISPATCH_")}
+    env[b"DISPATCH_DISABLE_CPU_FEATURES"] = token
+    proc = subprocess.run([str(cpu_runtime_program)], env=env, capture_output=True, timeout=60)
+    assert proc.returncode == 1, proc.stdout
+    assert b"DISPATCH_DISABLE_CPU_FEATURES names '" + shown + b"', which is not a CPU feature" \
+        in proc.stdout, proc.stdout
+    quoted = proc.stdout.split(b"'")[1].decode("utf-8")  # well-formed, whatever came in
+    assert quoted.isprintable(), quoted  # no C0, DEL or C1 control reaches the terminal
