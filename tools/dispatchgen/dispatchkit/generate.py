@@ -38,7 +38,7 @@ def write_files(files: Sequence[Tuple[Path, str]]) -> List[Path]:
         for path, text in todo:
             staged.append((_stage(path, text), path))
         for tmp, path in staged:
-            if path.is_dir():  # made since _differs looked: os.replace would fail midway
+            if _is_real_dir(path):  # made since _differs looked: os.replace would fail midway
                 raise DispatchError("cannot write: it is a directory", str(path))
         for i, (tmp, path) in enumerate(staged):
             try:
@@ -64,15 +64,52 @@ def write_files(files: Sequence[Tuple[Path, str]]) -> List[Path]:
 
 
 def _differs(path: Path, text: str) -> bool:
+    """Whether ``path`` must be replaced to hold ``text``.
+
+    Only a regular file is read, and no further than ``text``'s length: a
+    symbolic link, a FIFO or a device planted where an output goes is
+    replaced (os.replace swaps the directory entry, it never follows a link),
+    never opened, so it can neither hang the build (a FIFO, a link to
+    /dev/zero) nor lend its target's content or mode to the output.
+    """
     try:
-        with open(path, encoding="utf-8") as fh:
-            return fh.read() != text
-    except IsADirectoryError:
-        raise DispatchError("cannot write: it is a directory", str(path)) from None
+        st = os.lstat(path)
     except FileNotFoundError:
         return True
-    except (OSError, UnicodeDecodeError, ValueError):
+    except (OSError, ValueError):
+        return True  # _stage says why if it cannot be replaced
+    if stat.S_ISDIR(st.st_mode):
+        raise DispatchError("cannot write: it is a directory", str(path))
+    if not stat.S_ISREG(st.st_mode):
+        return True
+    want = text.encode("utf-8")
+    try:
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK)
+    except OSError:
+        return True
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped since lstat
+            return True
+        with os.fdopen(fd, "rb") as fh:
+            fd = -1
+            return fh.read(len(want) + 1) != want
+    except OSError:
         return True  # unreadable or not ours: _stage says why if it cannot be replaced
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+
+
+def _is_real_dir(path: Path) -> bool:
+    """A directory, not a link to one (a link is replaced like any file)."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except (OSError, ValueError):
+        return False
 
 
 def _stage(path: Path, text: str) -> str:
@@ -100,8 +137,10 @@ def _file_mode(path: Path) -> int:
     """The mode a plain open() would give a new file, or the existing file's."""
     global _UMASK
     try:
-        return stat.S_IMODE(os.stat(path).st_mode)
-    except OSError:
+        st = os.stat(path, follow_symlinks=False)  # never a link's target's mode
+        if stat.S_ISREG(st.st_mode):
+            return stat.S_IMODE(st.st_mode)
+    except (OSError, ValueError):
         pass
     if _UMASK is None:
         _UMASK = os.umask(0o022)  # the only way to read it; put it back at once
