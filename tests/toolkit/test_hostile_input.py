@@ -643,6 +643,181 @@ def test_a_fifo_or_device_where_a_header_goes_is_replaced_not_read(cli, gcc_args
     assert header.is_file() and not header.is_symlink()
 
 
+@needs_gcc
+def test_a_linked_configuration_folder_is_refused(cli, gcc_args, tmp_path):
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "dispatch").symlink_to("../elsewhere")
+    proc = _meson(cli, gcc_args, tmp_path, "--name", "prog")
+    one_clean_error(proc, f"{tmp_path / 'out' / 'dispatch'}: is a symbolic link")
+    assert list((tmp_path / "elsewhere").iterdir()) == []
+
+
+# -- issue 35, 3: one path, one output ----------------------------------------------------
+# Note [One path, one output] in generate.py: two inputs whose outputs share a
+# path, or an output that would replace an input, are one line naming both.
+
+VARIANTS = "[library]\nname = {name}\n[{section}]\nsources = {src}\nf = f_{section}\n"
+
+
+COLLISIONS = {
+    # each: the project's files, the arguments, what the line names
+    "two variants files with one name": (
+        {"a.ini": VARIANTS.format(name="mylib", section="baseline", src="p.c"),
+         "b.ini": VARIANTS.format(name="mylib", section="avx2", src="v.c"), "p.c": "", "v.c": ""},
+        ["--variants", "a.ini", "b.ini"],
+        ["a.ini:2 ([library] name = mylib)", "b.ini:2 ([library] name = mylib)",
+         "would both generate mylib_dispatch.h in"]),
+    "one variants file twice": (
+        {"a.ini": VARIANTS.format(name="mylib", section="avx2", src="v.c"), "v.c": ""},
+        ["--variants", "a.ini", "a.ini"],
+        ["a.ini:2 ([library] name = mylib) is named twice (both would generate "
+         "mylib_dispatch.h in"]),
+    "a dispatchable source beside a variants library": (
+        {"mylib_dispatch.c": SOURCE, "a.ini": VARIANTS.format(name="mylib", section="avx2",
+                                                              src="v.c"), "v.c": ""},
+        ["--dispatch", "mylib_dispatch.c", "--variants", "a.ini"],
+        ["--dispatch mylib_dispatch.c and a.ini:2 ([library] name = mylib) would both "
+         "generate mylib_dispatch.h in"]),
+    "two dispatchable sources of one name in two folders": (
+        {"a/k.dispatch.c": SOURCE, "b/k.dispatch.c": SOURCE},
+        ["--dispatch", "a/k.dispatch.c", "b/k.dispatch.c"],
+        ["a/k.dispatch.c and b/k.dispatch.c would both generate k.dispatch.h in"]),
+    "a C and a C++ dispatchable source of one stem": (
+        {"k.dispatch.c": SOURCE, "k.dispatch.cpp": SOURCE},
+        ["--dispatch", "k.dispatch.c", "k.dispatch.cpp"],
+        ["k.dispatch.c and k.dispatch.cpp would both generate k.dispatch.h in"]),
+    "one dispatchable source twice": (
+        {"k.dispatch.c": SOURCE}, ["--dispatch", "k.dispatch.c", "./k.dispatch.c"],
+        ["k.dispatch.c is named twice (both would generate k.dispatch.h in"]),
+    "two dispatchable sources making one library": (
+        {"k.dispatch.c": SOURCE, "k_dispatch.c": SOURCE},
+        ["--dispatch", "k.dispatch.c", "k_dispatch.c"],
+        ["k.dispatch.c and k_dispatch.c", "static library 'k_dispatch_c_AVX2'"]),
+    "a dispatchable source and a variants file making one library": (
+        {"k.dispatch.c": SOURCE, "a.ini": VARIANTS.format(name="k_dispatch_c",
+                                                          section="baseline", src="p.c"),
+         "p.c": ""},
+        ["--dispatch", "k.dispatch.c", "--variants", "a.ini"],
+        ["--dispatch k.dispatch.c", "a.ini:2 ([library] name = k_dispatch_c)",
+         "static library 'k_dispatch_c_baseline'"]),
+    # an output where an input is: each kind of file `dispatchgen meson` writes
+    "a variants file where its own header goes": (
+        {"out/mylib_dispatch.h": VARIANTS.format(name="mylib", section="avx2", src="v.c"),
+         "out/v.c": ""},
+        ["--variants", "out/mylib_dispatch.h"],
+        ["out/mylib_dispatch.h:2 ([library] name = mylib) would generate mylib_dispatch.h",
+         "which is --variants out/mylib_dispatch.h itself"]),
+    "a groups file where a source's header goes": (
+        {"k.dispatch.c": SOURCE, "out/k.dispatch.h": "[groups]\n"},
+        ["--dispatch", "k.dispatch.c", "--groups", "out/k.dispatch.h"],
+        ["k.dispatch.c would generate k.dispatch.h",
+         "which is the groups file out/k.dispatch.h itself"]),
+    "a module source where the version script goes": (
+        {"out/_mod.exports": "int y;\n"},
+        ["--sources", "out/_mod.exports"],
+        ["--module pkg._mod would generate _mod.exports",
+         "which is --sources out/_mod.exports itself"]),
+    "a groups file where the configuration goes": (
+        {"k.dispatch.c": SOURCE, "out/dispatch/_cpu_dispatch.h": "[groups]\n"},
+        ["--dispatch", "k.dispatch.c", "--groups", "out/dispatch/_cpu_dispatch.h"],
+        ["the build's configuration would generate _cpu_dispatch.h",
+         "which is --groups out/dispatch/_cpu_dispatch.h itself"]),
+    "a variant's source where the header goes": (
+        {"out/a.ini": VARIANTS.format(name="mylib", section="avx2", src="mylib_dispatch.h"),
+         "out/mylib_dispatch.h": ""},
+        ["--variants", "out/a.ini"],
+        ["out/a.ini:2 ([library] name = mylib) would generate mylib_dispatch.h",
+         "mylib_dispatch.h of out/a.ini"]),
+}
+
+
+@needs_gcc
+@pytest.mark.parametrize("case", list(COLLISIONS))
+def test_two_outputs_with_one_path_are_one_error_naming_both_inputs(cli, gcc_args, tmp_path,
+                                                                    case):
+    """Two variants files named mylib, or `--dispatch mylib_dispatch.c` beside
+    a variants file named mylib, both wrote mylib_dispatch.h with status 0:
+    the first file's variants were compiled and never chosen."""
+    files, args, words = COLLISIONS[case]
+    _files(tmp_path, files)
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    proc = _meson(cli, gcc_args, tmp_path, "--module", "pkg._mod", *args)
+    one_clean_error(proc, *words)
+    assert proc.stdout == ""
+    after = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    assert after == before  # nothing written, no input replaced
+
+
+@needs_gcc
+@pytest.mark.parametrize("args, words", [
+    (["SRC", "SUB"], ["k.dispatch.c and sub/k.dispatch.c would both generate k.dispatch.h"]),
+    (["SRC", "UNDERSCORED"], ["k_dispatch.c", "static library 'k_dispatch_c_AVX2'"]),
+])
+def test_meson_sources_refuses_two_sources_with_one_output(cli, built, tmp_path, args, words):
+    _files(tmp_path, {"k.dispatch.c": SOURCE, "sub/k.dispatch.c": SOURCE, "k_dispatch.c": SOURCE})
+    names = {"SRC": "k.dispatch.c", "SUB": "sub/k.dispatch.c", "UNDERSCORED": "k_dispatch.c"}
+    proc = cli(["meson-sources", *[names[a] for a in args], "--config", str(built),
+                "--outdir", str(tmp_path / "out")], cwd=tmp_path)
+    one_clean_error(proc, *words)
+    _nothing_written(tmp_path)
+
+
+@needs_gcc
+def test_meson_variants_refuses_to_replace_its_own_variants_file(cli, built, tmp_path):
+    ini = tmp_path / "mylib_dispatch.h"
+    _files(tmp_path, {ini.name: VARIANTS.format(name="mylib", section="avx2", src="v.c"),
+                      "v.c": ""})
+    proc = cli(["meson-variants", str(ini), "--config", str(built), "--outdir", str(tmp_path)])
+    one_clean_error(proc, "would generate mylib_dispatch.h",
+                    f"which is the variants file {ini} itself")
+    assert ini.read_text().startswith("[library]")
+
+
+def test_check_outputs_compares_the_entries_a_write_replaces(tmp_path):
+    (tmp_path / "real").mkdir()
+    (tmp_path / "alias").symlink_to("real")
+    with pytest.raises(DispatchError, match="a.c and b.c would both generate x.h in"):
+        generate.check_outputs([(tmp_path / "real" / "x.h", "a.c"),
+                                (tmp_path / "alias" / "x.h", "b.c")])
+    # a link where an output goes is replaced, not written through: no clash
+    (tmp_path / "real" / "link.h").symlink_to("input.ini")
+    generate.check_outputs([(tmp_path / "real" / "link.h", "a.c")],
+                           [(tmp_path / "real" / "input.ini", "the groups file")])
+
+
+# -- issue 35, 6a: a missing source is named now, not by meson later -----------------------
+
+@needs_gcc
+@pytest.mark.parametrize("args, words", [
+    (["--sources", "mod.c", "gone.c"], ["gone.c: does not exist (named by --sources)"]),
+    (["--sources", "folder"], ["folder: is not a file (named by --sources)"]),
+    (["--variants", "lib.ini"], ["lib.ini:8: [avx2] names the source 'gone.c', which does not "
+                                 "exist"]),
+])
+def test_a_missing_source_is_one_error_naming_it(cli, gcc_args, tmp_path, args, words):
+    _files(tmp_path, {"mod.c": "int y;\n", "folder/x": "",
+                      "lib.ini": "[library]\nname = lib\n[baseline]\nsources = p.c\nf = f_p\n"
+                                 "[avx2]\nsources = v.c\n  gone.c\nf = f_v\n",
+                      "p.c": "", "v.c": ""})
+    one_clean_error(_meson(cli, gcc_args, tmp_path, "--name", "prog", *args), *words)
+    _nothing_written(tmp_path)
+
+
+@needs_gcc
+def test_meson_variants_names_a_missing_source_and_its_line(cli, built, tmp_path):
+    _files(tmp_path, {"lib.ini": "[library]\nname = lib\n\n[avx2]\nsources[asm] = v.S\n"
+                                 "sources[!asm] = v.c\nf = f_v\n", "v.S": ""})
+    args = ["meson-variants", str(tmp_path / "lib.ini"), "--config", str(built),
+            "--outdir", str(tmp_path / "out")]
+    one_clean_error(cli([*args, "--option", "asm=false"]),
+                    f"{tmp_path / 'lib.ini'}:6: [avx2] names the source 'v.c', which does "
+                    "not exist")
+    _nothing_written(tmp_path)
+    proc = cli([*args, "--option", "asm=true"])  # v.c is not used: no error
+    assert proc.returncode == 0, proc.stderr
+
+
 # -- issue 35, 4 and 5: dispatch-config --vendor never follows a link ----------------------
 
 def _vendor(tmp: Path, dest: str) -> subprocess.CompletedProcess:

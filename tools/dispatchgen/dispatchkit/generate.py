@@ -12,10 +12,10 @@ import os
 import stat
 import tempfile
 from pathlib import Path
-from typing import List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from .config import BuildConfig
-from .errors import DispatchError
+from .errors import DispatchError, printable
 from .targets import Resolved, Target
 
 _TOOL = "dispatchgen"
@@ -51,6 +51,54 @@ def write_files(files: Sequence[Tuple[Path, str]]) -> List[Path]:
             if tmp:
                 _unlink(tmp)
     return [path for path, _ in todo]
+
+
+def check_outputs(outputs: Sequence[Tuple[Path, str]],
+                  inputs: Sequence[Tuple[Path, str]] = ()) -> None:
+    """Refuse a set of outputs in which two share a path, or one is an input.
+
+    Each output and input comes with what asked for it, as the user wrote it
+    (``"--dispatch mylib_dispatch.c"``, ``"mylib.ini:2: [library] name = mylib"``),
+    so the one line names both. See Note [One path, one output].
+
+    >>> check_outputs([(Path("out/a.h"), "a.c"), (Path("out/b.h"), "b.c")])
+    """
+    seen: Dict[str, Tuple[str, str]] = {}
+    for path, origin in inputs:
+        for key in (_entry(path), os.path.realpath(path)):
+            seen.setdefault(key, ("input", origin))
+    for path, origin in outputs:
+        key = _entry(path)
+        kind, other = seen.get(key, ("", ""))
+        what = f"{printable(Path(path).name)} in {printable(str(Path(path).parent))}"
+        if kind == "input":
+            raise DispatchError(f"{printable(origin)} would generate {what}, which is "
+                                f"{printable(other)} itself; write the generated files into "
+                                "another folder (--outdir) or rename the input")
+        if kind == "output":
+            if other == origin:
+                raise DispatchError(f"{printable(origin)} is named twice (both would generate "
+                                    f"{what}); name it once")
+            raise DispatchError(f"{printable(other)} and {printable(origin)} would both "
+                                f"generate {what}, the second replacing the first; rename one "
+                                "of them")
+        seen[key] = ("output", origin)
+
+
+def _entry(path: Path) -> str:
+    """The directory entry a write replaces: its folder resolved, its own name
+    kept (os.replace swaps a link, it never writes through one)."""
+    path = Path(path)
+    return os.path.join(os.path.realpath(path.parent), path.name)
+
+
+# Note [One path, one output]: every command writes its whole set of files
+# at once (Note [Writing outputs]); two files of one set with one path would
+# leave the later one, silently: two variants files with one [library] name
+# wrote one <name>_dispatch.h, and the first file's variants were compiled and
+# never chosen. So the set is checked first, by the directory entry each write
+# replaces, and so are the files the command reads: a variants file kept where
+# its own header goes would be replaced by it.
 
 
 # Note [Writing outputs]: several outputs form one set (configure's header and
