@@ -913,14 +913,8 @@ def test_vendor_makes_a_deep_destination_without_recursion(tmp_path):
         assert os.access(tmp_path / dest / "dispatchgen", os.X_OK)
         proc = _vendor(tmp_path, dest)  # and replaces its copy there
         assert proc.returncode == 0, proc.stderr[-2000:]
-    finally:  # shutil.rmtree, pytest's cleanup, recurses once per level too
-        leaf = tmp_path / dest
-        if leaf.exists():
-            shutil.rmtree(leaf)
-        while leaf != tmp_path:
-            if leaf.exists():
-                leaf.rmdir()
-            leaf = leaf.parent
+    finally:
+        _remove_chain(tmp_path, dest)
 
 
 @pytest.mark.parametrize("levels", [2000, 2100])
@@ -1000,3 +994,37 @@ def test_a_bad_env_token_reaches_the_terminal_escaped(cpu_runtime_program, token
         in proc.stdout, proc.stdout
     quoted = proc.stdout.split(b"'")[1].decode("utf-8")  # well-formed, whatever came in
     assert quoted.isprintable(), quoted  # no C0, DEL or C1 control reaches the terminal
+
+
+# -- issue 35: a deep --outdir or cache folder is made without recursion -------------------
+
+def _remove_chain(root: Path, rel: str) -> None:
+    """Remove root/rel, a chain of single folders deeper than shutil.rmtree
+    (and pytest's cleanup) can recurse."""
+    leaf = root / rel
+    if leaf.exists():
+        shutil.rmtree(leaf)
+    while leaf != root:
+        if leaf.exists():
+            leaf.rmdir()
+        leaf = leaf.parent
+
+
+@needs_gcc
+@pytest.mark.parametrize("what", ["--outdir", "--cache-dir"])
+def test_a_1200_level_outdir_or_cache_dir_is_made_not_a_recursion_error(cli, tmp_path, what):
+    """Path.mkdir(parents=True) recursed once per level: `configure --outdir`
+    1200 folders deep was a RecursionError traceback."""
+    deep = "/".join(["d"] * 1200)
+    args = ["configure", "--cc", "gcc", "--cflags", "", "--outdir", "out",
+            "--cache-dir", "cache", "--cpu-dispatch", "avx2"]
+    args[args.index(what) + 1] = deep
+    try:
+        proc = cli(args, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        if what == "--outdir":
+            assert (tmp_path / deep / "_cpu_dispatch.h").is_file()
+        else:
+            assert [p.suffix for p in (tmp_path / deep).iterdir()] == [".json"]
+    finally:
+        _remove_chain(tmp_path, deep)

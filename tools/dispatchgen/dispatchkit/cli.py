@@ -237,6 +237,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     except OSError as exc:  # an I/O failure not named where it happened: still one line
         _error(printable(str(exc)))
         return 2
+    except RecursionError:  # a path or input deeper than any check above expected
+        _error("a path or an input nested too deep to handle")
+        return 2
     return 0
 
 

@@ -22,6 +22,7 @@ from typing import List, Optional
 
 from . import __version__
 from .errors import DispatchError, printable, shown, write_stdout
+from .fsutil import make_dirs
 from .paths import INCLUDE, PKG, PKGCONFIG
 
 # The launcher --vendor writes beside the package: find_program('dispatchgen',
@@ -107,7 +108,7 @@ def vendor(dest_arg: str) -> List[Path]:
     files = _package_files()
     _check_length(real, [Path("dispatchkit") / f.relative_to(PKG) for f in files], str(dest))
 
-    _make_dirs(dest)
+    make_dirs(dest)
     if ours:
         _remove_tree(dest / "dispatchkit")
         for name in ("dispatchgen", MARKER):
@@ -116,7 +117,7 @@ def vendor(dest_arg: str) -> List[Path]:
     written = []
     for f in files:
         target = dest / "dispatchkit" / f.relative_to(PKG)
-        _make_dirs(target.parent)
+        make_dirs(target.parent)
         _create(target, f.read_bytes(), 0o666)  # less the umask, as copyfile
         written.append(target)
     _create(dest / "dispatchgen", LAUNCHER.encode("utf-8"), 0o755, exact=True)  # a program
@@ -194,19 +195,6 @@ def _remove_tree(top: Path) -> None:
             os.unlink(path)
     for folder in reversed(folders):  # children after their parents in the walk
         os.rmdir(folder)
-
-
-def _make_dirs(path: Path) -> None:
-    """mkdir -p without recursion (mkdir(parents=True) recursed once per level:
-    a RecursionError for a destination 1000 folders deep)."""
-    missing = []
-    while not os.path.lexists(path):
-        missing.append(path)
-        if path.parent == path:
-            break
-        path = path.parent
-    for folder in reversed(missing):
-        os.mkdir(folder)
 
 
 def _check_length(real: Path, files: List[Path], dest: str) -> None:

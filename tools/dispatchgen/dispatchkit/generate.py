@@ -16,6 +16,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from .config import BuildConfig
 from .errors import DispatchError, printable
+from .fsutil import make_dirs
 from .targets import Resolved, Target
 
 _TOOL = "dispatchgen"
@@ -163,7 +164,7 @@ def _is_real_dir(path: Path) -> bool:
 def _stage(path: Path, text: str) -> str:
     """A complete temporary copy of ``path``'s new content, beside it."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_dirs(path.parent)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except (OSError, ValueError) as exc:
         raise DispatchError(f"cannot write into {str(path.parent)!r}: {_why(exc)}",
