@@ -75,8 +75,12 @@ def cmd_meson_source(args: argparse.Namespace) -> str:
     res = resolve_file(src, config, load_groups(args.groups), args.disable_optimization)
     out = Path(args.outdir)
     stem = src.name.replace(".", "_")
-    generate.write_if_changed(out / generate.header_name(src.name),
-                              generate.source_header(res, src.name))
+    header = out / generate.header_name(src.name)
+    inputs = [(src, f"the source {src}")]
+    if args.groups is not None:
+        inputs.append((Path(args.groups), f"the groups file {args.groups}"))
+    generate.check_outputs([(header, str(src))], inputs)
+    generate.write_if_changed(header, generate.source_header(res, src.name))
     lines = [f"wrapper\t{stem}_{t.name}\t{t.name}\t{' '.join(t.flags)}\t"
              f"{generate.wrapper_name(src.name, t)}" for t in res.targets]
     if res.baseline:
@@ -102,7 +106,7 @@ def cmd_meson_sources(args: argparse.Namespace) -> str:
     config = BuildConfig.load(args.config)
     files, objects, notes = dispatch_objects(config, args.sources, Path(args.outdir),
                                              args.groups, args.disable_optimization)
-    generate.write_files(files)
+    generate.write_files([(path, text) for path, text, _ in files])
     if not args.sources:
         notes.append("no dispatchable sources")
     lines = [f"lib\t{name}\t{index}\t{' '.join(flags)}" for name, index, flags in objects]
@@ -232,6 +236,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 2
     except OSError as exc:  # an I/O failure not named where it happened: still one line
         _error(printable(str(exc)))
+        return 2
+    except RecursionError:  # a path or input deeper than any check above expected
+        _error("a path or an input nested too deep to handle")
         return 2
     return 0
 

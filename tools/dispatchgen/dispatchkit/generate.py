@@ -12,10 +12,11 @@ import os
 import stat
 import tempfile
 from pathlib import Path
-from typing import List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from .config import BuildConfig
-from .errors import DispatchError
+from .errors import DispatchError, printable
+from .fsutil import make_dirs
 from .targets import Resolved, Target
 
 _TOOL = "dispatchgen"
@@ -38,7 +39,7 @@ def write_files(files: Sequence[Tuple[Path, str]]) -> List[Path]:
         for path, text in todo:
             staged.append((_stage(path, text), path))
         for tmp, path in staged:
-            if path.is_dir():  # made since _differs looked: os.replace would fail midway
+            if _is_real_dir(path):  # made since _differs looked: os.replace would fail midway
                 raise DispatchError("cannot write: it is a directory", str(path))
         for i, (tmp, path) in enumerate(staged):
             try:
@@ -53,6 +54,54 @@ def write_files(files: Sequence[Tuple[Path, str]]) -> List[Path]:
     return [path for path, _ in todo]
 
 
+def check_outputs(outputs: Sequence[Tuple[Path, str]],
+                  inputs: Sequence[Tuple[Path, str]] = ()) -> None:
+    """Refuse a set of outputs in which two share a path, or one is an input.
+
+    Each output and input comes with what asked for it, as the user wrote it
+    (``"--dispatch mylib_dispatch.c"``, ``"mylib.ini:2: [library] name = mylib"``),
+    so the one line names both. See Note [One path, one output].
+
+    >>> check_outputs([(Path("out/a.h"), "a.c"), (Path("out/b.h"), "b.c")])
+    """
+    seen: Dict[str, Tuple[str, str]] = {}
+    for path, origin in inputs:
+        for key in (_entry(path), os.path.realpath(path)):
+            seen.setdefault(key, ("input", origin))
+    for path, origin in outputs:
+        key = _entry(path)
+        kind, other = seen.get(key, ("", ""))
+        what = f"{printable(Path(path).name)} in {printable(str(Path(path).parent))}"
+        if kind == "input":
+            raise DispatchError(f"{printable(origin)} would generate {what}, which is "
+                                f"{printable(other)} itself; write the generated files into "
+                                "another folder (--outdir) or rename the input")
+        if kind == "output":
+            if other == origin:
+                raise DispatchError(f"{printable(origin)} is named twice (both would generate "
+                                    f"{what}); name it once")
+            raise DispatchError(f"{printable(other)} and {printable(origin)} would both "
+                                f"generate {what}, the second replacing the first; rename one "
+                                "of them")
+        seen[key] = ("output", origin)
+
+
+def _entry(path: Path) -> str:
+    """The directory entry a write replaces: its folder resolved, its own name
+    kept (os.replace swaps a link, it never writes through one)."""
+    path = Path(path)
+    return os.path.join(os.path.realpath(path.parent), path.name)
+
+
+# Note [One path, one output]: every command writes its whole set of files
+# at once (Note [Writing outputs]); two files of one set with one path would
+# leave the later one, silently: two variants files with one [library] name
+# wrote one <name>_dispatch.h, and the first file's variants were compiled and
+# never chosen. So the set is checked first, by the directory entry each write
+# replaces, and so are the files the command reads: a variants file kept where
+# its own header goes would be replaced by it.
+
+
 # Note [Writing outputs]: several outputs form one set (configure's header and
 # JSON must agree), and meson may run two generators on the same build tree at
 # once. So every output is first written in full to its own temporary file
@@ -64,21 +113,58 @@ def write_files(files: Sequence[Tuple[Path, str]]) -> List[Path]:
 
 
 def _differs(path: Path, text: str) -> bool:
+    """Whether ``path`` must be replaced to hold ``text``.
+
+    Only a regular file is read, and no further than ``text``'s length: a
+    symbolic link, a FIFO or a device planted where an output goes is
+    replaced (os.replace swaps the directory entry, it never follows a link),
+    never opened, so it can neither hang the build (a FIFO, a link to
+    /dev/zero) nor lend its target's content or mode to the output.
+    """
     try:
-        with open(path, encoding="utf-8") as fh:
-            return fh.read() != text
-    except IsADirectoryError:
-        raise DispatchError("cannot write: it is a directory", str(path)) from None
+        st = os.lstat(path)
     except FileNotFoundError:
         return True
-    except (OSError, UnicodeDecodeError, ValueError):
+    except (OSError, ValueError):
+        return True  # _stage says why if it cannot be replaced
+    if stat.S_ISDIR(st.st_mode):
+        raise DispatchError("cannot write: it is a directory", str(path))
+    if not stat.S_ISREG(st.st_mode):
+        return True
+    want = text.encode("utf-8")
+    try:
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK)
+    except OSError:
+        return True
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped since lstat
+            return True
+        with os.fdopen(fd, "rb") as fh:
+            fd = -1
+            return fh.read(len(want) + 1) != want
+    except OSError:
         return True  # unreadable or not ours: _stage says why if it cannot be replaced
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+
+
+def _is_real_dir(path: Path) -> bool:
+    """A directory, not a link to one (a link is replaced like any file)."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except (OSError, ValueError):
+        return False
 
 
 def _stage(path: Path, text: str) -> str:
     """A complete temporary copy of ``path``'s new content, beside it."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_dirs(path.parent)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except (OSError, ValueError) as exc:
         raise DispatchError(f"cannot write into {str(path.parent)!r}: {_why(exc)}",
@@ -100,8 +186,10 @@ def _file_mode(path: Path) -> int:
     """The mode a plain open() would give a new file, or the existing file's."""
     global _UMASK
     try:
-        return stat.S_IMODE(os.stat(path).st_mode)
-    except OSError:
+        st = os.stat(path, follow_symlinks=False)  # never a link's target's mode
+        if stat.S_ISREG(st.st_mode):
+            return stat.S_IMODE(st.st_mode)
+    except (OSError, ValueError):
         pass
     if _UMASK is None:
         _UMASK = os.umask(0o022)  # the only way to read it; put it back at once

@@ -37,8 +37,8 @@ from typing import List, Tuple
 from . import generate, paths, variants
 from .config import BuildConfig
 from .errors import DispatchError, printable
-from .steps import (add_build_options, config_from_args, dispatch_objects, report_text,
-                    runtime_library, write_config)
+from .steps import (add_build_options, check_library_names, config_from_args,
+                    dispatch_objects, report_text, runtime_library, write_config)
 
 Library = Tuple[str, List[str], List[str], List[str]]  # name, sources, compile, link args
 
@@ -74,57 +74,71 @@ def plan(args: argparse.Namespace, config: BuildConfig) -> Tuple[List[Library], 
     stem = module or package
     includes = [f"-I{_word(str(outdir), 'the outdir')}",
                 f"-I{_word(str(paths.INCLUDE), 'the toolkit')}"]
-    files = []
+    for src in args.sources:  # found now, not by the compiler after meson has configured
+        if not Path(src).is_file():
+            why = "is not a file" if Path(src).exists() else "does not exist"
+            raise DispatchError(f"{why} (named by --sources)", str(src))
+    # (path, text, what asks for it): see Note [One path, one output] in generate.py
+    files: List[Tuple[Path, str, str]] = []
+    inputs: List[Tuple[Path, str]] = [(Path(s), f"--sources {s}") for s in args.sources]
     libraries: List[Library] = []
+    origins: List[str] = []  # what asks for each library, for check_library_names
     notes: List[str] = []
 
+    who = f"--module {args.module}" if module else f"--name {args.name}"
     sources, flags = runtime_library(package, module, args.env_prefix)
     link: List[str] = []
     if module:
         script = outdir / f"{module}.exports"
-        files.append((script, version_script(module)))
+        files.append((script, version_script(module), who))
         link = [f"-Wl,--version-script={script}"]
     libraries.append((f"{stem}_cpu_runtime", sources, flags + includes, link))
+    origins.append(who)
 
     if args.sources:
         libraries.append((f"{stem}_sources", [str(Path(s).resolve()) for s in args.sources],
                           list(config.baseline_flags) + includes, []))
+        origins.append(who)
 
     headers, objects, dnotes = dispatch_objects(config, args.dispatch, outdir, args.groups,
                                                 args.disable_optimization)
-    files += headers
+    files += [(path, text, f"--dispatch {origin}") for path, text, origin in headers]
+    inputs += [(Path(s), f"--dispatch {s}") for s in args.dispatch]
+    if args.groups is not None:
+        inputs.append((Path(args.groups), f"--groups {args.groups}"))
     notes += dnotes
     for name, index, oflags in objects:
         libraries.append((name, [str(Path(args.dispatch[index]).resolve())], oflags + includes, []))
+        origins.append(f"--dispatch {args.dispatch[index]}")
 
     options = variants.parse_options(args.option)
     for ini in args.variants:
-        header, vobjects, vnotes = variant_objects_checked(ini, config, outdir, options)
+        header, vobjects, vnotes = variants.variant_objects(Path(ini), config, outdir, options)
         files.append(header)
+        inputs.append((Path(ini), f"--variants {ini}"))
         notes += vnotes
-        libraries += [(name, srcs, vflags + includes, []) for name, srcs, vflags in vobjects]
+        for name, srcs, vflags in vobjects:
+            libraries.append((name, srcs, vflags + includes, []))
+            origins.append(header[2])
+            inputs += [(Path(src), f"the source {src} of {ini}") for src in srcs]
 
-    seen = set()
-    for name, srcs, cflags, lflags in libraries:  # every check before any file is written
-        if name in seen:
-            raise DispatchError(f"two static libraries would be named {name!r}; rename the "
-                                "variants file's [library] name or the source")
-        seen.add(name)
+    config_dir = outdir / "dispatch"
+    if config_dir.is_symlink():
+        raise DispatchError("is a symbolic link; dispatchgen meson writes the build's "
+                            "configuration into a folder of its own there, never through a "
+                            "link: remove it", str(config_dir))
+    config_files = [(config_dir / "_cpu_dispatch.h", "the build's configuration"),
+                    (config_dir / "_cpu_features_table.h", "the build's configuration"),
+                    (config_dir / "dispatch_config.json", "the build's configuration")]
+    # every check before any file is written
+    generate.check_outputs([(path, origin) for path, _, origin in files] + config_files, inputs)
+    check_library_names([(name, origin) for (name, *_), origin in zip(libraries, origins)])
+    for name, srcs, cflags, lflags in libraries:
         for word in (*srcs, *cflags, *lflags):
             _word(word, f"library {name}:")
-    write_config(config, outdir / "dispatch")
-    generate.write_files(files)
+    write_config(config, config_dir)
+    generate.write_files([(path, text) for path, text, _ in files])
     return libraries, notes
-
-
-def variant_objects_checked(ini: Path, config: BuildConfig, outdir: Path, options):
-    header, objects, notes = variants.variant_objects(Path(ini), config, outdir, options)
-    for _, srcs, _ in objects:
-        missing = next((s for s in srcs if not Path(s).is_file()), None)
-        if missing is not None:
-            raise DispatchError(f"a variant's source {printable(missing)!r} does not exist",
-                                printable(str(ini)))
-    return header, objects, notes
 
 
 def cmd_meson(args: argparse.Namespace) -> str:

@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from .errors import DispatchError, printable
+from .fsutil import make_dirs
 
 CHECKS_DIR = Path(__file__).with_name("checks")
 _CACHE_FORMAT = 1
@@ -110,7 +111,7 @@ class Probe:
             return
         tmp = None
         try:
-            self._cache_path.parent.mkdir(parents=True, exist_ok=True)
+            make_dirs(self._cache_path.parent)
             fd, tmp = tempfile.mkstemp(dir=self._cache_path.parent, suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 json.dump(self._cache, fh, sort_keys=True)

@@ -9,7 +9,7 @@ import argparse
 import os
 import re
 from pathlib import Path
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from . import ctable, generate, paths
 from .config import BuildConfig, configure
@@ -127,26 +127,24 @@ def resolve_file(src: Path, config: BuildConfig, groups: dict, disable_opt: bool
 
 def dispatch_objects(config: BuildConfig, sources: List[Path], outdir: Path,
                      groups_file: Optional[Path], disable_optimization: bool):
-    """Every object of a project's dispatchable sources: (headers to write,
-    [(library name, index of the source, flags)], notes).
+    """Every object of a project's dispatchable sources: (headers to write, as
+    (path, text, the source that asks for it), [(library name, index of the
+    source, flags)], notes).
 
     The flags are the target's compiler flags plus the -D macros that make the
     source itself that target's translation unit (Note [No wrapper files] in
-    generate.py). Any error in any source is a DispatchError.
+    generate.py). Any error in any source is a DispatchError, and so are two
+    sources that would write one header or make one library (Note [One path,
+    one output] in generate.py).
     """
     groups = load_groups(groups_file)
-    names: dict = {}
     files, objects, notes = [], [], []
     for index, src in enumerate(sources):
         generate.check_source_path(src)
         generate.source_language(src)
-        header = generate.header_name(src.name)
-        if header in names:
-            raise DispatchError(f"{src.name} and {names[header]} would both generate "
-                                f"{header}; rename one", str(src))
-        names[header] = src.name
         res = resolve_file(src, config, groups, disable_optimization)
-        files.append((outdir / header, generate.source_header(res, src.name)))
+        files.append((outdir / generate.header_name(src.name),
+                      generate.source_header(res, src.name), str(src)))
         stem = src.name.replace(".", "_")
         for t in res.targets:
             objects.append((f"{stem}_{t.name}", index, [*t.flags, *generate.target_defines(t)]))
@@ -157,4 +155,21 @@ def dispatch_objects(config: BuildConfig, sources: List[Path], outdir: Path,
         notes += [f"{src}:{res.skipped_lines.get(s['target'], res.line)}: skipped "
                   f"{s['target']}: {s['reason']}" for s in res.skipped]
         notes += res.notes
+    inputs = [(Path(src), f"the source {src}") for src in sources]
+    if groups_file is not None:
+        inputs.append((Path(groups_file), f"the groups file {groups_file}"))
+    generate.check_outputs([(path, origin) for path, _, origin in files], inputs)
+    check_library_names([(name, str(sources[index])) for name, index, _ in objects])
     return files, objects, notes
+
+
+def check_library_names(libraries: Sequence[Tuple[str, str]]) -> None:
+    """Refuse two static libraries of one name, (name, what asks for it) each:
+    meson would refuse the second, or a build would link one twice. The error
+    names both inputs."""
+    made: Dict[str, str] = {}
+    for name, origin in libraries:
+        other = made.setdefault(name, origin)
+        if other != origin:
+            raise DispatchError(f"{printable(other)} and {printable(origin)} would both make "
+                                f"the static library {printable(name)!r}; rename one of them")

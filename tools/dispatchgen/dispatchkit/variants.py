@@ -30,7 +30,9 @@ resolves every section against the build's configuration (a target the
 dispatch set does not enable, or the compiler cannot build, is skipped with a
 note; a target inside the baseline is kept: its file is different code, not a
 second compile of the baseline), writes `<name>_dispatch.h` and prints, for
-meson, one `variant` line per target that is built. Each file is compiled
+meson, one `variant` line per target that is built (a source of one, named
+relative to the variants file, that does not exist is an error naming the
+line that names it). Each file is compiled
 exactly once, with its target's flags and the public macros
 DISPATCH_CPU_TARGET_NAME ("AVX2", "baseline") and
 DISPATCH_CPU_TARGET_IS_BASELINE (0/1), which also work in `.S` files.
@@ -64,9 +66,12 @@ _TOOL = "dispatchgen meson-variants"
 
 class Variant:
     def __init__(self, section: str, target: str, flags: List[str], checks: List[str],
-                 sources: List[str], entries: Dict[str, str]) -> None:
+                 sources: List[str], entries: Dict[str, str],
+                 source_lines: Optional[List[int]] = None) -> None:
         self.section, self.target, self.flags, self.checks = section, target, flags, checks
         self.sources, self.entries = sources, entries
+        # the line that names each source in the variants file, for errors
+        self.source_lines = source_lines or [0] * len(sources)
 
 
 def _section_lines(text: str) -> Dict[str, int]:
@@ -76,6 +81,35 @@ def _section_lines(text: str) -> Dict[str, int]:
         if m:
             lines.setdefault(m.group(1).strip(), i)
     return lines
+
+
+def _key_lines(text: str) -> Dict[Tuple[str, str], List[Tuple[int, str]]]:
+    """(section, key) -> the lines of its value, (line number, text) each: the
+    key's own line, then its indented continuation lines. For errors that
+    point at the line naming a value."""
+    lines: Dict[Tuple[str, str], List[Tuple[int, str]]] = {}
+    section, current = "", None
+    for i, line in enumerate(text.splitlines(), 1):
+        m = re.match(r"\s*\[([^\]]*)\]", line)
+        if m:
+            section, current = m.group(1).strip(), None
+            continue
+        if current is not None and line[:1].isspace() and line.strip():
+            current.append((i, line))
+            continue
+        m = re.match(r"([^\s;#=][^=]*?)\s*=(.*)", line)
+        current = None
+        if m and (section, m.group(1).strip()) not in lines:
+            current = lines[(section, m.group(1).strip())] = [(i, m.group(2))]
+    return lines
+
+
+def _line_of(value_lines: List[Tuple[int, str]], word: str, default: int) -> int:
+    """The line among a value's lines where ``word`` is (its first), else default."""
+    for i, line in value_lines:
+        if word in re.split(r"[\s;#]+", line):
+            return i
+    return value_lines[0][0] if value_lines else default
 
 
 _SOURCES_KEY = re.compile(r"sources(?:\[\s*(!?)\s*([A-Za-z0-9_.-]+)\s*(?::\s*([^\]]*?))?\s*\])?\Z")
@@ -94,9 +128,11 @@ def parse_options(values: List[str]) -> Dict[str, str]:
     return options
 
 
-def _sources(section: str, keys: Dict[str, str], options: Dict[str, str], loc: str) -> List[str]:
-    """The section's sources under these option values; pops every sources key."""
-    out: List[str] = []
+def _sources(section: str, keys: Dict[str, str], options: Dict[str, str],
+             loc: str) -> List[Tuple[str, str]]:
+    """The section's sources under these option values, (source, the key that
+    names it) each; pops every sources key."""
+    out: List[Tuple[str, str]] = []
     for key in [k for k in keys if k.startswith("sources")]:
         value = keys.pop(key)
         m = _SOURCES_KEY.match(key)
@@ -124,8 +160,8 @@ def _sources(section: str, keys: Dict[str, str], options: Dict[str, str], loc: s
                                     "boolean; compare it with sources[OPTION:VALUE]", loc)
             if not use:
                 continue
-        out += value.split()
-    for src in out:
+        out += [(src, key) for src in value.split()]
+    for src, _ in out:
         bad = next((c for c in src if not c.isprintable()), None)
         if bad is not None:
             raise DispatchError(f"[{shown(section)}] source {shown(src)!r} holds {bad!r}; a "
@@ -136,6 +172,13 @@ def _sources(section: str, keys: Dict[str, str], options: Dict[str, str], loc: s
 def load(path: Path, config: BuildConfig,
          options: Optional[Dict[str, str]] = None) -> Tuple[str, List[Variant], List[str]]:
     """(library name, variants built (highest interest first), notes)."""
+    name, _, variants, notes = _load(path, config, options)
+    return name, variants, notes
+
+
+def _load(path: Path, config: BuildConfig,
+          options: Optional[Dict[str, str]]) -> Tuple[str, int, List[Variant], List[str]]:
+    """load, and the line of [library]'s name."""
     for shown_path in (str(path), str(Path(path).resolve())):
         bad = next((c for c in shown_path if not c.isprintable()), None)
         if bad is not None or "*/" in Path(path).name:
@@ -153,6 +196,7 @@ def load(path: Path, config: BuildConfig,
         raise DispatchError(f"not a valid variants file: {printable(str(exc))}",
                             str(path)) from None
     where = _section_lines(text)
+    key_lines = _key_lines(text)
     if "library" not in ini or not ini["library"].get("name"):
         raise DispatchError("a variants file needs [library] with name = <macro prefix>",
                             str(path))
@@ -171,7 +215,10 @@ def load(path: Path, config: BuildConfig,
         keys = dict(ini[section])
         if not any(k.startswith("sources") for k in keys):
             raise DispatchError(f"[{shown(section)}] lists no sources", loc)
-        sources = _sources(section, keys, options or {}, loc)
+        named = _sources(section, keys, options or {}, loc)
+        sources = [src for src, _ in named]
+        source_lines = [_line_of(key_lines.get((section, key), []), src, where.get(section, 1))
+                        for src, key in named]
         if not sources:
             notes.append(f"{path.name}: [{section}] has no sources under these options; "
                          "not built")
@@ -212,10 +259,26 @@ def load(path: Path, config: BuildConfig,
             raise DispatchError(f"[{shown(section)}] is target {target} again (also "
                                 f"[{seen[target]}])", loc)
         seen[target] = section
-        variants.append(Variant(section, target, flags + defines, checks, sources, entries))
+        variants.append(Variant(section, target, flags + defines, checks, sources, entries,
+                                source_lines))
     rank = _interest(config, [v for v in variants if v.target != "baseline"])
     variants.sort(key=lambda v: rank.get(v.target, -1), reverse=True)
-    return name, variants, notes
+    name_line = _line_of(key_lines.get(("library", "name"), []), name, where.get("library", 1))
+    return name, name_line, variants, notes
+
+
+def check_sources(path: Path, variants: List[Variant]) -> None:
+    """Every source of the variants built must be a file (beside the variants
+    file, where a relative name is read from): a missing one is an error now,
+    naming it and the line that names it, not a failed compile later."""
+    base = Path(path).resolve().parent
+    for v in variants:
+        for src, line in zip(v.sources, v.source_lines):
+            full = base / src
+            if not full.is_file():
+                why = "is not a file" if full.exists() else "does not exist"
+                raise DispatchError(f"[{shown(v.section)}] names the source {shown(src)!r}, "
+                                    f"which {why} ({printable(str(full))})", f"{path}:{line}")
 
 
 def _interest(config: BuildConfig, variants: List[Variant]) -> Dict[str, int]:
@@ -266,23 +329,34 @@ def header(name: str, variants: List[Variant], source_name: str) -> str:
 
 def variant_objects(path: Path, config: BuildConfig, outdir: Path,
                     options: Dict[str, str]):
-    """(header file to write, [(library name, [source paths], flags)], notes):
-    source paths are resolved against the variants file's directory."""
-    name, variants, notes = load(path, config, options)
+    """(header file to write, as (path, text, what asks for it: the variants
+    file and the line of its name), [(library name, [source paths], flags)],
+    notes): source paths are resolved against the variants file's directory,
+    and each must exist (check_sources)."""
+    name, name_line, variants, notes = _load(path, config, options)
+    check_sources(path, variants)
     base = Path(path).resolve().parent
     objects = [(f"{name}_{v.target}", [str(base / s) for s in v.sources], v.flags)
                for v in variants]
     notes = [f"{path.name}: builds {' '.join(v.target for v in variants) or 'nothing'}", *notes]
-    return (Path(outdir) / f"{name}_dispatch.h", header(name, variants, path.name)), objects, notes
+    origin = f"{path}:{name_line} ([library] name = {name})"
+    return (Path(outdir) / f"{name}_dispatch.h", header(name, variants, path.name),
+            origin), objects, notes
 
 
 def cmd_meson_variants(args: argparse.Namespace) -> str:
     """Write <name>_dispatch.h; print variant<TAB>lib<TAB>target<TAB>flags<TAB>sources."""
     config = BuildConfig.load(args.config)
     path = Path(args.variants)
-    name, variants, notes = load(path, config, parse_options(args.option))
-    generate.write_if_changed(Path(args.outdir) / f"{name}_dispatch.h",
-                              header(name, variants, path.name))
+    name, name_line, variants, notes = _load(path, config, parse_options(args.option))
+    check_sources(path, variants)
+    out = Path(args.outdir) / f"{name}_dispatch.h"
+    base = Path(path).resolve().parent
+    generate.check_outputs(
+        [(out, f"{path}:{name_line} ([library] name = {name})")],
+        [(path, f"the variants file {path}"),
+         *((base / s, f"the source {s}") for v in variants for s in v.sources)])
+    generate.write_if_changed(out, header(name, variants, path.name))
     lines = [f"variant\t{name}_{v.target}\t{v.target}\t{' '.join(v.flags)}\t"
              f"{' '.join(v.sources)}" for v in variants]
     lines.append(f"note\t{printable(path.name)}: builds "

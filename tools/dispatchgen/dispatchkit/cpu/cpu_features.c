@@ -349,6 +349,84 @@ static const char *dispatch__cpu_env(const char *name)
     return NULL; /* empty or only separators: as if unset */
 }
 
+/* Note [Escaped env tokens]
+ * An unknown name in the env variables is quoted in the error, which a
+ * program prints to a terminal. Its bytes are the user's: an ESC byte there
+ * (DISPATCH_DISABLE_CPU_FEATURES=$'\e]0;...\a') would reach the terminal as
+ * a control sequence. So the token is shown much as Python's repr shows
+ * text: printable ASCII and well-formed UTF-8 as they are, every control
+ * character (C0, DEL and the C1 range U+0080..U+009F, which some terminals
+ * obey) as \xNN, a backslash as \\, and every byte that is not UTF-8 as
+ * \xNN. The result holds no control character, and Python decodes it as it
+ * is (tests/toolkit/test_hostile_input.py). */
+#define DISPATCH__CPU_ESCAPED_MAX(N) (4 * (N) + 1)
+
+/* Length of the well-formed UTF-8 sequence at s (at most n bytes), or 0. */
+static size_t dispatch__cpu_utf8_len(const unsigned char *s, size_t n)
+{
+    size_t need;
+    unsigned int cp;
+    if (s[0] >= 0xC2 && s[0] <= 0xDF) {
+        need = 2, cp = s[0] & 0x1Fu;
+    } else if (s[0] >= 0xE0 && s[0] <= 0xEF) {
+        need = 3, cp = s[0] & 0x0Fu;
+    } else if (s[0] >= 0xF0 && s[0] <= 0xF4) {
+        need = 4, cp = s[0] & 0x07u;
+    } else {
+        return 0;
+    }
+    if (n < need) {
+        return 0;
+    }
+    for (size_t i = 1; i < need; ++i) {
+        if ((s[i] & 0xC0) != 0x80) {
+            return 0;
+        }
+        cp = (cp << 6) | (s[i] & 0x3Fu);
+    }
+    if ((need == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
+        (need == 4 && (cp < 0x10000 || cp > 0x10FFFF))) {
+        return 0; /* overlong, a surrogate, or beyond Unicode */
+    }
+    return need;
+}
+
+/* The n bytes at s, escaped into out (DISPATCH__CPU_ESCAPED_MAX(n) bytes). */
+static void dispatch__cpu_escape(const char *s, size_t n, char *out)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *u = (const unsigned char *)s;
+    size_t o = 0;
+    for (size_t i = 0; i < n;) {
+        size_t k = u[i] >= 0x80 ? dispatch__cpu_utf8_len(u + i, n - i) : 0;
+        unsigned int c = u[i];
+        if (k == 2 && u[i] == 0xC2 && u[i + 1] < 0xA0) {
+            c = u[i + 1]; /* a C1 control: \x80..\x9f, as Python shows it */
+            k = 0;
+            i += 1;
+        }
+        if (k > 0) {
+            memcpy(out + o, u + i, k);
+            o += k;
+            i += k;
+        } else if (c >= 0x20 && c < 0x7F && c != '\\') {
+            out[o++] = (char)c;
+            i += 1;
+        } else if (c == '\\') {
+            out[o++] = '\\';
+            out[o++] = '\\';
+            i += 1;
+        } else {
+            out[o++] = '\\';
+            out[o++] = 'x';
+            out[o++] = hex[c >> 4];
+            out[o++] = hex[c & 0xF];
+            i += 1;
+        }
+    }
+    out[o] = '\0';
+}
+
 /* Apply the env overrides to `have` (a copy of `detected`). Returns the error
  * kind; on error `have` is left for the caller to discard. */
 static int dispatch__cpu_apply_env(const unsigned char detected[DISPATCH_CPU_FEATURE_MAX],
@@ -387,17 +465,18 @@ static int dispatch__cpu_apply_env(const unsigned char detected[DISPATCH_CPU_FEA
     while (dispatch__cpu_next_token(&cursor, &tok, &len)) {
         const int id = dispatch__cpu_lookup(tok, len);
         if (id == DISPATCH_CPU_FEATURE_NONE) {
-            /* At most 64 bytes of the token, cut on a UTF-8 character boundary
-             * (the bytes are shown as they are; Python decodes the message
-             * with backslashreplace, so an invalid byte shows as \xff). */
+            /* At most 64 bytes of the token, cut on a UTF-8 character boundary,
+             * escaped: see Note [Escaped env tokens]. */
             size_t shown = len;
             if (shown > 64) {
                 shown = 64;
                 while (shown > 61 && ((unsigned char)tok[shown] & 0xC0) == 0x80) shown--;
             }
+            char escaped[DISPATCH__CPU_ESCAPED_MAX(64)];
+            dispatch__cpu_escape(tok, shown, escaped);
             dispatch__cpu_fail(err, DISPATCH_CPU_ERROR_ENV,
-                "%s names '%.*s', which is not a CPU feature; the features of %s are: ",
-                var, (int)shown, tok, dispatch_cpu_arch());
+                "%s names '%s', which is not a CPU feature; the features of %s are: ",
+                var, escaped, dispatch_cpu_arch());
             unsigned char arch[DISPATCH_CPU_FEATURE_MAX] = {0};
             for (int i = 0; i < TABLE_N; ++i) {
                 arch[dispatch__cpu_table[i].id] = (unsigned char)dispatch__cpu_table[i].on_this_arch;
