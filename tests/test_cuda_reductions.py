@@ -650,3 +650,44 @@ def test_meta_reductions_still_give_shapes_and_dtypes_without_a_device_reduction
     h = dispatch.empty(3, device="meta", dtype=dispatch.float16)
     assert dispatch.ops.addcmul(h, h, dispatch.empty(3, device="meta", dtype=dispatch.int32)).dtype \
         is dispatch.float16
+
+
+# Note [The NaN and the zero of a sum] on the device (issue 38, item 4) ------------------------
+
+_QUIET_NAN = {"float32": "7fc00000", "float64": "7ff8000000000000", "float16": "7e00",
+              "bfloat16": "7fc0"}
+
+
+def _bits(t) -> list:
+    """Each element's bits, hex (tolist() would turn every NaN into Python's)."""
+    import numpy as np
+
+    a = np.ascontiguousarray(t.cpu().numpy()).reshape(-1)
+    raw = a.view({2: np.uint16, 4: np.uint32, 8: np.uint64}[a.itemsize])
+    return [f"{int(v):0{2 * a.itemsize}x}" for v in raw]
+
+
+@gpu
+@pytest.mark.parametrize("dtype", list(_QUIET_NAN))
+@pytest.mark.parametrize("n", [5, 4099, 1 << 20])
+def test_cuda_nan_sums_and_means_are_the_positive_quiet_nan_and_zero_sums_are_plus_zero(dtype, n):
+    np = pytest.importorskip("numpy")
+    bits = {"float32": np.uint32, "float64": np.uint64, "float16": np.uint16}.get(dtype)
+    if bits is None:
+        pytest.skip("bfloat16 has no NumPy dtype to write NaN payloads with")
+    # negative NaNs with payloads, where a hardware add would keep one
+    a = np.zeros(n, dtype=dtype)
+    raw = a.view(bits)
+    raw[n // 3] = {"float32": 0xffc00123, "float64": 0xfff8000000000123, "float16": 0xfe01}[dtype]
+    raw[n - 1] = {"float32": 0xff800001 | 0x400000, "float64": 0xfff0000000000001 | (1 << 51),
+                  "float16": 0xfc01 | 0x200}[dtype]
+    t = dispatch.from_numpy(a)
+    g = t.cuda()
+    rows = t.reshape(1, n)
+    for got, want in [(g.sum(), t.sum()), (dispatch.ops.mean(g), dispatch.ops.mean(t)),
+                      (rows.cuda().sum(1), rows.sum(1)), (rows.cuda().sum(0), rows.sum(0))]:
+        assert _bits(got) == _bits(want), dtype
+    assert _bits(t.sum()) == [_QUIET_NAN[dtype]]
+    # a sum of -0.0s is +0.0, as the CPU's
+    z = dispatch.from_numpy(np.full(n, -0.0, dtype=dtype))
+    assert _bits(z.cuda().sum()) == _bits(z.sum()) == ["0" * (2 * np.dtype(dtype).itemsize)]

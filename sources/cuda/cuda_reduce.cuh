@@ -120,12 +120,39 @@ __device__ __forceinline__ int64_t dims_offset(int n, const int64_t *shape, cons
 __device__ __forceinline__ int64_t acc_to_i64(int64_t v) { return v; }
 __device__ __forceinline__ int64_t acc_to_i64(double v) { return dcu_float_to_i64(v); }
 
+/* The positive quiet NaN with no payload of each floating dtype (NumPy's and
+ * torch's `nan`): Note [The NaN and the zero of a sum] in
+ * sources/iterator/reduce.c. */
+template <typename T> __device__ __forceinline__ T quiet_nan();
+template <> __device__ __forceinline__ float quiet_nan<float>() { return __int_as_float(0x7fc00000); }
+template <> __device__ __forceinline__ double quiet_nan<double>() {
+    return __longlong_as_double(0x7ff8000000000000LL);
+}
+template <> __device__ __forceinline__ __half quiet_nan<__half>() { return __ushort_as_half(0x7e00); }
+template <> __device__ __forceinline__ __nv_bfloat16 quiet_nan<__nv_bfloat16>() {
+    return __ushort_as_bfloat16(0x7fc0);
+}
+
+/* A sum's or mean's result as stored, the CPU's rule (Note [The NaN and the
+ * zero of a sum]): a NaN is the positive quiet NaN, whatever NaNs met on the
+ * way (which one an addition returns is the hardware's choice), and -0.0 is
+ * +0.0 (v + 0 is v for every other v). Once per output, never in a loop. */
+template <typename T, typename A> __device__ __forceinline__ T sum_store(A v) {
+    if constexpr (std::is_floating_point<A>::value) {
+        if (v != v) return quiet_nan<T>();
+        return down<T>(v + (A)0);
+    } else {
+        return down<T>(v);
+    }
+}
+
 /* The final value of output o: mean's division, the result's dtype, the index. */
 template <typename T, int OP>
 __device__ __forceinline__ void finish_one(const RArgs &a, int64_t o, Val<typename RAcc<T>::type> acc) {
     typedef typename RAcc<T>::type A;
     if (a.mean) acc.v = acc.v / (A)a.p.count; /* 0/0: NaN, as the CPU's */
     if (a.out_int64) ((int64_t *)a.out)[o] = acc_to_i64(acc.v);
+    else if (OP == OP_SUM) ((T *)a.out)[o] = sum_store<T>(acc.v);
     else ((T *)a.out)[o] = down<T>(acc.v);
     if (a.idx) a.idx[o] = acc.i;
 }
