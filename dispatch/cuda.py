@@ -449,7 +449,7 @@ def _copy_kernel(dst, src):
 # the same promotion, broadcasting, allocation and checks; where the CPU runs
 # its loop, a CUDA tensor's call goes to dispatch_iter_device_op, which plans
 # with the CPU's engine and hands the plan to the module's dcu_elementwise
-# (sources/cuda/cuda_elementwise.cu). The reductions (sum, mean, max, min,
+# (sources/cuda/cuda_elementwise.cu; the loops in cuda_elementwise.cuh). The reductions (sum, mean, max, min,
 # max/min with a dim, argmax, argmin) are registered the same way: the CPU
 # kernel's argument checks, result shape and dtype, then
 # dispatch_iter_device_reduce hands the input to the module's dcu_reduce
