@@ -42,6 +42,60 @@ def test_reduction_of_a_huge_view_that_needs_no_copy_still_works():
     assert t.sum().item() == 2**20
 
 
+# max/min/argmax of a broadcast read one element per stride-0 reduced dim (Note [Broadcast
+# reduced dims] in sources/iterator/reduce.c): no copy of the broadcast, which asked for
+# 16 GiB here and failed with MemoryError.
+_BROADCAST_UNDER_6GIB = """
+import resource
+resource.setrlimit(resource.RLIMIT_AS, (6 << 30, 6 << 30))
+import dispatch as d
+n = 2**31 + 1
+z = d.zeros(2, 1).expand(2, n)  # strides (1, 0): no single stride steps both dims
+assert z.stride() == (1, 0)
+assert int(d.argmax(z).item()) == 0 and int(d.argmin(z).item()) == 0
+assert z.max().item() == 0.0 and z.min().item() == 0.0
+assert d.amax(z, [0, 1]).item() == 0.0
+r = d.arange(2, dtype=d.float32).reshape(2, 1).expand(2, n)
+assert int(d.argmax(r).item()) == n and int(d.argmin(r).item()) == 0  # row 1's first element
+assert r.max().item() == 1.0
+v, i = d.max(r, 1)  # a stride-0 reduced dim alone: one stride, never copied
+assert v.tolist() == [0.0, 1.0] and i.tolist() == [0, 0]
+print("ok")
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS as Linux counts it")
+def test_argmax_of_a_huge_broadcast_needs_no_copy_under_a_6_gib_limit():
+    proc = subprocess.run([sys.executable, "-c", _BROADCAST_UNDER_6GIB], capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int32", "uint8"])
+def test_max_min_and_first_indices_of_broadcast_views_match_numpy(dtype):
+    rng = np.random.default_rng(7)
+    base = rng.integers(0, 3, (3, 1, 4, 1)).astype(dtype)  # ties everywhere
+    if dtype.startswith("float"):
+        base[2, 0, 1, 0] = np.nan
+    shape = (3, 5, 4, 6)
+    x = np.broadcast_to(base, shape)
+    t = d.from_numpy(base).expand(*shape)
+    assert 0 in t.stride()
+    nonan = d.from_numpy(np.nan_to_num(base)).expand(*shape) if dtype.startswith("float") else t
+    xn = np.nan_to_num(x) if dtype.startswith("float") else x
+    for tt, xx in ((t, x), (nonan, xn)):
+        assert int(d.argmax(tt).item()) == int(np.argmax(xx))
+        assert int(d.argmin(tt).item()) == int(np.argmin(xx))
+        for dims in ([1], [0, 1], [1, 3], [0, 1, 2, 3], [3]):
+            np.testing.assert_array_equal(d.amax(tt, dims).numpy(), np.max(xx, tuple(dims)))
+            np.testing.assert_array_equal(d.amin(tt, dims).numpy(), np.min(xx, tuple(dims)))
+        for dim in range(4):
+            v, i = d.max(tt, dim)
+            np.testing.assert_array_equal(i.numpy(), np.argmax(xx, dim))
+            np.testing.assert_array_equal(v.numpy(), np.max(xx, dim))
+            np.testing.assert_array_equal(d.argmin(tt, dim).numpy(), np.argmin(xx, dim))
+
+
 # Shapes -------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("shape", [(2**62, 2**62), (2**61, 8, 2), (2**32, 2**32)])

@@ -49,7 +49,25 @@ static atomic_int num_threads = 1;
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 static void install_fork_handlers(void);
 
-static int usable_cpus = 1; /* set once, by read_env */
+/*
+ * Note [Following the affinity mask]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * The CPUs a process may use change under it (os.sched_setaffinity, taskset
+ * -p, a cgroup's cpuset): counted once, a pool started on 2 CPUs and then
+ * pinned to one kept spinning a worker for 1 ms after each call on the CPU
+ * the caller needed, and the caller spun for its worker (on this project's
+ * 2-vCPU VM, 2 threads took 1.2-4.6x the time of one). So a parallel call
+ * counts the calling thread's mask again when the last count is older than
+ * CPUS_RECOUNT_NS: sched_getaffinity + CPU_COUNT cost 0.49-0.58 us here
+ * (a clock read 30-50 ns), too much for every call of a 20 us operation, a
+ * twentieth of a percent at most once a millisecond. The count decides only
+ * how threads wait (Note [Short spin]), never the split points, so results
+ * keep their bits. usable_cpus is atomic: dispatch_pool_usable_cpus reads it
+ * from any thread; cpus_counted_at is under pool_lock.
+ */
+#define CPUS_RECOUNT_NS 1000000
+static atomic_int usable_cpus = 1; /* read_env, then each call: Note [Following the affinity mask] */
+static int64_t cpus_counted_at;    /* now_ns() of the last count, under pool_lock */
 
 /* The CPUs this process may run on (its affinity mask: taskset, cgroups'
  * cpusets), or the online ones where there is no mask to read. */
@@ -66,7 +84,7 @@ static int count_usable_cpus(void)
 static void read_env(void)
 {
     install_fork_handlers();
-    usable_cpus = count_usable_cpus();
+    atomic_store(&usable_cpus, count_usable_cpus());
     const char *e = getenv("DISPATCH_NUM_THREADS");
     if (e == NULL || *e == '\0') return;
     char *end;
@@ -91,6 +109,13 @@ int dispatch_get_num_threads(void)
     pthread_once(&env_once, read_env);
     return atomic_load(&num_threads);
 }
+
+int dispatch_pool_usable_cpus(void)
+{
+    pthread_once(&env_once, read_env);
+    return atomic_load(&usable_cpus);
+}
+
 
 typedef struct job {
     void (*fn)(void *, int64_t, int64_t);
@@ -183,13 +208,21 @@ static _Thread_local int in_parallel;
  * and 146 us. So a worker spins 1 ms, as OpenMP runtimes do (libgomp spins
  * some milliseconds, Intel's 200 ms): a Python loop of operations keeps its
  * workers, and the CPU a worker takes between calls is bounded by 1 ms a call.
- * When the pool has more threads than the process has CPUs a spinning worker
- * takes a CPU some other thread needs, so then it spins only SPIN_NS.
+ * When the pool has more threads than the calling thread may use CPUs (Note
+ * [Following the affinity mask]) a spinning worker takes a CPU some other
+ * thread of the call needs: then workers do not spin at all (they sleep as
+ * soon as a job is over, and stop a spin under way), and the caller waiting
+ * for its last parts yields at once instead of spinning SPIN_NS first.
  */
 #define SPIN_NS 30000
 #define WORKER_SPIN_NS 1000000
 static atomic_llong worker_spin_ns = SPIN_NS; /* set by each call: Note [Short spin] */
 #define YIELD_NS 2000000 /* Note [The caller waits awake] */
+
+int64_t dispatch_pool_worker_spin_ns(void)
+{
+    return atomic_load_explicit(&worker_spin_ns, memory_order_relaxed);
+}
 
 static inline void cpu_relax(void)
 {
@@ -207,29 +240,33 @@ static int64_t now_ns(void)
     return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
-/* Spin until `published` differs from `from`, for at most spin_ns; 1 when it did. */
-static int spin_for_job(uint64_t from, int64_t spin_ns)
+/* Spin until `published` differs from `from`, for at most worker_spin_ns
+ * (read again at each look at the clock: a call that found the pool with
+ * more threads than CPUs stops a spin already under way); 1 when it did. */
+static int spin_for_job(uint64_t from)
 {
-    int64_t end = now_ns() + spin_ns;
+    int64_t start = now_ns();
     for (int i = 1;; i++) {
         if (atomic_load(&published) != from) return 1;
+        if ((i & 63) == 1 &&
+            now_ns() - start >= atomic_load_explicit(&worker_spin_ns, memory_order_relaxed))
+            return 0;
         cpu_relax();
-        if ((i & 63) == 0 && now_ns() > end) return 0;
     }
 }
 
-/* Wait for *count to reach zero: spin, then yield, then (when may_sleep)
- * sleep on `finished` (Note [The caller waits awake]). */
-static void wait_for_zero(atomic_int *count, int may_sleep)
+/* Wait for *count to reach zero: spin for spin_ns, then yield, then (when
+ * may_sleep) sleep on `finished` (Note [The caller waits awake]). */
+static void wait_for_zero(atomic_int *count, int may_sleep, int64_t spin_ns)
 {
     int64_t start = now_ns();
     for (int i = 1; atomic_load(count) != 0; i++) {
-        if ((i & 63) != 0) {
+        if ((i & 63) != 0 && spin_ns > 0) {
             cpu_relax();
             continue;
         }
         int64_t waited = now_ns() - start;
-        if (waited < SPIN_NS) continue;
+        if (waited < spin_ns) continue;
         if (waited < YIELD_NS || !may_sleep) {
             sched_yield();
             continue;
@@ -308,7 +345,7 @@ static void *worker_main(void *unused)
     for (;;) {
         uint64_t g = atomic_load(&published);
         if (g == seen) {
-            if (!spin_for_job(seen, atomic_load(&worker_spin_ns))) { /* Note [Short spin] */
+            if (!spin_for_job(seen)) { /* Note [Short spin] */
                 pthread_mutex_lock(&sleep_lock);
                 atomic_fetch_add(&sleepers, 1);
                 while (atomic_load(&published) == seen) pthread_cond_wait(&wake, &sleep_lock);
@@ -365,7 +402,15 @@ void dispatch_parallel_for(int64_t n, int64_t grain, int64_t align,
     atomic_init(&j.remaining, j.parts);
     for (int k = 0; k <= helpers; k++) atomic_init(&j.next[k], 0);
 
-    long long spin = threads <= usable_cpus ? WORKER_SPIN_NS : SPIN_NS;
+    int64_t t0 = now_ns(); /* Note [Following the affinity mask] */
+    if (t0 - cpus_counted_at >= CPUS_RECOUNT_NS) {
+        cpus_counted_at = t0;
+        int cpus = count_usable_cpus();
+        if (atomic_load_explicit(&usable_cpus, memory_order_relaxed) != cpus)
+            atomic_store(&usable_cpus, cpus);
+    }
+    int fits = threads <= atomic_load_explicit(&usable_cpus, memory_order_relaxed);
+    long long spin = fits ? WORKER_SPIN_NS : 0; /* Note [Short spin] */
     if (atomic_load_explicit(&worker_spin_ns, memory_order_relaxed) != spin) {
         atomic_store_explicit(&worker_spin_ns, spin, memory_order_relaxed);
     }
@@ -382,8 +427,8 @@ void dispatch_parallel_for(int64_t n, int64_t grain, int64_t align,
     run_parts(&j, 0);
     in_parallel = 0;
 
-    wait_for_zero(&j.remaining, 1);
+    wait_for_zero(&j.remaining, 1, fits ? SPIN_NS : 0);
     atomic_store(&current, NULL);
-    wait_for_zero(&inside, 0); /* a worker between its last look and leaving: short */
+    wait_for_zero(&inside, 0, fits ? SPIN_NS : 0); /* a worker between its last look and leaving: short */
     pthread_mutex_unlock(&pool_lock);
 }

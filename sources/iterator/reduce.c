@@ -1141,10 +1141,25 @@ static int same_value(const char *a, const char *b, int dtype) {
  * re-read from there, so a tie of -0.0 and 0.0 reports the first one's
  * sign as PyTorch does.
  */
+/*
+ * Note [Broadcast reduced dims]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * A reduced dim of stride 0 (an expand()ed view) holds one element many
+ * times. max and min of it are that element's, so they reduce the view with
+ * such dims at size 1: nothing to gather, where the general layout copied
+ * the whole broadcast first (argmax of zeros(2, 1).expand(2, 2**31 + 1) asked
+ * for 16 GiB and failed). The first index of a value (Note [max and min with
+ * indices]) has index 0 in every such dim: a match at another index there
+ * is the same element as at 0, earlier in row-major order. So the search runs
+ * over the other reduced dims and maps its position back to the row-major
+ * position among all of them. Sums, means and products keep every element:
+ * their order of additions is the copy's, and they still gather.
+ */
 typedef struct first_ctx {
     int dtype, nr;
     int64_t isz, count;
     int64_t rshape[DISPATCH_MAX_DIMS], rstride[DISPATCH_MAX_DIMS];
+    int64_t rstep[DISPATCH_MAX_DIMS]; /* a searched dim's step in the row-major position */
 } first_ctx;
 
 /* The engine's inner function: n outputs, each a value at ptrs[0] whose first
@@ -1170,15 +1185,16 @@ static void first_inner(char **ptrs, const intptr_t *steps, intptr_t n, void *ar
             if (c->dtype == DISPATCH_FLOAT32) FIRST_MATCH(float);
             else FIRST_MATCH(double);
 #undef FIRST_MATCH
-            found = r < c->count ? r : 0;
-            memcpy(v, base + found * c->rstride[0], (size_t)c->isz);
+            if (r >= c->count) r = 0;
+            memcpy(v, base + r * c->rstride[0], (size_t)c->isz);
+            found = r * c->rstep[0];
         } else {
             int64_t ridx[DISPATCH_MAX_DIMS] = {0};
             for (int64_t r = 0; r < c->count; r++) {
                 const char *p = base;
                 for (int d = 0; d < c->nr; d++) p += ridx[d] * c->rstride[d];
                 if (same_value(p, v, c->dtype)) {
-                    found = r;
+                    for (int d = 0; d < c->nr; d++) found += ridx[d] * c->rstep[d];
                     memcpy(v, p, (size_t)c->isz);
                     break;
                 }
@@ -1200,17 +1216,29 @@ static void first_indices(const dispatch_iter_operand *in, uint32_t mask, char *
                    .count = 1};
     int64_t kshape[DISPATCH_MAX_DIMS];
     intptr_t bs[3][DISPATCH_MAX_DIMS];
-    for (int d = 0; d < nd; d++) {
+    int64_t step = 1; /* row-major over all reduced dims, innermost first */
+    for (int d = nd - 1; d >= 0; d--) {
+        if (!((mask >> d) & 1u)) continue;
+        if (in->strides[d] != 0 || in->shape[d] <= 1) c.nr++;
+    }
+    for (int d = nd - 1, k = c.nr; d >= 0; d--) {
         if ((mask >> d) & 1u) {
-            c.rshape[c.nr] = in->shape[d], c.rstride[c.nr++] = in->strides[d];
-            c.count *= in->shape[d];
-        } else {
+            if (in->strides[d] != 0 || in->shape[d] <= 1) { /* Note [Broadcast reduced dims] */
+                k--;
+                c.rshape[k] = in->shape[d], c.rstride[k] = in->strides[d], c.rstep[k] = step;
+                c.count *= in->shape[d];
+            }
+            step *= in->shape[d];
+        }
+    }
+    for (int d = 0; d < nd; d++) {
+        if (!((mask >> d) & 1u)) {
             kshape[nk] = in->shape[d];
             bs[2][nk++] = (intptr_t)in->strides[d];
         }
     }
     if (nk == 0 && c.nr > 1 && dense(in)) { /* all dims of a contiguous tensor: one */
-        c.nr = 1, c.rshape[0] = c.count, c.rstride[0] = c.isz;
+        c.nr = 1, c.rshape[0] = c.count, c.rstride[0] = c.isz, c.rstep[0] = 1;
     }
     intptr_t vs = (intptr_t)c.isz, is = 8;
     for (int d = nk - 1; d >= 0; d--) {
@@ -1444,6 +1472,25 @@ int dispatch_iter_reduce(int op, const dispatch_iter_operand *in, uint32_t dim_m
         format_shape(b, sizeof b, ond, oshape);
         return dispatch_error_set(DISPATCH_ERR_VALUE,
                                   "reduction output has shape %s, expected %s", a, b);
+    }
+    /* Note [Broadcast reduced dims]: max and min read one element of each. */
+    int64_t cshape[MAXD];
+    dispatch_iter_operand collapsed;
+    if ((op == DISPATCH_REDUCE_MAX || op == DISPATCH_REDUCE_MIN) && count > 0) {
+        int any = 0;
+        for (int d = 0; d < nd; d++) {
+            cshape[d] = in->shape[d];
+            if (((dim_mask >> d) & 1u) && in->strides[d] == 0 && in->shape[d] > 1) {
+                count /= cshape[d];
+                cshape[d] = 1;
+                any = 1;
+            }
+        }
+        if (any) {
+            collapsed = *in;
+            collapsed.shape = cshape;
+            in = &collapsed;
+        }
     }
     if ((in->dtype == DISPATCH_FLOAT32 || in->dtype == DISPATCH_FLOAT64) && nd > 0)
         return reduce_float(op, in, dim_mask, keepdim, out, ond, count);

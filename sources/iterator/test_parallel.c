@@ -5,6 +5,7 @@
  * .ci/sanitize.sh (Note [Joining a job without a lock] is what it checks). */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,6 +107,35 @@ int main(void)
             failures += check_call(n, 1 + k % 50, 1 + k % 64, k % 7 == 0, "one caller");
             if (k % 50 == 0) sleep_us(3000); /* workers asleep for the next call */
             else if (k % 10 == 0) sleep_us(50);
+        }
+    }
+
+    /* Note [Following the affinity mask]: pinned to one CPU between calls,
+     * the pool counts again and its workers stop spinning mid-way; unpinned,
+     * they spin again. Every element is still visited once. */
+    cpu_set_t every, one;
+    if (sched_getaffinity(0, sizeof every, &every) == 0 && CPU_COUNT(&every) > 1) {
+        CPU_ZERO(&one);
+        for (int c = 0; c < CPU_SETSIZE; c++) {
+            if (CPU_ISSET(c, &every)) {
+                CPU_SET(c, &one);
+                break;
+            }
+        }
+        dispatch_set_num_threads(2);
+        for (int k = 0; k < 120; k++) {
+            if (k % 20 == 0) sched_setaffinity(0, sizeof one, &one);
+            if (k % 20 == 10) sched_setaffinity(0, sizeof every, &every);
+            failures += check_call(20000 + k * 13, 64, 1 + k % 4, k % 9 == 0, "affinity changes");
+            if (k % 5 == 0) sleep_us(1200); /* past the recount interval */
+        }
+        sched_setaffinity(0, sizeof every, &every);
+        sleep_us(1200);
+        failures += check_call(20000, 64, 1, 0, "affinity restored");
+        if (dispatch_pool_usable_cpus() != CPU_COUNT(&every)) {
+            fprintf(stderr, "the pool counts %d CPUs, the mask has %d\n",
+                    dispatch_pool_usable_cpus(), CPU_COUNT(&every));
+            failures++;
         }
     }
 

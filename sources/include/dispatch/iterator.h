@@ -105,6 +105,14 @@ int dispatch_iter_broadcast_shape(int n, const dispatch_iter_operand *ops, int *
 int dispatch_set_num_threads(int64_t n);
 int dispatch_get_num_threads(void);
 
+/* The pool's view, for tests and reports (Note [Following the affinity mask]
+ * in sources/iterator/parallel.c): the CPUs the calling thread of its last
+ * parallel call could use (counted again at most once a millisecond), and
+ * how long an idle worker now spins before it sleeps (0: the pool has more
+ * threads than those CPUs, and workers do not spin). */
+int dispatch_pool_usable_cpus(void);
+int64_t dispatch_pool_worker_spin_ns(void);
+
 /* Run fn(arg, begin, end) over [0, n) split in at most num_threads ranges of
  * at least `grain` elements (one call on this thread when n < 2 * grain or
  * one thread is set, or when called from inside a parallel region). Range
