@@ -53,15 +53,16 @@ def _blocks():
 
 def test_the_doc_has_the_snippets_the_tests_run():
     files, runs = _blocks()
-    assert set(files) == {"pyproject.toml", "meson_options.txt", "add.dispatch.c", "mymod.c",
-                          "meson.build"}
-    assert len(runs) == 4
+    assert set(files) == {"pyproject.toml", "meson_options.txt", "include/mymod.h",
+                          "add.dispatch.c", "mymod.c", "meson.build", "every_variant.py"}
+    assert len(runs) == 5
 
 
 def _project(tmp: Path) -> Path:
     src = tmp / "mymod"
     src.mkdir()
     for name, body in _blocks()[0].items():
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
         (src / name).write_text(body)
     return src
 
@@ -88,6 +89,18 @@ def test_quick_start_route_a_builds_and_runs(tmp_path, toolkit_wheel):
     r = _bash(runs[0], src, _path_env(tmp_path, python.parent))
     lines = r.stdout.strip().splitlines()
     assert lines[-1].startswith("(4.0, 6.0) {'add': '")
+    # "Testing and benchmarking every variant", in this venv: each target the
+    # CPU runs, that target's variant (or the next one down where the compiler
+    # skipped it), then the baseline alone.
+    r = _bash(runs[2], src, _path_env(tmp_path, python.parent))
+    lines = r.stdout.strip().splitlines()
+    assert lines[-1] == "{'add': 'baseline'}", r.stdout
+    assert lines[-2] == "baseline -> baseline (4.0, 6.0)", r.stdout
+    order = ["AVX512_SKX", "AVX2", "SSE42", "baseline"]
+    for line in lines[:-1]:
+        asked, _, got = line.partition(" -> ")
+        assert got.endswith(" (4.0, 6.0)"), r.stdout
+        assert order.index(got.split()[0]) >= order.index(asked), r.stdout
     if QEMU:  # the guard and the choice of this snippet's module on an emulated CPU
         env = _env(tmp_path)
         env.pop("LD_PRELOAD", None)  # the sanitizer job's libasan kills qemu guests
@@ -116,7 +129,7 @@ def test_dispatch_package_snippets_run(tmp_path):
     pytest.importorskip("dispatch")
     runs = _blocks()[1]
     env = _path_env(tmp_path, Path(sys.executable).parent)
-    for script in runs[2:]:
+    for script in runs[3:]:
         _bash(script, tmp_path, env)
 
 

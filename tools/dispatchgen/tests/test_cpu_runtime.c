@@ -176,6 +176,38 @@ static void test_env(void)
     CHECK(dispatch_cpu_have(DISPATCH_CPU_FEATURE_AVX) == dispatch_cpu_have_detected(DISPATCH_CPU_FEATURE_AVX),
           "what AVX2 implies stays");
 
+    /* Note [Baseline token]: ENABLE=baseline keeps the baseline alone. */
+    unsetenv("DISPATCH_DISABLE_CPU_FEATURES");
+    setenv("DISPATCH_ENABLE_CPU_FEATURES", "baseline", 1);
+    CHECK(dispatch_cpu_redetect_for_tests() == 0, "%s", dispatch_cpu_error());
+    CHECK(dispatch_cpu_have(DISPATCH_CPU_FEATURE_SSE2), "the baseline stays");
+    CHECK(dispatch_cpu_have(DISPATCH_CPU_FEATURE_SSE3) ==
+              dispatch_cpu_have_detected(DISPATCH_CPU_FEATURE_SSE3), "all of it");
+    CHECK(!dispatch_cpu_have(DISPATCH_CPU_FEATURE_SSSE3) && !dispatch_cpu_have(DISPATCH_CPU_FEATURE_SSE42) &&
+              !dispatch_cpu_have(DISPATCH_CPU_FEATURE_AVX2) && !dispatch_cpu_have(DISPATCH_CPU_FEATURE_X86_V2),
+          "nothing beyond the baseline");
+    setenv("DISPATCH_ENABLE_CPU_FEATURES", " Baseline,", 1);
+    CHECK(dispatch_cpu_redetect_for_tests() == 0, "any case, separators: %s", dispatch_cpu_error());
+    CHECK(!dispatch_cpu_have(DISPATCH_CPU_FEATURE_SSSE3), "still the baseline alone");
+    setenv("DISPATCH_ENABLE_CPU_FEATURES", "baseline sse41", 1);
+    if (dispatch_cpu_have_detected(DISPATCH_CPU_FEATURE_SSE41)) {
+        CHECK(dispatch_cpu_redetect_for_tests() == 0, "%s", dispatch_cpu_error());
+        CHECK(dispatch_cpu_have(DISPATCH_CPU_FEATURE_SSE41) && !dispatch_cpu_have(DISPATCH_CPU_FEATURE_SSE42),
+              "beside a name it adds nothing");
+    }
+    unsetenv("DISPATCH_ENABLE_CPU_FEATURES");
+    setenv("DISPATCH_DISABLE_CPU_FEATURES", "baseline", 1);
+    CHECK(dispatch_cpu_redetect_for_tests() == -1 && dispatch_cpu_error_kind() == DISPATCH_CPU_ERROR_ENV,
+          "DISABLE=baseline is refused");
+    CHECK(strstr(dispatch_cpu_error(), "cannot disable the baseline") != NULL &&
+              strstr(dispatch_cpu_error(), "DISPATCH_ENABLE_CPU_FEATURES=baseline") != NULL,
+          "%s", dispatch_cpu_error());
+    setenv("DISPATCH_ENABLE_CPU_FEATURES", "baselin", 1);
+    unsetenv("DISPATCH_DISABLE_CPU_FEATURES");
+    CHECK(dispatch_cpu_redetect_for_tests() == -1 && strstr(dispatch_cpu_error(), "'baselin'") != NULL,
+          "a near miss is an unknown name: %s", dispatch_cpu_error());
+    unsetenv("DISPATCH_ENABLE_CPU_FEATURES");
+
     char longv[DISPATCH_CPU_ENV_MAX + 2];
     memset(longv, 'x', sizeof(longv) - 1);
     longv[sizeof(longv) - 1] = '\0';

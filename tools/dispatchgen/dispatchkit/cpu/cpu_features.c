@@ -427,6 +427,30 @@ static void dispatch__cpu_escape(const char *s, size_t n, char *out)
     out[o] = '\0';
 }
 
+/* Note [Baseline token]
+ * NumPy's ENABLE keeps the named features, what they imply, and the
+ * baseline; an empty value counts as unset (a shell's `VAR=` is no request).
+ * So forcing the baseline variants, for a test or a benchmark of them, is
+ * spelled <PREFIX>_ENABLE_CPU_FEATURES=baseline: the word names no feature
+ * beyond the baseline, which ENABLE always keeps, so only the baseline is
+ * left and every chooser picks its baseline variant. `baseline` beside
+ * feature names adds nothing (`baseline avx2` is `avx2`). In DISABLE it is
+ * refused as a baseline feature is. It is the word `__cpu_targets__` and
+ * DISPATCH_CPU_TARGET_NAME use for that variant. */
+static int dispatch__cpu_is_baseline_token(const char *tok, size_t len)
+{
+    static const char word[] = "BASELINE";
+    if (len != sizeof(word) - 1) {
+        return 0;
+    }
+    for (size_t i = 0; i < len; ++i) {
+        if (dispatch__cpu_upper((unsigned char)tok[i]) != word[i]) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 /* Apply the env overrides to `have` (a copy of `detected`). Returns the error
  * kind; on error `have` is left for the caller to discard. */
 static int dispatch__cpu_apply_env(const unsigned char detected[DISPATCH_CPU_FEATURE_MAX],
@@ -463,6 +487,18 @@ static int dispatch__cpu_apply_env(const unsigned char detected[DISPATCH_CPU_FEA
     const char *cursor = value, *tok;
     size_t len;
     while (dispatch__cpu_next_token(&cursor, &tok, &len)) {
+        if (dispatch__cpu_is_baseline_token(tok, len)) {
+            /* Note [Baseline token] */
+            if (disable) {
+                dispatch__cpu_fail(err, DISPATCH_CPU_ERROR_ENV,
+                    "%s cannot disable the baseline (", var);
+                dispatch__cpu_append_set(err, baseline);
+                dispatch__cpu_appendf(err, "), which all of its code may use unconditionally; "
+                    "to run only the baseline variants, set " ENV_ENABLE "=baseline instead");
+                return DISPATCH_CPU_ERROR_ENV;
+            }
+            continue; /* ENABLE keeps the baseline anyway: it names nothing more */
+        }
         const int id = dispatch__cpu_lookup(tok, len);
         if (id == DISPATCH_CPU_FEATURE_NONE) {
             /* At most 64 bytes of the token, cut on a UTF-8 character boundary,

@@ -22,7 +22,8 @@ extern "C" {
  *
  * dispatch_cpu_init: detect, then apply DISPATCH_DISABLE_CPU_FEATURES /
  *   DISPATCH_ENABLE_CPU_FEATURES. Returns 0, or -1 with dispatch_cpu_error()
- *   set (bad env value, impossible request). Idempotent.
+ *   set (bad env value, impossible request). Idempotent. ENABLE=baseline
+ *   keeps the baseline alone (Note [Baseline token] in cpu_features.c).
  * dispatch_cpu_have: 1 when the running CPU has the feature (after the env
  *   overrides), else 0. Unknown ids give 0.
  */
