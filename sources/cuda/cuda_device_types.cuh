@@ -65,7 +65,16 @@ __device__ __forceinline__ int64_t dcu_float_to_i64(double x) {
  * host entries find dtype d's in shard d % DCU_SHARDS.
  */
 #define DCU_SHARDS 5
-#define DCU_FORALL_SHARDS(X) X(0) X(1) X(2) X(3) X(4)
+#define DCU_FORALL_SHARDS_WITH(X, T, name) X(T, name, 0) X(T, name, 1) X(T, name, 2) X(T, name, 3) X(T, name, 4)
+#define DCU_SHARD_DECLARE_(T, name, k) extern const T name##_##k;
+#define DCU_SHARD_ADDRESS_(T, name, k) &name##_##k,
+/* In a host entry: declares each shard's table name_K (of type T) and
+ * `shards`, their addresses by shard number. */
+#define DCU_SHARD_TABLES(T, name)                                                          \
+    DCU_FORALL_SHARDS_WITH(DCU_SHARD_DECLARE_, T, name)                                    \
+    static const T *const shards[] = {DCU_FORALL_SHARDS_WITH(DCU_SHARD_ADDRESS_, T, name)}; \
+    static_assert(sizeof shards / sizeof shards[0] == DCU_SHARDS,                          \
+                  "DCU_FORALL_SHARDS_WITH lists DCU_SHARDS shards");
 #define DCU_SHARD_NAME__(name, k) name##_##k
 #define DCU_SHARD_NAME_(name, k) DCU_SHARD_NAME__(name, k)
 /* The table `name` of the shard being compiled (-DDCU_SHARD=K). */

@@ -78,11 +78,7 @@ thread_local char dcu_elementwise_error[512];
 static dcu_launch_record last_launch;
 
 /* Each shard's table (cuda_elementwise_shard.cu); Note [CUDA shards]. */
-#define DCU_SHARD_DECLARE_(k) extern const loop_table dcu_ew_shard_##k;
-DCU_FORALL_SHARDS(DCU_SHARD_DECLARE_)
-#define DCU_SHARD_POINTER_(k) &dcu_ew_shard_##k,
-static const loop_table *const shards[] = {DCU_FORALL_SHARDS(DCU_SHARD_POINTER_)};
-static_assert(sizeof shards / sizeof shards[0] == DCU_SHARDS, "DCU_FORALL_SHARDS lists DCU_SHARDS");
+DCU_SHARD_TABLES(loop_table, dcu_ew_shard)
 
 /*
  * The device loop the host's engine calls (dispatch_device_loop_fn,

@@ -11,11 +11,7 @@ thread_local char dcu_reduce_error[512];
 static dcr_record last_reduce;
 
 /* Each shard's table (cuda_reduce_shard.cu); Note [CUDA shards]. */
-#define DCR_SHARD_DECLARE_(k) extern const run_table dcr_shard_##k;
-DCU_FORALL_SHARDS(DCR_SHARD_DECLARE_)
-#define DCR_SHARD_POINTER_(k) &dcr_shard_##k,
-static const run_table *const shards[] = {DCU_FORALL_SHARDS(DCR_SHARD_POINTER_)};
-static_assert(sizeof shards / sizeof shards[0] == DCU_SHARDS, "DCU_FORALL_SHARDS lists DCU_SHARDS");
+DCU_SHARD_TABLES(run_table, dcr_shard)
 
 /*
  * The device reduction the host calls (dispatch_device_reduce_fn,
