@@ -66,8 +66,9 @@ print("ok")
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS as Linux counts it")
 def test_argmax_of_a_huge_broadcast_needs_no_copy_under_a_6_gib_limit():
+    # cwd outside the checkout: `python -c` puts cwd first on sys.path
     proc = subprocess.run([sys.executable, "-c", _BROADCAST_UNDER_6GIB], capture_output=True,
-                          text=True, timeout=300)
+                          text=True, timeout=300, cwd=tempfile.gettempdir())
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]
 
 

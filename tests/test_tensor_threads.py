@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 import textwrap
 import threading
 
@@ -129,7 +130,8 @@ def test_pool_follows_the_affinity_mask_after_first_use():
     at 4.2-4.6x the 1-thread time when the count was taken once); unpinned,
     the long spin comes back. Results keep their bits throughout."""
     env = {k: v for k, v in os.environ.items() if k != "DISPATCH_NUM_THREADS"}
+    # cwd outside the checkout: `python -c` puts cwd first on sys.path
     proc = subprocess.run([sys.executable, "-c", _FOLLOW_MASK], capture_output=True,
-                          text=True, timeout=120, env=env)
+                          text=True, timeout=120, env=env, cwd=tempfile.gettempdir())
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "followed"
