@@ -65,7 +65,10 @@ print("ok")
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS as Linux counts it")
-def test_argmax_of_a_huge_broadcast_needs_no_copy_under_a_6_gib_limit():
+def test_argmax_of_a_huge_broadcast_needs_no_copy_under_a_6_gib_limit(sanitized):
+    if sanitized:
+        pytest.skip("AddressSanitizer maps terabytes of shadow memory: under a 6 GiB RLIMIT_AS "
+                    "the child dies before it starts (sanitizer job); the plain CI run covers it")
     # cwd outside the checkout: `python -c` puts cwd first on sys.path
     proc = subprocess.run([sys.executable, "-c", _BROADCAST_UNDER_6GIB], capture_output=True,
                           text=True, timeout=300, cwd=tempfile.gettempdir())
