@@ -37,22 +37,26 @@ int DISPATCH_CPU_DISPATCH_CURFX(k{i})(void) {{ return {i}; }}
 
 
 def downstream(repo: Path, where: Path, n: int = 10) -> Path:
-    """A project with n sources, made from repo's example meson.build."""
+    """A project with n sources, made from repo's example meson.build (the
+    toolkit reached as tools/dispatchgen, a link to repo's copy)."""
     src = where / "down"
     src.mkdir(parents=True)
-    (src / "subprojects").mkdir()
-    (src / "subprojects" / "dispatch").symlink_to(repo, target_is_directory=True)
+    (src / "tools").mkdir()
+    (src / "tools" / "dispatchgen").symlink_to(repo / "tools" / "dispatchgen",
+                                               target_is_directory=True)
     names = [f"k{i}.dispatch.c" for i in range(n)]
     for i, name in enumerate(names):
         (src / name).write_text(SOURCE.format(i=i))
-    example = (repo / "tests" / "examples" / "hello" / "meson.build").read_text()
-    if "files('hello.dispatch.c')" in example:  # README's snippet
-        text = example.replace("files('hello.dispatch.c')",
-                               "files(" + ", ".join(f"'{x}'" for x in names) + ")")
-    else:  # an older checkout: its per-source loop
-        text = example.replace("['hello.dispatch.c']", repr(names).replace('"', "'"))
-    text = text.split("executable('hello'", 1)[0]
-    (src / "meson.build").write_text(text)
+    (src / "main.c").write_text("int main(void) { return 0; }\n")
+    example = repo / "tests" / "examples" / "hello"
+    text = (example / "meson.build").read_text()
+    if "files('hello.dispatch.c')" not in text:
+        raise SystemExit(f"{example / 'meson.build'}: no files('hello.dispatch.c') to replace")
+    text = text.replace("files('hello.dispatch.c')",
+                        "files(" + ", ".join(f"'{x}'" for x in names) + ")")
+    (src / "meson.build").write_text(text.split("executable('hello'", 1)[0])
+    if (example / "meson_options.txt").exists():  # the example's options (cpu-baseline, ...)
+        shutil.copy(example / "meson_options.txt", src / "meson_options.txt")
     return src
 
 
