@@ -87,8 +87,9 @@ def parse(text: str, available: set) -> tuple:
 # that sees no GPU cannot know which GPU will run it, and SASS for all eight
 # default architectures cost 30 minutes of nvcc on 2 cores (issue 34); PTX of
 # the oldest one costs one front-end pass (no ptxas) and still serves every GPU
-# from sm_75 up. The price moves to the first CUDA call on each machine (the
-# driver compiles the module's PTX there, once); `-Dcuda-arch=all` builds the
+# from sm_75 up. The price moves to the first CUDA calls on each machine (the
+# driver compiles the PTX of each shard a process uses, once, Note [CUDA
+# shards] in sources/cuda/cuda_device_types.cuh); `-Dcuda-arch=all` builds the
 # full list for release wheels, and a build that sees a GPU gets its SASS.
 
 def oldest_ptx(available: set) -> int:
