@@ -22,12 +22,13 @@ if TYPE_CHECKING:  # annotations only (Note [Import time] in dispatch/__init__.p
 
 
 def _numpy() -> Any:
-    """NumPy, imported for interop (ImportError naming the extra when absent)."""
+    """NumPy, imported for interop (ImportError saying what to install when absent)."""
     try:
         import numpy  # lazy: Note [NumPy is optional]
     except ImportError as e:
-        raise ImportError("this needs NumPy, which is not installed: "
-                          "pip install 'dispatch[numpy]' (or numpy)") from e
+        # not `dispatch[numpy]`: the name `dispatch` on the public index is another project's
+        raise ImportError("this needs NumPy, which is not installed: pip install numpy "
+                          "(or, from this package's checkout, pip install '.[numpy]')") from e
     return numpy
 
 
