@@ -58,23 +58,16 @@ def _setup(build: Path, options: list, env: dict) -> float:
     return _run(["meson", "setup", str(build), str(REPO), *options], env)
 
 
-def _cuda_target(build: Path) -> str:
-    """The CUDA module's ninja target (dispatch/_cuda.<ext-suffix>)."""
+def _targets(build: Path) -> list:
+    """Every ninja target of the build dir."""
     out = subprocess.run(["ninja", "-C", str(build), "-t", "targets", "all"], capture_output=True,
                          text=True, check=True).stdout
-    for line in out.splitlines():
-        target = line.split(":")[0]
-        if target.startswith("dispatch/_cuda.") and target.endswith(".so"):
-            return target
-    raise SystemExit(f"{build}: no CUDA module target (is nvcc on PATH?)")
+    return [line.split(":")[0] for line in out.splitlines()]
 
 
-def _cuda_object_targets(build: Path) -> list:
-    """The C objects of every target but the CUDA module (built first, untimed)."""
-    out = subprocess.run(["ninja", "-C", str(build), "-t", "targets", "all"], capture_output=True,
-                         text=True, check=True).stdout
-    return [t for t in (ln.split(":")[0] for ln in out.splitlines())
-            if t.endswith((".so", ".a")) and not t.startswith("dispatch/_cuda.")]
+def _is_cuda_module(target: str) -> bool:
+    """The CUDA module's target (dispatch/_cuda.<ext-suffix>)."""
+    return target.startswith("dispatch/_cuda.") and target.endswith(".so")
 
 
 def time_row(row: str, where: Path, jobs: int, cache: Path) -> dict:
@@ -94,8 +87,13 @@ def time_row(row: str, where: Path, jobs: int, cache: Path) -> dict:
         t = _setup(build, opts, env)
         t += _run(["ninja", "-C", str(build), "-j", str(jobs)], env)
         _setup(build, opts, env)  # again, the C part first, untimed, then the module alone
-        _run(["ninja", "-C", str(build), "-j", str(jobs), *_cuda_object_targets(build)], env)
-        alone = _run(["ninja", "-C", str(build), "-j", str(jobs), _cuda_target(build)], env)
+        targets = _targets(build)
+        (module,) = [t for t in targets if _is_cuda_module(t)] or [None]
+        if module is None:
+            raise SystemExit(f"{build}: no CUDA module target (is nvcc on PATH?)")
+        rest = [t for t in targets if t.endswith((".so", ".a")) and not _is_cuda_module(t)]
+        _run(["ninja", "-C", str(build), "-j", str(jobs), *rest], env)
+        alone = _run(["ninja", "-C", str(build), "-j", str(jobs), module], env)
         return {f"package, {label} (setup + build)": t, f"CUDA module alone, {label}": alone}
     if row == "pip":
         out = where / "wheel"
