@@ -294,8 +294,6 @@ def device_reduce(op, dtype, inp, ndim, shape, strides, mask, out_dtype, out, in
 assert lib.dispatch_device_loop_register(1, device_loop) == 0
 assert lib.dispatch_device_reduce_register(1, device_reduce) == 0
 assert lib.dispatch_kernels_register_device(lib.dispatch_key_from_name(b"CUDA")) > 0
-from dispatch import library
-library.impl("copy_", "CUDA")(cuda._copy_kernel)
 
 out = {}
 def val(r):
