@@ -25,7 +25,10 @@ GENERATED = {"_cpu_dispatch.h", "_cpu_features_table.h", "dispatch_config.json",
              "_loops.h", "kernels_sources.h",
              "ops_generated.c", "_version.py"}
 ON_PURPOSE = {"sources/kernels/add-1.dispatch.c", "tools/cffi/a.cdef", "tools/cffi/b.cdef",
-              "dispatch/x.h"}
+              "dispatch/x.h",
+              # made by the worked examples of docs/contributing.md, on a scratch
+              # copy only (tests/test_contributing_recipes.py)
+              "tests/test_ops_square.py", "tools/dispatchgen/dispatchkit/checks/cpu_sha.c"}
 
 
 def _tracked() -> list[Path]:
