@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from .config import BuildConfig
+from .build_config import BuildConfig
 from .errors import DispatchError, os_error_reason, printable
 from .fsutil import make_dirs
 from .targets import Resolved, Target
