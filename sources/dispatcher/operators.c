@@ -477,7 +477,7 @@ static int half_scalar_run(int loop, int k, dispatch_tensor *out, dispatch_tenso
     return dispatch_iter_elementwise_typed(fn, f16, 2, ops, &s);
 }
 
-DISPATCH_DECLARE_KERNEL(binary) {
+DISPATCH_BOXED_KERNEL(binary) {
     UNUSED_KS;
     int loop = LOOP_OF(ctx), dtype = 0;
     if (expect_tensor(op, &args[0], "self") < 0 || expect_tensor(op, &args[1], "other") < 0)
@@ -511,7 +511,7 @@ DISPATCH_DECLARE_KERNEL(binary) {
 
 /* self <op>= other: computed in the promoted dtype, written into self (cast
  * chunk by chunk), other broadcast to self's shape, as PyTorch's add_ etc. */
-DISPATCH_DECLARE_KERNEL(binary_) {
+DISPATCH_BOXED_KERNEL(binary_) {
     UNUSED_KS;
     int loop = LOOP_OF(ctx), dtype = 0, device = 0;
     if (expect_tensor(op, &args[0], "self") < 0 || expect_tensor(op, &args[1], "other") < 0)
@@ -553,7 +553,7 @@ DISPATCH_DECLARE_KERNEL(binary_) {
     return return_self(self, rets);
 }
 
-DISPATCH_DECLARE_KERNEL(compare) {
+DISPATCH_BOXED_KERNEL(compare) {
     UNUSED_KS;
     if (expect_tensor(op, &args[0], "self") < 0 || expect_tensor(op, &args[1], "other") < 0)
         return -1;
@@ -562,7 +562,7 @@ DISPATCH_DECLARE_KERNEL(compare) {
                        out_arg(op, args));
 }
 
-DISPATCH_DECLARE_KERNEL(unary) {
+DISPATCH_BOXED_KERNEL(unary) {
     UNUSED_KS;
     if (expect_tensor(op, &args[0], "self") < 0) return -1;
     dispatch_tensor *in = args[0].v.t;
@@ -577,7 +577,7 @@ DISPATCH_DECLARE_KERNEL(unary) {
                        out_arg(op, args));
 }
 
-DISPATCH_DECLARE_KERNEL(unary_float) {
+DISPATCH_BOXED_KERNEL(unary_float) {
     UNUSED_KS;
     if (expect_tensor(op, &args[0], "self") < 0) return -1;
     dispatch_tensor *in = args[0].v.t;
@@ -604,7 +604,7 @@ static dispatch_tensor *to_dtype_on_device(dispatch_tensor *t, int dtype) {
     return cast;
 }
 
-DISPATCH_DECLARE_KERNEL(addcmul) {
+DISPATCH_BOXED_KERNEL(addcmul) {
     UNUSED_KS;
     (void)ctx;
     if (expect_tensor(op, &args[0], "self") < 0 || expect_tensor(op, &args[1], "tensor1") < 0 ||
@@ -641,7 +641,7 @@ DISPATCH_DECLARE_KERNEL(addcmul) {
     return rc;
 }
 
-DISPATCH_DECLARE_KERNEL(where) {
+DISPATCH_BOXED_KERNEL(where) {
     UNUSED_KS;
     (void)ctx;
     if (expect_tensor(op, &args[0], "condition") < 0 || expect_tensor(op, &args[1], "self") < 0 ||
@@ -787,7 +787,7 @@ static int reduce_out(const dispatch_operator *op, dispatch_keyset ks, dispatch_
     }
     args[s->nargs - 1].tag = DISPATCH_IV_NONE;
     reduce_into.out = out, reduce_into.in = in;
-    int rc = dispatch_kernel_reduce(op, ks, args, rets, ctx);
+    int rc = dispatch_boxed_reduce(op, ks, args, rets, ctx);
     int direct = reduce_into.out == NULL; /* the kernel wrote into out */
     reduce_into.out = NULL, reduce_into.in = NULL;
     args[s->nargs - 1] = saved_out;
@@ -796,7 +796,7 @@ static int reduce_out(const dispatch_operator *op, dispatch_keyset ks, dispatch_
     return direct ? 0 : into_out(op, out, &in, 1, rets);
 }
 
-DISPATCH_DECLARE_KERNEL(reduce) {
+DISPATCH_BOXED_KERNEL(reduce) {
     UNUSED_KS;
     int kind = (int)(intptr_t)ctx;
     /* the operator's own name in messages: amax/amin run this kernel too */
@@ -853,7 +853,7 @@ DISPATCH_DECLARE_KERNEL(reduce) {
         /* dtype=: as PyTorch, cast the input first, then reduce in that
          * dtype (sum(dtype=int8) of 300. is int8 44; float16 of 70000 is
          * inf). The same call again on the cast input. */
-        return call_on_cast(dispatch_kernel_reduce, src, op, ks, args, rets, ctx);
+        return call_on_cast(dispatch_boxed_reduce, src, op, ks, args, rets, ctx);
     }
     int float_loop = in->device == DISPATCH_DEVICE_CPU && in->ndim > 0 &&
                      (src == DISPATCH_FLOAT32 || src == DISPATCH_FLOAT64);
@@ -871,13 +871,13 @@ DISPATCH_DECLARE_KERNEL(reduce) {
 
 /* max.dim/min.dim -> (values, indices); argmax/argmin -> indices (Note [max
  * and min with indices] in sources/iterator/reduce.c). */
-DISPATCH_DECLARE_KERNEL(reduce_index) {
+DISPATCH_BOXED_KERNEL(reduce_index) {
     const dispatch_schema *s = dispatch_op_schema(op);
     if (expect_tensor(op, &args[0], "self") < 0) return -1;
     dispatch_tensor *in = args[0].v.t;
     if ((in->dtype == DISPATCH_FLOAT16 || in->dtype == DISPATCH_BFLOAT16) &&
         in->device == DISPATCH_DEVICE_CPU) {
-        int rc = call_on_cast(dispatch_kernel_reduce_index, DISPATCH_FLOAT32, op, ks, args, rets,
+        int rc = call_on_cast(dispatch_boxed_reduce_index, DISPATCH_FLOAT32, op, ks, args, rets,
                               ctx);
         if (rc < 0 || s->nrets != 2) return rc;
         return round_first_ret_to_half(rets, 2, in->dtype);
@@ -904,7 +904,7 @@ DISPATCH_DECLARE_KERNEL(reduce_index) {
      * keepdim by name from the same schema; the values and their indices are
      * then one reduction. */
     values_later = 1;
-    int vrc = dispatch_kernel_reduce(op, ks, args, rets, ctx);
+    int vrc = dispatch_boxed_reduce(op, ks, args, rets, ctx);
     values_later = 0;
     if (vrc < 0) return -1;
     dispatch_tensor *vals = rets[0].v.t;
@@ -986,7 +986,7 @@ static int dot_cpu(const dispatch_tensor *a, const dispatch_tensor *b, dispatch_
     return 0;
 }
 
-DISPATCH_DECLARE_KERNEL(dot) {
+DISPATCH_BOXED_KERNEL(dot) {
     UNUSED_KS;
     (void)ctx;
     if (expect_tensor(op, &args[0], "self") < 0 || expect_tensor(op, &args[1], "tensor") < 0)
@@ -1026,7 +1026,7 @@ DISPATCH_DECLARE_KERNEL(dot) {
 
 /* dispatch_kernels_copy_: sources/dispatcher/device_copy.c. */
 
-DISPATCH_DECLARE_KERNEL(copy_) {
+DISPATCH_BOXED_KERNEL(copy_) {
     UNUSED_KS;
     (void)ctx;
     if (expect_tensor(op, &args[0], "self") < 0 || expect_tensor(op, &args[1], "src") < 0)
@@ -1035,7 +1035,7 @@ DISPATCH_DECLARE_KERNEL(copy_) {
     return return_self(args[0].v.t, rets);
 }
 
-DISPATCH_DECLARE_KERNEL(fill_) {
+DISPATCH_BOXED_KERNEL(fill_) {
     UNUSED_KS;
     (void)ctx;
     if (expect_tensor(op, &args[0], "self") < 0) return -1;
@@ -1067,7 +1067,7 @@ DISPATCH_DECLARE_KERNEL(fill_) {
     return return_self(self, rets);
 }
 
-DISPATCH_DECLARE_KERNEL(cast) {
+DISPATCH_BOXED_KERNEL(cast) {
     UNUSED_KS;
     (void)ctx;
     if (expect_tensor(op, &args[0], "self") < 0) return -1;
@@ -1090,11 +1090,11 @@ DISPATCH_DECLARE_KERNEL(cast) {
 
 int dispatch_kernels_register_device(int key) {
     static const dispatch_kernel_fn elementwise_kernels[] = {
-        dispatch_kernel_binary, dispatch_kernel_binary_, dispatch_kernel_compare,
-        dispatch_kernel_unary, dispatch_kernel_unary_float, dispatch_kernel_addcmul,
-        dispatch_kernel_where, dispatch_kernel_fill_, dispatch_kernel_cast,
-        dispatch_kernel_reduce, dispatch_kernel_reduce_index,
-        dispatch_kernel_copy_}; /* also across devices: Note [Copies that touch a device] */
+        dispatch_boxed_binary, dispatch_boxed_binary_, dispatch_boxed_compare,
+        dispatch_boxed_unary, dispatch_boxed_unary_float, dispatch_boxed_addcmul,
+        dispatch_boxed_where, dispatch_boxed_fill_, dispatch_boxed_cast,
+        dispatch_boxed_reduce, dispatch_boxed_reduce_index,
+        dispatch_boxed_copy_}; /* also across devices: Note [Copies that touch a device] */
     int n = 0;
     for (int i = 0; i < dispatch_num_ops(); i++) {
         const dispatch_operator *op = dispatch_op_at(i);

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import List, Optional
 
 from . import __version__
-from .errors import DispatchError, printable, shown, write_stdout
+from .errors import DispatchError, os_error_reason, printable, shown, write_stdout
 from .fsutil import make_dirs
 from .paths import INCLUDE, PKG, PKGCONFIG
 
@@ -88,7 +88,7 @@ def vendor(dest_arg: str) -> List[Path]:
     try:
         real = dest.resolve()
     except (OSError, RuntimeError) as exc:  # a loop among its parents
-        raise DispatchError(f"cannot resolve the path: {_why(exc)}", str(dest)) from None
+        raise DispatchError(f"cannot resolve the path: {os_error_reason(exc)}", str(dest)) from None
     if real == PKG.parent.resolve() or PKG.resolve() in (real, *real.parents):
         raise DispatchError("is the toolkit itself; vendor into your project, "
                             "e.g. tools/dispatchgen", str(dest))
@@ -136,10 +136,6 @@ def vendor(dest_arg: str) -> List[Path]:
 # then every directory is made with mkdir and every file created with
 # O_CREAT|O_EXCL|O_NOFOLLOW, which fail rather than follow a link planted
 # after the check.
-
-
-def _why(exc: BaseException) -> str:
-    return printable(exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc))
 
 
 def _is_regular(path: Path) -> bool:
@@ -257,7 +253,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 2
     except OSError as exc:
         where = exc.filename if isinstance(exc.filename, str) else None
-        print(f"dispatch-config: error: {DispatchError(_why(exc), where and shown(where, 200))}",
+        print(f"dispatch-config: error: {DispatchError(os_error_reason(exc), where and shown(where, 200))}",
               file=sys.stderr)
         return 2
     except RecursionError:  # a path deeper than any of the above expected

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import List, Tuple
 
 from . import generate, paths, variants
-from .config import BuildConfig
+from .build_config import BuildConfig
 from .errors import DispatchError, printable
 from .steps import (add_build_options, check_library_names, config_from_args,
                     dispatch_objects, report_text, runtime_library, write_config)
