@@ -834,7 +834,7 @@ static int reduce_values(const dispatch_operator *op, dispatch_ivalue *args,
         else if (strcmp(s->args[i].name, "dtype") == 0) dtype_arg = &args[i];
     }
     int keep = keepdim && keepdim->tag == DISPATCH_IV_BOOL && keepdim->v.i;
-    /* dims, the result's shape, the count: Note [One reduction check] in reduce.c */
+    /* dims, the result's shape, the count: Note [One reduction check] in reduce_plan.c */
     int all = !dim || dim->tag == DISPATCH_IV_NONE || (dim->tag == DISPATCH_IV_INTLIST && dim->n == 0);
     int64_t one_dim = dim && dim->tag == DISPATCH_IV_INT ? dim->v.i : 0;
     int ndims = all ? 0 : dim->tag == DISPATCH_IV_INTLIST ? dim->n : 1;
@@ -883,12 +883,12 @@ static int reduce_values(const dispatch_operator *op, dispatch_ivalue *args,
     rets[0].v.t = out;
     if (out->numel == 0 || call->values_later) return 0;
     /* The engine plans every dtype, layout and thread split: Note
-     * [Deterministic reductions] in sources/iterator/reduce.c. */
+     * [Deterministic reductions] in sources/iterator/reduce_float.c. */
     return run_reduce(kind, in, mask, keep, out, NULL, rets);
 }
 
 /* max.dim/min.dim -> (values, indices); argmax/argmin -> indices (Note [max
- * and min with indices] in sources/iterator/reduce.c). */
+ * and min with indices] in sources/iterator/reduce_indices.c). */
 DISPATCH_DECLARE_KERNEL(reduce_index) {
     const dispatch_schema *s = dispatch_op_schema(op);
     if (expect_tensor(op, &args[0], "self") < 0) return -1;
@@ -960,7 +960,7 @@ DISPATCH_DECLARE_KERNEL(reduce_index) {
  * for floats (exact for float16/float32 inputs; a and b cast chunk by chunk
  * on the way in) or in wrapping int64 for integers, then for floats the
  * engine's pairwise float64 sum of them (Note [Deterministic reductions] in
- * reduce.c: the same bits for any thread count), for integers their
+ * reduce_float.c: the same bits for any thread count), for integers their
  * wrapping sum; rounded once to out's dtype. */
 static int dot_cpu(const dispatch_tensor *a, const dispatch_tensor *b, dispatch_tensor *out) {
     int is_float = dispatch_dtype_category_of(a->dtype) == DISPATCH_CAT_FLOAT;
