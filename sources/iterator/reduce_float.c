@@ -182,7 +182,8 @@ static void cols_range(void *arg, int64_t begin, int64_t end)
     int f32 = j->dtype == DISPATCH_FLOAT32;
     _Alignas(64) char buf[COL_BLOCK_BYTES];
     char *scratch = NULL;
-    if (c->kop == DISPATCH_COMBINE_ADD && (scratch = malloc((size_t)c->levels * (size_t)COL_BLOCK_BYTES)) == NULL) {
+    if (c->kop == DISPATCH_COMBINE_ADD &&
+        (scratch = malloc((size_t)c->levels * (size_t)COL_BLOCK_BYTES)) == NULL) {
         atomic_store(&c->failed, 1);
         return;
     }
@@ -345,7 +346,8 @@ static void reduce_inner(char **ptrs, const intptr_t *steps, intptr_t n, void *a
     }
     if (dispatch_reduce_is_fold(j->op)) { /* one call of the row's kernel per output */
         dispatch_rk_fold_fn fold =
-            (dispatch_rk_fold_fn)dispatch_reduce_chosen_kernel(DISPATCH_RK_FOLD_OF(j->op), j->dtype);
+            (dispatch_rk_fold_fn)dispatch_reduce_chosen_kernel(DISPATCH_RK_FOLD_OF(j->op),
+                                                               j->dtype);
         for (intptr_t e = 0; e < n; e++) {
             store_real(ptrs[0] + e * steps[0], j->dtype,
                        fold(ptrs[1] + e * steps[1], j->rstride, (intptr_t)j->count));
@@ -357,8 +359,8 @@ static void reduce_inner(char **ptrs, const intptr_t *steps, intptr_t n, void *a
          * where that is faster. */
         (j->dtype == DISPATCH_FLOAT32 ? CHOSEN_KERNEL(EXT_ROWS, FLOAT32, dispatch_rk_ext_rows_fn)
                                       : CHOSEN_KERNEL(EXT_ROWS, FLOAT64, dispatch_rk_ext_rows_fn))(
-            dispatch_reduce_kernel_op(j->op) == DISPATCH_COMBINE_MIN, ptrs[1], steps[1], (intptr_t)j->count, n, ptrs[0],
-            steps[0]);
+            dispatch_reduce_kernel_op(j->op) == DISPATCH_COMBINE_MIN, ptrs[1], steps[1],
+            (intptr_t)j->count, n, ptrs[0], steps[0]);
         return;
     }
     for (intptr_t e = 0; e < n; e++) {

@@ -20,7 +20,8 @@ static int int_reduce(int op, int dtype, const char *p, intptr_t step, intptr_t 
                       intptr_t acc_step, intptr_t nouter, intptr_t outer_step,
                       intptr_t outer_acc_step)
 {
-    dispatch_rk_int_fn fn = (dispatch_rk_int_fn)dispatch_reduce_chosen_kernel(DISPATCH_RK_INT, dtype);
+    dispatch_rk_int_fn fn =
+        (dispatch_rk_int_fn)dispatch_reduce_chosen_kernel(DISPATCH_RK_INT, dtype);
     return fn ? fn(op, dtype, p, step, n, acc, acc_step, nouter, outer_step, outer_acc_step) : -1;
 }
 

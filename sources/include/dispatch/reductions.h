@@ -112,7 +112,8 @@ static inline int dispatch_reduce_family(int op)
 static inline int dispatch_reduce_integers(int op)
 {
     static const signed char rule[] = {
-#define DISPATCH_REDUCE_INTS_(NAME, name, FAMILY, INTEGERS, ...) DISPATCH_REDUCE_INTEGERS_##INTEGERS,
+#define DISPATCH_REDUCE_INTS_(NAME, name, FAMILY, INTEGERS, ...)                            \
+    DISPATCH_REDUCE_INTEGERS_##INTEGERS,
         DISPATCH_FORALL_REDUCTIONS(DISPATCH_REDUCE_INTS_)
 #undef DISPATCH_REDUCE_INTS_
     };
