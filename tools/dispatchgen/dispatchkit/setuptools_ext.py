@@ -130,10 +130,13 @@ class build_ext(_build_ext):
     def _plan(self, ext: DispatchExtension, outdir: Path) -> list:
         """`dispatchgen meson`'s libraries for ext, in-process; an error is
         setuptools' one line (`error: add.dispatch.c:1: unknown target ...`)."""
+        # The compiler without Python's own flags (-O3 -Wall ...): the probe
+        # gets what Meson's and CMake's get, the user's CFLAGS and extra args.
         words = list(self.compiler.compiler_so)
         cut = next((i for i, w in enumerate(words) if w.startswith("-")), len(words))
+        cflags = " ".join([os.environ.get("CFLAGS", ""), *ext.extra_compile_args]).strip()
         argv = ["meson", "--module", ext.name, "--outdir", str(outdir),
-                "--cc", " ".join(words[:cut]), "--cflags", " ".join(words[cut:]),
+                "--cc", " ".join(words[:cut]), "--cflags", cflags,
                 "--cpu-baseline", self.cpu_baseline, "--cpu-dispatch", self.cpu_dispatch,
                 "--sources", *ext.sources, "--dispatch", *ext.dispatch,
                 "--variants", *ext.variants,

@@ -117,7 +117,7 @@ function(dispatchgen_add_sources target)
     RESULT_VARIABLE status OUTPUT_VARIABLE plan ERROR_VARIABLE report)
   string(STRIP "${report}" report)
   if(NOT status EQUAL 0)
-    message(FATAL_ERROR "${report}")  # the cause, in one line
+    message(FATAL_ERROR " ${report}")  # the cause, in one line (indented: CMake wraps no such line)
   endif()
   string(REPLACE "\n" ";" report "${report}")
   foreach(line IN LISTS report)  # what is built, what is skipped and why
