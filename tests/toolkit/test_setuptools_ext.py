@@ -45,7 +45,8 @@ def test_the_environment_sets_the_cpu_options(monkeypatch):
                                  "DISPATCHGEN_DISABLE_OPTIMIZATION": "1"})
     assert (cmd.cpu_baseline, cmd.cpu_dispatch, cmd.disable_optimization) == \
         ("avx2", "avx512_skx", True)
-    assert not _command(monkeypatch, {"DISPATCHGEN_DISABLE_OPTIMIZATION": "off"}).disable_optimization
+    off = _command(monkeypatch, {"DISPATCHGEN_DISABLE_OPTIMIZATION": "off"})
+    assert not off.disable_optimization
 
 
 def test_the_command_line_wins_over_the_environment(monkeypatch):
@@ -56,11 +57,13 @@ def test_the_command_line_wins_over_the_environment(monkeypatch):
 def test_a_cpp_source_links_as_cpp():
     ext = setuptools_ext.DispatchExtension("m", ["m.c"], dispatch=["a.dispatch.cpp"])
     assert ext.language == "c++"
-    assert setuptools_ext.DispatchExtension("m", ["m.c"], dispatch=["a.dispatch.c"]).language is None
+    plain = setuptools_ext.DispatchExtension("m", ["m.c"], dispatch=["a.dispatch.c"])
+    assert plain.language is None
 
 
 def test_the_rest_of_the_toolkit_never_imports_setuptools():
     code = ("import sys, dispatchkit.cli, dispatchkit.dispatch_config, dispatchkit.meson_plan; "
             "print('setuptools' in sys.modules, 'distutils' in sys.modules)")
-    r = subprocess.run([sys.executable, "-S", "-c", code], cwd=TOOLS, capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-S", "-c", code], cwd=TOOLS, capture_output=True,
+                       text=True)
     assert r.returncode == 0 and r.stdout.split() == ["False", "False"], r.stderr

@@ -1,8 +1,7 @@
 # pyext built by setuptools (builders/setuptools.toml as its pyproject.toml):
 # the same sources as meson.build, through the toolkit's build_ext.
-from setuptools import setup
-
 from dispatchkit.setuptools_ext import DispatchExtension, build_ext
+from setuptools import setup
 
 setup(
     packages=["pyext"],
