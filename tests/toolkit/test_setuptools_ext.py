@@ -67,3 +67,22 @@ def test_the_rest_of_the_toolkit_never_imports_setuptools():
     r = subprocess.run([sys.executable, "-S", "-c", code], cwd=TOOLS, capture_output=True,
                        text=True)
     assert r.returncode == 0 and r.stdout.split() == ["False", "False"], r.stderr
+
+
+def test_every_other_toolkit_module_imports_the_standard_library_only():
+    """setuptools_ext.py alone imports a non-standard module (setuptools, the client's)."""
+    import ast
+    outside = {}
+    for path in sorted((TOOLS / "dispatchkit").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            for name in names:
+                top = name.split(".")[0]
+                if top not in sys.stdlib_module_names and top != "dispatchkit":
+                    outside.setdefault(path.name, set()).add(top)
+    assert outside == {"setuptools_ext.py": {"setuptools"}}, outside
