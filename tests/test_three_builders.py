@@ -157,11 +157,20 @@ def test_each_route_needs_at_most_15_lines_of_client_build_code():
         assert len(lines) <= 15, "\n".join(lines)
 
 
-def test_setuptools_errors_name_the_file_and_line(tmp_path, builders_wheelhouse):
-    """A bad @targets statement stops `setup.py build_ext` with the planner's line."""
-    python = fresh_venv(tmp_path / "venv", system_site=False)
+@pytest.fixture(scope="module")
+def tools_venv(tmp_path_factory, builders_wheelhouse) -> Path:
+    """A venv with the toolkit's wheel, setuptools and CMake (from the
+    wheelhouse), for the builds run by hand; its bin folder."""
+    tmp = tmp_path_factory.mktemp("tools-venv")
+    python = fresh_venv(tmp / "venv", system_site=False)
     run([python, "-m", "pip", "install", "-q", "--no-index", "--find-links", builders_wheelhouse,
-         "setuptools", "dispatchgen"])
+         "dispatchgen", "setuptools", "cmake"])
+    return python.parent
+
+
+def test_setuptools_errors_name_the_file_and_line(tmp_path, tools_venv):
+    """A bad @targets statement stops `setup.py build_ext` with the planner's line."""
+    python = tools_venv / "python"
     src = tmp_path / "project"
     shutil.copytree(EXAMPLES / "pyext", src, ignore=shutil.ignore_patterns("build*"))
     text = (src / "src" / "sum.dispatch.c").read_text()
@@ -176,28 +185,18 @@ def test_setuptools_errors_name_the_file_and_line(tmp_path, builders_wheelhouse)
 # ---- a plain CMake program ---------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def cmake_venv(tmp_path_factory, builders_wheelhouse) -> Path:
-    """A venv with the toolkit's wheel and CMake (from the wheelhouse); its bin folder."""
-    tmp = tmp_path_factory.mktemp("cmake-venv")
-    python = fresh_venv(tmp / "venv", system_site=False)
-    run([python, "-m", "pip", "install", "-q", "--no-index", "--find-links", builders_wheelhouse,
-         "dispatchgen", "cmake"])
-    return python.parent
-
-
-@pytest.fixture(scope="module")
-def hello_cmake(tmp_path_factory, cmake_venv) -> Path:
+def hello_cmake(tmp_path_factory, tools_venv) -> Path:
     """tests/examples/hello built by plain CMake, the toolkit found through
     `dispatch-config --cmakedir` of its installed wheel, the baseline from the
     environment."""
     tmp = tmp_path_factory.mktemp("hello-cmake")
-    cmakedir = run([cmake_venv / "dispatch-config", "--cmakedir"]).stdout.strip()
+    cmakedir = run([tools_venv / "dispatch-config", "--cmakedir"]).stdout.strip()
     env = _env(tmp, DISPATCHGEN_CPU_BASELINE="sse42")
-    r = run([cmake_venv / "cmake", "-S", EXAMPLES / "hello", "-B", tmp / "build",
-             f"-Ddispatchgen_DIR={cmakedir}", f"-DDISPATCHGEN_PYTHON={cmake_venv / 'python'}"],
+    r = run([tools_venv / "cmake", "-S", EXAMPLES / "hello", "-B", tmp / "build",
+             f"-Ddispatchgen_DIR={cmakedir}", f"-DDISPATCHGEN_PYTHON={tools_venv / 'python'}"],
             env=env)
     assert "baseline:  SSE SSE2 SSE3 SSSE3 SSE41 POPCNT SSE42 " in r.stdout, r.stdout
-    run([cmake_venv / "cmake", "--build", tmp / "build"], env=env)
+    run([tools_venv / "cmake", "--build", tmp / "build"], env=env)
     return tmp / "build" / "hello"
 
 
@@ -211,13 +210,13 @@ def test_a_plain_cmake_program_chooses_per_cpu(hello_cmake):
         assert r.stdout.strip() == "baseline baseline"  # SSE42 is in the baseline
 
 
-def test_a_vendored_copy_serves_cmake_and_its_errors_name_the_file_and_line(tmp_path, cmake_venv):
+def test_a_vendored_copy_serves_cmake_and_its_errors_name_the_file_and_line(tmp_path, tools_venv):
     """`dispatch-config --vendor` copies the CMake package too; find_package
     finds it by PATHS, and a bad @targets statement stops the configure with
     the planner's line."""
     src = tmp_path / "hello"
     shutil.copytree(EXAMPLES / "hello", src)
-    run([cmake_venv / "dispatch-config", "--vendor", src / "tools" / "dispatchgen"])
+    run([tools_venv / "dispatch-config", "--vendor", src / "tools" / "dispatchgen"])
     lists = (src / "CMakeLists.txt").read_text()
     (src / "CMakeLists.txt").write_text(lists.replace(
         "find_package(dispatchgen 0.1 REQUIRED)",
@@ -225,7 +224,7 @@ def test_a_vendored_copy_serves_cmake_and_its_errors_name_the_file_and_line(tmp_
         '  PATHS "${CMAKE_CURRENT_SOURCE_DIR}/tools/dispatchgen/dispatchkit/cmake")'))
     text = (src / "hello.dispatch.c").read_text()
     (src / "hello.dispatch.c").write_text(text.replace("avx512_skx", "avx9000", 1))
-    r = subprocess.run([cmake_venv / "cmake", "-S", src, "-B", tmp_path / "build"],
+    r = subprocess.run([tools_venv / "cmake", "-S", src, "-B", tmp_path / "build"],
                        capture_output=True, text=True, env=_env(tmp_path))
     assert r.returncode != 0
     assert f"{src / 'hello.dispatch.c'}:1: unknown target 'avx9000'" in r.stderr, r.stderr
