@@ -182,6 +182,51 @@ def test_setuptools_errors_name_the_file_and_line(tmp_path, tools_venv):
         "error: dispatchgen: src/sum.dispatch.c:1: unknown target 'avx9000'"), r.stderr
 
 
+def _varext_expected(cpu: set) -> str:
+    best = "AVX512_SKX" if {"avx512f", "avx512cd", "avx512vl", "avx512bw", "avx512dq"} <= cpu \
+        else "AVX2" if {"avx2", "fma", "f16c"} <= cpu else "SSE41" if "sse4_1" in cpu \
+        else "baseline"
+    return best, "avx2-asm" if best == "AVX2" else None
+
+
+VAREXT_REPORT = ("import varext, varext._varext as m; print(sorted(set(varext.__cpu_targets__"
+                 ".values())), varext.impl(), varext.xor(bytes(range(70)), bytes(70)) == "
+                 "bytes(range(70)), m.__file__)")
+
+
+@pytest.mark.parametrize("builder", ["setuptools", "cmake"])
+def test_a_variants_file_with_assembly_builds_with_setuptools_and_cmake(builder, tmp_path,
+                                                                          tools_venv):
+    """tests/examples/varext (per-ISA files in a variants file, one of them .S,
+    chosen by the asm option): `setup.py build_ext` and CMake build it as
+    Meson does; the .S file's target name and globals stay inside the module."""
+    src = tmp_path / "varext"
+    shutil.copytree(EXAMPLES / "varext", src, ignore=shutil.ignore_patterns("build*"))
+    env = _env(tmp_path)
+    if builder == "setuptools":
+        run([tools_venv / "python", "setup.py", "-q", "build_ext", "--inplace"], cwd=src, env=env)
+        where = src / "src"
+    else:
+        cmakedir = run([tools_venv / "dispatch-config", "--cmakedir"]).stdout.strip()
+        run([tools_venv / "cmake", "-S", src, "-B", tmp_path / "build",
+             f"-Ddispatchgen_DIR={cmakedir}", f"-DPython_EXECUTABLE={tools_venv / 'python'}"],
+            env=env)
+        run([tools_venv / "cmake", "--build", tmp_path / "build"], env=env)
+        where = tmp_path / "out"
+        shutil.copytree(src / "src" / "varext", where / "varext")
+        for so in (tmp_path / "build").glob("_varext*.so"):
+            shutil.copy2(so, where / "varext")
+    r = run([tools_venv / "python", "-c", VAREXT_REPORT], cwd=where, env=env)
+    targets, impl, xor_ok, so = r.stdout.split()  # both entries chose one target
+    best, asm = _varext_expected(set(Path("/proc/cpuinfo").read_text().split()))
+    assert (targets, xor_ok) == (f"['{best}']", "True"), r.stdout
+    if asm:
+        assert impl == asm, r.stdout  # the .S variant, not xor_avx2.c
+        assert "AVX2" in run(["strings", so]).stdout.split()  # .asciz DISPATCH_CPU_TARGET_NAME
+    exported = run(["nm", "-D", "--defined-only", so]).stdout.split()
+    assert exported[-1] == "PyInit__varext" and len(exported) == 3, exported
+
+
 # ---- a plain CMake program ---------------------------------------------------------------------
 
 @pytest.fixture(scope="module")

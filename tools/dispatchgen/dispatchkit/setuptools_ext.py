@@ -42,6 +42,7 @@ ENV_BASELINE = "DISPATCHGEN_CPU_BASELINE"
 ENV_DISPATCH = "DISPATCHGEN_CPU_DISPATCH"
 ENV_DISABLE_OPTIMIZATION = "DISPATCHGEN_DISABLE_OPTIMIZATION"
 _CXX = (".cpp", ".cc", ".cxx", ".c++")
+_ASM = (".S", ".s")
 _FALSE = ("", "0", "false", "no", "off")
 
 
@@ -107,6 +108,9 @@ class build_ext(_build_ext):
             return
         outdir = Path(self.build_temp).resolve() / "dispatchgen" / ext.name
         libraries = self._plan(ext, outdir)
+        # a variants file's assembly: the C driver preprocesses .S and assembles .s
+        self.compiler.src_extensions = [*self.compiler.src_extensions,
+                                        *(e for e in _ASM if e not in self.compiler.src_extensions)]
         macros = [*ext.define_macros, *((name,) for name in ext.undef_macros)]
         objects: List[str] = []
         link: List[str] = []

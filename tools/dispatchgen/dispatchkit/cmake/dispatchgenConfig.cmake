@@ -134,11 +134,14 @@ function(dispatchgen_add_sources target)
   foreach(line IN LISTS plan)
     string(REPLACE "\t" ";" fields "${line}")  # name, sources, link args, compile args
     list(GET fields 0 name)
-    foreach(index IN ITEMS 1 2 3)
-      list(GET fields ${index} field)
-      separate_arguments(field${index} UNIX_COMMAND "${field}")
+    foreach(index IN ITEMS 1 2 3)  # words split at spaces, as meson's split(): no shell
+      list(GET fields ${index} field)  # quoting, so -DDISPATCH_CPU_TARGET_NAME="AVX2" keeps its quotes
+      string(REPLACE " " ";" field${index} "${field}")
     endforeach()
     set(library "${target}.${name}")
+    if(field1 MATCHES "\\.[Ss](;|$)" AND NOT "ASM" IN_LIST languages)
+      message(FATAL_ERROR " ${where}: ${name} compiles assembly (${field1}): enable it, project(... LANGUAGES C ASM)")
+    endif()
     add_library("${library}" OBJECT ${field1})
     target_compile_options("${library}" PRIVATE ${field3})
     target_include_directories("${library}" PRIVATE ${DG_INCLUDE_DIRECTORIES})
