@@ -1,6 +1,7 @@
 """`dispatch-config`: where the installed toolkit is, for a downstream build.
 
     dispatch-config --pkgconfigdir     the directory of dispatchgen.pc
+    dispatch-config --cmakedir         the directory of dispatchgenConfig.cmake (dispatchgen_DIR)
     dispatch-config --cflags           -I flag of the headers
     dispatch-config --libs             (empty: the runtime is compiled by the user's build)
     dispatch-config --version
@@ -23,7 +24,7 @@ from typing import List, Optional
 from . import __version__
 from .errors import DispatchError, os_error_reason, printable, shown, write_stdout
 from .fsutil import make_dirs
-from .paths import INCLUDE, PKG, PKGCONFIG
+from .paths import CMAKE, INCLUDE, PKG, PKGCONFIG
 
 # The launcher --vendor writes beside the package: find_program('dispatchgen',
 # dirs: <the folder>) finds it. The checkout's tools/dispatchgen/dispatchgen is
@@ -226,6 +227,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     p = argparse.ArgumentParser(prog="dispatch-config", description=__doc__.split("\n")[0])
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--pkgconfigdir", action="store_true", help="directory of dispatchgen.pc")
+    g.add_argument("--cmakedir", action="store_true", help="directory of dispatchgenConfig."
+                   "cmake: cmake -Ddispatchgen_DIR=\"$(dispatch-config --cmakedir)\"")
     g.add_argument("--cflags", action="store_true", help="compiler flags")
     g.add_argument("--libs", action="store_true", help="linker flags (none)")
     g.add_argument("--version", action="store_true", help="the toolkit's version")
@@ -239,6 +242,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             out = f"dispatch-config: copied {len(files)} files to {printable(str(args.vendor))}"
         elif args.pkgconfigdir:
             out = str(PKGCONFIG)
+        elif args.cmakedir:
+            out = str(CMAKE)
         elif args.cflags:
             out = cflags()
         elif args.libs:
