@@ -274,3 +274,25 @@ def test_a_vendored_copy_serves_cmake_and_its_errors_name_the_file_and_line(tmp_
     assert r.returncode != 0
     assert f"{src / 'hello.dispatch.c'}:1: unknown target 'avx9000'" in r.stderr, r.stderr
     assert "tools/dispatchgen/dispatchkit/cmake/dispatchgenConfig.cmake" in r.stderr, r.stderr
+
+
+def test_an_activated_venv_serves_find_package_without_a_hint(tmp_path, tools_venv):
+    """The wheel installs forwarding files into <venv>/share/cmake/dispatchgen,
+    where plain CMake looks by itself for a prefix whose bin/ is on PATH: no
+    dispatchgen_DIR, no CMAKE_PREFIX_PATH; the version request is checked."""
+    env = _env(tmp_path, PATH=f"{tools_venv}{os.pathsep}{os.environ['PATH']}")
+    assert (tools_venv.parent / "share" / "cmake" / "dispatchgen" / "dispatchgenConfig.cmake").is_file()
+    r = run([tools_venv / "cmake", "-S", EXAMPLES / "hello", "-B", tmp_path / "build"], env=env)
+    assert "dispatchgen_add_sources(hello)" in r.stdout or "baseline:" in r.stdout, r.stdout
+    run([tools_venv / "cmake", "--build", tmp_path / "build"], env=env)
+    chosen, info = run([tmp_path / "build" / "hello"]).stdout.split()  # CALL's pick, INFO's name
+    assert chosen == info and chosen in {"AVX512_SKX", "FMA3__AVX2", "SSE42", "baseline"}, chosen
+    # a version the toolkit is not: refused by its version file, through the forwarder
+    src = tmp_path / "hello-v9"
+    shutil.copytree(EXAMPLES / "hello", src)
+    lists = (src / "CMakeLists.txt").read_text()
+    (src / "CMakeLists.txt").write_text(lists.replace("find_package(dispatchgen 0.1 REQUIRED)",
+                                                      "find_package(dispatchgen 9 REQUIRED)"))
+    r = subprocess.run([tools_venv / "cmake", "-S", src, "-B", tmp_path / "build-v9"],
+                       capture_output=True, text=True, env=env)
+    assert r.returncode != 0 and "0.1.0" in r.stderr, r.stderr
