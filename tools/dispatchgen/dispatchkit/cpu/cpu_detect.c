@@ -215,10 +215,16 @@ static void dispatch__cpu_detect_x86(unsigned char raw[DISPATCH_CPU_FEATURE_MAX]
     raw[FEATURE(AVX)] = BIT(ecx1, 28) && os_avx;
     raw[FEATURE(F16C)] = BIT(ecx1, 29) && os_avx;
     raw[FEATURE(FMA3)] = BIT(ecx1, 12) && os_avx;
+    raw[FEATURE(MOVBE)] = BIT(ecx1, 22);
+    #if defined(__x86_64__) || defined(_M_X64)
+    raw[FEATURE(CX16)] = BIT(ecx1, 13); /* cmpxchg16b: 64-bit mode only */
+    #endif
 
     dispatch__cpu_cpuid(0x80000000u, 0, r);
     if (r[0] >= 0x80000001u) {
         dispatch__cpu_cpuid(0x80000001u, 0, r);
+        raw[FEATURE(LAHF)] = BIT(r[2], 0);  /* LAHF/SAHF in 64-bit mode */
+        raw[FEATURE(LZCNT)] = BIT(r[2], 5); /* ABM */
         raw[FEATURE(XOP)] = BIT(r[2], 11) && os_avx;
         raw[FEATURE(FMA4)] = BIT(r[2], 16) && os_avx;
     }
@@ -229,6 +235,13 @@ static void dispatch__cpu_detect_x86(unsigned char raw[DISPATCH_CPU_FEATURE_MAX]
     dispatch__cpu_cpuid(7, 0, r);
     const unsigned int max_sub7 = r[0], ebx7 = r[1], ecx7 = r[2], edx7 = r[3];
     raw[FEATURE(AVX2)] = BIT(ebx7, 5) && os_avx;
+    raw[FEATURE(BMI)] = BIT(ebx7, 3);
+    raw[FEATURE(BMI2)] = BIT(ebx7, 8);
+    /* VEX-encoded 256-bit forms exist without AVX-512 (Zen 3); GFNI's SSE
+     * form needs no AVX state at all. */
+    raw[FEATURE(GFNI)] = BIT(ecx7, 8);
+    raw[FEATURE(VAES)] = BIT(ecx7, 9) && os_avx;
+    raw[FEATURE(VPCLMULQDQ)] = BIT(ecx7, 10) && os_avx;
     if (!os_avx512) {
         return; /* no AVX-512 feature at all, single or generation */
     }
