@@ -116,12 +116,19 @@ def test_extensions_gcc_builds_on_avx512bw_imply_it(name):
 
 @pytest.mark.parametrize("arch, names", [
     (AARCH64, ["NEON", "NEON_FP16", "NEON_VFPV4", "ASIMD", "ASIMDHP", "ASIMDDP", "ASIMDFHM",
-               "SVE"]),
+               "SVE", "I8MM", "BF16", "SVE2"]),  # the last three beyond NumPy's (issue 37)
     (PPC64LE, ["VSX", "VSX2", "VSX3", "VSX4"]),
     (S390X, ["VX", "VXE", "VXE2"]),
 ])
 def test_other_arch_tables_hold_the_issues_features(arch, names):
     assert [f.name for f in arch.features] == names
+
+
+def test_sve_implies_fp16_arithmetic_only():
+    """Note [SVE implies ASIMDHP only]: A64FX has SVE without DotProd or FHM."""
+    assert AARCH64.closure(["SVE"]) == AARCH64.closure(["ASIMDHP"]) | {"SVE"}
+    assert AARCH64.closure(["SVE2"]) == AARCH64.closure(["SVE"]) | {"SVE2"}
+    assert "ASIMDDP" in AARCH64.closure(["I8MM"]) and "ASIMDHP" in AARCH64.closure(["BF16"])
 
 
 @pytest.mark.parametrize("arch, feature", EVERY_FEATURE)
