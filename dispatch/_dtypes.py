@@ -58,7 +58,7 @@ _BY_PYTHON_TYPE = {builtins.bool: _BY_NAME["bool"], int: _BY_NAME["int64"],
 
 
 def _no_numpy_message(d: dtype) -> str:
-    """Why a dtype NumPy lacks (bfloat16) has no NumPy export (README, "bfloat16")."""
+    """Why a dtype NumPy lacks (bfloat16) has no NumPy export (docs/semantics.md, "bfloat16")."""
     return (f"NumPy has no {d.name} dtype: convert with .to(dispatch.float32) (torch's "
             f".float()) before .numpy(), and back with .to(dispatch.{d.name})")
 

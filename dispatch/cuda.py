@@ -17,7 +17,7 @@ import os
 import sys
 import threading
 
-from . import _cuda_build, _devices, library
+from . import _cuda_build, _devices
 from ._core import ffi, lib as core
 from ._devices import _DEVICE_NAMES
 from ._errors import _raise
@@ -359,10 +359,11 @@ def print_report(out) -> None:
               file=out)
 
 
-# Copies between devices --------------------------------------------------------------------
-# No CUDA kernel exists yet (the next issue adds them): data moves with cudaMemcpy
-# only, and every strided or casting step runs on the host. A non-contiguous
-# CUDA view is read or written through the span of its storage that it covers.
+# Copies between devices for .to / .cuda() / .cpu() ------------------------------------------
+# copy_ is C's (Note [Copies that touch a device] in sources/dispatcher/device_copy.c);
+# these new tensors on the other device move with cudaMemcpy, every strided step
+# on the host: a non-contiguous CUDA view is read through the span of its storage
+# that it covers.
 
 H2D, D2H, D2D = 1, 2, 3
 
@@ -417,31 +418,6 @@ def copy_to_device(t, device: int):
     raise RuntimeError(f"cannot copy a {t.device} tensor to {_DEVICE_NAMES[device]}")
 
 
-def _copy_kernel(dst, src):
-    """copy_ whenever a CUDA tensor takes part (registered at the CUDA key by _init):
-    on the device, the COPY loop (casts, broadcasting, any layout; a 0-dim CPU
-    source by value); between devices, cudaMemcpy through host staging."""
-    if (isinstance(src, Tensor) and src._p.device == 1 and dst._p.device == 1
-            and src.dtype == dst.dtype and src.shape == dst.shape
-            and src.is_contiguous() and dst.is_contiguous()):
-        if dst.numel():
-            memcpy(dst.data_ptr(), src.data_ptr(), dst.numel() * dst.dtype.itemsize, D2D)
-        return dst
-    if isinstance(src, Tensor) and dst._p.device == 1 and (
-            src._p.device == 1 or (src._p.device == 0 and src.ndim == 0)):
-        if core.dispatch_kernels_copy_(dst._p, src._p) < 0:
-            _raise()
-        return dst
-    host_src = _download(src) if src._p.device == 1 else src
-    if dst._p.device == 0:
-        dst.copy_(host_src)
-        return dst
-    tmp = _download(dst)
-    tmp.copy_(host_src)  # casting and broadcasting as on the host
-    _upload_into(dst, tmp)
-    return dst
-
-
 # Note [CUDA operators]
 # ~~~~~~~~~~~~~~~~~~~~~
 # The built-in elementwise kernels of sources/dispatcher/operators.c are
@@ -466,9 +442,13 @@ def _register_kernels(lib) -> None:
     addr = ctypes.cast(lib.dcu_reduce, ctypes.c_void_p).value
     if core.dispatch_device_reduce_register(1, ffi.cast("dispatch_device_reduce_fn", addr)) < 0:
         raise RuntimeError("could not register the CUDA reductions")
+    # copy_ on and across devices is C's (Note [Copies that touch a device] in
+    # sources/dispatcher/device_copy.c), through the module's byte copy
+    addr = ctypes.cast(lib.dcu_copy_bytes, ctypes.c_void_p).value
+    if core.dispatch_device_memcpy_register(1, ffi.cast("dispatch_device_memcpy_fn", addr)) < 0:
+        raise RuntimeError("could not register the CUDA byte copy")
     if core.dispatch_kernels_register_device(core.dispatch_key_from_name(b"CUDA")) < 0:
         _raise()
-    library.impl("copy_", "CUDA")(_copy_kernel)
 
 
 PATHS = ("vector", "cast", "strided")

@@ -50,7 +50,7 @@ RUN_NO_SANITIZED_CODE = frozenset({
     "test_build_cache.py", "test_build_reinstall.py", "test_compilers.py",
     "test_docs_snippets.py", "test_downstream_extension.py",
     "test_example_project.py", "test_kernels_isa.py", "test_meson_downstream.py",
-    "test_toolkit_wheel.py", "test_variants_layout.py",
+    "test_toolkit_wheel.py", "test_variants_layout.py", "test_contributing_recipes.py",
 })
 
 

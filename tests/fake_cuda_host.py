@@ -39,17 +39,36 @@ def host_memcpy(dst: int, src: int, n: int, kind: int) -> None:
     ctypes.memmove(dst, src, n)
 
 
+BYTE_COPIES: list = []  # (kind, nbytes) of each byte copy C asked of the fake device
+
+
+def host_byte_copy() -> Any:
+    """A dispatch_device_memcpy_fn over host memory (every kind a memmove),
+    recording each call in BYTE_COPIES."""
+    from dispatch._core import ffi
+
+    @ffi.callback("dispatch_device_memcpy_fn")
+    def copy(dst, src, n, kind, err, cap):
+        BYTE_COPIES.append((int(kind), int(n)))
+        ctypes.memmove(int(ffi.cast("uintptr_t", dst)), int(ffi.cast("uintptr_t", src)), int(n))
+        return 0
+
+    return copy
+
+
 def install() -> tuple:
     """In a child process: the host allocator as device 1's, copies by
-    memmove, no CUDA module. Keep the result alive."""
+    memmove (Python's and C's), no CUDA module. Keep the result alive."""
     from dispatch import cuda
     from dispatch._core import lib
 
     allocator, keep = host_allocator()
     lib.dispatch_allocator_register(1, allocator)
+    byte_copy = host_byte_copy()
+    assert lib.dispatch_device_memcpy_register(1, byte_copy) == 0
     cuda._lib = lambda: None
     cuda.memcpy = host_memcpy
-    return allocator, keep
+    return allocator, keep, byte_copy
 
 
 def child_env() -> dict:

@@ -1,5 +1,5 @@
 """tools/bench/run.py --api as a user runs it: a tiny run prints the
-per-row table and README's ratio matrix; --plot without matplotlib says how
+per-row table and docs/performance.md's ratio matrix; --plot without matplotlib says how
 to install it and exits non-zero, without a traceback. No timing is
 asserted (speed is the benchmark's job, not the tests')."""
 

@@ -1,4 +1,4 @@
-"""Builds that cache and distribute (README "Builds that cache and distribute").
+"""Builds that cache and distribute (docs/toolkit.md "Builds that cache and distribute").
 
 The generated files and the compile lines hold no absolute path and no time
 stamp, and `native` resolves to explicit feature flags at configure
@@ -11,7 +11,7 @@ stamp, and `native` resolves to explicit feature flags at configure
   remotely, and the per-target objects hold the same instructions as a local
   build (objdump).
 
-The build commands are the README's lines, run verbatim in each clone.
+The build commands are the manual's lines, run verbatim in each clone.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ BIN = Path(sys.executable).parent
 sys.path.insert(0, str(REPO / "tools" / "bench"))
 import check_isa  # noqa: E402
 
+MANUAL = REPO / "docs" / "toolkit.md"
 SECTION = "## Builds that cache and distribute"
 
 
@@ -48,15 +49,15 @@ def need(*names: str) -> None:
             pytest.skip(f"{name} is not installed (.ci/run installs it with apt-get)")
 
 
-def readme_build_line(cc: str) -> str:
-    """The README's build command for CC="<cc>" (the line the test runs)."""
-    text = (REPO / "README.md").read_text()
-    assert SECTION in text, f"README.md has no '{SECTION}' section"
+def manual_build_line(cc: str) -> str:
+    """The manual's build command for CC="<cc>" (the line the test runs)."""
+    text = MANUAL.read_text()
+    assert SECTION in text, f"{MANUAL.name} has no '{SECTION}' section"
     section = text.split(SECTION, 1)[1].split("\n## ", 1)[0]
     lines = [ln.strip() for block in re.findall(r"```sh\n(.*?)```", section, re.S)
              for ln in block.splitlines()]
     found = [ln for ln in lines if ln.startswith(f'CC="{cc}" ')]
-    assert len(found) == 1, f"README section has no single build line for CC=\"{cc}\""
+    assert len(found) == 1, f"the section has no single build line for CC=\"{cc}\""
     return found[0]
 
 
@@ -107,21 +108,21 @@ def work(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def first_clone(work: Path) -> tuple[Path, dict]:
-    """Clone one, built through ccache with the README's line."""
+    """Clone one, built through ccache with the manual's line."""
     need("ccache")
     if subprocess.run(["ccache", "--print-stats"], capture_output=True).returncode != 0:
         pytest.skip("ccache is older than 4.2 (no --print-stats to count hits with)")
     env = build_env(CCACHE_DIR=str(work / "ccache"),
                     DISPATCHGEN_CACHE_DIR=str(work / "probe-cache"))
     src = clone(work / "one" / "dispatch")
-    run(readme_build_line("ccache gcc"), src, env, shell=True)
+    run(manual_build_line("ccache gcc"), src, env, shell=True)
     return src, env
 
 
 def test_second_clone_elsewhere_is_all_ccache_hits(work, first_clone):
     one, env = first_clone
     two = clone(work / "two" / "elsewhere" / "dispatch")
-    line = readme_build_line("ccache gcc")
+    line = manual_build_line("ccache gcc")
     setup, build = line.split(" && ")
     run(setup, two, env, shell=True)
     run(["ccache", "--zero-stats"], two, env)
@@ -212,7 +213,7 @@ def test_distcc_compiles_remotely_with_the_same_instructions(work, first_clone, 
                     DISTCC_SKIP_LOCAL_RETRY="1", DISTCC_BACKOFF_PERIOD="0",
                     DISTCC_DIR=str(work / "distcc-state"),
                     DISPATCHGEN_CACHE_DIR=str(work / "probe-cache"))
-    run(readme_build_line("distcc gcc"), src, env, shell=True)
+    run(manual_build_line("distcc gcc"), src, env, shell=True)
 
     # Every object of the build was compiled by distccd.
     remote = collections.Counter(m.group(1) for m in re.finditer(

@@ -1,5 +1,5 @@
 """Issue 35, item 7: the rule of float -> integer casts (Note [Float to
-integer casts] in sources/core/cpu_loops_reference.c, README "Float to
+integer casts] in sources/core/cpu_loops_reference.c, docs/semantics.md "Float to
 integer casts").
 
 The result NumPy gives on x86-64 (PyTorch's too, but for float64 -> uint8

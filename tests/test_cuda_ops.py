@@ -162,17 +162,17 @@ def device_loop(loop, dtype, p, dtypes, loop_dtypes, mask, ctx, err, cap):
 
 assert lib.dispatch_device_loop_register(1, device_loop) == 0
 assert lib.dispatch_kernels_register_device(lib.dispatch_key_from_name(b"CUDA")) > 0
-from dispatch import library
-library.impl("copy_", "CUDA")(cuda._copy_kernel)
 
 out = {}
 def case(name, fn):
     del calls[:]
+    del fake_cuda_host.BYTE_COPIES[:]
     try:
         r = fn()
-        out[name] = {"calls": list(calls), "value": r}
+        out[name] = {"calls": list(calls), "value": r, "bytes": list(fake_cuda_host.BYTE_COPIES)}
     except Exception as e:
-        out[name] = {"calls": list(calls), "error": f"{type(e).__name__}: {e}"}
+        out[name] = {"calls": list(calls), "error": f"{type(e).__name__}: {e}",
+                     "bytes": list(fake_cuda_host.BYTE_COPIES)}
 
 def g(values, dtype=dispatch.float32):
     return dispatch.tensor(values, dtype=dtype).to("cuda")
@@ -208,6 +208,28 @@ case("copy_into_expanded", lambda: g([1.0]).expand(3).copy_(g([1.0, 2.0, 3.0])))
 case("sub_bool_", lambda: g([True], dispatch.bool).sub_(g([True], dispatch.bool)))
 case("div_int_in_place", lambda: g([1, 2], dispatch.int8).div_(g([1, 2], dispatch.int8)))
 case("sum", lambda: g(a).sum())
+# copy_ with a device on either side: C's (Note [Copies that touch a device])
+def into(dst, src):
+    dst.copy_(src)
+    return dst.cpu().tolist() if dst.device == "cuda" else dst.tolist()
+case("copy_dense", lambda: into(g([[0.0] * 3] * 2), g(a)))
+case("copy_to_itself", lambda: (lambda x: into(x, x))(g(a)))
+def copy_overlapping():
+    x = g([1.0, 2.0, 3.0, 4.0])
+    x[1:].copy_(x[:-1])
+    return x.cpu().tolist()
+case("copy_overlapping", copy_overlapping)
+case("copy_cast_on_device", lambda: into(g([[0, 0, 0]] * 2, dispatch.int32), g(a)))
+case("upload_dense", lambda: into(g([[0.0] * 3] * 2), dispatch.tensor(a)))
+case("upload_broadcast_cast",
+     lambda: into(g([[0.0] * 3] * 2), dispatch.tensor([1, 2, 3], dtype=dispatch.int64)))
+case("upload_strided", lambda: into(g([[0.0] * 2] * 3).T, dispatch.tensor(a)))
+case("upload_bad_shape", lambda: into(g([[0.0] * 3] * 2), dispatch.tensor([1.0, 2.0])))
+case("download_dense", lambda: into(dispatch.zeros(2, 3), g(a)))
+case("download_strided_cast",
+     lambda: into(dispatch.zeros(3, 2, dtype=dispatch.float64), g(a).T))
+case("download_broadcast", lambda: into(dispatch.zeros(2, 3), g([1.0, 2.0, 3.0])))
+case("download_empty", lambda: into(dispatch.zeros(0, 3), g([[1.0, 2.0, 3.0]])[:0]))
 print(json.dumps(out))
 '''
 
@@ -296,6 +318,50 @@ def test_cuda_cast_contiguous_and_clone_use_the_device_copy_loop(fake_device):
     c = fake_device["copy_strided"]
     assert _one(c)["loop"] == "copy" and c["value"] == [[1.0, 4.0], [2.0, 5.0], [3.0, 6.0]]
     assert fake_device["clone"]["value"] == [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
+
+
+# copy_ with a device on either side (Note [Copies that touch a device]): the
+# fake device records each byte copy C asks of it as (kind, bytes): 1 host to
+# device, 2 device to host, 3 within the device
+H2D, D2H, D2D = 1, 2, 3
+
+
+def _copied(case):
+    assert "error" not in case, case
+    return [c["loop"] for c in case["calls"]], [tuple(b) for b in case["bytes"]], case["value"]
+
+
+def test_cuda_copy_of_one_dense_layout_is_one_byte_copy_on_the_device(fake_device):
+    # issue 38: o.copy_(a) between CUDA tensors of one dtype and layout is one
+    # cudaMemcpyAsync on the runtime's stream, no kernel, no Python
+    a = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
+    assert _copied(fake_device["copy_dense"]) == ([], [(D2D, 24)], a)
+    assert _copied(fake_device["copy_to_itself"]) == ([], [], a)
+    # a cast, or bytes that overlap, go to the COPY loop (the overlap read first)
+    assert _copied(fake_device["copy_cast_on_device"]) == (["copy"], [], [[1, 2, 3], [4, 5, 6]])
+    assert _copied(fake_device["copy_overlapping"]) == (["copy", "copy"], [],
+                                                        [1.0, 1.0, 2.0, 3.0])
+
+
+def test_cuda_copy_from_the_host_casts_and_broadcasts_there_then_uploads_once(fake_device):
+    a = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
+    assert _copied(fake_device["upload_dense"]) == ([], [(H2D, 24)], a)
+    assert _copied(fake_device["upload_broadcast_cast"]) == ([], [(H2D, 24)],
+                                                             [[1.0, 2.0, 3.0]] * 2)
+    # a strided destination: uploaded dense, scattered by the COPY loop
+    assert _copied(fake_device["upload_strided"]) == (["copy"], [(H2D, 24)], a)
+    bad = fake_device["upload_bad_shape"]
+    assert "error" in bad and bad["bytes"] == [], bad  # refused before any byte moves
+
+
+def test_cuda_copy_to_the_host_downloads_once_then_casts_and_broadcasts_there(fake_device):
+    a = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
+    assert _copied(fake_device["download_dense"]) == ([], [(D2H, 24)], a)
+    # a strided source is made dense on the device first
+    assert _copied(fake_device["download_strided_cast"]) == (["copy"], [(D2H, 24)],
+                                                             [[1.0, 4.0], [2.0, 5.0], [3.0, 6.0]])
+    assert _copied(fake_device["download_broadcast"]) == ([], [(D2H, 12)], [[1.0, 2.0, 3.0]] * 2)
+    assert _copied(fake_device["download_empty"]) == ([], [], [])
 
 
 def test_input_overlapping_the_output_is_copied_on_the_device_first(fake_device):

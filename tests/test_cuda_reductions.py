@@ -100,7 +100,7 @@ def test_emulated_device_sum_is_within_the_cpu_bound_of_fsum(planlib, n, dtype):
     exact = math.fsum(t.tolist())
     got, info = _emulate(planlib, t, 1)
     eps = 2.0 ** -24 if dtype == "float32" else 2.0 ** -53
-    # a tree of depth about log2(n) over sum |x|: the README's bound for the CPU
+    # a tree of depth about log2(n) over sum |x|: docs/semantics.md's bound for the CPU
     bound = (math.log2(n) + 2) * eps * math.fsum(abs(v) for v in t.tolist())
     assert abs(got[0] - exact) <= bound
     assert abs(got[0] - t.sum().item()) <= 2 * bound
@@ -294,8 +294,6 @@ def device_reduce(op, dtype, inp, ndim, shape, strides, mask, out_dtype, out, in
 assert lib.dispatch_device_loop_register(1, device_loop) == 0
 assert lib.dispatch_device_reduce_register(1, device_reduce) == 0
 assert lib.dispatch_kernels_register_device(lib.dispatch_key_from_name(b"CUDA")) > 0
-from dispatch import library
-library.impl("copy_", "CUDA")(cuda._copy_kernel)
 
 out = {}
 def val(r):
@@ -491,7 +489,7 @@ def _make(dtype, layout):
 
 
 def _close(got, want, count):
-    """Exact for integers, bool, max/min; floats within the README's bound
+    """Exact for integers, bool, max/min; floats within docs/semantics.md's bound
     ("Accuracy"): each sum within about log2(n) eps sum|x| of the exact one
     (|x| <= 8 here)."""
     g, w = got.cpu(), want

@@ -25,7 +25,10 @@ GENERATED = {"_cpu_dispatch.h", "_cpu_features_table.h", "dispatch_config.json",
              "_loops.h", "kernels_sources.h",
              "ops_generated.c", "_version.py"}
 ON_PURPOSE = {"sources/kernels/add-1.dispatch.c", "tools/cffi/a.cdef", "tools/cffi/b.cdef",
-              "dispatch/x.h"}
+              "dispatch/x.h",
+              # made by the worked examples of docs/contributing.md, on a scratch
+              # copy only (tests/test_contributing_recipes.py)
+              "tests/test_ops_square.py", "tools/dispatchgen/dispatchkit/checks/cpu_sha.c"}
 
 
 def _tracked() -> list[Path]:
@@ -81,3 +84,14 @@ def test_every_repository_path_named_in_a_file_exists():
             if not _resolves(name.rstrip(".")):
                 bad.add(f"{f.relative_to(ROOT)} names {name}")
     assert not bad, "stale references:\n" + "\n".join(sorted(bad))
+
+
+def test_readme_is_a_short_guide_without_notes_of_the_code():
+    """README is the user's guide (install, the two products, first examples,
+    links); the manuals live in docs/, and Notes in the code are for the
+    docs that explain the code, not for the guide."""
+    text = (ROOT / "README.md").read_text()
+    assert "Note [" not in text
+    assert len(text.splitlines()) <= 150
+    for doc in ("toolkit", "semantics", "cuda", "performance", "downstream", "contributing"):
+        assert f"](docs/{doc}.md)" in text, doc

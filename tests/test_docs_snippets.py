@@ -133,20 +133,38 @@ def test_dispatch_package_snippets_run(tmp_path):
         _bash(script, tmp_path, env)
 
 
+README = REPO / "README.md"
+PYTHON_RUN = re.compile(r"<!-- run: python -->\n```python\n(?P<body>.*?)```", re.S)
+
+
+def test_readme_first_examples_print_what_their_comments_say(tmp_path):
+    """README's python examples, run as written; a print's comment is its output."""
+    pytest.importorskip("dispatch")
+    blocks = PYTHON_RUN.findall(README.read_text())
+    assert blocks, "README has its first examples"
+    for body in blocks:
+        said = [ln.split("# ", 1)[1].strip() for ln in body.splitlines()
+                if ln.startswith("print(") and "# " in ln]
+        assert said, body
+        r = _run([sys.executable, "-I", "-c", body], cwd=tmp_path, env=_env(tmp_path))
+        assert r.stdout.strip().splitlines() == said, (body, r.stdout)
+
+
 EXCERPT = re.compile(r"<!-- excerpt: (?P<path>[^ ]+) -->\n```\w*\n(?P<body>.*?)```", re.S)
 
 
-def test_excerpts_are_the_example_files_lines():
+@pytest.mark.parametrize("doc, count", [(DOC, 2), (README, 1)], ids=["downstream", "README"])
+def test_excerpts_are_the_example_files_lines(doc, count):
     """A snippet marked as an excerpt is lines of a tested example, comments aside."""
     found = 0
-    for m in EXCERPT.finditer(DOC.read_text()):
+    for m in EXCERPT.finditer(doc.read_text()):
         lines = {re.split(r"\s*(;|/\*)", line)[0].strip()
                  for line in (REPO / m["path"]).read_text().splitlines()}
         for line in m["body"].splitlines():
             code = re.split(r"\s*(;|/\*)", line)[0].strip()
             assert not code or code in lines, f"{m['path']}: {line!r}"
         found += 1
-    assert found == 2
+    assert found == count
 
 
 def test_every_environment_variable_read_is_documented():
@@ -177,7 +195,7 @@ def test_the_line_count_the_doc_states_is_the_snippets():
 
 def test_generated_header_names_in_prose_are_the_snippets():
     """Prose names the header generated for the source the snippets use."""
-    for path in (DOC, REPO / "README.md"):
+    for path in (README, *sorted((REPO / "docs").glob("*.md"))):
         text = path.read_text()
         prose = re.sub(r"```.*?```", "", text, flags=re.S)
         named = set(re.findall(r"`([a-z_]\w*)\.dispatch\.h`", prose))  # not `X.dispatch.h`

@@ -1,6 +1,6 @@
 """A downstream Python extension (tests/examples/pyext: meson-python, one C and
 one C++ dispatchable source) built from a fresh directory by `pip install`,
-both ways the toolkit is adopted (README, "A downstream extension"):
+both ways the toolkit is adopted (docs/toolkit.md, "A downstream extension"):
 
   (a) the toolkit installed in the build's environment: the toolkit's own
       wheel (tools/dispatchgen) installed in a fresh venv, its `dispatchgen`

@@ -326,7 +326,7 @@ def test_item_tolist_and_repr_go_through_float():
     assert float(d.tensor([2.0], dtype=d.bfloat16)) == 2.0
 
 
-# NumPy: a documented choice (README, "bfloat16") ------------------------------------
+# NumPy: a documented choice (docs/semantics.md, "bfloat16") ------------------------------------
 
 def test_numpy_export_of_bfloat16_raises_and_says_to_call_float():
     t = d.tensor([1.0, 2.0], dtype=d.bfloat16)

@@ -1,4 +1,4 @@
-"""Downstream meson projects built with README's snippet (issues 11 and 12):
+"""Downstream meson projects built with the toolkit manual's snippet (issues 11 and 12):
 one generator process for all sources, *.dispatch.cpp, disable-optimization,
 hidden per-target symbols, and @targets errors shown once as file:line."""
 
@@ -14,7 +14,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "tests" / "examples" / "hello"
-BEGIN, END = "# BEGIN README SNIPPET", "# END README SNIPPET"
+MANUAL = REPO / "docs" / "toolkit.md"
+BEGIN, END = "# BEGIN MANUAL SNIPPET", "# END MANUAL SNIPPET"
 
 SOURCE = """/*@targets $maxopt baseline sse42 (avx2 fma3) avx512_skx */
 #include "dispatch/cpu_dispatch.h"
@@ -24,9 +25,9 @@ int DISPATCH_CPU_DISPATCH_CURFX({fn})(void) {{ return {n}; }}
 """
 
 
-def readme_snippet() -> str:
-    """The ```meson block of README's "Using the toolkit ...", "A C program"."""
-    text = (REPO / "README.md").read_text()
+def manual_snippet() -> str:
+    """The ```meson block of docs/toolkit.md's "Using the toolkit ...", "A C program"."""
+    text = MANUAL.read_text()
     section = text.split("## Using the toolkit from your own meson project", 1)[1]
     section = section.split("### A C program", 1)[1]
     return section.split("```meson\n", 1)[1].split("```", 1)[0]
@@ -38,23 +39,23 @@ def example_snippet() -> str:
     return inner.split("\n", 2)[2]  # after the BEGIN comment's two lines
 
 
-def test_readme_snippet_is_the_example_projects_lines():
-    readme = readme_snippet()
-    assert example_snippet() in readme
-    assert "check: true" not in readme
+def test_the_manual_snippet_is_the_example_projects_lines():
+    snippet = manual_snippet()
+    assert example_snippet() in snippet
+    assert "check: true" not in snippet
 
 
-def test_readme_states_the_snippets_line_count():
-    """README: "The N lines from `dispatchgen` to `endforeach`" (issue 11: write the count)."""
-    lines = readme_snippet().splitlines()
+def test_the_manual_states_the_snippets_line_count():
+    """The manual: "The N lines from `dispatchgen` to `endforeach`" (issue 11: write the count)."""
+    lines = manual_snippet().splitlines()
     first = next(i for i, ln in enumerate(lines) if ln.startswith("dispatchgen ="))
     last = next(i for i, ln in enumerate(lines) if ln.startswith("endforeach"))
-    text = (REPO / "README.md").read_text()
+    text = MANUAL.read_text()
     assert f"The {last - first + 1} lines from `dispatchgen` to `endforeach`" in text
 
 
 def project(tmp: Path, sources: dict, languages=("c",)) -> Path:
-    """A downstream project: README's snippet for ``sources`` (name -> text)."""
+    """A downstream project: the manual's snippet for ``sources`` (name -> text)."""
     src = tmp / "src"
     src.mkdir()
     (src / "tools").mkdir()  # the toolkit vendored where the build file looks for it

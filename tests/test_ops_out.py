@@ -528,3 +528,19 @@ def test_reduction_out_with_dtype_and_float16_still_go_through_a_copy():
     o32 = dispatch.zeros(2, dtype=dispatch.float32)
     assert dispatch.sum(g, 1, dtype=dispatch.float32, out=o32) is o32
     assert _bits(o32) == _bits(g.sum(1, dtype=dispatch.float32))
+
+
+def test_help_says_what_an_out_form_needs_without_pointing_into_the_sources():
+    """help(dispatch.add) documents add.out for a user: what out must be, and
+    that it is returned; no docstring sends the user to a Note in the C code."""
+    from dispatch._ops_generated import OPERATORS
+    outs = 0
+    for name, (overloads, doc) in OPERATORS.items():
+        assert "Note [" not in doc, name
+        for full in overloads:
+            if full.endswith("out"):
+                outs += 1
+                line = next(ln for ln in doc.splitlines() if full in ln.split(": ", 1)[0])
+                assert "written into out, which is returned" in line, (full, doc)
+    assert outs >= 30
+    assert "add.out: add written into out" in dispatch.add.__doc__

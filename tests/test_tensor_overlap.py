@@ -1,6 +1,6 @@
 """In-place operations on overlapping memory (issue 10, item 2).
 
-The rule (Note [Overlapping outputs] in sources/core/strided.c, README
+The rule (Note [Overlapping outputs] in sources/core/strided.c, docs/semantics.md
 "Overlapping memory"): an output two of whose elements share memory is an
 error, as in PyTorch (the elementwise ops say "the output overlaps itself",
 copy_ keeps PyTorch's message); an output that only overlaps an input gives

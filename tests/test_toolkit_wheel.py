@@ -285,8 +285,8 @@ def test_a_client_needs_at_most_15_lines_for_the_toolkit(example):
     assert "assert(dk.returncode() == 0, dk.stderr().strip())" in text
 
 
-def test_readme_shows_the_whole_client_as_the_example_has_it():
-    readme = (REPO / "README.md").read_text()
+def test_the_manual_shows_the_whole_client_as_the_example_has_it():
+    readme = (REPO / "docs" / "toolkit.md").read_text()
     for name, fence in (("pyproject.toml", "toml"), ("meson.build", "meson")):
         text = (EXAMPLES / "pyext" / name).read_text()
         assert f"```{fence}\n{text}```" in readme, name

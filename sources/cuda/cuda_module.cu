@@ -93,6 +93,37 @@ DCU_API int dcu_memcpy(void *dst, const void *src, size_t nbytes, int kind) {
     return 0;
 }
 
+/* The runtime's byte copy (dispatch_device_memcpy_fn, registered by
+ * dispatch/cuda.py; Note [Copies that touch a device] in
+ * sources/dispatcher/device_copy.c). Within the device: queued on the legacy
+ * default stream, where all of this runtime's work goes, and the host does
+ * not wait (cudaMemcpyAsync); to or from the host: cudaMemcpy, which returns
+ * when the bytes have arrived (the host's buffer may be pageable and freed
+ * right after). */
+DCU_API int dcu_copy_bytes(void *dst, const void *src, size_t nbytes, int kind, char *err,
+                           size_t errcap) {
+    if (nbytes == 0) return 0;
+    cudaError_t e;
+    const char *op;
+    if (kind == 3) {
+        op = "cudaMemcpyAsync(device to device)";
+        e = cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToDevice, 0);
+    } else if (kind == 1 || kind == 2) {
+        op = kind == 1 ? "cudaMemcpy(host to device)" : "cudaMemcpy(device to host)";
+        e = cudaMemcpy(dst, src, nbytes,
+                       kind == 1 ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost);
+    } else {
+        snprintf(err, errcap, "dcu_copy_bytes: unknown kind %d", kind);
+        return 1;
+    }
+    if (e != cudaSuccess) {
+        snprintf(err, errcap, "%s of %zu bytes: %s", op, nbytes, describe_code((int)e));
+        (void)cudaGetLastError();
+        return (int)e;
+    }
+    return 0;
+}
+
 DCU_API int dcu_memset(void *dst, int value, size_t nbytes) {
     if (nbytes == 0) return 0;
     CHECK(cudaMemset(dst, value, nbytes));

@@ -1024,40 +1024,7 @@ DISPATCH_DECLARE_KERNEL(dot) {
     return 0;
 }
 
-/* dispatch_tensor_copy_ on any device: a device tensor is copied by its
- * device's COPY loop (core walks host memory only); src may be a 0-dim CPU
- * tensor, passed by value. */
-int dispatch_kernels_copy_(dispatch_tensor *dst, dispatch_tensor *src) {
-    int host_value = src->device == DISPATCH_DEVICE_CPU && src->ndim == 0;
-    if (dst->device == DISPATCH_DEVICE_CPU || dst->device == DISPATCH_DEVICE_META ||
-        (src->device != dst->device && !host_value))
-        return dispatch_tensor_copy_(dst, src);
-    if (dispatch_tensor_check_writable(dst, "copy_") < 0) return -1;
-    if (dispatch_tensor_check_no_internal_overlap(dst) < 0) return -1;
-    dispatch_tensor *e = dispatch_tensor_expand(src, (int)dst->ndim, dst->sizes);
-    if (!e) return -1;
-    dispatch_tensor *ts[2] = {dst, e};
-    dispatch_iter_operand ops[2];
-    int64_t strides[2][DISPATCH_MAX_DIMS];
-    for (int k = 0; k < 2; k++) {
-        int64_t isz = (int64_t)dispatch_dtype_itemsize(ts[k]->dtype);
-        for (int d = 0; d < ts[k]->ndim; d++) strides[k][d] = ts[k]->strides[d] * isz;
-        ops[k] = (dispatch_iter_operand){ts[k]->data, (int)ts[k]->ndim, ts[k]->sizes, strides[k],
-                                         ts[k]->dtype};
-    }
-    _Alignas(16) char value[16];
-    if (host_value && src->dtype != dst->dtype) { /* the value, in the loop's dtype */
-        char *cd[2] = {value, src->data};
-        intptr_t cs[2] = {0, 0};
-        dispatch_cast_loop_get(src->dtype, dst->dtype)(cd, cs, 1, NULL);
-        ops[1].data = value;
-        ops[1].dtype = dst->dtype;
-    }
-    int rc = dispatch_iter_device_op((int)dst->device, DISPATCH_LOOP_COPY, dst->dtype, 2, ops,
-                                     host_value ? 2u : 0u, NULL);
-    dispatch_tensor_decref(e);
-    return rc;
-}
+/* dispatch_kernels_copy_: sources/dispatcher/device_copy.c. */
 
 DISPATCH_DECLARE_KERNEL(copy_) {
     UNUSED_KS;
@@ -1126,7 +1093,8 @@ int dispatch_kernels_register_device(int key) {
         dispatch_kernel_binary, dispatch_kernel_binary_, dispatch_kernel_compare,
         dispatch_kernel_unary, dispatch_kernel_unary_float, dispatch_kernel_addcmul,
         dispatch_kernel_where, dispatch_kernel_fill_, dispatch_kernel_cast,
-        dispatch_kernel_reduce, dispatch_kernel_reduce_index};
+        dispatch_kernel_reduce, dispatch_kernel_reduce_index,
+        dispatch_kernel_copy_}; /* also across devices: Note [Copies that touch a device] */
     int n = 0;
     for (int i = 0; i < dispatch_num_ops(); i++) {
         const dispatch_operator *op = dispatch_op_at(i);

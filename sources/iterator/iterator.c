@@ -368,6 +368,32 @@ int dispatch_device_loop_register(int device, dispatch_device_loop_fn fn)
     return 0;
 }
 
+/* Device byte copies, registered beside the loops (Note [Copies that touch a
+ * device] in sources/dispatcher/device_copy.c). */
+static _Atomic(dispatch_device_memcpy_fn) device_memcpys[DISPATCH_NUM_DEVICES];
+
+int dispatch_device_memcpy_register(int device, dispatch_device_memcpy_fn fn)
+{
+    if (device <= DISPATCH_DEVICE_CPU || device >= DISPATCH_NUM_DEVICES)
+        return dispatch_error_set(DISPATCH_ERR_VALUE, "device copies: invalid device %d", device);
+    atomic_store(&device_memcpys[device], fn);
+    return 0;
+}
+
+int dispatch_iter_device_memcpy(int device, void *dst, const void *src, size_t nbytes, int kind)
+{
+    dispatch_device_memcpy_fn fn = device > DISPATCH_DEVICE_CPU && device < DISPATCH_NUM_DEVICES
+                                       ? atomic_load(&device_memcpys[device]) : NULL;
+    if (!fn)
+        return dispatch_error_set(DISPATCH_ERR_RUNTIME, "copy_: no %s copies are registered",
+                                  dispatch_device_name(device));
+    if (nbytes == 0) return 0;
+    char err[512] = "";
+    if (fn(dst, src, nbytes, kind, err, sizeof err) != 0)
+        return dispatch_error_set(DISPATCH_ERR_RUNTIME, "%s", err[0] ? err : "device copy failed");
+    return 0;
+}
+
 int dispatch_iter_device_op(int device, int loop, int loop_dtype, int nops,
                             const dispatch_iter_operand *ops, uint32_t scalar_mask, void *ctx)
 {

@@ -12,7 +12,7 @@ afresh against our API. Expected targets are written in NumPy's notation,
 for a multi-target is its members joined by "__" (FMA3__AVX2).
 
 Where we deliberately mean something else, the test says so and asserts our
-documented meaning (README, "Choosing CPU features at build time"):
+documented meaning (docs/toolkit.md, "Choosing CPU features at build time"):
 
 - `-name` removes the feature and every feature that implies it
   (Note [Minus removes successors]); NumPy removes only the name.
@@ -486,7 +486,7 @@ def test_numpy_autovec_keeps_what_gcc_can_vectorize(arch, expected):
                                           ("$MaxOpt", "-O3")])
 def test_numpy_policy_flags(gcc_config, policy, flag):
     # NumPy: $autovec implies $maxopt. Ours: the flags go on the targets;
-    # `baseline` is compiled as it is (see the README).
+    # `baseline` is compiled as it is (docs/toolkit.md, "Writing a dispatchable source").
     res = resolve(parse(f"/*@targets baseline avx2 {policy} */", "k.c", X86_64), gcc_config)
     (t,) = res.targets
     assert flag in t.flags and res.baseline

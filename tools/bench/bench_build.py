@@ -20,7 +20,7 @@ median of N runs are printed, with the core count and the load average):
 - pip: `pip wheel . --no-deps` with build isolation, as README's first
   command builds (its build requirements come from the index); not in the
   default rows.
-No row asserts anything: this is a benchmark, quoted in README's build table.
+No row asserts anything: this is a benchmark, quoted in docs/performance.md's build table.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ Three rows per tree (each run a new build dir, the min and median of N runs):
   ccache in front of the compiler does not answer the probes);
 - repo warm: the same, the probe cache filled by an untimed first setup;
 - downstream warm: a generated project with 10 dispatchable sources built with
-  README's snippet (tests/examples/hello/meson.build), dispatch as subproject.
+  docs/toolkit.md's snippet (tests/examples/hello/meson.build), dispatch as subproject.
 --ref times the same rows for another checkout (e.g. `git worktree add /tmp/old
 HEAD~1`), run in turn with this one so both see the same machine load.
 The load average is printed: on a shared machine, quote medians with it.

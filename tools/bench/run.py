@@ -676,7 +676,7 @@ def api_bench_table(rows: list) -> str:
 
 
 def api_ratio_matrix(rows: list) -> str:
-    """README's table: ours/torch at 1 and 2 threads and ours/NumPy at 1
+    """docs/performance.md's table: ours/torch at 1 and 2 threads and ours/NumPy at 1
     thread, one line per op and dtype, one column per size; then the 16M
     sum rows as a fraction of the measured read bandwidth."""
     got = {(r["op"], r["dtype"], r["size"], r["threads"]): r for r in rows if r["impl"] == "api2"}

@@ -126,12 +126,15 @@ dispatch_keyset dispatch_op_kernel_keys(const dispatch_operator *op);
 int dispatch_op_kernel_at(const dispatch_operator *op, int key, dispatch_kernel_fn *fn, void **ctx);
 /* Register the built-in elementwise kernels (those registered for CPU whose
  * loops a device runs: arithmetic, comparisons, unary math, addcmul, where,
- * in-place forms, fill_, cast) for a device's key too: the same host code
- * (promotion, broadcasting, allocation, checks), the device's loops. Returns
- * the number registered, or -1. */
+ * in-place forms, fill_, cast, the reductions, and copy_, which also moves
+ * data between the host and the device through the device's registered byte
+ * copy) for a device's key too: the same host code (promotion, broadcasting,
+ * allocation, checks), the device's loops. Returns the number registered, or -1. */
 int dispatch_kernels_register_device(int key);
-/* copy_ (dst = src, cast and broadcast) where dst may be a device tensor: its
- * device's COPY loop; src on dst's device or a 0-dim CPU tensor. */
+/* copy_ (dst = src, cast and broadcast) with tensors on any devices: on one
+ * device its COPY loop or one byte copy, between the host and a device
+ * through the device's byte copy (Note [Copies that touch a device] in
+ * sources/dispatcher/device_copy.c). */
 int dispatch_kernels_copy_(dispatch_tensor *dst, dispatch_tensor *src);
 
 /* Copy the parsed default of argument i into out; -1 (TypeError) when it has none. */

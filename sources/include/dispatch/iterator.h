@@ -87,6 +87,22 @@ typedef int (*dispatch_device_loop_fn)(int loop, int dtype,
                                        const void *ctx, char *err, size_t errcap);
 int dispatch_device_loop_register(int device, dispatch_device_loop_fn fn);
 
+/* A device's byte copy (the CUDA module's dcu_copy_bytes), by direction:
+ * host to device and device to host return when the bytes have arrived;
+ * within the device the copy is queued on the device's stream and the host
+ * does not wait. 0, or non-zero with a message in err. */
+enum dispatch_memcpy_kind {
+    DISPATCH_MEMCPY_HOST_TO_DEVICE = 1,
+    DISPATCH_MEMCPY_DEVICE_TO_HOST = 2,
+    DISPATCH_MEMCPY_DEVICE_TO_DEVICE = 3,
+};
+typedef int (*dispatch_device_memcpy_fn)(void *dst, const void *src, size_t nbytes, int kind,
+                                         char *err, size_t errcap);
+int dispatch_device_memcpy_register(int device, dispatch_device_memcpy_fn fn);
+/* nbytes through device's registered copy: 0, or -1 with the error set
+ * (RuntimeError when the device registered none, or its message). */
+int dispatch_iter_device_memcpy(int device, void *dst, const void *src, size_t nbytes, int kind);
+
 /* dispatch_iter_elementwise_op for operands in a device's memory: the same
  * broadcasting, plan, checks and loop table, the loop run by the device
  * (operands in scalar_mask are host values: 0-dim CPU tensors, numbers). An

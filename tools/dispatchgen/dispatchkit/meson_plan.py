@@ -9,7 +9,7 @@ client compiles:
 (compile args last: they are never empty, so meson's strip() of the output
 never eats a field)
 
-so that the client's build file is one loop (README, "A downstream
+so that the client's build file is one loop (docs/toolkit.md, "A downstream
 extension"; tests/examples/pyext and varext):
 
     foreach lib : dk.stdout().strip().split('\\n')

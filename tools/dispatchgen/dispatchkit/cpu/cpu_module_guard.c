@@ -9,7 +9,7 @@
  * code compiled with the baseline flags, so this file is the extension's
  * PyInit_<DISPATCH_MODULE_NAME>: it is compiled with the runtime, WITHOUT the
  * baseline flags (the user's meson.build puts it in the runtime's static
- * library, see README), and only once the CPU has every baseline feature does
+ * library, see docs/toolkit.md), and only once the CPU has every baseline feature does
  * it call the author's dispatch_module_init_<NAME> (DISPATCH_MODULE_INIT in
  * dispatch/cpu_module.h), the first code built with those flags to run.
  *

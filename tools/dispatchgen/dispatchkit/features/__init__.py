@@ -1,5 +1,8 @@
-"""Feature tables, one module per architecture. Adding a feature is one entry
-in its table plus one test source under ../checks/."""
+"""Feature tables, one module per architecture. Adding a feature is three
+files: its entry in its table here, its check source under ../checks/
+(cpu_<name>.c), and its runtime detection in ../cpu/cpu_detect.c, without
+which it is never detected (docs/contributing.md, "Adding a CPU feature to
+the toolkit")."""
 
 from __future__ import annotations
 

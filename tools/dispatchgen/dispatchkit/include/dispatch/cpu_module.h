@@ -12,7 +12,7 @@
  *   }
  *
  * and the build links the toolkit's runtime compiled with
- * -DDISPATCH_MODULE_NAME=mymod (see README, "A downstream extension"). The
+ * -DDISPATCH_MODULE_NAME=mymod (see docs/toolkit.md, "A downstream extension"). The
  * exported PyInit_mymod is the toolkit's: it checks the CPU against the
  * build's baseline and the package's env variables before this function runs,
  * then adds __cpu_baseline__, __cpu_dispatch__, __cpu_features__ and
