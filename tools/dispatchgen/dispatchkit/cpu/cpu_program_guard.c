@@ -25,6 +25,10 @@
  *   any code of the program that loads it calls into the library.
  * - Other object formats (Mach-O): that constructor too.
  *
+ * Flags of the build's own c_args (CFLAGS) reach every object, this one's
+ * too: a baseline raised there (`-mavx2` in CFLAGS joins the baseline) is
+ * compiled into the guard as well. Raise it with cpu-baseline instead.
+ *
  * What runs before either: the loader's relocation, which calls IFUNC
  * resolvers (glibc's own are built for the minimum CPU; a resolver of the
  * user's, compiled with the baseline flags, would run unguarded) and, in a
