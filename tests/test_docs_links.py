@@ -95,3 +95,12 @@ def test_readme_is_a_short_guide_without_notes_of_the_code():
     assert len(text.splitlines()) <= 150
     for doc in ("toolkit", "semantics", "cuda", "performance", "downstream", "contributing"):
         assert f"](docs/{doc}.md)" in text, doc
+
+
+def test_the_two_include_folders_hold_no_file_name_twice():
+    """docs/design.md: `dispatch/x.h` names one header, the runtime's or the
+    toolkit's, whichever -I comes first."""
+    runtime = {p.name for p in (ROOT / "sources" / "include" / "dispatch").glob("*.h")}
+    toolkit = {p.name for p in
+               (ROOT / "tools" / "dispatchgen" / "dispatchkit" / "include" / "dispatch").glob("*.h")}
+    assert runtime and toolkit and not runtime & toolkit, runtime & toolkit

@@ -34,16 +34,22 @@ def _env(tmp: Path) -> dict:
 
 REPO = Path(__file__).resolve().parents[1]
 DOC = REPO / "docs" / "downstream.md"
-BLOCK = re.compile(r"<!-- (file: (?P<name>[^ ]+)|run) -->\n```(?P<lang>\w*)\n(?P<body>.*?)```",
-                   re.S)
+# A block tagged with a builder, `<!-- file: setup.py (setuptools) -->`, belongs
+# to that builder's project: the shared sources, its own files instead of Meson's.
+BLOCK = re.compile(r"<!-- (file: (?P<name>[^ ]+)|run)(?: \((?P<route>[\w-]+)\))? -->\n"
+                   r"```(?P<lang>\w*)\n(?P<body>.*?)```", re.S)
+MESON_FILES = {"pyproject.toml", "meson.build", "meson_options.txt"}
+ROUTES = ("setuptools", "scikit-build")
 
 pytestmark = pytest.mark.skipif(os.uname().machine != "x86_64",
                                 reason="the snippets' targets are x86's")
 
 
-def _blocks():
+def _blocks(route=None):
     files, runs = {}, []
     for m in BLOCK.finditer(DOC.read_text()):
+        if m["route"] != route:
+            continue
         if m["name"]:
             files[m["name"]] = m["body"]
         else:
@@ -56,12 +62,21 @@ def test_the_doc_has_the_snippets_the_tests_run():
     assert set(files) == {"pyproject.toml", "meson_options.txt", "include/mymod.h",
                           "add.dispatch.c", "mymod.c", "meson.build", "every_variant.py"}
     assert len(runs) == 5
+    assert set(_blocks("setuptools")[0]) == {"pyproject.toml", "setup.py"}
+    assert set(_blocks("scikit-build")[0]) == {"pyproject.toml", "CMakeLists.txt"}
+    assert [len(_blocks(route)[1]) for route in ROUTES] == [1, 1]
+    assert {m["route"] for m in BLOCK.finditer(DOC.read_text())} == {None, *ROUTES}
 
 
-def _project(tmp: Path) -> Path:
+def _project(tmp: Path, route=None) -> Path:
+    """The snippets' project; for another builder, its files instead of Meson's."""
     src = tmp / "mymod"
     src.mkdir()
-    for name, body in _blocks()[0].items():
+    files = _blocks()[0]
+    if route:
+        files = {name: body for name, body in files.items() if name not in MESON_FILES}
+        files.update(_blocks(route)[0])
+    for name, body in files.items():
         (src / name).parent.mkdir(parents=True, exist_ok=True)
         (src / name).write_text(body)
     return src
@@ -125,6 +140,37 @@ def test_quick_start_route_b_vendors_and_builds(tmp_path, toolkit_wheel):
     assert r.stdout.strip() == "(4.0, 6.0)"
 
 
+@pytest.mark.parametrize("route", ROUTES)
+def test_other_builders_build_the_same_module(route, tmp_path, toolkit_wheel):
+    """"Other builders": the same sources, setuptools' or CMake's files, in a
+    fresh venv with nothing installed; the module chooses as route (a)'s, here
+    and under qemu Nehalem."""
+    python = _venv(tmp_path / "venv", system_site=False)
+    src = _project(tmp_path, route)
+    (src / "wheelhouse").mkdir()
+    shutil.copy2(toolkit_wheel, src / "wheelhouse")
+    (script,) = _blocks(route)[1]
+    r = _bash(script, src, _path_env(tmp_path, python.parent))
+    cpu = set(Path("/proc/cpuinfo").read_text().split())
+    best = "AVX512_SKX" if {"avx512f", "avx512cd", "avx512vl", "avx512bw", "avx512dq"} <= cpu \
+        else "AVX2" if {"avx2", "f16c"} <= cpu else "SSE42" if "sse4_2" in cpu else "baseline"
+    assert r.stdout.strip().splitlines()[-1] == f"(4.0, 6.0) {{'add': '{best}'}}", r.stdout
+    if QEMU:
+        env = _env(tmp_path)
+        env.pop("LD_PRELOAD", None)
+        out = subprocess.run([QEMU, "-cpu", "Nehalem", python, "-c",
+                              "import mymod; print(mymod.__cpu_targets__)"],
+                             capture_output=True, text=True, cwd=tmp_path, env=env)
+        assert out.stdout.strip() == "{'add': 'SSE42'}", out.stderr
+
+
+def test_other_builders_client_code_is_at_most_15_lines():
+    for route, name in (("setuptools", "setup.py"), ("scikit-build", "CMakeLists.txt")):
+        body = _blocks(route)[0][name].splitlines()
+        code = [ln for ln in body if ln.strip() and not ln.lstrip().startswith("#")]
+        assert len(code) <= 15, (name, len(code))
+
+
 def test_dispatch_package_snippets_run(tmp_path):
     pytest.importorskip("dispatch")
     runs = _blocks()[1]
@@ -153,7 +199,7 @@ def test_readme_first_examples_print_what_their_comments_say(tmp_path):
 EXCERPT = re.compile(r"<!-- excerpt: (?P<path>[^ ]+) -->\n```\w*\n(?P<body>.*?)```", re.S)
 
 
-@pytest.mark.parametrize("doc, count", [(DOC, 2), (README, 1)], ids=["downstream", "README"])
+@pytest.mark.parametrize("doc, count", [(DOC, 3), (README, 1)], ids=["downstream", "README"])
 def test_excerpts_are_the_example_files_lines(doc, count):
     """A snippet marked as an excerpt is lines of a tested example, comments aside."""
     found = 0

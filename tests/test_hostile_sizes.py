@@ -43,7 +43,7 @@ def test_reduction_of_a_huge_view_that_needs_no_copy_still_works():
 
 
 # max/min/argmax of a broadcast read one element per stride-0 reduced dim (Note [Broadcast
-# reduced dims] in sources/iterator/reduce.c): no copy of the broadcast, which asked for
+# reduced dims] in sources/iterator/reduce_indices.c): no copy of the broadcast, which asked for
 # 16 GiB here and failed with MemoryError.
 _BROADCAST_UNDER_6GIB = """
 import resource

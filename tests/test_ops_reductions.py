@@ -670,7 +670,7 @@ def test_sums_over_empty_dims_of_three_dim_tensors_are_zeros(threads, dtype):
 
 def test_float16_reductions_are_the_same_bits_at_any_thread_count(threads):
     """The float16 loops use the threads (Note [Threaded integer reductions]'s
-    float16 neighbours in sources/iterator/reduce.c): rows shared out, one long row's sum
+    float16 neighbours in sources/iterator/reduce_half.c): rows shared out, one long row's sum
     split along its own tree, its max/min cut into parts, columns shared
     out. Every thread count gives the 1-thread bits, which are the float32
     copy's rounded once; NaN still propagates from any part."""

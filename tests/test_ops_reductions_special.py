@@ -6,7 +6,7 @@ over contiguous, transposed and stepped layouts, at 1, 2 and 3 threads,
 against a NumPy model of the documented rules:
 
 - a sum or mean that is NaN is the positive quiet NaN, and never -0.0
-  (Note [The NaN and the zero of a sum] in sources/iterator/reduce.c);
+  (Note [The NaN and the zero of a sum] in sources/iterator/reduce_float.c);
 - max/min answer with the first element equal to the extreme: the first
   NaN with its own bits, the first of -0.0 and +0.0 (Note [Which zero,
   which NaN] in sources/kernels/sum.dispatch.c); argmax/argmin its index.

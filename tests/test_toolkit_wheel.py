@@ -97,7 +97,7 @@ def test_the_toolkit_name_is_not_the_index_dispatch_project():
     `dispatch` (pip would install that project instead)."""
     import tomllib
     for pyproject in (REPO / "pyproject.toml", REPO / "tools" / "dispatchgen" / "pyproject.toml",
-                      *EXAMPLES.glob("*/pyproject.toml")):
+                      *EXAMPLES.glob("*/pyproject.toml"), *EXAMPLES.glob("*/builders/*.toml")):
         data = tomllib.loads(pyproject.read_text())
         wanted = [*data["build-system"]["requires"], *data["project"].get("dependencies", [])]
         names = {re.split(r"[<>=!~\[; @]", w, maxsplit=1)[0].lower() for w in wanted}

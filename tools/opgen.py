@@ -188,9 +188,9 @@ def render_c(ops: list[Operator], table_name: str) -> str:
     ]
     for op in ops:
         ctx = f"(void *)(intptr_t){op.ctx}" if op.ctx else "NULL"
-        debug = f"{table_name}:{op.line} (dispatch_kernel_{op.kernel})"
+        debug = f"{table_name}:{op.line} (dispatch_boxed_{op.kernel})"
         out.append(f"    {{{_c_string(op.schema)},")
-        out.append(f"     {_c_string(op.full_name)}, dispatch_kernel_{op.kernel}, {ctx},")
+        out.append(f"     {_c_string(op.full_name)}, dispatch_boxed_{op.kernel}, {ctx},")
         out.append(f"     {_c_string(debug)}}},")
     out += [
         "};",

@@ -268,7 +268,10 @@ template <typename T> __device__ __forceinline__ T from_bytes(uint64_t raw) {
     return v;
 }
 
-/* Compute one element from the loaded inputs (in their loop types). */
+/* Compute one element from the loaded inputs (in their loop types): one
+ * branch per loop, chosen at compile time; a loop with no branch is a
+ * compile error (the static_assert at the end), never its input returned.
+ * tests/test_cuda_compute_cases.py checks has_loop against these branches. */
 template <int LOOP, typename T> struct Compute {
     typedef typename Acc<T>::type A;
     typedef Arith<T> M;
@@ -276,32 +279,34 @@ template <int LOOP, typename T> struct Compute {
     template <typename I1, typename I2, typename I3>
     static __device__ __forceinline__ Out run(I1 x, I2 y, I3 z, const Args &a) {
         A v = a.has_value ? widen(from_bytes<T>(a.value)) : one();
-        switch (LOOP) {
-        case DISPATCH_LOOP_ADD: return out(M::add(wa(x), wa(y), v));
-        case DISPATCH_LOOP_SUB: return out(M::sub(wa(x), wa(y), v));
-        case DISPATCH_LOOP_MUL: return out(M::mul(wa(x), wa(y)));
-        case DISPATCH_LOOP_DIV: return out(M::div(wa(x), wa(y)));
-        case DISPATCH_LOOP_MAXIMUM: return out(M::max(wa(x), wa(y)));
-        case DISPATCH_LOOP_MINIMUM: return out(M::min(wa(x), wa(y)));
-        case DISPATCH_LOOP_EQ: return cmp(wa(x) == wa(y));
-        case DISPATCH_LOOP_NE: return cmp(wa(x) != wa(y));
-        case DISPATCH_LOOP_LT: return cmp(wa(x) < wa(y));
-        case DISPATCH_LOOP_LE: return cmp(wa(x) <= wa(y));
-        case DISPATCH_LOOP_GT: return cmp(wa(x) > wa(y));
-        case DISPATCH_LOOP_GE: return cmp(wa(x) >= wa(y));
-        case DISPATCH_LOOP_NEG: return out(M::neg(wa(x)));
-        case DISPATCH_LOOP_ABS: return out(M::abs(wa(x)));
-        case DISPATCH_LOOP_SQRT: return out(M::sqrt(wa(x)));
-        case DISPATCH_LOOP_EXP: return out(M::exp(wa(x)));
-        case DISPATCH_LOOP_LOG: return out(M::log(wa(x)));
-        case DISPATCH_LOOP_EXPM1: return out(M::expm1(wa(x)));
-        case DISPATCH_LOOP_LOG1P: return out(M::log1p(wa(x)));
-        case DISPATCH_LOOP_TANH: return out(M::tanh(wa(x)));
-        case DISPATCH_LOOP_ADDCMUL: return out(M::addcmul(wa(x), wa(y), wa(z), v));
-        case DISPATCH_LOOP_WHERE: return pick(x, y, z);
-        case DISPATCH_LOOP_FILL: return out(v);
-        default: return out(wa(x)); /* COPY */
-        }
+        if constexpr (LOOP == DISPATCH_LOOP_ADD) return out(M::add(wa(x), wa(y), v));
+        else if constexpr (LOOP == DISPATCH_LOOP_SUB) return out(M::sub(wa(x), wa(y), v));
+        else if constexpr (LOOP == DISPATCH_LOOP_MUL) return out(M::mul(wa(x), wa(y)));
+        else if constexpr (LOOP == DISPATCH_LOOP_DIV) return out(M::div(wa(x), wa(y)));
+        else if constexpr (LOOP == DISPATCH_LOOP_MAXIMUM) return out(M::max(wa(x), wa(y)));
+        else if constexpr (LOOP == DISPATCH_LOOP_MINIMUM) return out(M::min(wa(x), wa(y)));
+        else if constexpr (LOOP == DISPATCH_LOOP_EQ) return cmp(wa(x) == wa(y));
+        else if constexpr (LOOP == DISPATCH_LOOP_NE) return cmp(wa(x) != wa(y));
+        else if constexpr (LOOP == DISPATCH_LOOP_LT) return cmp(wa(x) < wa(y));
+        else if constexpr (LOOP == DISPATCH_LOOP_LE) return cmp(wa(x) <= wa(y));
+        else if constexpr (LOOP == DISPATCH_LOOP_GT) return cmp(wa(x) > wa(y));
+        else if constexpr (LOOP == DISPATCH_LOOP_GE) return cmp(wa(x) >= wa(y));
+        else if constexpr (LOOP == DISPATCH_LOOP_NEG) return out(M::neg(wa(x)));
+        else if constexpr (LOOP == DISPATCH_LOOP_ABS) return out(M::abs(wa(x)));
+        else if constexpr (LOOP == DISPATCH_LOOP_SQRT) return out(M::sqrt(wa(x)));
+        else if constexpr (LOOP == DISPATCH_LOOP_EXP) return out(M::exp(wa(x)));
+        else if constexpr (LOOP == DISPATCH_LOOP_LOG) return out(M::log(wa(x)));
+        else if constexpr (LOOP == DISPATCH_LOOP_EXPM1) return out(M::expm1(wa(x)));
+        else if constexpr (LOOP == DISPATCH_LOOP_LOG1P) return out(M::log1p(wa(x)));
+        else if constexpr (LOOP == DISPATCH_LOOP_TANH) return out(M::tanh(wa(x)));
+        else if constexpr (LOOP == DISPATCH_LOOP_ADDCMUL) return out(M::addcmul(wa(x), wa(y), wa(z), v));
+        else if constexpr (LOOP == DISPATCH_LOOP_WHERE) return pick(x, y, z);
+        else if constexpr (LOOP == DISPATCH_LOOP_FILL) return out(v);
+        else if constexpr (LOOP == DISPATCH_LOOP_COPY) return out(wa(x));
+        else /* never a silent copy: a loop of has_loop needs its case above */
+            static_assert(LOOP != LOOP, "Compute: a loop that has_loop lists has no case here "
+                                        "(docs/contributing.md, 'A CUDA kernel for an existing "
+                                        "operator')");
     }
     static __device__ __forceinline__ A one() { return from_carrier<A>(Carrier{DISPATCH_CAT_INT, 1, 0.0}); }
     template <typename I> static __device__ __forceinline__ A wa(I x) {

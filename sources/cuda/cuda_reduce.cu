@@ -15,7 +15,8 @@ DCU_SHARD_TABLES(run_table, dcr_shard)
 
 /*
  * The device reduction the host calls (dispatch_device_reduce_fn,
- * dispatch/iterator.h): op a dispatch_reduce_op (sum, mean, max, min) of the
+ * dispatch/reduce.h): op a dispatch_reduce_op whose row of the reduction
+ * table (dispatch/reductions.h) says CUDA computes it (sum, mean, max, min) of the
  * input (dtype, data, ndim dims of shape and byte strides) over the dims in
  * mask into out (contiguous over the kept dims, out_dtype: the input's, or
  * int64 for an integer sum), indices (contiguous int64, or NULL) the
@@ -24,8 +25,15 @@ DCU_SHARD_TABLES(run_table, dcr_shard)
 DCU_API int dcu_reduce(int op, int dtype, const char *in, int ndim, const int64_t *shape,
                        const int64_t *strides, uint32_t mask, int out_dtype, char *out,
                        int64_t *indices, char *err, size_t errcap) {
-    if (op < 0 || op > 3 || dtype < 0 || dtype >= DISPATCH_NUM_DTYPES) {
+    if (op < 0 || op >= DISPATCH_NUM_REDUCTIONS || dtype < 0 || dtype >= DISPATCH_NUM_DTYPES) {
         snprintf(err, errcap, "dcu_reduce: unknown reduction %d or dtype %d", op, dtype);
+        return -1;
+    }
+    int kop = dispatch_reduce_kernel_op(op);
+    if (!dispatch_reduce_on_cuda(op) || kop < 0 || kop >= DCR_NUM_COMBINES) {
+        snprintf(err, errcap, "%s is not implemented for CUDA tensors (its row of "
+                 "dispatch/reductions.h has no CUDA kernel); reduce a .cpu() copy",
+                 dispatch_reduce_name(op));
         return -1;
     }
     RArgs a;
@@ -34,13 +42,12 @@ DCU_API int dcu_reduce(int op, int dtype, const char *in, int ndim, const int64_
                       (uintptr_t)in, err, errcap) < 0)
         return -1;
     a.in = in, a.out = out, a.idx = indices;
-    a.mean = op == 1;
+    a.mean = dispatch_reduce_is_mean(op);
     a.out_int64 = out_dtype == DISPATCH_INT64 && dtype != DISPATCH_INT64;
     last_reduce = dcr_record{a.p.path, a.p.vec,   a.p.tpo,  a.p.splits,
                              a.p.nout, a.p.count, a.p.lanes, a.p.ctpo,
                              dcr_blocks_x(&a.p) * a.p.splits};
     if (a.p.nout == 0) return 0;
-    int kop = op <= 1 ? OP_SUM : op == 2 ? OP_MAX : OP_MIN;
     if ((*shards[dtype % DCU_SHARDS])[dtype][kop](a) < 0) {
         snprintf(err, errcap, "%s", dcu_reduce_error);
         return -1;

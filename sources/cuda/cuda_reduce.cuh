@@ -27,12 +27,22 @@
 #include "cuda_device_types.cuh"
 #include "cuda_reduce_plan.h"
 #include "dispatch/dtype.h"
+#include "dispatch/reductions.h"
 #include "dispatch/storage.h"
 
 
 extern "C" const dispatch_allocator *dcu_allocator(void);
 
-enum { OP_SUM = 0, OP_MAX = 1, OP_MIN = 2 };
+/* The combines the kernels instantiate: the reduction table's kernel
+ * combines (dispatch/reductions.h), the CPU kernels' numbers. A row's CUDA
+ * column says whether it runs here; dcu_reduce maps a row to its combine
+ * with dispatch_reduce_kernel_op, never by its id. */
+enum {
+    OP_SUM = DISPATCH_COMBINE_ADD,
+    OP_MAX = DISPATCH_COMBINE_MAX,
+    OP_MIN = DISPATCH_COMBINE_MIN,
+    DCR_NUM_COMBINES
+};
 
 
 /* The accumulator of each input type, and the conversions to and from it. */
@@ -385,6 +395,6 @@ template <typename T, int OP> static int run(RArgs &a) {
 
 typedef int (*run_fn)(RArgs &);
 /* A shard's runs, [dtype][OP_SUM, OP_MAX, OP_MIN], null for other dtypes. */
-typedef run_fn run_table[DISPATCH_NUM_DTYPES][3];
+typedef run_fn run_table[DISPATCH_NUM_DTYPES][DCR_NUM_COMBINES];
 
 #endif /* DISPATCH_CUDA_REDUCE_CUH_ */

@@ -74,7 +74,7 @@
  *
  * dcr_emulate_sum_f32/f64 run exactly these additions on the host, so a GPU
  * test can ask for the device's bits. The order differs from the CPU's
- * pairwise sum (Note [Deterministic reductions] in reduce.c), so the two
+ * pairwise sum (Note [Deterministic reductions] in sources/iterator/reduce_float.c), so the two
  * agree within the documented bound, not bit for bit. max/min/argmax are
  * exact whatever the order (ties go to the lower index).
  */

@@ -16,6 +16,11 @@ template <int DT, int OP> constexpr run_fn entry() {
     else return nullptr;
 }
 
+/* Each row lists the combines in their order (the kernel combines of
+ * dispatch/reductions.h that run_table is indexed by). */
+static_assert(OP_SUM == 0 && OP_MAX == 1 && OP_MIN == 2 && DCR_NUM_COMBINES == 3,
+              "the rows of the table below list OP_SUM, OP_MAX, OP_MIN in index order");
+
 #define DCR_ROW_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) \
     {entry<DISPATCH_##NAME, OP_SUM>(), entry<DISPATCH_##NAME, OP_MAX>(), \
      entry<DISPATCH_##NAME, OP_MIN>()},

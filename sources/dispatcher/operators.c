@@ -477,7 +477,7 @@ static int half_scalar_run(int loop, int k, dispatch_tensor *out, dispatch_tenso
     return dispatch_iter_elementwise_typed(fn, f16, 2, ops, &s);
 }
 
-DISPATCH_DECLARE_KERNEL(binary) {
+DISPATCH_BOXED_KERNEL(binary) {
     UNUSED_KS;
     int loop = LOOP_OF(ctx), dtype = 0;
     if (expect_tensor(op, &args[0], "self") < 0 || expect_tensor(op, &args[1], "other") < 0)
@@ -511,7 +511,7 @@ DISPATCH_DECLARE_KERNEL(binary) {
 
 /* self <op>= other: computed in the promoted dtype, written into self (cast
  * chunk by chunk), other broadcast to self's shape, as PyTorch's add_ etc. */
-DISPATCH_DECLARE_KERNEL(binary_) {
+DISPATCH_BOXED_KERNEL(binary_) {
     UNUSED_KS;
     int loop = LOOP_OF(ctx), dtype = 0, device = 0;
     if (expect_tensor(op, &args[0], "self") < 0 || expect_tensor(op, &args[1], "other") < 0)
@@ -553,7 +553,7 @@ DISPATCH_DECLARE_KERNEL(binary_) {
     return return_self(self, rets);
 }
 
-DISPATCH_DECLARE_KERNEL(compare) {
+DISPATCH_BOXED_KERNEL(compare) {
     UNUSED_KS;
     if (expect_tensor(op, &args[0], "self") < 0 || expect_tensor(op, &args[1], "other") < 0)
         return -1;
@@ -562,7 +562,7 @@ DISPATCH_DECLARE_KERNEL(compare) {
                        out_arg(op, args));
 }
 
-DISPATCH_DECLARE_KERNEL(unary) {
+DISPATCH_BOXED_KERNEL(unary) {
     UNUSED_KS;
     if (expect_tensor(op, &args[0], "self") < 0) return -1;
     dispatch_tensor *in = args[0].v.t;
@@ -577,7 +577,7 @@ DISPATCH_DECLARE_KERNEL(unary) {
                        out_arg(op, args));
 }
 
-DISPATCH_DECLARE_KERNEL(unary_float) {
+DISPATCH_BOXED_KERNEL(unary_float) {
     UNUSED_KS;
     if (expect_tensor(op, &args[0], "self") < 0) return -1;
     dispatch_tensor *in = args[0].v.t;
@@ -604,7 +604,7 @@ static dispatch_tensor *to_dtype_on_device(dispatch_tensor *t, int dtype) {
     return cast;
 }
 
-DISPATCH_DECLARE_KERNEL(addcmul) {
+DISPATCH_BOXED_KERNEL(addcmul) {
     UNUSED_KS;
     (void)ctx;
     if (expect_tensor(op, &args[0], "self") < 0 || expect_tensor(op, &args[1], "tensor1") < 0 ||
@@ -641,7 +641,7 @@ DISPATCH_DECLARE_KERNEL(addcmul) {
     return rc;
 }
 
-DISPATCH_DECLARE_KERNEL(where) {
+DISPATCH_BOXED_KERNEL(where) {
     UNUSED_KS;
     (void)ctx;
     if (expect_tensor(op, &args[0], "condition") < 0 || expect_tensor(op, &args[1], "self") < 0 ||
@@ -703,24 +703,27 @@ static int round_first_ret_to_half(dispatch_ivalue *rets, int nrets, int dtype) 
     return 0;
 }
 
-/* reduce_index asks for the values and their indices in one reduction
- * (Note [CUDA reduction plans] in sources/cuda/cuda_reduce_plan.c). */
-static _Thread_local int values_later;
+/* What the caller of reduce_values asks besides the result, as arguments:
+ * out= to write in place (reduce_out), or the result's tensor alone
+ * (reduce_index: the values and their indices are then one reduction, Note
+ * [CUDA reduction plans] in sources/cuda/cuda_reduce_plan.c). */
+typedef struct reduce_call {
+    /* out= of a reduction written in place (Note [out=]): the result is
+     * `into` when the float32/float64 CPU loop would write a result of its
+     * exact shape and dtype, from that very input `into_in` (not a dtype= or
+     * float16 copy), and it shares no byte with it; took_into then says so.
+     * Otherwise a fresh result, which the caller copies into out. */
+    dispatch_tensor *into;
+    const dispatch_tensor *into_in;
+    int took_into;
+    int values_later; /* allocate the result, reduce nothing */
+} reduce_call;
 
-/* out= of a reduction written in place (Note [out=]): reduce_out names out
- * and the input for the call it makes; the kernel takes out as its result
- * when the float32/float64 CPU loop would write a result of out's exact
- * shape and dtype, from that very input (not a dtype= or float16 copy), and
- * out shares no byte with it. Otherwise a fresh result, copied into out. */
-static _Thread_local struct {
-    dispatch_tensor *out;
-    const dispatch_tensor *in;
-} reduce_into;
-
-static dispatch_tensor *take_reduce_into(const dispatch_operator *op, const dispatch_tensor *in,
-                                         int nd, const int64_t *shape, int dtype) {
-    dispatch_tensor *out = reduce_into.out;
-    if (!out || reduce_into.in != in || out->dtype != dtype || out->device != in->device ||
+static dispatch_tensor *take_reduce_into(const dispatch_operator *op, reduce_call *call,
+                                         const dispatch_tensor *in, int nd,
+                                         const int64_t *shape, int dtype) {
+    dispatch_tensor *out = call->into;
+    if (!out || call->into_in != in || out->dtype != dtype || out->device != in->device ||
         out->ndim != nd || memcmp(out->sizes, shape, sizeof(int64_t) * (size_t)nd) != 0)
         return NULL;
     if (out->numel > 0 && in->numel > 0) {
@@ -734,7 +737,7 @@ static dispatch_tensor *take_reduce_into(const dispatch_operator *op, const disp
         dispatch_error_clear();
         return NULL; /* into_out gives the error after the fresh result */
     }
-    reduce_into.out = NULL;
+    call->took_into = 1;
     dispatch_tensor_incref(out);
     return out;
 }
@@ -756,13 +759,16 @@ static int run_reduce(int kind, const dispatch_tensor *in, uint32_t mask, int ke
     return -1;
 }
 
+static int reduce_values(const dispatch_operator *op, dispatch_ivalue *args,
+                         dispatch_ivalue *rets, void *ctx, reduce_call *call);
+
 /* A reduction's out= (Note [out=]): as PyTorch, out's dtype is the dtype=
  * when none is given (sum(int32 x, out=int32) sums in int32's result
  * dtype; mean into an integer out is refused as mean(dtype=int64) is);
  * overloads without dtype= (max/min) want out's dtype to be the input's.
  * The functional call with out hidden, its result copied into out. */
-static int reduce_out(const dispatch_operator *op, dispatch_keyset ks, dispatch_ivalue *args,
-                      dispatch_ivalue *rets, void *ctx, dispatch_tensor *out) {
+static int reduce_out(const dispatch_operator *op, dispatch_ivalue *args, dispatch_ivalue *rets,
+                      void *ctx, dispatch_tensor *out) {
     const dispatch_schema *s = dispatch_op_schema(op);
     dispatch_tensor *in = args[0].v.t;
     dispatch_ivalue *dtype_arg = NULL;
@@ -786,18 +792,24 @@ static int reduce_out(const dispatch_operator *op, dispatch_keyset ks, dispatch_
         dtype_arg->v.i = out->dtype;
     }
     args[s->nargs - 1].tag = DISPATCH_IV_NONE;
-    reduce_into.out = out, reduce_into.in = in;
-    int rc = dispatch_kernel_reduce(op, ks, args, rets, ctx);
-    int direct = reduce_into.out == NULL; /* the kernel wrote into out */
-    reduce_into.out = NULL, reduce_into.in = NULL;
+    reduce_call call = {.into = out, .into_in = in};
+    int rc = reduce_values(op, args, rets, ctx, &call);
     args[s->nargs - 1] = saved_out;
     if (dtype_arg) *dtype_arg = saved_dtype;
     if (rc < 0) return -1;
-    return direct ? 0 : into_out(op, out, &in, 1, rets);
+    return call.took_into ? 0 : into_out(op, out, &in, 1, rets); /* took_into: written in place */
 }
 
-DISPATCH_DECLARE_KERNEL(reduce) {
+DISPATCH_BOXED_KERNEL(reduce) {
     UNUSED_KS;
+    reduce_call call = {0};
+    return reduce_values(op, args, rets, ctx, &call);
+}
+
+/* The reduce kernel's body: a reduction's result (rets[0]), its out= and
+ * its values-only call as `call` says. */
+static int reduce_values(const dispatch_operator *op, dispatch_ivalue *args,
+                         dispatch_ivalue *rets, void *ctx, reduce_call *call) {
     int kind = (int)(intptr_t)ctx;
     /* the operator's own name in messages: amax/amin run this kernel too */
     char name_buf[32];
@@ -811,7 +823,7 @@ DISPATCH_DECLARE_KERNEL(reduce) {
     }
     if (expect_tensor(op, &args[0], "self") < 0) return -1;
     dispatch_tensor *out_given = out_arg(op, args);
-    if (out_given) return reduce_out(op, ks, args, rets, ctx, out_given);
+    if (out_given) return reduce_out(op, args, rets, ctx, out_given);
     dispatch_tensor *in = args[0].v.t;
     const dispatch_schema *s = dispatch_op_schema(op);
     /* Find the optional arguments by name: the overloads differ. */
@@ -822,7 +834,7 @@ DISPATCH_DECLARE_KERNEL(reduce) {
         else if (strcmp(s->args[i].name, "dtype") == 0) dtype_arg = &args[i];
     }
     int keep = keepdim && keepdim->tag == DISPATCH_IV_BOOL && keepdim->v.i;
-    /* dims, the result's shape, the count: Note [One reduction check] in reduce.c */
+    /* dims, the result's shape, the count: Note [One reduction check] in reduce_plan.c */
     int all = !dim || dim->tag == DISPATCH_IV_NONE || (dim->tag == DISPATCH_IV_INTLIST && dim->n == 0);
     int64_t one_dim = dim && dim->tag == DISPATCH_IV_INT ? dim->v.i : 0;
     int ndims = all ? 0 : dim->tag == DISPATCH_IV_INTLIST ? dim->n : 1;
@@ -838,46 +850,52 @@ DISPATCH_DECLARE_KERNEL(reduce) {
     if (given) src = (int)dtype_arg->v.i;
     if (!dispatch_dtype_is_valid(src))
         return dispatch_error_set(DISPATCH_ERR_TYPE, "%s: dtype must be a dtype", name);
-    int is_float = dispatch_dtype_category_of(src) == DISPATCH_CAT_FLOAT;
-    int out_dtype = src;
-    if ((kind == DISPATCH_REDUCE_SUM || kind == DISPATCH_REDUCE_PROD) && !is_float && !given)
-        out_dtype = DISPATCH_INT64;
-    if (kind == DISPATCH_REDUCE_MEAN && !is_float)
+    /* The result's dtype is the table's rule (dispatch_reduce_result_dtype),
+     * or the dtype= given; a row that refuses integers gets PyTorch's message. */
+    int out_dtype = dispatch_reduce_result_dtype(kind, src);
+    if (out_dtype < 0)
         return dispatch_error_set(DISPATCH_ERR_TYPE,
-                                  given ? "mean(): could not infer output dtype. Optional dtype "
+                                  given ? "%s(): could not infer output dtype. Optional dtype "
                                           "must be a floating point dtype. Got: %s"
-                                        : "mean(): could not infer output dtype. Input dtype must "
+                                        : "%s(): could not infer output dtype. Input dtype must "
                                           "be a floating point dtype, got: %s",
-                                  dispatch_dtype_name(src));
+                                  dispatch_reduce_name(kind), dispatch_dtype_name(src));
+    if (given) out_dtype = src;
     if (src != in->dtype) {
         /* dtype=: as PyTorch, cast the input first, then reduce in that
          * dtype (sum(dtype=int8) of 300. is int8 44; float16 of 70000 is
          * inf). The same call again on the cast input. */
-        return call_on_cast(dispatch_kernel_reduce, src, op, ks, args, rets, ctx);
+        dispatch_tensor *cast = to_dtype_on_device(in, src);
+        if (!cast) return -1;
+        args[0].v.t = cast;
+        int rc = reduce_values(op, args, rets, ctx, call);
+        args[0].v.t = in;
+        dispatch_tensor_decref(cast);
+        return rc;
     }
     int float_loop = in->device == DISPATCH_DEVICE_CPU && in->ndim > 0 &&
                      (src == DISPATCH_FLOAT32 || src == DISPATCH_FLOAT64);
-    dispatch_tensor *out = float_loop ? take_reduce_into(op, in, out_nd, out_sizes, out_dtype)
-                                      : NULL;
+    dispatch_tensor *out =
+        float_loop ? take_reduce_into(op, call, in, out_nd, out_sizes, out_dtype) : NULL;
     if (!out) out = dispatch_tensor_empty(out_nd, out_sizes, out_dtype, in->device);
     if (!out) return -1;
     rets[0].tag = DISPATCH_IV_TENSOR;
     rets[0].v.t = out;
-    if (out->numel == 0 || values_later) return 0;
+    if (out->numel == 0 || call->values_later) return 0;
     /* The engine plans every dtype, layout and thread split: Note
-     * [Deterministic reductions] in sources/iterator/reduce.c. */
+     * [Deterministic reductions] in sources/iterator/reduce_float.c. */
     return run_reduce(kind, in, mask, keep, out, NULL, rets);
 }
 
 /* max.dim/min.dim -> (values, indices); argmax/argmin -> indices (Note [max
- * and min with indices] in sources/iterator/reduce.c). */
-DISPATCH_DECLARE_KERNEL(reduce_index) {
+ * and min with indices] in sources/iterator/reduce_indices.c). */
+DISPATCH_BOXED_KERNEL(reduce_index) {
     const dispatch_schema *s = dispatch_op_schema(op);
     if (expect_tensor(op, &args[0], "self") < 0) return -1;
     dispatch_tensor *in = args[0].v.t;
     if ((in->dtype == DISPATCH_FLOAT16 || in->dtype == DISPATCH_BFLOAT16) &&
         in->device == DISPATCH_DEVICE_CPU) {
-        int rc = call_on_cast(dispatch_kernel_reduce_index, DISPATCH_FLOAT32, op, ks, args, rets,
+        int rc = call_on_cast(dispatch_boxed_reduce_index, DISPATCH_FLOAT32, op, ks, args, rets,
                               ctx);
         if (rc < 0 || s->nrets != 2) return rc;
         return round_first_ret_to_half(rets, 2, in->dtype);
@@ -885,7 +903,7 @@ DISPATCH_DECLARE_KERNEL(reduce_index) {
     const dispatch_ivalue *dim = &args[1];
     int kind = (int)(intptr_t)ctx;
     const char *name = s->nrets == 2 ? dispatch_reduce_name(kind)
-                                      : kind == DISPATCH_REDUCE_MAX ? "argmax" : "argmin";
+                                      : dispatch_reduce_kernel_op(kind) == DISPATCH_COMBINE_MAX ? "argmax" : "argmin";
     if (in->dtype == DISPATCH_BOOL && s->nrets == 1)
         return dispatch_error_set(DISPATCH_ERR_TYPE, "\"%s_cpu\" not implemented for 'Bool'",
                                   name);
@@ -903,10 +921,8 @@ DISPATCH_DECLARE_KERNEL(reduce_index) {
     /* The values' tensor: the reduce kernel reads dim (an int or None) and
      * keepdim by name from the same schema; the values and their indices are
      * then one reduction. */
-    values_later = 1;
-    int vrc = dispatch_kernel_reduce(op, ks, args, rets, ctx);
-    values_later = 0;
-    if (vrc < 0) return -1;
+    reduce_call values_later = {.values_later = 1};
+    if (reduce_values(op, args, rets, ctx, &values_later) < 0) return -1;
     dispatch_tensor *vals = rets[0].v.t;
     dispatch_tensor *idx = dispatch_tensor_empty((int)vals->ndim, vals->sizes, DISPATCH_INT64,
                                                  in->device);
@@ -944,7 +960,7 @@ DISPATCH_DECLARE_KERNEL(reduce_index) {
  * for floats (exact for float16/float32 inputs; a and b cast chunk by chunk
  * on the way in) or in wrapping int64 for integers, then for floats the
  * engine's pairwise float64 sum of them (Note [Deterministic reductions] in
- * reduce.c: the same bits for any thread count), for integers their
+ * reduce_float.c: the same bits for any thread count), for integers their
  * wrapping sum; rounded once to out's dtype. */
 static int dot_cpu(const dispatch_tensor *a, const dispatch_tensor *b, dispatch_tensor *out) {
     int is_float = dispatch_dtype_category_of(a->dtype) == DISPATCH_CAT_FLOAT;
@@ -986,7 +1002,7 @@ static int dot_cpu(const dispatch_tensor *a, const dispatch_tensor *b, dispatch_
     return 0;
 }
 
-DISPATCH_DECLARE_KERNEL(dot) {
+DISPATCH_BOXED_KERNEL(dot) {
     UNUSED_KS;
     (void)ctx;
     if (expect_tensor(op, &args[0], "self") < 0 || expect_tensor(op, &args[1], "tensor") < 0)
@@ -1026,7 +1042,7 @@ DISPATCH_DECLARE_KERNEL(dot) {
 
 /* dispatch_kernels_copy_: sources/dispatcher/device_copy.c. */
 
-DISPATCH_DECLARE_KERNEL(copy_) {
+DISPATCH_BOXED_KERNEL(copy_) {
     UNUSED_KS;
     (void)ctx;
     if (expect_tensor(op, &args[0], "self") < 0 || expect_tensor(op, &args[1], "src") < 0)
@@ -1035,7 +1051,7 @@ DISPATCH_DECLARE_KERNEL(copy_) {
     return return_self(args[0].v.t, rets);
 }
 
-DISPATCH_DECLARE_KERNEL(fill_) {
+DISPATCH_BOXED_KERNEL(fill_) {
     UNUSED_KS;
     (void)ctx;
     if (expect_tensor(op, &args[0], "self") < 0) return -1;
@@ -1067,7 +1083,7 @@ DISPATCH_DECLARE_KERNEL(fill_) {
     return return_self(self, rets);
 }
 
-DISPATCH_DECLARE_KERNEL(cast) {
+DISPATCH_BOXED_KERNEL(cast) {
     UNUSED_KS;
     (void)ctx;
     if (expect_tensor(op, &args[0], "self") < 0) return -1;
@@ -1090,11 +1106,11 @@ DISPATCH_DECLARE_KERNEL(cast) {
 
 int dispatch_kernels_register_device(int key) {
     static const dispatch_kernel_fn elementwise_kernels[] = {
-        dispatch_kernel_binary, dispatch_kernel_binary_, dispatch_kernel_compare,
-        dispatch_kernel_unary, dispatch_kernel_unary_float, dispatch_kernel_addcmul,
-        dispatch_kernel_where, dispatch_kernel_fill_, dispatch_kernel_cast,
-        dispatch_kernel_reduce, dispatch_kernel_reduce_index,
-        dispatch_kernel_copy_}; /* also across devices: Note [Copies that touch a device] */
+        dispatch_boxed_binary, dispatch_boxed_binary_, dispatch_boxed_compare,
+        dispatch_boxed_unary, dispatch_boxed_unary_float, dispatch_boxed_addcmul,
+        dispatch_boxed_where, dispatch_boxed_fill_, dispatch_boxed_cast,
+        dispatch_boxed_reduce, dispatch_boxed_reduce_index,
+        dispatch_boxed_copy_}; /* also across devices: Note [Copies that touch a device] */
     int n = 0;
     for (int i = 0; i < dispatch_num_ops(); i++) {
         const dispatch_operator *op = dispatch_op_at(i);

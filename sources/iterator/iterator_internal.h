@@ -1,4 +1,4 @@
-/* Private to sources/iterator: what the reduction engine (reduce.c) shares
+/* Private to sources/iterator: what the reduction engine (reduce_*.c) shares
  * with the elementwise engine (iterator.c). */
 #ifndef DISPATCH_ITERATOR_INTERNAL_H_
 #define DISPATCH_ITERATOR_INTERNAL_H_

@@ -78,7 +78,7 @@ INT_LOOP(dispatch_kernel_minimum_i64, int64_t, uint64_t, I_MIN, 0)
  * Note [Integer reductions]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~
  * sum, max and min of bool and the integer types, for the reduction engine
- * (reduce.c hands a matrix over in one call, or the strided engine's inner
+ * (reduce_integer.c hands a matrix over in one call, or the strided engine's inner
  * runs one at a time): op 0 sums into int64 wrapping (in uint64, never
  * undefined behaviour), as torch's and NumPy's int64 sums, into int64
  * accumulators; 8 and 16-bit inputs add in int32 lanes a bounded block at

@@ -1,7 +1,7 @@
 /*@targets baseline sse42 (avx2 fma3) avx512_skx */
 /*
  * The product of n float32 or float64 elements `stride` bytes apart, in
- * float64: the PROD kernels of the reduction kernel table
+ * float64: the FOLD_PROD kernels of the reduction kernel table
  * (dispatch/reduce_kernels.h), which the engine runs for prod.
  *
  * Note [Product order]
@@ -51,8 +51,8 @@ DEF_PROD(dispatch_kernel_prod_f64, double)
 /* The kernels of this source (Note [Exported kernel tables] in kernels_export.h). */
 #include "kernels_export.h"
 DISPATCH_KERNELS_EXPORT(prod,
-    DISPATCH_KERNELS_REDUCE(PROD, FLOAT32, dispatch_kernel_prod_f32, 1)
-    DISPATCH_KERNELS_REDUCE(PROD, FLOAT64, dispatch_kernel_prod_f64, 1)
+    DISPATCH_KERNELS_REDUCE(FOLD_PROD, FLOAT32, dispatch_kernel_prod_f32, 1)
+    DISPATCH_KERNELS_REDUCE(FOLD_PROD, FLOAT64, dispatch_kernel_prod_f64, 1)
 )
 #if DISPATCH_CPU_TARGET_IS_BASELINE
 #include "prod.dispatch.h"

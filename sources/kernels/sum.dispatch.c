@@ -379,7 +379,7 @@ DISPATCH_KERNELS_SUM(dispatch_kernel_sum_f16, uint16_t, float, f32, dispatch_ds_
  * as the row sum splits) and the halves added. A column therefore gets the
  * same bits whichever vector (or scalar tail) holds it, on every target, for
  * any split of the columns between calls or threads, and for a split of
- * the rows along the same tree (sources/iterator/reduce.c cuts the top
+ * the rows along the same tree (sources/iterator/reduce_float.c cuts the top
  * levels into separate calls). Error bound as Note [Sum order independent
  * of the vector width] with h = LEAF + ceil(log2(nrows / LEAF)).
  * max and min go down the rows in order with simd.h's NaN rule (NaN
@@ -643,7 +643,7 @@ static inline double dispatch_hext_f64(dv_f64 v, int is_min)
  * reduced elements) that equals the extreme: of -0.0 and +0.0 the first met,
  * of several NaNs the first, with its own sign and payload. That is torch's
  * rule for max(x, dim) and argmax (the values are the element at the first
- * index, Note [max and min with indices] in sources/iterator/reduce.c),
+ * index, Note [max and min with indices] in sources/iterator/reduce_indices.c),
  * so amax(x, dim) gives max(x, dim).values bit for bit, on every layout,
  * target and thread count (torch's own full amax of a contiguous tensor
  * picks a zero by SIMD lane, and NumPy's by layout). The vector passes

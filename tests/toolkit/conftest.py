@@ -28,9 +28,9 @@ DISPATCHGEN = TOOLS / "dispatchgen"
 if str(TOOLS) not in sys.path:
     sys.path.insert(0, str(TOOLS))
 
-from dispatchkit import config as config_mod  # noqa: E402
+from dispatchkit import build_config as config_mod  # noqa: E402
 from dispatchkit.cli import DEFAULT_BASELINE, DEFAULT_DISPATCH  # noqa: E402
-from dispatchkit.config import BuildConfig  # noqa: E402
+from dispatchkit.build_config import BuildConfig  # noqa: E402
 from dispatchkit.probe import Probe  # noqa: E402
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from dispatchkit import generate
-from dispatchkit.config import BuildConfig, configure
+from dispatchkit.build_config import BuildConfig, configure
 from dispatchkit.errors import DispatchError
 from dispatchkit.features import X86_64
 from dispatchkit.options import parse_option

@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from dispatchkit.config import configure
+from dispatchkit.build_config import configure
 from dispatchkit.features import X86_64
 from dispatchkit.features.base import merge_keep_last
 from dispatchkit.probe import Probe

@@ -11,7 +11,7 @@ import shutil
 import subprocess
 
 import pytest
-from dispatchkit.config import configure
+from dispatchkit.build_config import configure
 from dispatchkit.features import X86_64
 
 _MACROS = subprocess.run(["gcc", "-march=native", "-dM", "-E", "-x", "c", "/dev/null"],

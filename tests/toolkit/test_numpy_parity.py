@@ -41,8 +41,8 @@ import stat
 from typing import Dict, Iterable, List, Optional
 
 import pytest
-from dispatchkit import config as config_mod
-from dispatchkit.config import BuildConfig
+from dispatchkit import build_config as config_mod
+from dispatchkit.build_config import BuildConfig
 from dispatchkit.errors import DispatchError
 from dispatchkit.features import AARCH64, ARMHF, PPC64LE, S390X, X86_64, Arch
 from dispatchkit.options import parse_option

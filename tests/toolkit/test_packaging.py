@@ -20,8 +20,10 @@ def test_the_version_is_the_same_everywhere_the_toolkit_states_it():
     from dispatchkit import __version__
     project = tomllib.loads((TOOLKIT / "pyproject.toml").read_text())["project"]
     pc = (TOOLKIT / "dispatchkit" / "lib" / "pkgconfig" / "dispatchgen.pc").read_text()
+    cmake = (TOOLKIT / "dispatchkit" / "cmake" / "dispatchgenConfigVersion.cmake").read_text()
     assert project["version"] == __version__
     assert re.search(r"^Version: (.+)$", pc, re.M)[1] == __version__
+    assert re.search(r'^set\(PACKAGE_VERSION "(.+)"\)$', cmake, re.M)[1] == __version__
 
 
 def test_everything_the_toolkit_ships_is_inside_its_package():
@@ -32,8 +34,9 @@ def test_everything_the_toolkit_ships_is_inside_its_package():
                 "include/dispatch/cpu_runtime.h", "include/dispatch/cpu_module.h",
                 "cpu/cpu_features.c", "cpu/cpu_detect.c", "cpu/cpu_dispatch_trace.c",
                 "cpu/cpu_module_guard.c", "cpu/cpu_program_guard.c", "cpu/cpu_internal.h",
-                "checks/cpu_avx2.c",
-                "lib/pkgconfig/dispatchgen.pc", "__main__.py"):
+                "checks/cpu_avx2.c", "lib/pkgconfig/dispatchgen.pc", "__main__.py",
+                "cmake/dispatchgenConfig.cmake", "cmake/dispatchgenConfigVersion.cmake",
+                "setuptools_ext.py"):
         assert (pkg / rel).is_file(), rel
     root = TOOLKIT.parents[1]
     assert not list((root / "sources" / "include" / "dispatch").glob("cpu_*.h"))
@@ -85,6 +88,11 @@ def test_the_wheel_has_project_urls_and_its_readme_no_dangling_links(tmp_path):
     with zipfile.ZipFile(wheel) as z:
         (meta,) = [n for n in z.namelist() if n.endswith(".dist-info/METADATA")]
         text = z.read(meta).decode()
+        (entry_points,) = [n for n in z.namelist() if n.endswith(".dist-info/entry_points.txt")]
+        entry_points = z.read(entry_points).decode()
+        assert "dispatchkit/cmake/dispatchgenConfig.cmake" in z.namelist()
+    # scikit-build-core adds the package's folder to CMAKE_PREFIX_PATH
+    assert "[cmake.prefix]\ndispatchgen=dispatchkit\n" in entry_points, entry_points
     urls = re.findall(r"^Project-URL: (\w+), (\S+)$", text, re.M)
     assert {name for name, _ in urls} >= {"Repository", "Documentation"}, urls
     assert all(url.startswith("https://") for _, url in urls), urls

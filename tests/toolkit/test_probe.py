@@ -1,4 +1,4 @@
-"""Validation against the real compiler (dispatchkit.probe + dispatchkit.config):
+"""Validation against the real compiler (dispatchkit.probe + dispatchkit.build_config):
 what a build enables, why a feature is dropped, and the probe cache."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import shutil
 import subprocess
 
 import pytest
-from dispatchkit.config import BuildConfig, configure
+from dispatchkit.build_config import BuildConfig, configure
 from dispatchkit.errors import DispatchError
 from dispatchkit.features import X86_64
 from dispatchkit.probe import Probe

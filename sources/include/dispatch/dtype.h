@@ -29,9 +29,10 @@
  * sizes and categories, the rows of the reference loop and cast tables in
  * cpu_loops_reference.c, dlpack.c's type codes, the SIMD chooser's table
  * (indexed by dtype); Python reads the list
- * from C (dispatch/_tables.py). Adding a dtype is one line here plus its
- * loops (docs/contributing.md, "Adding a dtype"). A new dtype is appended,
- * so ids already given (and saved by users: DLPack and pickles carry names,
+ * from C (dispatch/_tables.py). Adding a dtype starts with one line here;
+ * its loops and the ranges, conversions and CUDA types the list cannot
+ * carry are listed in docs/contributing.md, "Adding a dtype". A new dtype
+ * is appended, so ids already given (and saved by users: DLPack and pickles carry names,
  * not ids, but the C ABI has them) keep their values; nothing relies on the
  * order (dispatch_promote_types compares item sizes, not ids).
  */

@@ -1,10 +1,12 @@
 /*
- * The reduction engine (sources/iterator/reduce.c), beside the elementwise
- * one (iterator.h) and over the same raw strided operands: every dtype,
- * every set of dims, keepdim or not, the thread splits, and the hook where
- * a device's reductions hang. The operators check their arguments and
- * allocate the result; everything after that is here. The SIMD kernels it
- * runs come from the reduction kernel table (dispatch/reduce_kernels.h).
+ * The reduction engine (sources/iterator/reduce_*.c, one job per file:
+ * reduce_internal.h), beside the elementwise one (iterator.h) and over the
+ * same raw strided operands: every dtype, every set of dims, keepdim or
+ * not, the thread splits, and the hook where a device's reductions hang.
+ * The operators check their arguments and allocate the result; everything
+ * after that is here. The reductions and their rules are the rows of
+ * dispatch/reductions.h; the SIMD kernels it runs come from the reduction
+ * kernel table (dispatch/reduce_kernels.h).
  *
  * Errors: -1 with dispatch_error_set() (error.h), as iterator.h.
  */
@@ -16,44 +18,11 @@
 
 #include "dispatch/iterator.h"
 #include "dispatch/reduce_kernels.h"
+#include "dispatch/reductions.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* X(NAME, name) per reduction, in id order (Python reads them from C through
- * dispatch_reduce_name). max and min propagate NaN. */
-#define DISPATCH_FORALL_REDUCTIONS(X)                                                     \
-    X(SUM, "sum") X(MEAN, "mean") X(MAX, "max") X(MIN, "min") X(PROD, "prod")
-
-enum dispatch_reduce_op {
-#define DISPATCH_REDUCE_ENUM_(NAME, name) DISPATCH_REDUCE_##NAME,
-    DISPATCH_FORALL_REDUCTIONS(DISPATCH_REDUCE_ENUM_)
-#undef DISPATCH_REDUCE_ENUM_
-    DISPATCH_NUM_REDUCTIONS
-};
-
-/* "sum", ...; NULL out of range. */
-static inline const char *dispatch_reduce_name(int op)
-{
-    static const char *const names[] = {
-#define DISPATCH_REDUCE_NAME_(NAME, name) name,
-        DISPATCH_FORALL_REDUCTIONS(DISPATCH_REDUCE_NAME_)
-#undef DISPATCH_REDUCE_NAME_
-    };
-    return op >= 0 && op < DISPATCH_NUM_REDUCTIONS ? names[op] : NULL;
-}
-
-/* The kernels' op number of a reduction (dispatch/reduce_kernels.h: 0 sum,
- * which mean also runs, 1 max, 2 min). */
-static inline int dispatch_reduce_kernel_op(int op)
-{
-    return op == DISPATCH_REDUCE_MAX ? 1 : op == DISPATCH_REDUCE_MIN ? 2 : 0;
-}
-
-/* The dtype of op's result over dtype: int64 for a sum or prod of integers
- * or bool, else dtype; -1 for a mean of a non-float (or a bad op or dtype). */
-int dispatch_reduce_result_dtype(int op, int dtype);
 
 /* Reduce `in` (any dtype) over the dims whose bit is set in dim_mask (all
  * dims: (1 << ndim) - 1) into `out`, which has the reduced shape and
@@ -62,7 +31,7 @@ int dispatch_reduce_result_dtype(int op, int dtype);
  * as given either way). max/min of an empty set is a ValueError; sum is 0
  * and mean NaN. float16 and bfloat16 accumulate in float32 and round once;
  * integers exactly (sums wrap in int64). The same bits for any thread count
- * and input layout (Note [Deterministic reductions] in reduce.c). */
+ * and input layout (Note [Deterministic reductions] in reduce_float.c). */
 int dispatch_iter_reduce(int op, const dispatch_iter_operand *in, uint32_t dim_mask,
                          int keepdim, const dispatch_iter_operand *out);
 
@@ -70,12 +39,12 @@ int dispatch_iter_reduce(int op, const dispatch_iter_operand *in, uint32_t dim_m
  * kept dims, keepdim or not): indices (dense int64, same shape) gets the
  * row-major position among its reduced elements of the first element equal
  * to each value (NaN equal to NaN), and the value is re-read from there
- * (Note [max and min with indices] in reduce.c). 0. */
+ * (Note [max and min with indices] in reduce_indices.c). 0. */
 int dispatch_iter_reduce_indices(const dispatch_iter_operand *in, uint32_t dim_mask, char *vals,
                                  int64_t *indices);
 
 /* The one check of a reduction's arguments (Note [One reduction check] in
- * reduce.c): op, the reduced dims, the result's shape and the count of
+ * reduce_plan.c): op, the reduced dims, the result's shape and the count of
  * elements reduced per output. The dims are either *dim_mask (dims NULL) or
  * the list dims[0..ndims) (negative dims wrap; ndims 0 means all dims;
  * written to *dim_mask). Writes *out_ndim, out_shape[DISPATCH_ITER_MAX_DIMS]

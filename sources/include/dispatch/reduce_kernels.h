@@ -3,6 +3,8 @@
 
 #include <stdint.h>
 
+#include "dispatch/reductions.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -17,6 +19,10 @@ extern "C" {
  * entry is stored as dispatch_reduce_kernel_fn and called as its kind's
  * type below (the float16 kinds read halves and compute in float32: their
  * types are float32's, EXT's is its own). Nothing else names them.
+ * Each FOLD row of the reduction table (dispatch/reductions.h) has a kind
+ * of its own, FOLD_<NAME>: its kernel source registers
+ * DISPATCH_KERNELS_REDUCE(FOLD_<NAME>, FLOAT32, ...), and the engine finds it
+ * by the reduction's id (DISPATCH_RK_FOLD_OF), with no edit here.
  */
 #define DISPATCH_FORALL_REDUCE_KERNELS(X)                                                   \
     X(SUM)      /* the pairwise sum of n elements `stride` apart */                         \
@@ -24,21 +30,28 @@ extern "C" {
     X(COLS)     /* sum/max/min down the rows of contiguous columns (Note [Column reductions]) */ \
     X(EXT)      /* max or min of n contiguous elements */                                   \
     X(EXT_ROWS) /* nrows of those, as SUM_ROWS */                                           \
-    X(INT)      /* integer and bool sum/max/min into accumulators (Note [Integer reductions]) */ \
-    X(PROD)     /* the product of n elements `stride` apart, in float64 (Note [Product order]) */
+    X(INT)      /* integer and bool sum/max/min into accumulators (Note [Integer reductions]) */
 
 enum dispatch_reduce_kernel_kind {
 #define DISPATCH_REDUCE_KERNEL_ENUM_(K) DISPATCH_RK_##K,
     DISPATCH_FORALL_REDUCE_KERNELS(DISPATCH_REDUCE_KERNEL_ENUM_)
 #undef DISPATCH_REDUCE_KERNEL_ENUM_
+    /* FOLD_<NAME>, one per reduction in id order (used by the FOLD rows):
+     * the fold of n elements `stride` apart, in float64 (prod: Note
+     * [Product order]) */
+#define DISPATCH_REDUCE_KERNEL_FOLD_ENUM_(NAME, ...) DISPATCH_RK_FOLD_##NAME,
+    DISPATCH_FORALL_REDUCTIONS(DISPATCH_REDUCE_KERNEL_FOLD_ENUM_)
+#undef DISPATCH_REDUCE_KERNEL_FOLD_ENUM_
     DISPATCH_NUM_REDUCE_KERNELS
 };
+/* The FOLD kind of reduction op. */
+#define DISPATCH_RK_FOLD_OF(op) (DISPATCH_RK_FOLD_SUM + (op))
 
 typedef void (*dispatch_reduce_kernel_fn)(void);
 typedef float (*dispatch_rk_sum_f32_fn)(const char *p, intptr_t stride, intptr_t n);
 typedef double (*dispatch_rk_sum_f64_fn)(const char *p, intptr_t stride, intptr_t n);
-/* PROD, float32 and float64 alike. */
-typedef double (*dispatch_rk_prod_fn)(const char *p, intptr_t stride, intptr_t n);
+/* FOLD_<NAME>, float32 and float64 alike. */
+typedef double (*dispatch_rk_fold_fn)(const char *p, intptr_t stride, intptr_t n);
 typedef void (*dispatch_rk_rows_fn)(const char *p, intptr_t rstep, intptr_t stride, intptr_t n,
                                     intptr_t nrows, char *out, intptr_t ostep);
 /* op: dispatch_reduce_kernel_op; scratch as dispatch_reduce_cols_scratch. */

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import List, Optional
 
 from . import generate, meson_plan, paths, variants
-from .config import BuildConfig
+from .build_config import BuildConfig
 from .errors import DispatchError, printable, write_stdout
 from .steps import (DEFAULT_BASELINE, DEFAULT_DISPATCH, add_build_options,  # noqa: F401
                     config_from_args, dispatch_objects, report_dict, report_text,

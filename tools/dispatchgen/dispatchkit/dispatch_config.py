@@ -1,6 +1,7 @@
 """`dispatch-config`: where the installed toolkit is, for a downstream build.
 
     dispatch-config --pkgconfigdir     the directory of dispatchgen.pc
+    dispatch-config --cmakedir         the directory of dispatchgenConfig.cmake (dispatchgen_DIR)
     dispatch-config --cflags           -I flag of the headers
     dispatch-config --libs             (empty: the runtime is compiled by the user's build)
     dispatch-config --version
@@ -21,9 +22,9 @@ from pathlib import Path
 from typing import List, Optional
 
 from . import __version__
-from .errors import DispatchError, printable, shown, write_stdout
+from .errors import DispatchError, os_error_reason, printable, shown, write_stdout
 from .fsutil import make_dirs
-from .paths import INCLUDE, PKG, PKGCONFIG
+from .paths import CMAKE, INCLUDE, PKG, PKGCONFIG
 
 # The launcher --vendor writes beside the package: find_program('dispatchgen',
 # dirs: <the folder>) finds it. The checkout's tools/dispatchgen/dispatchgen is
@@ -88,7 +89,7 @@ def vendor(dest_arg: str) -> List[Path]:
     try:
         real = dest.resolve()
     except (OSError, RuntimeError) as exc:  # a loop among its parents
-        raise DispatchError(f"cannot resolve the path: {_why(exc)}", str(dest)) from None
+        raise DispatchError(f"cannot resolve the path: {os_error_reason(exc)}", str(dest)) from None
     if real == PKG.parent.resolve() or PKG.resolve() in (real, *real.parents):
         raise DispatchError("is the toolkit itself; vendor into your project, "
                             "e.g. tools/dispatchgen", str(dest))
@@ -136,10 +137,6 @@ def vendor(dest_arg: str) -> List[Path]:
 # then every directory is made with mkdir and every file created with
 # O_CREAT|O_EXCL|O_NOFOLLOW, which fail rather than follow a link planted
 # after the check.
-
-
-def _why(exc: BaseException) -> str:
-    return printable(exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc))
 
 
 def _is_regular(path: Path) -> bool:
@@ -230,6 +227,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     p = argparse.ArgumentParser(prog="dispatch-config", description=__doc__.split("\n")[0])
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--pkgconfigdir", action="store_true", help="directory of dispatchgen.pc")
+    g.add_argument("--cmakedir", action="store_true", help="directory of dispatchgenConfig."
+                   "cmake: cmake -Ddispatchgen_DIR=\"$(dispatch-config --cmakedir)\"")
     g.add_argument("--cflags", action="store_true", help="compiler flags")
     g.add_argument("--libs", action="store_true", help="linker flags (none)")
     g.add_argument("--version", action="store_true", help="the toolkit's version")
@@ -243,6 +242,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             out = f"dispatch-config: copied {len(files)} files to {printable(str(args.vendor))}"
         elif args.pkgconfigdir:
             out = str(PKGCONFIG)
+        elif args.cmakedir:
+            out = str(CMAKE)
         elif args.cflags:
             out = cflags()
         elif args.libs:
@@ -257,7 +258,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 2
     except OSError as exc:
         where = exc.filename if isinstance(exc.filename, str) else None
-        print(f"dispatch-config: error: {DispatchError(_why(exc), where and shown(where, 200))}",
+        print(f"dispatch-config: error: {DispatchError(os_error_reason(exc), where and shown(where, 200))}",
               file=sys.stderr)
         return 2
     except RecursionError:  # a path deeper than any of the above expected

@@ -36,6 +36,12 @@ def printable(text: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
+def os_error_reason(exc: BaseException) -> str:
+    """Why a file operation failed, as an error quotes it: an OSError's text
+    without its errno and path ("Permission denied"), else the message."""
+    return printable(exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc))
+
+
 def shown(token: str, limit: int = 60) -> str:
     """A user's token as an error quotes it: escaped, and cut after ``limit`` characters."""
     token = printable(token)

@@ -14,8 +14,8 @@ import tempfile
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from .config import BuildConfig
-from .errors import DispatchError, printable
+from .build_config import BuildConfig
+from .errors import DispatchError, os_error_reason, printable
 from .fsutil import make_dirs
 from .targets import Resolved, Target
 
@@ -45,7 +45,7 @@ def write_files(files: Sequence[Tuple[Path, str]]) -> List[Path]:
             try:
                 os.replace(tmp, path)
             except OSError as exc:
-                raise DispatchError(f"cannot write: {_why(exc)}", str(path)) from None
+                raise DispatchError(f"cannot write: {os_error_reason(exc)}", str(path)) from None
             staged[i] = ("", path)
     finally:
         for tmp, _ in staged:
@@ -167,7 +167,7 @@ def _stage(path: Path, text: str) -> str:
         make_dirs(path.parent)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except (OSError, ValueError) as exc:
-        raise DispatchError(f"cannot write into {str(path.parent)!r}: {_why(exc)}",
+        raise DispatchError(f"cannot write into {str(path.parent)!r}: {os_error_reason(exc)}",
                             str(path)) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
@@ -175,7 +175,7 @@ def _stage(path: Path, text: str) -> str:
             os.chmod(tmp, _file_mode(path))  # mkstemp makes it 0600
     except (OSError, ValueError) as exc:
         _unlink(tmp)
-        raise DispatchError(f"cannot write: {_why(exc)}", str(path)) from None
+        raise DispatchError(f"cannot write: {os_error_reason(exc)}", str(path)) from None
     return tmp
 
 
@@ -202,10 +202,6 @@ def _unlink(path: str) -> None:
         os.unlink(path)
     except OSError:
         pass
-
-
-def _why(exc: Exception) -> str:
-    return exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
 
 
 def _xmacro(name: str, items: List[str]) -> str:

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import List, Tuple
 
 from . import generate, paths, variants
-from .config import BuildConfig
+from .build_config import BuildConfig
 from .errors import DispatchError, printable
 from .steps import (add_build_options, check_library_names, config_from_args,
                     dispatch_objects, report_text, runtime_library, write_config)
@@ -143,7 +143,9 @@ def plan(args: argparse.Namespace, config: BuildConfig) -> Tuple[List[Library], 
     return libraries, notes
 
 
-def cmd_meson(args: argparse.Namespace) -> str:
+def libraries_and_summary(args: argparse.Namespace) -> Tuple[List[Library], List[str]]:
+    """What `dispatchgen meson` prints, as data: (the libraries, the summary
+    lines). The setuptools route (setuptools_ext.py) calls it in-process."""
     if not args.module and not args.name:
         raise DispatchError("--module (a Python extension, e.g. mypkg._ext) or --name (a "
                             "program or library) is required")
@@ -154,8 +156,13 @@ def cmd_meson(args: argparse.Namespace) -> str:
     libraries, notes = plan(args, config)
     summary = [f"dispatchgen: {args.module or args.name}: {len(libraries)} static libraries"]
     summary += report_text(config).splitlines() + notes
+    return libraries, [printable(line) for line in summary]
+
+
+def cmd_meson(args: argparse.Namespace) -> str:
+    libraries, summary = libraries_and_summary(args)
     if sys.stderr is not None:
-        sys.stderr.write("".join(f"{printable(line)}\n" for line in summary))
+        sys.stderr.write("".join(f"{line}\n" for line in summary))
     return "".join(f"{name}\t{' '.join(srcs)}\t{' '.join(lflags)}\t{' '.join(cflags)}\n"
                    for name, srcs, cflags, lflags in libraries)
 

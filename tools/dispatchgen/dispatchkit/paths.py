@@ -4,7 +4,7 @@ The same layout serves a checkout (tools/dispatchgen/dispatchkit), an
 installed wheel (site-packages/dispatchkit) and a vendored subproject
 (subprojects/dispatchgen/dispatchkit): headers under include/, the CPU runtime
 sources under cpu/, the feature checks under checks/, dispatchgen.pc under
-lib/pkgconfig/.
+lib/pkgconfig/, the CMake package under cmake/.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ PKG = Path(__file__).resolve().parent
 INCLUDE = PKG / "include"
 CPU = PKG / "cpu"
 PKGCONFIG = PKG / "lib" / "pkgconfig"
+CMAKE = PKG / "cmake"  # dispatchgenConfig.cmake: find_package(dispatchgen)
 
 # The CPU runtime a build compiles WITHOUT its baseline flags (Note [Baseline
 # guard]): detection, the env overrides, the dispatch trace; with a Python

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from . import ctable, generate, paths
-from .config import BuildConfig, configure
+from .build_config import BuildConfig, configure
 from .errors import DispatchError, printable, shown
 from .inputs import read_input
 from .probe import default_cache_dir

@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
 
-from .config import BuildConfig
+from .build_config import BuildConfig
 from .errors import DispatchError, shown
 from .features import ALL_NAMES, Arch
 from .inputs import read_input

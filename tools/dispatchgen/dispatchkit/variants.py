@@ -55,7 +55,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
 from . import generate
-from .config import BuildConfig
+from .build_config import BuildConfig
 from .errors import DispatchError, printable, shown
 from .inputs import read_input
 from .targets import parse, resolve

@@ -2,7 +2,8 @@
 
 The BuildConfig is written to dispatch_config.json at configure time; every
 later step (per-source headers, wrappers, reports) reads it instead of asking
-the compiler again.
+the compiler again. (dispatch_config.py is another thing: the
+`dispatch-config` command, which says where the installed toolkit is.)
 """
 
 from __future__ import annotations

@@ -1,0 +1,169 @@
+/*
+ * The first index of each max/min (Note [max and min with indices]): after
+ * the values are reduced, the row-major position among the reduced
+ * elements of the first element equal to each, for max(dim), min(dim),
+ * argmax and argmin (the rows with indices in dispatch/reductions.h: MAX
+ * and MIN).
+ */
+#include <string.h>
+
+#include "reduce_internal.h"
+
+/* One element of an integer or bool tensor as int64. */
+static int64_t int_at(const char *p, int dtype) {
+    switch (dtype) {
+    case DISPATCH_BOOL: return *(const unsigned char *)p != 0;
+    case DISPATCH_INT8: return *(const int8_t *)p;
+    case DISPATCH_UINT8: return *(const uint8_t *)p;
+    case DISPATCH_INT16: { int16_t v; memcpy(&v, p, 2); return v; }
+    case DISPATCH_INT32: { int32_t v; memcpy(&v, p, 4); return v; }
+    default: { int64_t v; memcpy(&v, p, 8); return v; }
+    }
+}
+
+/* Whether the elements at a and b are equal, NaN matching NaN. */
+static int same_value(const char *a, const char *b, int dtype) {
+    if (dtype == DISPATCH_FLOAT32) {
+        float x, y;
+        memcpy(&x, a, 4), memcpy(&y, b, 4);
+        return x == y || (x != x && y != y);
+    }
+    if (dtype == DISPATCH_FLOAT64) {
+        double x, y;
+        memcpy(&x, a, 8), memcpy(&y, b, 8);
+        return x == y || (x != x && y != y);
+    }
+    return int_at(a, dtype) == int_at(b, dtype);
+}
+
+/*
+ * Note [max and min with indices]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * max(dim)/min(dim) return (values, indices) and argmax/argmin the indices,
+ * with PyTorch's rules: NaN propagates and its index is the first NaN's; of
+ * equal values the first (in row-major order of the reduced dims) wins.
+ * The values come from the reduction kernel; the index of each is then the
+ * first reduced element equal to it (NaN equal to NaN), and the value is
+ * re-read from there, so a tie of -0.0 and 0.0 reports the first one's
+ * sign as PyTorch does.
+ */
+/*
+ * Note [Broadcast reduced dims]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * A reduced dim of stride 0 (an expand()ed view) holds one element many
+ * times. max and min of it are that element's, so they reduce the view with
+ * such dims at size 1: nothing to gather, where the general layout copied
+ * the whole broadcast first (argmax of zeros(2, 1).expand(2, 2**31 + 1) asked
+ * for 16 GiB and failed). The first index of a value (Note [max and min with
+ * indices]) has index 0 in every such dim: a match at another index there
+ * is the same element as at 0, earlier in row-major order. So the search runs
+ * over the other reduced dims and maps its position back to the row-major
+ * position among all of them. Sums, means and products keep every element:
+ * their order of additions is the copy's, and they still gather.
+ */
+typedef struct first_ctx {
+    int dtype, nr;
+    int64_t isz, count;
+    int64_t rshape[DISPATCH_MAX_DIMS], rstride[DISPATCH_MAX_DIMS];
+    int64_t rstep[DISPATCH_MAX_DIMS]; /* a searched dim's step in the row-major position */
+} first_ctx;
+
+/* The engine's inner function: n outputs, each a value at ptrs[0] whose first
+ * position among the reduced elements from ptrs[2] goes to ptrs[1]. */
+static void first_inner(char **ptrs, const intptr_t *steps, intptr_t n, void *arg) {
+    const first_ctx *c = arg;
+    for (intptr_t e = 0; e < n; e++) {
+        const char *base = ptrs[2] + e * steps[2];
+        char *v = ptrs[0] + e * steps[0];
+        int64_t found = 0;
+        if (c->nr == 1 && (c->dtype == DISPATCH_FLOAT32 || c->dtype == DISPATCH_FLOAT64)) {
+            /* one reduced dim of floats: a typed scan (the common case) */
+            int64_t r = 0;
+#define FIRST_MATCH(T)                                                                    \
+            do {                                                                          \
+                T want, x;                                                                \
+                memcpy(&want, v, sizeof want);                                           \
+                for (; r < c->count; r++) {                                               \
+                    memcpy(&x, base + r * c->rstride[0], sizeof x);                       \
+                    if (x == want || (x != x && want != want)) break;                     \
+                }                                                                         \
+            } while (0)
+            if (c->dtype == DISPATCH_FLOAT32) FIRST_MATCH(float);
+            else FIRST_MATCH(double);
+#undef FIRST_MATCH
+            if (r >= c->count) r = 0;
+            memcpy(v, base + r * c->rstride[0], (size_t)c->isz);
+            found = r * c->rstep[0];
+        } else {
+            int64_t ridx[DISPATCH_MAX_DIMS] = {0};
+            for (int64_t r = 0; r < c->count; r++) {
+                const char *p = base;
+                for (int d = 0; d < c->nr; d++) p += ridx[d] * c->rstride[d];
+                if (same_value(p, v, c->dtype)) {
+                    for (int d = 0; d < c->nr; d++) found += ridx[d] * c->rstep[d];
+                    memcpy(v, p, (size_t)c->isz);
+                    break;
+                }
+                for (int d = c->nr - 1; d >= 0 && ++ridx[d] == c->rshape[d]; d--) ridx[d] = 0;
+            }
+        }
+        memcpy(ptrs[1] + e * steps[1], &found, sizeof found);
+    }
+}
+
+/* The kept dims walked by the engine (Note [One strided engine] in
+ * sources/core/strided.c): operands (vals, idx, in), vals and idx fresh
+ * and contiguous over the kept dims. */
+static void first_indices(const dispatch_iter_operand *in, uint32_t mask, char *vals,
+                          int64_t *idx)
+{
+    int nd = in->ndim, nk = 0;
+    first_ctx c = {.dtype = in->dtype, .isz = (int64_t)dispatch_dtype_itemsize(in->dtype),
+                   .count = 1};
+    int64_t kshape[DISPATCH_MAX_DIMS];
+    intptr_t bs[3][DISPATCH_MAX_DIMS];
+    int64_t step = 1; /* row-major over all reduced dims, innermost first */
+    for (int d = nd - 1; d >= 0; d--) {
+        if (!((mask >> d) & 1u)) continue;
+        if (in->strides[d] != 0 || in->shape[d] <= 1) c.nr++;
+    }
+    for (int d = nd - 1, k = c.nr; d >= 0; d--) {
+        if ((mask >> d) & 1u) {
+            if (in->strides[d] != 0 || in->shape[d] <= 1) { /* Note [Broadcast reduced dims] */
+                k--;
+                c.rshape[k] = in->shape[d], c.rstride[k] = in->strides[d], c.rstep[k] = step;
+                c.count *= in->shape[d];
+            }
+            step *= in->shape[d];
+        }
+    }
+    for (int d = 0; d < nd; d++) {
+        if (!((mask >> d) & 1u)) {
+            kshape[nk] = in->shape[d];
+            bs[2][nk++] = (intptr_t)in->strides[d];
+        }
+    }
+    if (nk == 0 && c.nr > 1 && dispatch_reduce_is_dense(in)) { /* all dims of a contiguous tensor: one */
+        c.nr = 1, c.rshape[0] = c.count, c.rstride[0] = c.isz, c.rstep[0] = 1;
+    }
+    intptr_t vs = (intptr_t)c.isz, is = 8;
+    for (int d = nk - 1; d >= 0; d--) {
+        bs[0][d] = kshape[d] == 1 ? 0 : vs;
+        bs[1][d] = kshape[d] == 1 ? 0 : is;
+        if (kshape[d] == 1) bs[2][d] = 0;
+        vs *= (intptr_t)kshape[d], is *= (intptr_t)kshape[d];
+    }
+    char *data[3] = {vals, (char *)idx, in->data};
+    dispatch_strided_plan plan;
+    dispatch_strided_plan_init(&plan, 3, data, nk, kshape, bs);
+    dispatch_strided_plan_walk(&plan, 0, plan.numel, first_inner, &c);
+}
+
+
+
+int dispatch_iter_reduce_indices(const dispatch_iter_operand *in, uint32_t dim_mask, char *vals,
+                                 int64_t *indices)
+{
+    first_indices(in, dim_mask, vals, indices);
+    return 0;
+}
