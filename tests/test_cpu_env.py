@@ -188,6 +188,19 @@ def test_disabling_a_single_extension_removes_the_generations_built_on_it(build,
         assert features[f] == build["features"][f], f
 
 
+@pytest.mark.parametrize("name", ["BMI2", "LZCNT", "MOVBE"])
+def test_disabling_a_scalar_extension_of_x86_64_v3_removes_the_level(build, tmp_path, name):
+    """The psABI levels hold their scalar extensions (issue 37): without one
+    the CPU is not x86-64-v3, though every vector feature stays."""
+    if build["arch"] != "x86_64" or not build["features"].get("X86_V3"):
+        pytest.skip("needs an x86-64-v3 machine")
+    features = _features({DISABLE: name}, tmp_path)
+    assert features[name] is False and features["X86_V3"] is False
+    assert features["X86_V2"] is True
+    for f in ("AVX2", "FMA3", "F16C"):
+        assert features[f] is True, f
+
+
 def test_enabling_a_single_extension_the_machine_lacks_names_what_is_missing(build, tmp_path):
     if build["arch"] not in ("x86_64", "x86") or build["features"]["AVX512VL"]:
         pytest.skip("needs an x86 machine without AVX512VL")

@@ -116,10 +116,14 @@ def test_emulated_cpu_features_are_detected(runs, cpu):
     features = runs[cpu]["features"]
     assert features[CPUS[cpu]["top"]] is True
     assert features[CPUS[cpu]["absent"]] is False
+    v3_scalars = ("BMI", "BMI2", "LZCNT", "MOVBE")  # the x86-64-v3 extensions beside AVX2
+    assert features["CX16"] is True and features["LAHF"] is True  # x86-64-v2's
     if cpu == "Nehalem":
         assert features["X86_V2"] is True and features["X86_V3"] is False
+        assert not any(features[f] for f in v3_scalars), features
     else:
         assert features["X86_V3"] is True and features["X86_V4"] is False
+        assert all(features[f] for f in v3_scalars), features
 
 
 @pytest.mark.parametrize("cpu", CPUS)

@@ -255,6 +255,52 @@ def test_a_plain_cmake_program_chooses_per_cpu(hello_cmake):
         assert r.stdout.strip() == "baseline baseline"  # SSE42 is in the baseline
 
 
+@pytest.mark.skipif(QEMU is None, reason="qemu-x86_64 not found (apt-get install qemu-user)")
+def test_a_plain_cmake_program_is_guarded_below_its_baseline(hello_cmake):
+    """Penryn has SSE4.1 but neither POPCNT nor SSE4.2: the program guard
+    (Note [Program guard]) stops it before main, as the Meson build's."""
+    r = subprocess.run([QEMU, "-cpu", "Penryn", str(hello_cmake)], capture_output=True,
+                       text=True, env=_env(hello_cmake.parent))
+    assert (r.returncode, r.stdout) == (1, ""), (r.returncode, r.stdout, r.stderr)  # not -4
+    assert r.stderr.startswith("hello: this CPU lacks POPCNT SSE42, which this build of hello "
+                               "requires"), r.stderr
+
+
+SHARED_CMAKE = """cmake_minimum_required(VERSION 3.17)
+project(down LANGUAGES C)
+find_package(dispatchgen 0.1 REQUIRED)
+add_library(down SHARED)
+dispatchgen_add_sources(down NAME down SOURCES lib.c)
+add_executable(use use.c)
+target_link_libraries(use PRIVATE down)
+"""
+
+
+@pytest.mark.skipif(QEMU is None, reason="qemu-x86_64 not found (apt-get install qemu-user)")
+def test_a_cmake_shared_library_gets_its_guard_as_a_constructor(tmp_path, tools_venv):
+    """A NAME'd SHARED library links (a shared object has no .preinit_array:
+    the CMake package asks for the constructor) and refuses a CPU below its
+    baseline when loaded."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "CMakeLists.txt").write_text(SHARED_CMAKE)
+    (src / "lib.c").write_text('__attribute__((visibility("default"))) int down_answer(void);\n'
+                               "int down_answer(void) { return 42; }\n")
+    (src / "use.c").write_text('#include <stdio.h>\nint down_answer(void);\n'
+                               'int main(void) { printf("%d\\n", down_answer()); return 0; }\n')
+    cmakedir = run([tools_venv / "dispatch-config", "--cmakedir"]).stdout.strip()
+    env = _env(tmp_path, DISPATCHGEN_CPU_BASELINE="sse42")
+    run([tools_venv / "cmake", "-S", src, "-B", tmp_path / "build",
+         f"-Ddispatchgen_DIR={cmakedir}", f"-DDISPATCHGEN_PYTHON={tools_venv / 'python'}"], env=env)
+    run([tools_venv / "cmake", "--build", tmp_path / "build"], env=env)
+    use = tmp_path / "build" / "use"
+    assert run([QEMU, "-cpu", "Nehalem", use], env=_env(tmp_path)).stdout == "42\n"
+    r = subprocess.run([QEMU, "-cpu", "Penryn", str(use)], capture_output=True, text=True,
+                       env=_env(tmp_path))
+    assert (r.returncode, r.stdout) == (1, ""), (r.returncode, r.stdout, r.stderr)
+    assert r.stderr.startswith("down: this CPU lacks POPCNT SSE42,"), r.stderr
+
+
 def test_a_vendored_copy_serves_cmake_and_its_errors_name_the_file_and_line(tmp_path, tools_venv):
     """`dispatch-config --vendor` copies the CMake package too; find_package
     finds it by PATHS, and a bad @targets statement stops the configure with

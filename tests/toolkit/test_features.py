@@ -20,16 +20,42 @@ AVX512_SINGLES = ["AVX512ER", "AVX512PF", "AVX5124FMAPS", "AVX5124VNNIW", "AVX51
 
 
 def test_the_issues_list_exactly_these_x86_features():
-    # issue 25 put the single AVX-512 extensions between AVX512CD and the generations
+    # issue 25 put the single AVX-512 extensions between AVX512CD and the generations;
+    # issue 37 added the psABI levels' scalar extensions and ICL's vector crypto
     assert [f.name for f in X86_64.features] == [
         "SSE", "SSE2", "SSE3", "SSSE3", "SSE41", "POPCNT", "SSE42", "AVX", "XOP", "FMA4",
-        "F16C", "FMA3", "AVX2", "AVX512F", "AVX512CD", *AVX512_SINGLES, "AVX512_KNL",
-        "AVX512_KNM", "AVX512_SKX", "AVX512_CLX", "AVX512_CNL", "AVX512_ICL", "AVX512_SPR"]
+        "F16C", "FMA3", "AVX2", "CX16", "LAHF", "MOVBE", "LZCNT", "BMI", "BMI2", "AVX512F",
+        "AVX512CD", *AVX512_SINGLES, "VAES", "VPCLMULQDQ", "GFNI", "AVX512_KNL", "AVX512_KNM",
+        "AVX512_SKX", "AVX512_CLX", "AVX512_CNL", "AVX512_ICL", "AVX512_SPR"]
+    assert [f.name for f in X86.features] == [f.name for f in X86_64.features if f.name != "CX16"]
     assert [g.name for g in X86_64.groups] == ["X86_V2", "X86_V3", "X86_V4"]
 
 
+# The x86-64 psABI levels (the psABI's table, as NumPy's X86_V2/V3/V4 groups)
+_V2 = {"SSE", "SSE2", "SSE3", "SSSE3", "SSE41", "SSE42", "POPCNT", "LAHF", "CX16"}
+_V3 = _V2 | {"AVX", "AVX2", "FMA3", "F16C", "BMI", "BMI2", "LZCNT", "MOVBE"}
+_V4 = _V3 | {"AVX512F", "AVX512CD", "AVX512VL", "AVX512BW", "AVX512DQ", "AVX512_SKX"}
+
+
+@pytest.mark.parametrize("arch", [X86_64, X86], ids=["x86_64", "x86"])
+def test_the_psabi_levels_hold_every_feature_they_require(arch):
+    cx16 = set() if arch is X86 else {"CX16"}  # cmpxchg16b: 64-bit mode only
+    groups = {g.name: arch.closure(g.members) for g in arch.groups}
+    assert groups == {"X86_V2": frozenset(_V2 - {"CX16"} | cx16),
+                      "X86_V3": frozenset(_V3 - {"CX16"} | cx16),
+                      "X86_V4": frozenset(_V4 - {"CX16"} | cx16)}
+
+
+def test_avx512_icl_and_spr_hold_what_numpy_requires():
+    icl = {"AVX512VBMI", "AVX512VBMI2", "AVX512VNNI", "AVX512BITALG", "AVX512VPOPCNTDQ",
+           "AVX512IFMA", "VAES", "GFNI", "VPCLMULQDQ"}
+    assert X86_64.closure(["AVX512_ICL"]) >= icl | {"AVX512_SKX"}
+    assert X86_64.closure(["AVX512_SPR"]) >= icl | {"AVX512FP16", "AVX512BF16"}
+
+
 # The flags each NumPy generation enabled before it was built from the single
-# extensions (issue 25): the same flags, in the same order.
+# extensions (issue 25): the same flags, in the same order; ICL and SPR have
+# since gained what NumPy's tables require of them (issue 37).
 _AVX512_BASE = ["-msse", "-msse2", "-msse3", "-mssse3", "-msse4.1", "-mpopcnt", "-msse4.2",
                 "-mavx", "-mf16c", "-mfma", "-mavx2", "-mavx512f", "-mavx512cd"]
 _SKX = ["-mavx512vl", "-mavx512bw", "-mavx512dq"]
@@ -44,8 +70,8 @@ _ICL = [*_SKX, "-mavx512vnni", "-mavx512ifma", "-mavx512vbmi", "-mavx512vbmi2",
     ("AVX512_SKX", _SKX),
     ("AVX512_CLX", [*_SKX, "-mavx512vnni"]),
     ("AVX512_CNL", [*_SKX, "-mavx512ifma", "-mavx512vbmi"]),
-    ("AVX512_ICL", _ICL),
-    ("AVX512_SPR", [*_ICL, "-mavx512fp16"]),
+    ("AVX512_ICL", [*_ICL, "-mvaes", "-mvpclmulqdq", "-mgfni"]),
+    ("AVX512_SPR", [*_ICL, "-mavx512bf16", "-mavx512fp16", "-mvaes", "-mvpclmulqdq", "-mgfni"]),
 ])
 def test_the_numpy_generations_keep_their_flags(name, extra):
     assert X86_64.flags_for([name]) == _AVX512_BASE + extra
@@ -55,7 +81,7 @@ def test_the_numpy_generations_keep_their_flags(name, extra):
     ("AVX512_SKX", {"__AVX512VL__", "__AVX512BW__", "__AVX512DQ__"}),
     ("AVX512_CLX", {"__AVX512VNNI__"}),
     ("AVX512_CNL", {"__AVX512IFMA__", "__AVX512VBMI__"}),
-    ("AVX512_SPR", {"__AVX512FP16__"}),
+    ("AVX512_SPR", {"__AVX512FP16__", "__AVX512BF16__"}),
 ])
 def test_a_generation_is_recognised_by_its_own_extensions_macros(name, macros):
     # what `native` and flags in CFLAGS are matched against
@@ -90,12 +116,19 @@ def test_extensions_gcc_builds_on_avx512bw_imply_it(name):
 
 @pytest.mark.parametrize("arch, names", [
     (AARCH64, ["NEON", "NEON_FP16", "NEON_VFPV4", "ASIMD", "ASIMDHP", "ASIMDDP", "ASIMDFHM",
-               "SVE"]),
+               "SVE", "I8MM", "BF16", "SVE2"]),  # the last three beyond NumPy's (issue 37)
     (PPC64LE, ["VSX", "VSX2", "VSX3", "VSX4"]),
     (S390X, ["VX", "VXE", "VXE2"]),
 ])
 def test_other_arch_tables_hold_the_issues_features(arch, names):
     assert [f.name for f in arch.features] == names
+
+
+def test_sve_implies_fp16_arithmetic_only():
+    """Note [SVE implies ASIMDHP only]: A64FX has SVE without DotProd or FHM."""
+    assert AARCH64.closure(["SVE"]) == AARCH64.closure(["ASIMDHP"]) | {"SVE"}
+    assert AARCH64.closure(["SVE2"]) == AARCH64.closure(["SVE"]) | {"SVE2"}
+    assert "ASIMDDP" in AARCH64.closure(["I8MM"]) and "ASIMDHP" in AARCH64.closure(["BF16"])
 
 
 @pytest.mark.parametrize("arch, feature", EVERY_FEATURE)

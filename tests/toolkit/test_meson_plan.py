@@ -85,6 +85,24 @@ def test_a_meson_option_chooses_a_variants_source(project):
     assert link == [] and "cpu_module_guard.c" not in " ".join(runtime_sources)  # a program
 
 
+def test_a_program_gets_the_program_guard_without_baseline_flags(project):
+    """Note [Program guard]: the guard is in the runtime's library, which has
+    no baseline flags; the name travels as character codes."""
+    libs = _libraries(_meson(project, "--name", "prog", "--sources", "mod.c"))
+    runtime_sources, _, cflags = libs["prog_cpu_runtime"]
+    assert [Path(s).name for s in runtime_sources] == [
+        "cpu_features.c", "cpu_detect.c", "cpu_dispatch_trace.c", "cpu_program_guard.c"]
+    assert "-DDISPATCH_PROGRAM_NAME_CHARS=112,114,111,103" in cflags  # p r o g
+    assert "-DDISPATCH_PROGRAM_GUARD_CONSTRUCTOR" not in cflags  # a .preinit_array entry
+    assert not [f for f in cflags if f.startswith("-m")]
+    assert "-msse3" in libs["prog_sources"][2]
+
+
+def test_a_shared_library_gets_its_guard_as_a_constructor(project):
+    libs = _libraries(_meson(project, "--name", "prog", "--shared-library"))
+    assert "-DDISPATCH_PROGRAM_GUARD_CONSTRUCTOR" in libs["prog_cpu_runtime"][2]
+
+
 def test_the_variants_header_records_the_choice_in_the_trace(project):
     _libraries(_meson(project, "--name", "prog", "--variants", "vx.variants.ini",
                       "--option", "asm=true"))
@@ -101,6 +119,7 @@ def test_the_variants_header_records_the_choice_in_the_trace(project):
     (["--name", "vx", "--sources", "mod.c", "--variants", "vx.variants.ini", "--option",
       "asm=1", "--dispatch", "k.dispatch.c"], None),
     (["--sources", "mod.c"], "--module (a Python extension"),
+    (["--module", "pkg._mod", "--shared-library"], "--shared-library goes with --name"),
 ])
 def test_errors_are_one_line_and_write_nothing(project, args, message):
     r = _meson(project, *args)

@@ -109,11 +109,12 @@ def test_default_dispatch_value_drops_xop_and_fma4_only():
 
 
 @pytest.mark.parametrize("group, members", [
-    ("x86_v2", {"SSE", "SSE2", "SSE3", "SSSE3", "SSE41", "POPCNT", "SSE42"}),
-    ("X86_V3", {"SSE", "SSE2", "SSE3", "SSSE3", "SSE41", "POPCNT", "SSE42",
-                "AVX", "F16C", "FMA3", "AVX2"}),
-    ("x86_V4", {"SSE", "SSE2", "SSE3", "SSSE3", "SSE41", "POPCNT", "SSE42",
-                "AVX", "F16C", "FMA3", "AVX2", "AVX512F", "AVX512CD", "AVX512_SKX"}),
+    ("x86_v2", {"SSE", "SSE2", "SSE3", "SSSE3", "SSE41", "POPCNT", "SSE42", "LAHF", "CX16"}),
+    ("X86_V3", {"SSE", "SSE2", "SSE3", "SSSE3", "SSE41", "POPCNT", "SSE42", "LAHF", "CX16",
+                "AVX", "F16C", "FMA3", "AVX2", "BMI", "BMI2", "LZCNT", "MOVBE"}),
+    ("x86_V4", {"SSE", "SSE2", "SSE3", "SSSE3", "SSE41", "POPCNT", "SSE42", "LAHF", "CX16",
+                "AVX", "F16C", "FMA3", "AVX2", "BMI", "BMI2", "LZCNT", "MOVBE",
+                "AVX512F", "AVX512CD", "AVX512_SKX"}),
 ])
 def test_a_group_adds_all_its_members(group, members):
     assert names(group) == members

@@ -33,9 +33,10 @@ def test_everything_the_toolkit_ships_is_inside_its_package():
     for rel in ("include/dispatch/cpu_dispatch.h", "include/dispatch/cpu_features.h",
                 "include/dispatch/cpu_runtime.h", "include/dispatch/cpu_module.h",
                 "cpu/cpu_features.c", "cpu/cpu_detect.c", "cpu/cpu_dispatch_trace.c",
-                "cpu/cpu_module_guard.c", "cpu/cpu_internal.h", "checks/cpu_avx2.c",
-                "lib/pkgconfig/dispatchgen.pc", "__main__.py", "cmake/dispatchgenConfig.cmake",
-                "cmake/dispatchgenConfigVersion.cmake", "setuptools_ext.py"):
+                "cpu/cpu_module_guard.c", "cpu/cpu_program_guard.c", "cpu/cpu_internal.h",
+                "checks/cpu_avx2.c", "lib/pkgconfig/dispatchgen.pc", "__main__.py",
+                "cmake/dispatchgenConfig.cmake", "cmake/dispatchgenConfigVersion.cmake",
+                "setuptools_ext.py"):
         assert (pkg / rel).is_file(), rel
     root = TOOLKIT.parents[1]
     assert not list((root / "sources" / "include" / "dispatch").glob("cpu_*.h"))

@@ -78,7 +78,8 @@ def test_implied_features_join_the_baseline(gcc_configure):
 
 def test_a_group_in_the_baseline_brings_its_closure(gcc_configure):
     cfg = gcc_configure(baseline="x86_v3", dispatch="max")
-    assert cfg.baseline == X86_64.sort(X86_64.closure(["FMA3", "AVX2"]))
+    assert cfg.baseline == X86_64.sort(X86_64.closure(
+        ["FMA3", "AVX2", "CX16", "LAHF", "BMI2", "LZCNT", "MOVBE"]))
     assert cfg.dispatch[0] == "XOP"
 
 

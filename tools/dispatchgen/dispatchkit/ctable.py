@@ -34,7 +34,7 @@ ID_MAX = 400
 # convention: x86 1-199 (SSE..AVX2 1-13, AVX512F/CD 30-31, the NumPy AVX-512
 # generations 40-46, the psABI levels 60-62, the single AVX-512 extensions
 # 70-84), ppc64 200-299, ARM 300-349, IBM Z 350-379, RISC-V
-# 380-399. A name shared by tables
+# 380-389, LoongArch 390-399. A name shared by tables
 # (x86 and x86_64, aarch64 and armhf) has one id.
 
 _TOOL = "dispatchgen configure"

@@ -19,7 +19,8 @@ extension"; tests/examples/pyext and varext):
     endforeach
 
 The libraries: the CPU runtime (the toolkit's sources, WITHOUT the baseline
-flags, with the module's guard as its PyInit: Note [Module guard]), the
+flags, with the module's guard as its PyInit: Note [Module guard]; for a
+--name, the program's guard that runs before main: Note [Program guard]), the
 module's own sources (--sources, with the baseline flags), each dispatchable
 source once per target (--dispatch) and each variant of each variants file
 (--variants). Only the module's init is exported: the runtime's line carries
@@ -86,7 +87,8 @@ def plan(args: argparse.Namespace, config: BuildConfig) -> Tuple[List[Library], 
     notes: List[str] = []
 
     who = f"--module {args.module}" if module else f"--name {args.name}"
-    sources, flags = runtime_library(package, module, args.env_prefix)
+    sources, flags = runtime_library(package, module, args.env_prefix, program=args.name,
+                                     shared_library=args.shared_library)
     link: List[str] = []
     if module:
         script = outdir / f"{module}.exports"
@@ -147,6 +149,9 @@ def libraries_and_summary(args: argparse.Namespace) -> Tuple[List[Library], List
     if not args.module and not args.name:
         raise DispatchError("--module (a Python extension, e.g. mypkg._ext) or --name (a "
                             "program or library) is required")
+    if args.shared_library and not args.name:
+        raise DispatchError("--shared-library goes with --name (a Python module's guard is "
+                            "its init already)")
     config = config_from_args(args)
     libraries, notes = plan(args, config)
     summary = [f"dispatchgen: {args.module or args.name}: {len(libraries)} static libraries"]
@@ -171,8 +176,12 @@ def add_parser(sub) -> None:
     who = p.add_mutually_exclusive_group()
     who.add_argument("--module", help="the Python extension, dotted (pkg._ext): its init is "
                      "the toolkit's guard, it reads PKG_*_CPU_FEATURES")
-    who.add_argument("--name", help="a program or library without a Python module: no "
-                     "guard; it calls dispatch_cpu_init() itself")
+    who.add_argument("--name", help="a program or library without a Python module: its "
+                     "guard runs before main and exits naming what the CPU lacks; it calls "
+                     "dispatch_cpu_init() itself")
+    p.add_argument("--shared-library", action="store_true",
+                   help="with --name, the libraries link into a shared library (which has "
+                   "no .preinit_array): the guard runs as its first constructor")
     p.add_argument("--env-prefix", help="prefix of the env variables (default: the package "
                    "name in upper case)")
     p.add_argument("--sources", type=Path, nargs="*", default=[],

@@ -19,6 +19,9 @@ CMAKE = PKG / "cmake"  # dispatchgenConfig.cmake: find_package(dispatchgen)
 
 # The CPU runtime a build compiles WITHOUT its baseline flags (Note [Baseline
 # guard]): detection, the env overrides, the dispatch trace; with a Python
-# module, also its guard (Note [Module guard] in cpu/cpu_module_guard.c).
+# module, also its guard (Note [Module guard] in cpu/cpu_module_guard.c); with
+# a program (`--name`), the program's (Note [Program guard] in
+# cpu/cpu_program_guard.c).
 RUNTIME_SOURCES = ("cpu_features.c", "cpu_detect.c", "cpu_dispatch_trace.c")
 MODULE_GUARD = "cpu_module_guard.c"
+PROGRAM_GUARD = "cpu_program_guard.c"

@@ -92,15 +92,18 @@ def env_prefix_of(package: str) -> str:
     return re.sub(r"[^A-Za-z0-9_]", "_", package).upper()
 
 
-def runtime_library(package: str, module: Optional[str],
-                    prefix: Optional[str]) -> Tuple[List[str], List[str]]:
+def runtime_library(package: str, module: Optional[str], prefix: Optional[str],
+                    program: Optional[str] = None,
+                    shared_library: bool = False) -> Tuple[List[str], List[str]]:
     """The CPU runtime as a downstream build compiles it: (sources, -D flags).
 
     The toolkit's own files (paths.CPU), compiled WITHOUT the build's baseline
     flags, with the package's env prefix (Note [Env prefix] in
     cpu/cpu_features.c); with a module name, also the module guard (Note
     [Module guard] in cpu/cpu_module_guard.c), whose PyInit_<module> is the
-    extension's.
+    extension's; with a program name, the program guard (Note [Program guard]
+    in cpu/cpu_program_guard.c), a .preinit_array entry, or a first
+    constructor in a shared library.
     """
     prefix = prefix or env_prefix_of(package)
     c_package = package.replace(".", "_").replace("-", "_")
@@ -108,10 +111,17 @@ def runtime_library(package: str, module: Optional[str],
         if value is not None and not _IDENT.fullmatch(value):
             raise DispatchError(f"the {what} name {shown(value)!r} must be a C identifier "
                                 "(letters, digits, underscores)")
-    names = list(paths.RUNTIME_SOURCES) + ([paths.MODULE_GUARD] if module else [])
+    names = list(paths.RUNTIME_SOURCES)
     flags = [f"-DDISPATCH_CPU_ENV_PREFIX={prefix}"]
     if module:
+        names.append(paths.MODULE_GUARD)
         flags += [f"-DDISPATCH_PACKAGE_NAME={c_package}", f"-DDISPATCH_MODULE_NAME={module}"]
+    elif program:
+        names.append(paths.PROGRAM_GUARD)
+        codes = ",".join(str(b) for b in program.encode())
+        flags.append(f"-DDISPATCH_PROGRAM_NAME_CHARS={codes}")
+        if shared_library:
+            flags.append("-DDISPATCH_PROGRAM_GUARD_CONSTRUCTOR")
     sources = [str(paths.CPU / n) for n in names]
     bad = next((s for s in sources if not s.isprintable()), None)
     if bad is not None:  # it goes into meson's tab-separated lines

@@ -133,6 +133,14 @@ static void test_x86_matches_cpuinfo(void)
         {DISPATCH_CPU_FEATURE_AVX512VPOPCNTDQ, "avx512_vpopcntdq"},
         {DISPATCH_CPU_FEATURE_AVX512BF16, "avx512_bf16"},
         {DISPATCH_CPU_FEATURE_AVX512FP16, "avx512_fp16"},
+        {DISPATCH_CPU_FEATURE_LAHF, "lahf_lm"},    {DISPATCH_CPU_FEATURE_MOVBE, "movbe"},
+        {DISPATCH_CPU_FEATURE_LZCNT, "abm"},       {DISPATCH_CPU_FEATURE_BMI, "bmi1"},
+        {DISPATCH_CPU_FEATURE_BMI2, "bmi2"},       {DISPATCH_CPU_FEATURE_GFNI, "gfni"},
+        {DISPATCH_CPU_FEATURE_VAES, "vaes"},
+        {DISPATCH_CPU_FEATURE_VPCLMULQDQ, "vpclmulqdq"},
+#if defined(__x86_64__)
+        {DISPATCH_CPU_FEATURE_CX16, "cx16"},
+#endif
     };
     for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); ++i) {
         const int flag = dispatch__cpu_cpuinfo_has("/proc/cpuinfo", "flags", map[i].flag);

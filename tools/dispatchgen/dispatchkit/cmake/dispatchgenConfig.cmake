@@ -4,9 +4,10 @@
 # the planner of the toolkit beside this file (standard library Python), which
 # checks the CPU options against the compiler, writes the generated headers
 # and lists the static libraries to build; each becomes an object library of
-# the target: the CPU runtime and, for a module, its guard (without the
-# baseline flags), the target's own sources (with them), each dispatchable
-# source once per target, each variant of a variants file.
+# the target: the CPU runtime and its guard (a module's init, or a program's
+# check before main; without the baseline flags), the target's own sources
+# (with them), each dispatchable source once per target, each variant of a
+# variants file.
 #
 # Found by scikit-build-core through the wheel's `cmake.prefix` entry point,
 # by plain CMake with -Ddispatchgen_DIR="$(dispatch-config --cmakedir)", and
@@ -107,6 +108,10 @@ function(dispatchgen_add_sources target)
   if(DISPATCHGEN_DISABLE_OPTIMIZATION)
     list(APPEND inputs --disable-optimization)
   endif()
+  get_target_property(type "${target}" TYPE)
+  if(DG_NAME AND (type STREQUAL "SHARED_LIBRARY" OR type STREQUAL "MODULE_LIBRARY"))
+    list(APPEND inputs --shared-library)  # no .preinit_array there: Note [Program guard]
+  endif()
   string(STRIP "${CMAKE_C_COMPILER_LAUNCHER} ${CMAKE_C_COMPILER}" cc)
   get_filename_component(package "${CMAKE_CURRENT_FUNCTION_LIST_DIR}" DIRECTORY)
   set(outdir "${CMAKE_CURRENT_BINARY_DIR}/dispatchgen/${target}")
@@ -124,7 +129,6 @@ function(dispatchgen_add_sources target)
     message(STATUS "${line}")
   endforeach()
 
-  get_target_property(type "${target}" TYPE)
   set(pic "${CMAKE_POSITION_INDEPENDENT_CODE}")
   if(type STREQUAL "MODULE_LIBRARY" OR type STREQUAL "SHARED_LIBRARY")
     set(pic ON)

@@ -104,6 +104,8 @@ const char *dispatch_cpu_arch(void)
     return "s390x";
 #elif defined(__riscv) && defined(__LP64__)
     return "riscv64";
+#elif defined(__loongarch64)
+    return "loongarch64";
 #else
     return "unknown";
 #endif

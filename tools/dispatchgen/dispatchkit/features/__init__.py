@@ -10,13 +10,14 @@ from typing import Dict, FrozenSet, Mapping, Optional
 
 from .arm import AARCH64, ARMHF
 from .base import Arch, Feature, Group
-from .ppc64 import PPC64LE
+from .loongarch64 import LOONGARCH64
+from .ppc64 import PPC64, PPC64LE
 from .riscv64 import RISCV64
 from .s390x import S390X
 from .x86 import X86, X86_64
 
-ARCHES: Dict[str, Arch] = {a.name: a for a in (X86_64, X86, AARCH64, ARMHF, PPC64LE, S390X,
-                                                         RISCV64)}
+ARCHES: Dict[str, Arch] = {a.name: a for a in (X86_64, X86, AARCH64, ARMHF, PPC64LE, PPC64,
+                                                S390X, RISCV64, LOONGARCH64)}
 
 # Every name any table knows, for telling "another arch's feature" from a typo.
 ALL_NAMES: FrozenSet[str] = frozenset(

@@ -34,8 +34,22 @@ AARCH64_FEATURES = (
             cpuinfo=("asimddp",), macros=("__ARM_FEATURE_DOTPROD",), cid=305),
     Feature("ASIMDFHM", 7, ("ASIMDHP",), ("-march=armv8.2-a+fp16fml",), _NEON,
             cpuinfo=("asimdfhm",), macros=("__ARM_FEATURE_FP16_FML",), cid=306),
+    # Note [SVE implies ASIMDHP only]: the architecture makes FP16 a
+    # requirement of SVE, nothing more of Advanced SIMD; A64FX (SVE,
+    # 512-bit) has neither DotProd nor FHM, and neither has qemu's a64fx
+    # model (tests/test_cross_matrix.py), so SVE implies ASIMDHP, as NumPy's.
     Feature("SVE", 8, ("ASIMDHP",), ("-march=armv8.2-a+sve",), ("arm_sve.h",),
             cpuinfo=("sve",), macros=("__ARM_FEATURE_SVE",), cid=307),
+    # Beyond NumPy's table (docs/cpu-features.md). Each implies what every
+    # core that has it has: Int8 matrix multiply (Armv8.6) comes with the
+    # dot product, BFloat16 (Armv8.6) with FP16 arithmetic, SVE2 (Armv9)
+    # with SVE.
+    Feature("I8MM", 9, ("ASIMDDP",), ("-march=armv8.2-a+i8mm",), _NEON, cpuinfo=("i8mm",),
+            macros=("__ARM_FEATURE_MATMUL_INT8",), cid=308),
+    Feature("BF16", 10, ("ASIMDHP",), ("-march=armv8.2-a+bf16",), _NEON, cpuinfo=("bf16",),
+            macros=("__ARM_FEATURE_BF16_VECTOR_ARITHMETIC",), cid=309),
+    Feature("SVE2", 11, ("SVE",), ("-march=armv8.2-a+sve2",), ("arm_sve.h",),
+            cpuinfo=("sve2",), macros=("__ARM_FEATURE_SVE2",), cid=310),
 )
 
 ARMHF_FEATURES = (

@@ -1,4 +1,10 @@
-"""ppc64le: VSX levels by POWER generation; each level is one -mcpu."""
+"""ppc64le and ppc64 (big-endian): VSX levels by POWER generation; each
+level is one -mcpu.
+
+Both byte orders share the table; they differ in the minimum. Little-endian
+POWER started with POWER8, so ppc64le's minimum is VSX2; big-endian runs on
+CPUs from before VSX (POWER5, 970), so ppc64's minimum is empty, as NumPy's.
+"""
 
 from __future__ import annotations
 
@@ -18,3 +24,5 @@ FEATURES = (
 
 PPC64LE = Arch("ppc64le", ("__powerpc64__", "__LITTLE_ENDIAN__"), FEATURES, ("VSX", "VSX2"),
                merge_keep_last(("-mcpu=",)))
+PPC64 = Arch("ppc64", ("__powerpc64__", "__BIG_ENDIAN__"), FEATURES, (),
+             merge_keep_last(("-mcpu=",)))

@@ -1,5 +1,11 @@
 """x86 and x86_64: SSE up to AVX-512 FP16, plus the x86-64 psABI levels.
 
+The scalar extensions the psABI levels name (CX16 and LAHF in x86-64-v2;
+BMI, BMI2, LZCNT and MOVBE in x86-64-v3) are features of their own, so the
+groups hold what the levels require; as do VAES, GFNI and VPCLMULQDQ, which
+AVX512_ICL requires with NumPy (docs/cpu-features.md lists every difference
+from NumPy's tables).
+
 Each AVX-512 extension is a feature of its own (AVX512VL, AVX512BW, ...);
 the compound features follow the CPU generations that introduced them (KNL,
 KNM, SKX, CLX, CNL, ICL, SPR, as NumPy names them) and are built from those,
@@ -47,7 +53,19 @@ _SINGLES = (
     _single("AVX512BF16", 35, 83, "avx512_bf16", implies="AVX512BW"),
     _single("AVX512FP16", 36, 84, "avx512_fp16", implies="AVX512BW"),
 )
-_BY_NAME = {f.name: f for f in _SINGLES}
+
+# Vector crypto and Galois-field instructions: in 256-bit (VEX) form on CPUs
+# without AVX-512 too (Zen 3), so each implies AVX2, not AVX512F; GFNI also
+# has an SSE form (Tremont has it without AVX).
+_VECTOR_CRYPTO = (
+    Feature("VAES", 37, ("AVX2",), ("-mvaes",), _IMM, cpuinfo=("vaes",), macros=("__VAES__",),
+            cid=85),
+    Feature("VPCLMULQDQ", 38, ("AVX2",), ("-mvpclmulqdq",), _IMM, cpuinfo=("vpclmulqdq",),
+            macros=("__VPCLMULQDQ__",), cid=87),
+    Feature("GFNI", 39, ("SSE42",), ("-mgfni",), _IMM, cpuinfo=("gfni",), macros=("__GFNI__",),
+            cid=86),
+)
+_BY_NAME = {f.name: f for f in (*_SINGLES, *_VECTOR_CRYPTO)}
 
 
 def _generation(name: str, interest: int, base: Tuple[str, ...], parts: Tuple[str, ...],
@@ -90,11 +108,25 @@ FEATURES = (
             cid=12),
     Feature("AVX2", 13, ("F16C",), ("-mavx2",), _IMM, cpuinfo=("avx2",), macros=("__AVX2__",),
             cid=13),
+    # Scalar extensions of the psABI levels: each implies SSE3 (every CPU
+    # with one has it; and so every x86 feature implies the minimum, as in
+    # NumPy's chain: `max -min` is empty) and no vector feature beyond it
+    # (Atom has MOVBE without AVX, Piledriver BMI without AVX2).
+    Feature("LAHF", 15, ("SSE3",), ("-msahf",), _IMM, cpuinfo=("lahf_lm",), macros=("__LAHF_SAHF__",),
+            cid=15),
+    Feature("MOVBE", 16, ("SSE3",), ("-mmovbe",), _IMM, cpuinfo=("movbe",), macros=("__MOVBE__",),
+            cid=16),
+    Feature("LZCNT", 17, ("SSE3",), ("-mlzcnt",), _IMM, cpuinfo=("abm",), macros=("__LZCNT__",),
+            cid=17),
+    Feature("BMI", 18, ("SSE3",), ("-mbmi",), _IMM, cpuinfo=("bmi1",), macros=("__BMI__",), cid=18),
+    Feature("BMI2", 19, ("BMI",), ("-mbmi2",), _IMM, cpuinfo=("bmi2",), macros=("__BMI2__",),
+            cid=19),
     Feature("AVX512F", 20, ("FMA3", "AVX2"), ("-mavx512f",), _IMM, cpuinfo=("avx512f",),
             macros=("__AVX512F__",), autovec=_AVX512_AUTOVEC, cid=30),
     Feature("AVX512CD", 21, ("AVX512F",), ("-mavx512cd",), _IMM, cpuinfo=("avx512cd",),
             macros=("__AVX512CD__",), autovec=_AVX512_AUTOVEC, cid=31),
     *_SINGLES,
+    *_VECTOR_CRYPTO,
     _generation("AVX512_KNL", 40, ("AVX512CD",), ("AVX512ER", "AVX512PF"), cid=40),
     _generation("AVX512_KNM", 41, ("AVX512_KNL",),
                 ("AVX5124FMAPS", "AVX5124VNNIW", "AVX512VPOPCNTDQ"), cid=41),
@@ -103,21 +135,29 @@ FEATURES = (
     _generation("AVX512_CLX", 43, ("AVX512_SKX",), ("AVX512VNNI",), cid=43),
     _generation("AVX512_CNL", 44, ("AVX512_SKX",), ("AVX512IFMA", "AVX512VBMI"), cid=44),
     _generation("AVX512_ICL", 45, ("AVX512_CLX", "AVX512_CNL"),
-                ("AVX512VBMI2", "AVX512BITALG", "AVX512VPOPCNTDQ"), cid=45),
-    _generation("AVX512_SPR", 46, ("AVX512_ICL",), ("AVX512FP16",), cid=46),
+                ("AVX512VBMI2", "AVX512BITALG", "AVX512VPOPCNTDQ", "VAES", "VPCLMULQDQ",
+                 "GFNI"), cid=45),
+    _generation("AVX512_SPR", 46, ("AVX512_ICL",), ("AVX512FP16", "AVX512BF16"), cid=46),
 )
 
-# The psABI levels as far as this table models them (x86-64-v3 also needs
-# BMI1/2, LZCNT and MOVBE, which no dispatch target here uses).
-GROUPS = (
-    Group("X86_V2", ("SSE", "SSE2", "SSE3", "SSSE3", "SSE41", "POPCNT", "SSE42"), cid=60),
-    Group("X86_V3", ("SSE", "SSE2", "SSE3", "SSSE3", "SSE41", "POPCNT", "SSE42",
-                     "AVX", "F16C", "FMA3", "AVX2"), cid=61),
-    Group("X86_V4", ("SSE", "SSE2", "SSE3", "SSSE3", "SSE41", "POPCNT", "SSE42",
-                     "AVX", "F16C", "FMA3", "AVX2", "AVX512F", "AVX512CD", "AVX512_SKX"),
-          cid=62),
-)
+# cmpxchg16b exists in 64-bit mode only.
+CX16 = Feature("CX16", 14, ("SSE3",), ("-mcx16",), _IMM, cpuinfo=("cx16",),
+               macros=("__GCC_HAVE_SYNC_COMPARE_AND_SWAP_16",), cid=14)
 
-X86_64 = Arch("x86_64", ("__x86_64__",), FEATURES, ("SSE", "SSE2", "SSE3"),
-              merge_keep_last(()), GROUPS)
-X86 = Arch("x86", ("__i386__",), FEATURES, ("SSE", "SSE2"), merge_keep_last(()), GROUPS)
+_V2 = ("SSE", "SSE2", "SSE3", "SSSE3", "SSE41", "POPCNT", "SSE42", "LAHF")
+_V3 = ("AVX", "F16C", "FMA3", "AVX2", "BMI", "BMI2", "LZCNT", "MOVBE")
+_V4 = ("AVX512F", "AVX512CD", "AVX512_SKX")
+
+
+def _levels(v2: tuple) -> tuple:
+    """The x86-64 psABI levels, each with every feature it requires."""
+    return (Group("X86_V2", v2, cid=60), Group("X86_V3", v2 + _V3, cid=61),
+            Group("X86_V4", v2 + _V3 + _V4, cid=62))
+
+
+_AFTER_AVX2 = [f.name for f in FEATURES].index("AVX2") + 1  # CX16 in interest order
+X86_64 = Arch("x86_64", ("__x86_64__",),
+              FEATURES[:_AFTER_AVX2] + (CX16,) + FEATURES[_AFTER_AVX2:], ("SSE", "SSE2", "SSE3"),
+              merge_keep_last(()), _levels(_V2 + ("CX16",)))
+# 32-bit x86: no cmpxchg16b; the same levels less CX16, as NumPy's x86 build.
+X86 = Arch("x86", ("__i386__",), FEATURES, ("SSE", "SSE2"), merge_keep_last(()), _levels(_V2))

@@ -42,7 +42,8 @@ int dispatch_cpu_feature_id(const char *name);
 /* Table name of an id, or NULL. */
 const char *dispatch_cpu_feature_name(int feature);
 /* The toolkit's arch name: "x86_64", "x86", "aarch64", "armhf", "ppc64le",
- * "s390x", "riscv64"; "ppc64" (big-endian) or "unknown" elsewhere. */
+ * "ppc64" (big-endian), "s390x", "riscv64", "loongarch64"; "unknown"
+ * elsewhere. */
 const char *dispatch_cpu_arch(void);
 
 /* ------------------------------------------------------------------------
