@@ -9,17 +9,19 @@
 
 #include "reduce_internal.h"
 
-/* One element of an integer or bool tensor as int64. */
+/* One element of a bool or integer tensor as int64: a case per such row of
+ * the list, read as its storage type (Note [Integer facts] in dtype.h). */
+#define INT_AT_BOOL(NAME, T) case DISPATCH_##NAME: return *(const unsigned char *)p != 0;
+#define INT_AT_INT(NAME, T) case DISPATCH_##NAME: { T v; memcpy(&v, p, sizeof v); return v; }
+#define INT_AT_FLOAT(NAME, T)
+#define INT_AT_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) INT_AT_##CAT(NAME, T)
 static int64_t int_at(const char *p, int dtype) {
     switch (dtype) {
-    case DISPATCH_BOOL: return *(const unsigned char *)p != 0;
-    case DISPATCH_INT8: return *(const int8_t *)p;
-    case DISPATCH_UINT8: return *(const uint8_t *)p;
-    case DISPATCH_INT16: { int16_t v; memcpy(&v, p, 2); return v; }
-    case DISPATCH_INT32: { int32_t v; memcpy(&v, p, 4); return v; }
-    default: { int64_t v; memcpy(&v, p, 8); return v; }
+    DISPATCH_FORALL_DTYPES(INT_AT_)
+    default: return 0; /* a float: same_value never asks */
     }
 }
+#undef INT_AT_
 
 /* Whether the elements at a and b are equal, NaN matching NaN. */
 static int same_value(const char *a, const char *b, int dtype) {
@@ -31,6 +33,15 @@ static int same_value(const char *a, const char *b, int dtype) {
     if (dtype == DISPATCH_FLOAT64) {
         double x, y;
         memcpy(&x, a, 8), memcpy(&y, b, 8);
+        return x == y || (x != x && y != y);
+    }
+    if (dispatch_dtype_category_of(dtype) == DISPATCH_CAT_FLOAT) { /* another float, as double */
+        double x, y;
+        char *data[2];
+        intptr_t steps[2] = {0, 0};
+        dispatch_loop_fn cast = dispatch_cast_loop_get(dtype, DISPATCH_FLOAT64);
+        data[0] = (char *)&x, data[1] = (char *)a, cast(data, steps, 1, NULL);
+        data[0] = (char *)&y, data[1] = (char *)b, cast(data, steps, 1, NULL);
         return x == y || (x != x && y != y);
     }
     return int_at(a, dtype) == int_at(b, dtype);
