@@ -14,8 +14,12 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import shutil
+import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "contributing.md"
@@ -57,3 +61,29 @@ def test_the_recipe_builds_and_uint16_works(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "uint16: every check holds" in out, out
     assert "tests/test_tables_agree.py: " in out and " passed" in out, out
+
+
+def _compile_dtype_c(tmp_path, extra_line: str | None):
+    """sources/core/dtype.c compiled (syntax only) against a copy of dtype.h,
+    with one more line appended to the list when extra_line is given."""
+    cc = shutil.which("gcc") or shutil.which("cc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    inc = tmp_path / "include"
+    shutil.copytree(ROOT / "sources" / "include", inc)
+    if extra_line:
+        _recipe()._edit(inc / "dispatch" / "dtype.h", _recipe().LAST,
+                        _recipe().LAST[:-1] + " \\\n" + extra_line)
+    return subprocess.run([cc, "-std=c11", "-fsyntax-only", f"-I{inc}",
+                           str(ROOT / "sources" / "core" / "dtype.c")],
+                          capture_output=True, text=True)
+
+
+def test_an_unsigned_integer_beyond_int64_fails_to_compile(tmp_path):
+    """Note [Integer facts]: every integer reads as int64, so a uint64 line is a
+    compile error that names it, never a range that silently wraps."""
+    assert _compile_dtype_c(tmp_path / "ok", None).returncode == 0
+    r = _compile_dtype_c(tmp_path / "u64",
+                         '    X(A, UINT64, "uint64", u64, uint64_t, 8, INT, "u", "Q", UInt)\n')
+    assert r.returncode != 0
+    assert "uint64: every value of an integer dtype must fit int64" in r.stderr, r.stderr

@@ -33,7 +33,7 @@ DISPATCH_FORALL_DTYPES(DTYPE_SIZE_CHECK_)
  * integer of 8 bytes, none wider than 8. */
 #define DTYPE_INT64_CHECK_(NAME, name, sfx, T, size, CAT, kind, fmt, dl)                      \
     _Static_assert(FITS_INT64_##CAT(T, size),                                             \
-                   name ": an integer dtype's values must fit int64 (Note [Integer facts])");
+                   name ": every value of an integer dtype must fit int64 (Note [Integer facts])");
 #define FITS_INT64_BOOL(T, size) 1
 #define FITS_INT64_FLOAT(T, size) 1
 #define FITS_INT64_INT(T, size) ((size) < 8 || ((size) == 8 && DISPATCH_INT_IS_SIGNED(T)))
@@ -70,8 +70,9 @@ int64_t dispatch_dtype_max(int dtype) { return dispatch_dtype_is_valid(dtype) ? 
  * Note [Type promotion]
  * ~~~~~~~~~~~~~~~~~~~~~
  * promote_types is a lattice: bool < every integer < every float. Among
- * integers the result holds both ranges (uint8 + int8 -> int16, the one case
- * where the result is wider than both); among floats the wider wins, and two
+ * integers the result is the narrowest integer holding both ranges (uint8 +
+ * int8 -> int16, wider than both; by the ranges of Note [Integer facts], not
+ * by ids); among floats the wider wins, and two
  * of one width (float16 and bfloat16: neither holds the other's values) give
  * the narrowest wider float, float32; an integer with a float gives the
  * float, whatever the widths (int64 + float16 -> float16, bool + bfloat16 ->
@@ -108,7 +109,7 @@ int dispatch_promote_types(int a, int b) {
         if (info[d].category == DISPATCH_CAT_INT && info[d].min <= lo && info[d].max >= hi &&
             (best < 0 || info[d].itemsize < info[best].itemsize))
             best = d;
-    return best; /* int64 holds every integer (dtype.c's compile-time check) */
+    return best; /* int64 holds every integer (DTYPE_INT64_CHECK_ above) */
 }
 
 void dispatch_result_type_init(dispatch_result_type *st) {

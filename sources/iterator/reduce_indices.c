@@ -9,33 +9,34 @@
 
 #include "reduce_internal.h"
 
-/* One element of a bool or integer tensor as int64: a case per such row of
- * the list, read as its storage type (Note [Integer facts] in dtype.h). */
-#define INT_AT_BOOL(NAME, T) case DISPATCH_##NAME: return *(const unsigned char *)p != 0;
-#define INT_AT_INT(NAME, T) case DISPATCH_##NAME: { T v; memcpy(&v, p, sizeof v); return v; }
-#define INT_AT_FLOAT(NAME, T)
-#define INT_AT_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) INT_AT_##CAT(NAME, T)
-static int64_t int_at(const char *p, int dtype) {
-    switch (dtype) {
-    DISPATCH_FORALL_DTYPES(INT_AT_)
-    default: return 0; /* a float: same_value never asks */
+/* Whether the elements at a and b are equal, NaN matching NaN: a case per
+ * bool and integer row of the list, compared as its storage type (Note
+ * [Integer facts] in dtype.h); a float other than float32 and float64 (never
+ * here on CPU: reduce_index computes float16 and bfloat16 in float32) as
+ * double, by its cast. */
+#define SAME_BOOL(NAME, T) case DISPATCH_##NAME: return (*a != 0) == (*b != 0);
+#define SAME_INT(NAME, T)                                                                 \
+    case DISPATCH_##NAME: {                                                               \
+        T x, y;                                                                           \
+        memcpy(&x, a, sizeof x), memcpy(&y, b, sizeof y);                                 \
+        return x == y;                                                                    \
     }
-}
-#undef INT_AT_
-
-/* Whether the elements at a and b are equal, NaN matching NaN. */
+#define SAME_FLOAT(NAME, T)
+#define SAME_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) SAME_##CAT(NAME, T)
 static int same_value(const char *a, const char *b, int dtype) {
-    if (dtype == DISPATCH_FLOAT32) {
+    switch (dtype) {
+    case DISPATCH_FLOAT32: {
         float x, y;
         memcpy(&x, a, 4), memcpy(&y, b, 4);
         return x == y || (x != x && y != y);
     }
-    if (dtype == DISPATCH_FLOAT64) {
+    case DISPATCH_FLOAT64: {
         double x, y;
         memcpy(&x, a, 8), memcpy(&y, b, 8);
         return x == y || (x != x && y != y);
     }
-    if (dispatch_dtype_category_of(dtype) == DISPATCH_CAT_FLOAT) { /* another float, as double */
+    DISPATCH_FORALL_DTYPES(SAME_)
+    default: {
         double x, y;
         char *data[2];
         intptr_t steps[2] = {0, 0};
@@ -44,8 +45,9 @@ static int same_value(const char *a, const char *b, int dtype) {
         data[0] = (char *)&y, data[1] = (char *)b, cast(data, steps, 1, NULL);
         return x == y || (x != x && y != y);
     }
-    return int_at(a, dtype) == int_at(b, dtype);
+    }
 }
+#undef SAME_
 
 /*
  * Note [max and min with indices]

@@ -100,11 +100,11 @@ typedef enum dispatch_dtype_category {
  * Note [Integer facts]
  * ~~~~~~~~~~~~~~~~~~~~
  * What an integer dtype is beyond the list's line: its range, whether it is
- * signed, how one element reads as int64. All follow from the line's C
+ * signed, how one element is read. All follow from the line's C
  * storage type T and size, through the macros below, so nothing that needs
  * them names a dtype: dtype.c's table (dispatch_dtype_min/_max, which
  * Python's range checks read through cffi), scalar ranges in operators.c,
- * the identities of max/min in reduce_integer.c, int_at in
+ * the identities of max/min in reduce_integer.c, same_value in
  * reduce_indices.c, the integer reduction kernels of int_arith.dispatch.c,
  * the reference loops and casts, integer promotion (the smallest integer
  * holding both ranges). A list expansion picks the macro of its row's
