@@ -137,7 +137,7 @@ INT_LOOP(dispatch_kernel_minimum_i64, int64_t, uint64_t, I_MIN, 0)
              * elements copied: gcc wrote those in 16-byte halves and reloaded \
              * them as 32-byte vectors, a failed store forward costing a       \
              * quarter of amax(dim=1) of (2048, 512) int8 (perf annotate). */   \
-            const T lowest = (T)-1 < 0 ? (T)((uint64_t)1 << (8 * sizeof(T) - 1)) : (T)0; \
+            const T lowest = DISPATCH_INT_IS_SIGNED(T) ? (T)((uint64_t)1 << (8 * sizeof(T) - 1)) : (T)0; \
             _Alignas(64) T m[KM];                                                        \
             T r;                                                                         \
             memcpy(&r, acc, sizeof r);                                                   \

@@ -113,7 +113,7 @@ typedef enum dispatch_dtype_category {
  * integer has fewer than 8 bytes (dtype.c checks it at compile time: a
  * uint64 needs more than this list).
  */
-#define DISPATCH_INT_IS_SIGNED(T) ((T)-1 < (T)0)
+#define DISPATCH_INT_IS_SIGNED(T) ((T)-1 < (T)1) /* (not "< 0": gcc's -Wtype-limits) */
 #define DISPATCH_INT_MIN_BOOL(T, size) ((int64_t)0)
 #define DISPATCH_INT_MAX_BOOL(T, size) ((int64_t)1)
 #define DISPATCH_INT_MIN_INT(T, size)                                                      \
