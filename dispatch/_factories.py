@@ -22,8 +22,7 @@ if TYPE_CHECKING:  # annotations only (Note [Import time] in dispatch/__init__.p
 from . import _tables
 from ._core import ffi, lib
 from ._devices import _device_num
-from ._dtypes import _as_dtype, _overflow, bool, dtype, float32, float64, int8, int16, int32, \
-    int64, uint8
+from ._dtypes import _DTYPES, _as_dtype, _overflow, bool, dtype, float32, float64, int64
 from ._interop import _tensor_from_numpy_data
 from ._tensor import Tensor, _int64s, _sizes, _wrap
 
@@ -62,8 +61,8 @@ def ones(*size: int, dtype: Any = None, device: Any = None) -> Tensor:
 
 _SEQUENCES = (list, tuple, range)
 _REFUSED = (complex, str, bytes, bytearray, dict, set, frozenset, type(None))
-_INT_RANGE = {int8: (-2**7, 2**7 - 1), uint8: (0, 2**8 - 1), int16: (-2**15, 2**15 - 1),
-              int32: (-2**31, 2**31 - 1), int64: (-2**63, 2**63 - 1)}
+# dtype -> (min, max) of each integer dtype, from C (Note [Integer facts] in dtype.h)
+_INT_RANGE = {_DTYPES[i]: r for i, r in _tables.DTYPE_INT_RANGES.items()}
 
 
 class _NotPython(Exception):
@@ -168,9 +167,9 @@ def _filled(d: dtype, shape: tuple, values: list) -> Tensor:
 def _check_fits(values: list, has_float: builtins.bool, d: dtype) -> None:
     """Python numbers bound for an integer dtype must fit it, as torch's
     checked conversion says (floats truncate; negative ints down to -255 wrap
-    into uint8); an int beyond int64 never fits."""
+    into an unsigned dtype); an int beyond int64 never fits."""
     lo, hi = _INT_RANGE[d]
-    ilo = -hi if d is uint8 else lo
+    ilo = -hi if lo == 0 else lo  # unsigned: negative ints down to -max wrap
     if not has_float and d is int64:
         return  # filling the int64 carrier checks it (OverflowError: _tensor_from_python)
     if not has_float:

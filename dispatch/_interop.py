@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # annotations only (Note [Import time] in dispatch/__init__.p
 from . import _devices, _fastpath
 from ._core import ffi, lib
 from ._devices import _DEVICE_NAMES, _DL_CPU, _DL_CUDA, _cuda_allocator, _device_num
-from ._dtypes import _DTYPES, _as_dtype, _by_numpy, _overflow, dtype, float64, int64, uint8
+from ._dtypes import _DTYPES, _as_dtype, _by_numpy, _overflow, dtype, float64, int64
 from ._errors import _raise
 from ._tensor import Tensor, _copy_on_device, _new_empty, _wrap
 from ._values import _is_ndarray, _numpy
@@ -250,7 +250,7 @@ def _check_python_values(raw: Any, d: dtype) -> None:
     np = _numpy()
     kind = d.typestr[1]
     if raw.dtype.kind == "u" and raw.dtype.itemsize == 8 and kind in "iu" \
-            and d is not uint8 and raw.size and raw.max() > np.iinfo(np.int64).max:
+            and kind != "u" and raw.size and raw.max() > np.iinfo(np.int64).max:
         raise _overflow(d, raw.max())
     if kind not in "iu" or raw.dtype.kind not in "iuf" or raw.size == 0:
         return
@@ -259,7 +259,7 @@ def _check_python_values(raw: Any, d: dtype) -> None:
         hi = float(info.max) if info.max < 2**53 else float(2**63)
         ok = (raw >= float(info.min)) & ((raw <= hi) if hi != 2.0**63 else (raw < hi))
     else:
-        lo = -int(info.max) if d is uint8 else int(info.min)
+        lo = -int(info.max) if kind == "u" else int(info.min)  # unsigned: wraps
         ok = (raw <= info.max) & (raw >= lo) if raw.dtype.kind == "i" else raw <= info.max
     if not ok.all():
         raise _overflow(d, raw[~ok].flat[0] if raw.ndim else raw[()])

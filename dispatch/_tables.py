@@ -29,6 +29,9 @@ DTYPE_FORMATS = tuple(_str(lib.dispatch_dtype_format(i)) for i in range(NUM_DTYP
 DTYPE_CATEGORIES = tuple(lib.dispatch_dtype_category_of(i) for i in range(NUM_DTYPES))
 CAT_BOOL, CAT_INT, CAT_FLOAT = lib.DISPATCH_CAT_BOOL, lib.DISPATCH_CAT_INT, lib.DISPATCH_CAT_FLOAT
 DTYPES = {name: i for i, name in enumerate(DTYPE_NAMES)}  # name -> id
+# id -> (min, max) of each integer dtype (Note [Integer facts] in dtype.h)
+DTYPE_INT_RANGES = {i: (int(lib.dispatch_dtype_min(i)), int(lib.dispatch_dtype_max(i)))
+                    for i in range(NUM_DTYPES) if DTYPE_CATEGORIES[i] == CAT_INT}
 
 
 def ctx_ctype(dtype: int) -> str:

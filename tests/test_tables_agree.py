@@ -73,6 +73,20 @@ def test_dtype_list_agrees_with_numpy(num):
     assert cat == expected
 
 
+@pytest.mark.parametrize("num", range(lib.DISPATCH_NUM_DTYPES))
+def test_integer_ranges_come_from_the_storage_type_and_are_numpys(num):
+    """Note [Integer facts]: min and max follow from the list's C type; Python reads them."""
+    cat = lib.dispatch_dtype_category_of(num)
+    lo, hi = lib.dispatch_dtype_min(num), lib.dispatch_dtype_max(num)
+    if cat == lib.DISPATCH_CAT_INT:
+        info = np.iinfo(np.dtype(_s(lib.dispatch_dtype_name(num))))
+        assert (lo, hi) == (info.min, info.max)
+        assert _tables.DTYPE_INT_RANGES[num] == (lo, hi)
+    else:
+        assert (lo, hi) == ((0, 1) if cat == lib.DISPATCH_CAT_BOOL else (0, 0))
+        assert num not in _tables.DTYPE_INT_RANGES
+
+
 def test_out_of_range_dtypes_have_no_facts():
     n = lib.DISPATCH_NUM_DTYPES
     for bad in (-1, n):
@@ -80,6 +94,7 @@ def test_out_of_range_dtypes_have_no_facts():
         assert lib.dispatch_dtype_itemsize(bad) == 0
         assert lib.dispatch_dtype_category_of(bad) == -1
         assert _s(lib.dispatch_dtype_typestr(bad)) == _s(lib.dispatch_dtype_format(bad)) == ""
+        assert lib.dispatch_dtype_min(bad) == lib.dispatch_dtype_max(bad) == 0
 
 
 def test_item_uses_the_dtype_category_not_its_id():

@@ -152,11 +152,12 @@ DEF_BINARY(maximum_b8, bool8, bool8, (bool8)(a | b))
 DEF_BINARY(minimum_b8, bool8, bool8, (bool8)(a & b))
 DEF_UNARY(abs_b8, bool8, bool8, a)
 
-DEF_INT(i8, int8_t)
-DEF_INT(u8, uint8_t)
-DEF_INT(i16, int16_t)
-DEF_INT(i32, int32_t)
-DEF_INT(i64, int64_t)
+/* The loops of every integer row of the list, over its storage type. */
+#define DEF_INT_ROW_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) DEF_INT_ROW_##CAT(sfx, T)
+#define DEF_INT_ROW_INT(SFX, T) DEF_INT(SFX, T)
+#define DEF_INT_ROW_BOOL(SFX, T)
+#define DEF_INT_ROW_FLOAT(SFX, T)
+DISPATCH_FORALL_DTYPES(DEF_INT_ROW_)
 /* F(fn): the libm function of the dtype (expm1f for float32). */
 #define LIBM_F32(fn) fn##f
 #define LIBM_F64(fn) fn
@@ -342,23 +343,28 @@ const dispatch_loop_fn dispatch_reference_loops[DISPATCH_NUM_DTYPES][DISPATCH_NU
 #define CAST_TO_BOOL_(D, TT, S, ST, FT, TO_FT, I64, I32)                                  \
     CAST_LOOP(cast_##S##_##D, ST, FT, TO_FT, TT, (TT)(a != 0))
 #define CAST_TO_INT_(D, TT, S, ST, FT, TO_FT, I64, I32)                                   \
-    CAST_LOOP(cast_##S##_##D, ST, FT, TO_FT, TT, (TT)W(INT_VIA_##D(I64, I32)))
+    CAST_LOOP(cast_##S##_##D, ST, FT, TO_FT, TT, (TT)INT_VIA(TT, I64, I32))
 #define CAST_TO_FLOAT_(D, TT, S, ST, FT, TO_FT, I64, I32)                                 \
     CAST_LOOP(cast_##S##_##D, ST, FT, TO_FT, TT, FLOAT_FROM_##D(a))
-/* Which value an integer target wraps (Note [Float to integer casts]). */
-#define INT_VIA_i8(I64, I32) (I32)
-#define INT_VIA_u8(I64, I32) (I32)
-#define INT_VIA_i16(I64, I32) (I32)
-#define INT_VIA_i32(I64, I32) (I32)
-#define INT_VIA_i64(I64, I32) (I64)
+/* Which value an integer target TT wraps (Note [Float to integer casts]):
+ * int32's when int32 holds TT's range, else int64's. */
+#define INT_VIA(TT, I64, I32)                                                             \
+    (sizeof(TT) < 4 || (sizeof(TT) == 4 && DISPATCH_INT_IS_SIGNED(TT)) ? W(I32) : W(I64))
 #define CAST_CELL_(S, NAME, name, sfx, T, size, CAT, kind, fmt, dl) [DISPATCH_##NAME] = cast_##S##_##sfx,
 
 CASTS_FROM(b8, bool8, bool8, AS_IS, (int64_t)a, (int64_t)a)
-CASTS_FROM(i8, int8_t, int8_t, AS_IS, (int64_t)a, (int64_t)a)
-CASTS_FROM(u8, uint8_t, uint8_t, AS_IS, (int64_t)a, (int64_t)a)
-CASTS_FROM(i16, int16_t, int16_t, AS_IS, (int64_t)a, (int64_t)a)
-CASTS_FROM(i32, int32_t, int32_t, AS_IS, (int64_t)a, (int64_t)a)
-CASTS_FROM(i64, int64_t, int64_t, AS_IS, (int64_t)a, (int64_t)a)
+/* From every integer row of the list, read as int64. CASTS_FROM expands the
+ * list itself, which a macro cannot do inside the list's own expansion: the
+ * rows leave `CASTS_FROM (...)` unexpanded (CAST_DEFER_) and CAST_EVAL_
+ * scans the result once more, outside the list. */
+#define CAST_EMPTY_()
+#define CAST_DEFER_(m) m CAST_EMPTY_()
+#define CAST_EVAL_(...) __VA_ARGS__
+#define CASTS_FROM_ROW_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) CASTS_FROM_ROW_##CAT(sfx, T)
+#define CASTS_FROM_ROW_INT(SFX, T) CAST_DEFER_(CASTS_FROM)(SFX, T, T, AS_IS, (int64_t)a, (int64_t)a)
+#define CASTS_FROM_ROW_BOOL(SFX, T)
+#define CASTS_FROM_ROW_FLOAT(SFX, T)
+CAST_EVAL_(DISPATCH_FORALL_DTYPES(CASTS_FROM_ROW_))
 CASTS_FROM(f16, dispatch_half, double, HALF_TO_DOUBLE, FLOAT_TO_I64((double)a),
            FLOAT_TO_I32((double)a))
 CASTS_FROM(f32, float, float, AS_IS, FLOAT_TO_I64((double)a), FLOAT_TO_I32((double)a))

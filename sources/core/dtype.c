@@ -13,11 +13,13 @@ static const struct {
     const char *name, *typestr, *format;
     size_t itemsize;
     int category;
+    int64_t min, max; /* Note [Integer facts] in dtype.h */
 } info[DISPATCH_NUM_DTYPES] = {
 #define DTYPE_INFO_(NAME, name, sfx, T, size, CAT, kind, fmt, dl)                                \
     [DISPATCH_##NAME] = {name, sizeof(kind) == 1 ? ""                                        \
                                : size == 1 ? "|" kind #size : BYTE_ORDER_ kind #size, fmt,    \
-                         size, DISPATCH_CAT_##CAT},
+                         size, DISPATCH_CAT_##CAT, DISPATCH_INT_MIN_##CAT(T, size),        \
+                         DISPATCH_INT_MAX_##CAT(T, size)},
     DISPATCH_FORALL_DTYPES(DTYPE_INFO_)
 #undef DTYPE_INFO_
 };
@@ -26,6 +28,17 @@ static const struct {
     _Static_assert(sizeof(T) == size, "the itemsize of " name " in DISPATCH_FORALL_DTYPES");
 DISPATCH_FORALL_DTYPES(DTYPE_SIZE_CHECK_)
 #undef DTYPE_SIZE_CHECK_
+
+/* Every integer value fits int64 (Note [Integer facts]): no unsigned
+ * integer of 8 bytes, none wider than 8. */
+#define DTYPE_INT64_CHECK_(NAME, name, sfx, T, size, CAT, kind, fmt, dl)                      \
+    _Static_assert(FITS_INT64_##CAT(T, size),                                             \
+                   name ": every value of an integer dtype must fit int64 (Note [Integer facts])");
+#define FITS_INT64_BOOL(T, size) 1
+#define FITS_INT64_FLOAT(T, size) 1
+#define FITS_INT64_INT(T, size) ((size) < 8 || ((size) == 8 && DISPATCH_INT_IS_SIGNED(T)))
+DISPATCH_FORALL_DTYPES(DTYPE_INT64_CHECK_)
+#undef DTYPE_INT64_CHECK_
 
 int dispatch_dtype_is_valid(int dtype) { return dtype >= 0 && dtype < DISPATCH_NUM_DTYPES; }
 
@@ -49,12 +62,17 @@ const char *dispatch_dtype_format(int dtype) {
     return dispatch_dtype_is_valid(dtype) ? info[dtype].format : "";
 }
 
+int64_t dispatch_dtype_min(int dtype) { return dispatch_dtype_is_valid(dtype) ? info[dtype].min : 0; }
+
+int64_t dispatch_dtype_max(int dtype) { return dispatch_dtype_is_valid(dtype) ? info[dtype].max : 0; }
+
 /*
  * Note [Type promotion]
  * ~~~~~~~~~~~~~~~~~~~~~
  * promote_types is a lattice: bool < every integer < every float. Among
- * integers the result holds both ranges (uint8 + int8 -> int16, the one case
- * where the result is wider than both); among floats the wider wins, and two
+ * integers the result is the narrowest integer holding both ranges (uint8 +
+ * int8 -> int16, wider than both; by the ranges of Note [Integer facts], not
+ * by ids); among floats the wider wins, and two
  * of one width (float16 and bfloat16: neither holds the other's values) give
  * the narrowest wider float, float32; an integer with a float gives the
  * float, whatever the widths (int64 + float16 -> float16, bool + bfloat16 ->
@@ -81,12 +99,17 @@ int dispatch_promote_types(int a, int b) {
                 best = d;
         return best;
     }
-    /* two distinct integers */
-    if (a == DISPATCH_UINT8 || b == DISPATCH_UINT8) {
-        int other = a == DISPATCH_UINT8 ? b : a;
-        return other == DISPATCH_INT8 ? DISPATCH_INT16 : other;
-    }
-    return a > b ? a : b;
+    /* Two distinct integers: the narrowest integer holding both ranges (Note
+     * [Integer facts]); one of a given size at most holds them (the signed
+     * one holds a negative value, the unsigned one the larger maximum). */
+    int64_t lo = info[a].min < info[b].min ? info[a].min : info[b].min;
+    int64_t hi = info[a].max > info[b].max ? info[a].max : info[b].max;
+    int best = -1;
+    for (int d = 0; d < DISPATCH_NUM_DTYPES; d++)
+        if (info[d].category == DISPATCH_CAT_INT && info[d].min <= lo && info[d].max >= hi &&
+            (best < 0 || info[d].itemsize < info[best].itemsize))
+            best = d;
+    return best; /* int64 holds every integer (DTYPE_INT64_CHECK_ above) */
 }
 
 void dispatch_result_type_init(dispatch_result_type *st) {

@@ -1,8 +1,9 @@
 /*
  * What every CUDA source of the module shares: the export macro of its C ABI
  * (dispatch/cuda.py loads the symbols with ctypes) and the device type of
- * each dtype (Note [One dtype list] in dispatch/dtype.h), one line per
- * dtype, for the elementwise loops and the reductions alike. A dtype missing
+ * each dtype (Note [One dtype list] in dispatch/dtype.h): the integers'
+ * from the list, one line for bool and each float, for the elementwise
+ * loops and the reductions alike. A dtype missing
  * here is a compile error where a kernel table is built for every dtype.
  */
 #ifndef DISPATCH_CUDA_DEVICE_TYPES_CUH_
@@ -24,11 +25,18 @@ template <int DT> struct DevType;
 #define DCU_DEVICE_TYPE(NAME, T) \
     template <> struct DevType<DISPATCH_##NAME> { typedef T type; };
 DCU_DEVICE_TYPE(BOOL, dcu_bool8)
-DCU_DEVICE_TYPE(INT8, int8_t)
-DCU_DEVICE_TYPE(UINT8, uint8_t)
-DCU_DEVICE_TYPE(INT16, int16_t)
-DCU_DEVICE_TYPE(INT32, int32_t)
-DCU_DEVICE_TYPE(INT64, int64_t)
+/* Every integer row of the list: its C storage type (Note [Integer facts]
+ * in dtype.h); bool and the floats have device types of their own. */
+#define DCU_DEVICE_TYPE_ROW_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) \
+    DCU_DEVICE_TYPE_##CAT(NAME, T)
+#define DCU_DEVICE_TYPE_INT(NAME, T) DCU_DEVICE_TYPE(NAME, T)
+#define DCU_DEVICE_TYPE_BOOL(NAME, T)
+#define DCU_DEVICE_TYPE_FLOAT(NAME, T)
+DISPATCH_FORALL_DTYPES(DCU_DEVICE_TYPE_ROW_)
+#undef DCU_DEVICE_TYPE_ROW_
+#undef DCU_DEVICE_TYPE_INT
+#undef DCU_DEVICE_TYPE_BOOL
+#undef DCU_DEVICE_TYPE_FLOAT
 DCU_DEVICE_TYPE(FLOAT16, __half)
 DCU_DEVICE_TYPE(FLOAT32, float)
 DCU_DEVICE_TYPE(FLOAT64, double)

@@ -82,12 +82,9 @@ static void scalar_to(const dispatch_ivalue *v, int dtype, void *buf) {
  * down to -max wrap into unsigned dtypes; bool takes anything. Sets the
  * error and returns -1 when it does not. */
 static int scalar_check(const dispatch_ivalue *v, int dtype) {
-    static const double lo[] = {[DISPATCH_INT8] = -128.0, [DISPATCH_UINT8] = 0.0,
-                                [DISPATCH_INT16] = -32768.0, [DISPATCH_INT32] = -2147483648.0,
-                                [DISPATCH_INT64] = -9223372036854775808.0};
-    static const double hi[] = {[DISPATCH_INT8] = 127.0, [DISPATCH_UINT8] = 255.0,
-                                [DISPATCH_INT16] = 32767.0, [DISPATCH_INT32] = 2147483647.0,
-                                [DISPATCH_INT64] = 9223372036854775807.0};
+    /* an integer's range (Note [Integer facts] in dtype.h) */
+    const int64_t ilo = dispatch_dtype_min(dtype), ihi = dispatch_dtype_max(dtype);
+    const int is_int = dispatch_dtype_category_of(dtype) == DISPATCH_CAT_INT;
     int bad = 0;
     if (dtype == DISPATCH_BOOL || dtype == DISPATCH_FLOAT64 || v->tag == DISPATCH_IV_BOOL ||
         v->tag == DISPATCH_IV_NONE)
@@ -97,14 +94,15 @@ static int scalar_check(const dispatch_ivalue *v, int dtype) {
         if (dtype == DISPATCH_FLOAT32) bad = isfinite(d) && fabs(d) > 3.4028234663852886e38;
         else if (dtype == DISPATCH_FLOAT16) bad = isfinite(d) && fabs(d) > 65504.0;
         else if (dtype == DISPATCH_BFLOAT16) bad = isfinite(d) && fabs(d) > 0x1.fep127;
-        else bad = !(d >= lo[dtype] && d <= hi[dtype]); /* NaN too; 2**63 is out */
-        if (dtype == DISPATCH_INT64 && d >= 9223372036854775807.0) bad = 1;
+        else if (is_int) bad = !(d >= (double)ilo && d <= (double)ihi); /* NaN too */
+        else return dispatch_error_set(DISPATCH_ERR_TYPE, "scalar_check: no range for dtype %s",
+                                       dispatch_dtype_name(dtype));
+        if (ihi == INT64_MAX && d >= 9223372036854775807.0) bad = 1; /* 2**63 is out */
     } else if (v->tag == DISPATCH_IV_INT && dtype == DISPATCH_FLOAT16) {
         bad = v->v.i > 65504 || v->v.i < -65504;
-    } else if (v->tag == DISPATCH_IV_INT && dtype != DISPATCH_INT64 &&
-               dispatch_dtype_category_of(dtype) != DISPATCH_CAT_FLOAT) {
-        int64_t i = v->v.i, h = (int64_t)hi[dtype];
-        bad = dtype == DISPATCH_UINT8 ? (i > h || i < -h) : (i < (int64_t)lo[dtype] || i > h);
+    } else if (v->tag == DISPATCH_IV_INT && is_int) {
+        int64_t i = v->v.i;
+        bad = ilo == 0 ? (i > ihi || i < -ihi) : (i < ilo || i > ihi); /* unsigned: wraps */
     }
     if (!bad) return 0;
     if (v->tag == DISPATCH_IV_DOUBLE)

@@ -9,32 +9,45 @@
 
 #include "reduce_internal.h"
 
-/* One element of an integer or bool tensor as int64. */
-static int64_t int_at(const char *p, int dtype) {
-    switch (dtype) {
-    case DISPATCH_BOOL: return *(const unsigned char *)p != 0;
-    case DISPATCH_INT8: return *(const int8_t *)p;
-    case DISPATCH_UINT8: return *(const uint8_t *)p;
-    case DISPATCH_INT16: { int16_t v; memcpy(&v, p, 2); return v; }
-    case DISPATCH_INT32: { int32_t v; memcpy(&v, p, 4); return v; }
-    default: { int64_t v; memcpy(&v, p, 8); return v; }
+/* Whether the elements at a and b are equal, NaN matching NaN: a case per
+ * bool and integer row of the list, compared as its storage type (Note
+ * [Integer facts] in dtype.h); a float other than float32 and float64 (never
+ * here on CPU: reduce_index computes float16 and bfloat16 in float32) as
+ * double, by its cast. */
+#define SAME_BOOL(NAME, T) case DISPATCH_##NAME: return (*a != 0) == (*b != 0);
+#define SAME_INT(NAME, T)                                                                 \
+    case DISPATCH_##NAME: {                                                               \
+        T x, y;                                                                           \
+        memcpy(&x, a, sizeof x), memcpy(&y, b, sizeof y);                                 \
+        return x == y;                                                                    \
     }
-}
-
-/* Whether the elements at a and b are equal, NaN matching NaN. */
+#define SAME_FLOAT(NAME, T)
+#define SAME_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) SAME_##CAT(NAME, T)
 static int same_value(const char *a, const char *b, int dtype) {
-    if (dtype == DISPATCH_FLOAT32) {
+    switch (dtype) {
+    case DISPATCH_FLOAT32: {
         float x, y;
         memcpy(&x, a, 4), memcpy(&y, b, 4);
         return x == y || (x != x && y != y);
     }
-    if (dtype == DISPATCH_FLOAT64) {
+    case DISPATCH_FLOAT64: {
         double x, y;
         memcpy(&x, a, 8), memcpy(&y, b, 8);
         return x == y || (x != x && y != y);
     }
-    return int_at(a, dtype) == int_at(b, dtype);
+    DISPATCH_FORALL_DTYPES(SAME_)
+    default: {
+        double x, y;
+        char *data[2];
+        intptr_t steps[2] = {0, 0};
+        dispatch_loop_fn cast = dispatch_cast_loop_get(dtype, DISPATCH_FLOAT64);
+        data[0] = (char *)&x, data[1] = (char *)a, cast(data, steps, 1, NULL);
+        data[0] = (char *)&y, data[1] = (char *)b, cast(data, steps, 1, NULL);
+        return x == y || (x != x && y != y);
+    }
+    }
 }
+#undef SAME_
 
 /*
  * Note [max and min with indices]

@@ -26,19 +26,6 @@ static int int_reduce(int op, int dtype, const char *p, intptr_t step, intptr_t 
 }
 
 
-/* The range of bool (0, 1) or an integer dtype, as int64. */
-static void int_range(int dtype, int64_t *lo, int64_t *hi) {
-    switch (dtype) {
-    case DISPATCH_BOOL: *lo = 0, *hi = 1; return;
-    case DISPATCH_UINT8: *lo = 0, *hi = UINT8_MAX; return;
-    case DISPATCH_INT8: *lo = INT8_MIN, *hi = INT8_MAX; return;
-    case DISPATCH_INT16: *lo = INT16_MIN, *hi = INT16_MAX; return;
-    case DISPATCH_INT32: *lo = INT32_MIN, *hi = INT32_MAX; return;
-    default: *lo = INT64_MIN, *hi = INT64_MAX; return;
-    }
-}
-
-
 /* The engine's inner function of the integer (and 0-dim) reductions: n
  * input elements at ptrs[2] accumulated into their slots at ptrs[0]: for
  * floats a double each (ptrs[1] marks the slots seen), NaN propagating
@@ -254,8 +241,8 @@ int dispatch_reduce_accumulate(int op, const dispatch_iter_operand *in, uint32_t
         int from = is_float ? DISPATCH_FLOAT64 : DISPATCH_INT64;
         dispatch_cast_loop_get(from, acc_dtype)(fill, fs, nout, NULL);
     } else if (!is_float && extreme) { /* a reduced dim has elements */
-        int64_t lo, hi;
-        int_range(in->dtype, &lo, &hi);
+        /* the range of bool or the integer (Note [Integer facts] in dtype.h) */
+        int64_t lo = dispatch_dtype_min(in->dtype), hi = dispatch_dtype_max(in->dtype);
         int64_t ident = dispatch_reduce_kernel_op(op) == DISPATCH_COMBINE_MAX ? lo : hi;
         char *fill[2] = {acc, (char *)&ident};
         intptr_t fs[2] = {acc_size, 0};

@@ -137,7 +137,7 @@ INT_LOOP(dispatch_kernel_minimum_i64, int64_t, uint64_t, I_MIN, 0)
              * elements copied: gcc wrote those in 16-byte halves and reloaded \
              * them as 32-byte vectors, a failed store forward costing a       \
              * quarter of amax(dim=1) of (2048, 512) int8 (perf annotate). */   \
-            const T lowest = (T)-1 < 0 ? (T)((uint64_t)1 << (8 * sizeof(T) - 1)) : (T)0; \
+            const T lowest = DISPATCH_INT_IS_SIGNED(T) ? (T)((uint64_t)1 << (8 * sizeof(T) - 1)) : (T)0; \
             _Alignas(64) T m[KM];                                                        \
             T r;                                                                         \
             memcpy(&r, acc, sizeof r);                                                   \
@@ -284,12 +284,13 @@ INT_LOOP(dispatch_kernel_minimum_i64, int64_t, uint64_t, I_MIN, 0)
         for (intptr_t o = 0; o < nouter; o++)                                            \
             reduce_##SFX(op, p + o * outer_step, step, n, acc + o * outer_acc_step, acc_step); \
     }
-INT_REDUCE_2D(b8, uint8_t) /* bool: 0 or 1 */
-INT_REDUCE_2D(i8, int8_t)
-INT_REDUCE_2D(u8, uint8_t)
-INT_REDUCE_2D(i16, int16_t)
-INT_REDUCE_2D(i32, int32_t)
-INT_REDUCE_2D(i64, int64_t)
+/* One per bool (0 or 1, as uint8_t) and integer row of the dtype list, over
+ * its storage type (Note [Integer facts] in dtype.h); none for a float. */
+#define INT_REDUCE_BOOL(SFX, T) INT_REDUCE_2D(SFX, T)
+#define INT_REDUCE_INT(SFX, T) INT_REDUCE_2D(SFX, T)
+#define INT_REDUCE_FLOAT(SFX, T)
+#define INT_REDUCE_ROW_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) INT_REDUCE_##CAT(sfx, T)
+DISPATCH_FORALL_DTYPES(INT_REDUCE_ROW_)
 
 /* nouter runs of n elements (outer_step bytes apart in the input,
  * outer_acc_step in the accumulators), each run as described above; runs
@@ -302,24 +303,26 @@ int DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_int_reduce)(
     int op, int dtype, const char *p, intptr_t step, intptr_t n, char *acc, intptr_t acc_step,
     intptr_t nouter, intptr_t outer_step, intptr_t outer_acc_step)
 {
-#define INT_REDUCE_CASE(DT, SFX)                                                         \
-    case DT:                                                                             \
+#define INT_REDUCE_CASE_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) INT_REDUCE_CASE_##CAT(NAME, sfx)
+#define INT_REDUCE_CASE_BOOL(NAME, SFX) INT_REDUCE_CASE_INT(NAME, SFX)
+#define INT_REDUCE_CASE_INT(NAME, SFX)                                                   \
+    case DISPATCH_##NAME:                                                                \
         reduce2d_##SFX(op, p, step, n, acc, acc_step, nouter, outer_step, outer_acc_step); \
         return 0;
+#define INT_REDUCE_CASE_FLOAT(NAME, SFX)
     switch (dtype) {
-    INT_REDUCE_CASE(DISPATCH_BOOL, b8)
-    INT_REDUCE_CASE(DISPATCH_INT8, i8)
-    INT_REDUCE_CASE(DISPATCH_UINT8, u8)
-    INT_REDUCE_CASE(DISPATCH_INT16, i16)
-    INT_REDUCE_CASE(DISPATCH_INT32, i32)
-    INT_REDUCE_CASE(DISPATCH_INT64, i64)
+    DISPATCH_FORALL_DTYPES(INT_REDUCE_CASE_)
     default: return -1;
     }
-#undef INT_REDUCE_CASE
 }
 
 /* The kernels of this source (Note [Exported kernel tables] in kernels_export.h). */
 #include "kernels_export.h"
+/* The integer reductions: an entry per bool and integer row (bool's traced). */
+#define INT_REDUCE_ENTRY_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) INT_REDUCE_ENTRY_##CAT(NAME)
+#define INT_REDUCE_ENTRY_BOOL(NAME) DISPATCH_KERNELS_REDUCE(INT, NAME, dispatch_kernel_int_reduce, 1)
+#define INT_REDUCE_ENTRY_INT(NAME) DISPATCH_KERNELS_REDUCE(INT, NAME, dispatch_kernel_int_reduce, 0)
+#define INT_REDUCE_ENTRY_FLOAT(NAME)
 DISPATCH_KERNELS_EXPORT(int_arith,
     DISPATCH_KERNELS_LOOP(ADD, INT32, dispatch_kernel_add_i32)
     DISPATCH_KERNELS_LOOP(SUB, INT32, dispatch_kernel_sub_i32)
@@ -331,12 +334,7 @@ DISPATCH_KERNELS_EXPORT(int_arith,
     DISPATCH_KERNELS_LOOP(MUL, INT64, dispatch_kernel_mul_i64)
     DISPATCH_KERNELS_LOOP(MAXIMUM, INT64, dispatch_kernel_maximum_i64)
     DISPATCH_KERNELS_LOOP(MINIMUM, INT64, dispatch_kernel_minimum_i64)
-    DISPATCH_KERNELS_REDUCE(INT, BOOL, dispatch_kernel_int_reduce, 1)
-    DISPATCH_KERNELS_REDUCE(INT, UINT8, dispatch_kernel_int_reduce, 0)
-    DISPATCH_KERNELS_REDUCE(INT, INT8, dispatch_kernel_int_reduce, 0)
-    DISPATCH_KERNELS_REDUCE(INT, INT16, dispatch_kernel_int_reduce, 0)
-    DISPATCH_KERNELS_REDUCE(INT, INT32, dispatch_kernel_int_reduce, 0)
-    DISPATCH_KERNELS_REDUCE(INT, INT64, dispatch_kernel_int_reduce, 0)
+    DISPATCH_FORALL_DTYPES(INT_REDUCE_ENTRY_)
 )
 #if DISPATCH_CPU_TARGET_IS_BASELINE
 #include "int_arith.dispatch.h"

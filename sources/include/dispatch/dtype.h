@@ -96,6 +96,33 @@ typedef enum dispatch_dtype_category {
     DISPATCH_CAT_FLOAT = 2,
 } dispatch_dtype_category;
 
+/*
+ * Note [Integer facts]
+ * ~~~~~~~~~~~~~~~~~~~~
+ * What an integer dtype is beyond the list's line: its range, whether it is
+ * signed, how one element is read. All follow from the line's C
+ * storage type T and size, through the macros below, so nothing that needs
+ * them names a dtype: dtype.c's table (dispatch_dtype_min/_max, which
+ * Python's range checks read through cffi), scalar ranges in operators.c,
+ * the identities of max/min in reduce_integer.c, same_value in
+ * reduce_indices.c, the integer reduction kernels of int_arith.dispatch.c,
+ * the reference loops and casts, integer promotion (the smallest integer
+ * holding both ranges). A list expansion picks the macro of its row's
+ * category by pasting: DISPATCH_INT_MIN_##CAT(T, size). Bool is 0..1; a
+ * float has none (0). Every integer value fits int64, so an unsigned
+ * integer has fewer than 8 bytes (dtype.c checks it at compile time: a
+ * uint64 needs more than this list).
+ */
+#define DISPATCH_INT_IS_SIGNED(T) ((T)-1 < (T)1) /* (not "< 0": gcc's -Wtype-limits) */
+#define DISPATCH_INT_MIN_BOOL(T, size) ((int64_t)0)
+#define DISPATCH_INT_MAX_BOOL(T, size) ((int64_t)1)
+#define DISPATCH_INT_MIN_INT(T, size)                                                      \
+    (DISPATCH_INT_IS_SIGNED(T) ? -(int64_t)(UINT64_MAX >> (65 - 8 * (size))) - 1 : (int64_t)0)
+#define DISPATCH_INT_MAX_INT(T, size)                                                      \
+    ((int64_t)(UINT64_MAX >> (DISPATCH_INT_IS_SIGNED(T) ? 65 - 8 * (size) : 64 - 8 * (size))))
+#define DISPATCH_INT_MIN_FLOAT(T, size) ((int64_t)0)
+#define DISPATCH_INT_MAX_FLOAT(T, size) ((int64_t)0)
+
 size_t dispatch_dtype_itemsize(int dtype);
 const char *dispatch_dtype_name(int dtype); /* "float32"; "?" when out of range */
 int dispatch_dtype_category_of(int dtype);  /* -1 when out of range */
@@ -104,6 +131,10 @@ int dispatch_dtype_category_of(int dtype);  /* -1 when out of range */
 const char *dispatch_dtype_typestr(int dtype);
 const char *dispatch_dtype_format(int dtype);
 int dispatch_dtype_is_valid(int dtype);
+/* The range of bool (0, 1) or an integer dtype (Note [Integer facts]); 0 for
+ * a float or out of range. */
+int64_t dispatch_dtype_min(int dtype);
+int64_t dispatch_dtype_max(int dtype);
 
 /* torch.promote_types: the smallest dtype both convert to without losing the
  * category (uint8 + int8 -> int16, int64 + float16 -> float16, float16 +

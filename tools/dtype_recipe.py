@@ -1,0 +1,185 @@
+"""Follow docs/contributing.md's "Adding a dtype" for an integer on a scratch
+copy of the checkout, literally: append `uint16` to the dtype list, count the
+files the recipe touched (outside tests/: the script adds no test files, it
+checks through the public interface itself), build the copy, and check the
+new dtype against NumPy through the public interface, then run
+tests/test_tables_agree.py against the copy's build.
+
+    python tools/dtype_recipe.py              # apply, count, build, check (about a minute)
+    python tools/dtype_recipe.py --no-build   # apply and count only (seconds)
+
+The build is the runtime's whole build with one target per kernel source
+(-Dcpu-dispatch=none, no C tests, no CUDA module), as tools/reduction_recipe.py's.
+The CUDA module is not built: its device type of an integer comes from the
+same list (sources/cuda/cuda_device_types.cuh), which the recipe leaves as it
+is. Exit status 0 when every check holds; the failing check otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from reduction_recipe import changed_files, copy_checkout  # noqa: E402  (the same scratch copy)
+
+ROOT = Path(__file__).resolve().parents[1]
+LIMIT = 4  # issue 39: an integer dtype in at most 4 files
+
+# The recipe's one edit, as docs/contributing.md writes it: a line appended
+# to DISPATCH_FORALL_DTYPES (the last line gains its backslash).
+LIST = "sources/include/dispatch/dtype.h"
+LAST = '    X(A, BFLOAT16, "bfloat16", bf16, dispatch_bfloat16, 2, FLOAT, "", "", Bfloat)\n'
+LINE = '    X(A, UINT16,   "uint16",   u16,  uint16_t,          2, INT,   "u", "H", UInt)\n'
+
+CHECK = r'''
+import numpy as np
+import dispatch
+from dispatch import uint16, int64, float32
+U = np.uint16
+assert uint16.num == dispatch.bfloat16.num + 1, "appended: the ids before it are kept"
+assert (uint16.itemsize, uint16.typestr, uint16.is_floating_point) == (2, "<u2", False)
+rng = np.random.default_rng(0)
+a = rng.integers(0, 65536, (7, 33), dtype=U)
+b = rng.integers(0, 65536, (7, 33), dtype=U)
+ta, tb = dispatch.from_numpy(a), dispatch.from_numpy(b)
+with np.errstate(over="ignore"):
+    for name, got, want in [("add", ta + tb, a + b), ("sub", ta - tb, a - b),
+                            ("mul", ta * tb, a * b), ("scalar", ta + 1, a + U(1)),
+                            ("maximum", dispatch.ops.maximum(ta, tb), np.maximum(a, b)),
+                            ("neg", -ta, (0 - a.astype(np.int64)).astype(U)),
+                            ("abs", abs(ta), a)]:
+        g = got.numpy()
+        assert g.dtype == U and (g == want).all(), ("wrapping arithmetic", name)
+for name, got, want in [("lt", ta < tb, a < b), ("eq", ta == tb, a == b),
+                        ("ge", ta >= tb, a >= b)]:
+    g = got.numpy()
+    assert g.dtype == np.bool_ and (g == want).all(), ("comparison", name)
+s = ta.sum()
+assert s.dtype is int64 and s.item() == int(a.astype(np.int64).sum()), "sum -> int64"
+g = dispatch.ops.sum(ta, [1]).numpy()
+assert g.dtype == np.int64 and (g == a.astype(np.int64).sum(axis=1)).all(), "sum(dim)"
+assert ta.max().item() == a.max() and ta.min().item() == a.min(), "max, min"
+assert dispatch.ops.argmax(ta).item() == a.argmax(), "argmax"
+v, i = dispatch.ops.max(ta, 1)
+assert v.dtype is uint16 and (v.numpy() == a.max(axis=1)).all(), "max(dim) values"
+assert (i.numpy() == a.argmax(axis=1)).all(), "max(dim) indices"
+assert (dispatch.ops.argmin(ta, 0).numpy() == a.argmin(axis=0)).all(), "argmin(dim)"
+top = dispatch.tensor([1, 65535, 65535, 2], dtype=uint16)
+assert dispatch.ops.argmax(top).item() == 1, "the first of equal maxima"
+# casts: to and from float32 and int64, out-of-range values wrapped by the
+# rule of Note [Float to integer casts] (NumPy's on x86-64)
+f = np.array([0.0, 1.5, 65535.0, 70000.25, -1.0, -3.75, 1e6], np.float32)
+g = dispatch.from_numpy(f).to(uint16).numpy()
+assert g.dtype == U and (g == f.astype(np.int32).astype(U)).all(), ("float32 -> uint16", g)
+assert (ta.to(float32).numpy() == a.astype(np.float32)).all(), "uint16 -> float32"
+assert (ta.to(int64).numpy() == a.astype(np.int64)).all(), "uint16 -> int64"
+i64 = np.array([0, 65535, 65536, -1, 2**40 + 7, -2**63], np.int64)
+assert (dispatch.from_numpy(i64).to(uint16).numpy() == i64.astype(U)).all(), "int64 -> uint16"
+# promotion: the narrowest integer holding both ranges
+for other, want in [(dispatch.uint8, uint16), (dispatch.int8, dispatch.int32),
+                    (dispatch.int16, dispatch.int32), (dispatch.int32, dispatch.int32),
+                    (dispatch.int64, int64), (dispatch.bool, uint16),
+                    (dispatch.float16, dispatch.float16)]:
+    got = (ta + dispatch.zeros(1, dtype=other)).dtype
+    assert got is want, ("promotion", other, got, want)
+# tensor([...], dtype=uint16): Python ints must fit (negatives down to -65535 wrap)
+assert dispatch.tensor([0, 65535, -1], dtype=uint16).tolist() == [0, 65535, 65535]
+for bad in ([65536], [-65536], [1e6]):
+    try:
+        dispatch.tensor(bad, dtype=uint16)
+    except ValueError as e:
+        assert "uint16" in str(e), e
+    else:
+        raise AssertionError(("out of range accepted", bad))
+try:
+    dispatch.ops.add(ta, tb, alpha=65536)
+except ValueError as e:
+    assert "uint16" in str(e), e
+else:
+    raise AssertionError("alpha out of uint16's range accepted")
+# NumPy interop both ways, and tensor() of a NumPy array
+assert dispatch.from_numpy(a).numpy().dtype == U
+assert (dispatch.tensor(a).numpy() == a).all() and dispatch.tensor(a).dtype is uint16
+assert np.asarray(ta).dtype == U
+# the dtypes before it keep their behaviour
+assert (dispatch.tensor([200], dtype=dispatch.uint8) + dispatch.tensor([-1], dtype=dispatch.int8)
+        ).dtype is dispatch.int16
+assert dispatch.tensor([255], dtype=dispatch.uint8).sum().item() == 255
+print("uint16: every check holds")
+'''
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    if text.count(old) != 1:
+        raise SystemExit(f"recipe: {path}: expected one {old.strip()!r}; the recipe no longer "
+                         "matches the source (update docs/contributing.md and this script)")
+    path.write_text(text.replace(old, new))
+
+
+def apply_recipe(src: Path) -> None:
+    """docs/contributing.md, "Adding a dtype", for an integer: the list's line."""
+    _edit(src / LIST, LAST, LAST[:-1] + " \\\n" + LINE)
+
+
+def build_and_check(src: Path, work: Path) -> None:
+    site = work / "site"
+    cmd = [sys.executable, "-m", "pip", "install", "-q", "--no-build-isolation", "--no-deps",
+           "--target", str(site), f"-Cbuild-dir={work / 'build'}",
+           "-Csetup-args=-Dcuda=disabled", "-Csetup-args=-Dcpu-dispatch=none",
+           "-Csetup-args=-Dtests=false", str(src)]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit("recipe: the copy with uint16 does not build:\n" + r.stdout[-4000:] +
+                         r.stderr[-4000:])
+    env = dict(os.environ, PYTHONPATH=str(site))
+    r = subprocess.run([sys.executable, "-c", CHECK], cwd=work, env=env, capture_output=True,
+                       text=True)
+    if r.returncode != 0:
+        raise SystemExit("recipe: uint16 built but is wrong:\n" + r.stderr[-4000:])
+    print(r.stdout.strip())
+    # The copy's own table test, against the copy's build (importlib mode:
+    # the source package of the copy is not imported).
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
+                        "--import-mode=importlib", str(src / "tests" / "test_tables_agree.py")],
+                       cwd=work, env=env, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit("recipe: tests/test_tables_agree.py fails with uint16:\n" +
+                         r.stdout[-4000:] + r.stderr[-2000:])
+    print("tests/test_tables_agree.py: " + r.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--no-build", action="store_true", help="apply and count only")
+    ap.add_argument("--keep", metavar="DIR", help="work in DIR and leave it (default: a temp dir)")
+    args = ap.parse_args(argv)
+    work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="dtype-recipe-"))
+    try:
+        before, src = work / "before", work / "src"
+        copy_checkout(before)
+        shutil.copytree(before, src)
+        apply_recipe(src)
+        touched = changed_files(before, src)
+        print(f"the recipe touched {len(touched)} files (tests/ not counted, none added): "
+              f"{', '.join(touched)}")
+        if any(f.startswith("tests/") for f in touched):
+            raise SystemExit("recipe: it edits tests/, which the count leaves out")
+        if len(touched) > LIMIT:
+            raise SystemExit(f"recipe: {len(touched)} files, more than {LIMIT}")
+        if not args.no_build:
+            build_and_check(src, work)
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
