@@ -382,14 +382,16 @@ template <typename T, int OP, int CV> __global__ void __launch_bounds__(DCR_THRE
     }
     bool lead = y == 0 && live; /* lane 0 holds the lanes' tree */
     if (p.splits == 1) { /* the whole grid's y: no partials, no combine */
-        if (lead)
+        if (lead) {
 #pragma unroll
             for (int j = 0; j < CV; j++) finish_one<T, OP>(a, o + j, acc[j]);
+        }
         return;
     }
-    if (lead)
+    if (lead) {
 #pragma unroll
         for (int j = 0; j < CV; j++) ((Val<A> *)a.partial)[(o + j) * p.splits + blockIdx.y] = acc[j];
+    }
     if (last_of_column(a.counters)) combine_column<T, OP>(a, (int64_t)blockIdx.x * tx * CV, (int64_t)tx * CV);
 }
 
