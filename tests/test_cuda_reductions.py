@@ -752,3 +752,16 @@ def test_cuda_split_reductions_are_one_launch_with_the_emulated_bits_on_every_ru
         assert cuda.last_reduce()["launches"] == 1
         assert v.cpu().tolist() == w.tolist() and i.cpu().tolist() == j.tolist(), shape
 
+
+
+def test_host_bench_of_small_cuda_reductions_reaches_the_device_once_per_call(tmp_path):
+    # tools/bench/bench_cuda_reduce_host.py: the host's share of a reduction,
+    # the device's work left out (a C no-op); it asserts every call reached it
+    _cc()  # the bench compiles its no-op device
+    bench = ROOT / "tools" / "bench" / "bench_cuda_reduce_host.py"
+    r = subprocess.run([sys.executable, str(bench), "--repeat", "1", "--number", "20", "--json"],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert r.returncode == 0, r.stderr
+    rows = json.loads(r.stdout)
+    assert {row["call"] for row in rows} >= {"ops.sum(x, 0)", "ops.sum(x)", "ops.amax(x, 0)"}
+    assert all(row["host_us"] > 0 and row["cpu_us"] > 0 for row in rows)
