@@ -481,7 +481,9 @@ def last_reduce() -> dict:
     width (elements per load; columns per thread on "outer"), threads per output
     (256 a block, 32 a warp, 1 outer), blocks per output (splits), outputs,
     elements reduced per output, row lanes per block ("outer"), the combine's
-    threads per output (0: no combine) and the first kernel's blocks."""
+    threads per output (0: no combine), the kernel's blocks and its launches
+    (1: a split is combined by its last block, Note [One launch per reduction]
+    in sources/cuda/cuda_reduce.cuh)."""
     import ctypes  # lazy: only a CUDA use needs it (Note [Lazy CUDA])
 
     lib = _lib()
@@ -490,13 +492,14 @@ def last_reduce() -> dict:
         _fields_ = [("path", ctypes.c_int32), ("vec", ctypes.c_int32), ("tpo", ctypes.c_int32),
                     ("splits", ctypes.c_int32), ("nout", ctypes.c_int64),
                     ("count", ctypes.c_int64), ("lanes", ctypes.c_int32),
-                    ("ctpo", ctypes.c_int32), ("blocks", ctypes.c_int64)]
+                    ("ctpo", ctypes.c_int32), ("blocks", ctypes.c_int64),
+                    ("launches", ctypes.c_int32), ("pad_", ctypes.c_int32)]
 
     r = Record()
     lib.dcu_last_reduce(ctypes.byref(r))
     return {"path": REDUCE_PATHS[r.path], "vec": r.vec, "threads_per_output": r.tpo,
             "splits": r.splits, "outputs": r.nout, "elements": r.count, "lanes": r.lanes,
-            "combine_threads_per_output": r.ctpo, "blocks": r.blocks}
+            "combine_threads_per_output": r.ctpo, "blocks": r.blocks, "launches": r.launches}
 
 
 # The Tensor class and the factories reach this module through the device

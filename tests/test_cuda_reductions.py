@@ -623,6 +623,7 @@ def test_cuda_reduction_paths_read_back():
     dispatch.ones(1 << 22).cuda().sum()
     r = cuda.last_reduce()
     assert r["splits"] > 1 and r["outputs"] == 1 and r["elements"] == 1 << 22
+    assert r["launches"] == 1  # the last block combined the splits
 
 
 # the float16 addcmul with promoted CUDA operands (issue 15's known gap) ----------------------
@@ -689,3 +690,78 @@ def test_cuda_nan_sums_and_means_are_the_positive_quiet_nan_and_zero_sums_are_pl
     # a sum of -0.0s is +0.0, as the CPU's
     z = dispatch.from_numpy(np.full(n, -0.0, dtype=dtype))
     assert _bits(z.cuda().sum()) == _bits(z.sum()) == ["0" * (2 * np.dtype(dtype).itemsize)]
+
+
+# one launch per reduction (issue 38, item 1) ----------------------------------------------
+
+# Every kind of split plan the kernels combine in their last block (Note [One
+# launch per reduction] in sources/cuda/cuda_reduce.cuh): (shape, every
+# other element of the last dim, reduced dims' mask, path, combine threads).
+_SPLIT_CASES = [
+    (((1 << 22) + 3,), False, 1, 0, 256),  # inner, a block-wide combine
+    ((4, 1 << 18), False, 2, 0, 32),        # inner rows, a warp's combine
+    ((4, 1 << 19), True, 2, 2, 32),         # strided rows
+    ((4096, 16), False, 1, 1, 32),          # outer: 16 outputs, 2 passes of 8
+    ((20000, 24), False, 1, 1, 32),         # outer: a column of 32 past the 24 outputs
+    ((20000, 7), False, 1, 1, 32),          # outer, one column a thread
+    (((1 << 21) + 77, 2), False, 1, 1, 256),  # outer, a block-wide combine
+]
+
+
+REDUCE_PATHS_BY_NUMBER = {0: "inner", 1: "outer", 2: "strided"}
+
+
+def _split_view(t, every_other):
+    return t[:, ::2] if every_other else t
+
+
+@pytest.mark.parametrize("shape, every_other, mask, path, ctpo", _SPLIT_CASES)
+def test_split_cases_are_split_plans_of_their_path_and_combine(planlib, shape, every_other, mask,
+                                                                path, ctpo):
+    # what the GPU test below relies on, checked on any machine: each case
+    # splits, on the path and with the combine it names, in one launch
+    t = _split_view(dispatch.empty(*shape), every_other)
+    f = _plan_fields(planlib, list(t.shape), [s * 4 for s in t.stride()], mask, 4)
+    assert (f["path"], f["ctpo"]) == (path, ctpo) and f["splits"] > 1
+
+
+@gpu
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_cuda_split_reductions_are_one_launch_with_the_emulated_bits_on_every_run(planlib, dtype):
+    # which block of a column finishes last changes from run to run; the
+    # bits it writes must not: the emulated order's, every time
+    np = pytest.importorskip("numpy")
+    rng = np.random.default_rng(38)
+    for shape, every_other, mask, path, _ in _SPLIT_CASES:
+        a = (rng.uniform(-1, 1, size=shape) * 10.0 ** rng.integers(-4, 5, size=shape)).astype(dtype)
+        t = _split_view(dispatch.from_numpy(a), every_other)
+        g = _split_view(dispatch.from_numpy(a).cuda(), every_other)
+        dims = [d for d in range(t.ndim) if mask >> d & 1]
+        want, _ = _emulate(planlib, t, mask)
+        pack = "f" if dtype == "float32" else "d"
+        want_bits = [struct.pack(pack, w) for w in want]
+        for _ in range(3):
+            got = dispatch.ops.sum(g, dims).cpu()
+            r = cuda.last_reduce()
+            assert REDUCE_PATHS_BY_NUMBER[path] == r["path"] and r["splits"] > 1, shape
+            assert r["launches"] == 1
+            assert [struct.pack(pack, v) for v in got.reshape(-1).tolist()] == want_bits, shape
+        # max and its indices through the same last-block combine: the CPU's
+        v, i = dispatch.ops.max(g, dims[0])
+        w, j = dispatch.ops.max(t, dims[0])
+        assert cuda.last_reduce()["launches"] == 1
+        assert v.cpu().tolist() == w.tolist() and i.cpu().tolist() == j.tolist(), shape
+
+
+
+def test_host_bench_of_small_cuda_reductions_reaches_the_device_once_per_call(tmp_path):
+    # tools/bench/bench_cuda_reduce_host.py: the host's share of a reduction,
+    # the device's work left out (a C no-op); it asserts every call reached it
+    _cc()  # the bench compiles its no-op device
+    bench = ROOT / "tools" / "bench" / "bench_cuda_reduce_host.py"
+    r = subprocess.run([sys.executable, str(bench), "--repeat", "1", "--number", "20", "--json"],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert r.returncode == 0, r.stderr
+    rows = json.loads(r.stdout)
+    assert {row["call"] for row in rows} >= {"ops.sum(x, 0)", "ops.sum(x)", "ops.amax(x, 0)"}
+    assert all(row["host_us"] > 0 and row["cpu_us"] > 0 for row in rows)

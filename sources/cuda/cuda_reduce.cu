@@ -4,11 +4,65 @@
  */
 #include "cuda_reduce.cuh"
 
+#include <pthread.h>
+
 #define DCR_SIZE_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) size,
 static constexpr int kItemsize[] = {DISPATCH_FORALL_DTYPES(DCR_SIZE_)};
 
 thread_local char dcu_reduce_error[512];
 static dcr_record last_reduce;
+
+/* The counters of Note [One launch per reduction], per device: zeroed once
+ * when allocated (on the legacy stream, before any kernel that reads them),
+ * each put back to 0 by the kernel that counted on it. Grown, never shrunk;
+ * a grown device waits for its queued kernels before the old buffer goes. */
+#define DCR_MAX_DEVICES 64
+static struct {
+    unsigned *ptr;
+    int64_t cap;
+} counters[DCR_MAX_DEVICES];
+static pthread_mutex_t counters_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static unsigned *cuda_failed(const char *what, cudaError_t e) {
+    snprintf(dcu_reduce_error, sizeof dcu_reduce_error, "%s: %s (%d): %s", what, cudaGetErrorName(e),
+             (int)e, cudaGetErrorString(e));
+    return nullptr;
+}
+
+unsigned *dcr_counters(int64_t n) {
+    int dev = 0;
+    cudaError_t e = cudaGetDevice(&dev);
+    if (e != cudaSuccess) return cuda_failed("cudaGetDevice", e);
+    if (dev < 0 || dev >= DCR_MAX_DEVICES) {
+        snprintf(dcu_reduce_error, sizeof dcu_reduce_error,
+                 "CUDA device %d: reductions support devices 0 to %d", dev, DCR_MAX_DEVICES - 1);
+        return nullptr;
+    }
+    pthread_mutex_lock(&counters_lock);
+    unsigned *ptr = counters[dev].ptr;
+    if (counters[dev].cap < n) {
+        int64_t cap = counters[dev].cap ? counters[dev].cap : DCR_MAX_BLOCKS;
+        while (cap < n) cap *= 2;
+        unsigned *fresh = nullptr;
+        const char *what = nullptr;
+        if ((e = cudaMalloc((void **)&fresh, (size_t)cap * sizeof(unsigned))) != cudaSuccess)
+            what = "cudaMalloc (the reduction counters)";
+        else if ((e = cudaMemsetAsync(fresh, 0, (size_t)cap * sizeof(unsigned), 0)) != cudaSuccess)
+            what = "cudaMemsetAsync (the reduction counters)";
+        else if (ptr && (e = cudaDeviceSynchronize()) != cudaSuccess)
+            what = "cudaDeviceSynchronize (before freeing the old reduction counters)";
+        if (what) {
+            if (fresh) cudaFree(fresh);
+            pthread_mutex_unlock(&counters_lock);
+            return cuda_failed(what, e);
+        }
+        if (ptr) cudaFree(ptr);
+        counters[dev].ptr = ptr = fresh;
+        counters[dev].cap = cap;
+    }
+    pthread_mutex_unlock(&counters_lock);
+    return ptr;
+}
 
 /* Each shard's table (cuda_reduce_shard.cu); Note [CUDA shards]. */
 DCU_SHARD_TABLES(run_table, dcr_shard)
@@ -36,8 +90,8 @@ DCU_API int dcu_reduce(int op, int dtype, const char *in, int ndim, const int64_
                  dispatch_reduce_name(op));
         return -1;
     }
-    RArgs a;
-    memset(&a, 0, sizeof a);
+    RArgs a; /* dcr_plan_make fills a.p */
+    a.partial = nullptr, a.counters = nullptr;
     if (dcr_plan_make(&a.p, ndim, shape, strides, mask, kItemsize[dtype],
                       (uintptr_t)in, err, errcap) < 0)
         return -1;
@@ -46,7 +100,7 @@ DCU_API int dcu_reduce(int op, int dtype, const char *in, int ndim, const int64_
     a.out_int64 = out_dtype == DISPATCH_INT64 && dtype != DISPATCH_INT64;
     last_reduce = dcr_record{a.p.path, a.p.vec,   a.p.tpo,  a.p.splits,
                              a.p.nout, a.p.count, a.p.lanes, a.p.ctpo,
-                             dcr_blocks_x(&a.p) * a.p.splits};
+                             dcr_blocks_x(&a.p) * a.p.splits, a.p.launches, 0};
     if (a.p.nout == 0) return 0;
     if ((*shards[dtype % DCU_SHARDS])[dtype][kop](a) < 0) {
         snprintf(err, errcap, "%s", dcu_reduce_error);

@@ -101,6 +101,7 @@ struct RArgs {
     char *out;       /* contiguous over the outputs, out_dtype */
     int64_t *idx;    /* contiguous int64 indices, or NULL */
     void *partial;   /* [nout][splits] Val, splits > 1 */
+    unsigned *counters; /* [blocks_x] zeros, splits > 1: Note [One launch per reduction] */
     int out_int64;   /* out is int64 (an integer or bool sum), else the input's dtype */
     int mean;
 };
@@ -196,6 +197,71 @@ template <int OP, typename A> __device__ __forceinline__ Val<A> block_tree(Val<A
     return warp_tree<OP>(v); /* every warp runs it; warp 0's is read */
 }
 
+/* Note [One launch per reduction]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * A split reduction (splits > 1) used to be two launches: the blocks wrote
+ * their partials, then a second kernel combined them. Now the block column
+ * blockIdx.x (its splits along grid y) combines its own outputs in its last
+ * block to finish: every block writes its partials, fences them to the whole
+ * device, and one thread counts the block in on counters[blockIdx.x]; the
+ * block whose count saw gridDim.y - 1 is last, puts the counter back to 0 (so
+ * the next reduction on the stream finds it zeroed: the launches of this
+ * runtime are ordered on the legacy default stream) and combines. Which block
+ * is last depends on the timing; what it computes does not: the combine is
+ * the old combine kernel's arithmetic, output by output (ctpo threads per
+ * output, thread t taking partials t, t + ctpo, .. in order, then the warp's
+ * or the block's tree), so the bits are those of Note [Deterministic CUDA
+ * reductions] and of dcr_emulate_sum_f32/f64. Partials written by other
+ * blocks are read with __ldcg (from L2, never a stale L1 line). Every thread
+ * of a block reaches the barriers below: the kernels have no early return
+ * before them (a dead warp computes nothing and writes nothing).
+ */
+
+/* Whether this block is the last of its column to finish (the same answer in
+ * every thread); after it, the column's partials are visible to this block. */
+__device__ __forceinline__ bool last_of_column(unsigned *counters) {
+    __shared__ bool last;
+    __threadfence(); /* this thread's partials reach the device before the count */
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        bool l = atomicAdd(&counters[blockIdx.x], 1u) == gridDim.y - 1;
+        if (l) {
+            counters[blockIdx.x] = 0; /* every block of the column has counted */
+            __threadfence();          /* the others' partials, seen through the count */
+        }
+        last = l;
+    }
+    __syncthreads();
+    return last;
+}
+
+template <typename A> __device__ __forceinline__ Val<A> load_partial(const Val<A> *p) {
+    return Val<A>{__ldcg(&p->v), __ldcg(&p->i)};
+}
+
+/* The partials of outputs [first, first + n) (those below nout): passes of
+ * DCR_THREADS / ctpo outputs, ctpo threads per output, thread t taking
+ * partials t, t + ctpo, .. in order, then the warp's (or block's) tree. The
+ * loop's bounds are the same in every thread of the block. */
+template <typename T, int OP> __device__ void combine_column(const RArgs &a, int64_t first, int64_t n) {
+    typedef typename RAcc<T>::type A;
+    typedef Combine<OP, A> C;
+    const dcr_plan &p = a.p;
+    int ctpo = p.ctpo, t = threadIdx.x % ctpo;
+    int64_t end = first + n < p.nout ? first + n : p.nout;
+    for (int64_t q = first; q < end; q += DCR_THREADS / ctpo) {
+        int64_t o = q + threadIdx.x / ctpo;
+        Val<A> acc = C::identity();
+        if (o < end) {
+            const Val<A> *part = (const Val<A> *)a.partial + o * p.splits;
+            for (int s = t; s < p.splits; s += ctpo) acc = C::add(acc, load_partial(part + s));
+        }
+        acc = ctpo == DCR_THREADS ? block_tree<OP>(acc) : warp_tree<OP>(acc);
+        if (t == 0 && o < end) finish_one<T, OP>(a, o, acc);
+        __syncthreads(); /* block_tree's shared top[] is written again by the next pass */
+    }
+}
+
 /* Elements per thread step on inner/strided: 16 bytes of float32, 8 of float16. */
 template <typename T> __host__ __device__ constexpr int group_of() { return sizeof(T) == 2 ? 8 : 4; }
 
@@ -209,11 +275,10 @@ __global__ void __launch_bounds__(DCR_THREADS) rows_kernel(RArgs a) {
     int tpo = p.tpo, opb = DCR_THREADS / tpo;
     int t = threadIdx.x % tpo;
     int64_t o = (int64_t)blockIdx.x * opb + threadIdx.x / tpo;
-    bool small = !p.idx64;
-    if (tpo == DCR_WARP && o >= p.nout) return; /* a whole warp */
-    const char *base = a.in + dims_offset(p.nk, p.kshape, p.kstride, o, small);
+    bool small = !p.idx64, live = o < p.nout; /* a dead warp still meets the block's barriers */
+    const char *base = live ? a.in + dims_offset(p.nk, p.kshape, p.kstride, o, small) : a.in;
     int64_t b = (int64_t)blockIdx.y * p.chunk;
-    int64_t e = b + p.chunk < p.count ? b + p.chunk : p.count;
+    int64_t e = !live ? b : b + p.chunk < p.count ? b + p.chunk : p.count;
     Val<A> acc[G];
 #pragma unroll
     for (int j = 0; j < G; j++) acc[j] = C::identity();
@@ -244,9 +309,13 @@ __global__ void __launch_bounds__(DCR_THREADS) rows_kernel(RArgs a) {
 #pragma unroll
         for (int j = 0; j < G; j += 2 * h) acc[j] = C::add(acc[j], acc[j + h]);
     Val<A> v = tpo == DCR_THREADS ? block_tree<OP>(acc[0]) : warp_tree<OP>(acc[0]);
-    if (threadIdx.x % tpo != 0 || (tpo == DCR_THREADS && o >= p.nout)) return;
-    if (p.splits == 1) finish_one<T, OP>(a, o, v);
-    else ((Val<A> *)a.partial)[o * p.splits + blockIdx.y] = v;
+    bool lead = t == 0 && live;
+    if (p.splits == 1) { /* the whole grid's y: no partials, no combine */
+        if (lead) finish_one<T, OP>(a, o, v);
+        return;
+    }
+    if (lead) ((Val<A> *)a.partial)[o * p.splits + blockIdx.y] = v;
+    if (last_of_column(a.counters)) combine_column<T, OP>(a, (int64_t)blockIdx.x * opb, opb);
 }
 
 /* outer (Note [Outer reductions]): tx threads across the columns, each CV
@@ -306,33 +375,24 @@ template <typename T, int OP, int CV> __global__ void __launch_bounds__(DCR_THRE
             }
             __syncthreads();
         }
-        if (y != 0) return;
+        if (y == 0) {
 #pragma unroll
-        for (int j = 0; j < CV; j++) acc[j] = sh[x * CV + j];
+            for (int j = 0; j < CV; j++) acc[j] = sh[x * CV + j];
+        }
     }
-    if (!live) return;
+    bool lead = y == 0 && live; /* lane 0 holds the lanes' tree */
+    if (p.splits == 1) { /* the whole grid's y: no partials, no combine */
+        if (lead) {
 #pragma unroll
-    for (int j = 0; j < CV; j++) {
-        if (p.splits == 1) finish_one<T, OP>(a, o + j, acc[j]);
-        else ((Val<A> *)a.partial)[(o + j) * p.splits + blockIdx.y] = acc[j];
+            for (int j = 0; j < CV; j++) finish_one<T, OP>(a, o + j, acc[j]);
+        }
+        return;
     }
-}
-
-/* The partials of each output: p.ctpo threads per output, thread t taking
- * partials t, t + ctpo, .. in order, then the warp's (or block's) tree. */
-template <typename T, int OP> __global__ void __launch_bounds__(DCR_THREADS) combine_kernel(RArgs a) {
-    typedef typename RAcc<T>::type A;
-    typedef Combine<OP, A> C;
-    int ctpo = a.p.ctpo, t = threadIdx.x % ctpo;
-    int64_t o = (int64_t)blockIdx.x * (DCR_THREADS / ctpo) + threadIdx.x / ctpo;
-    if (ctpo == DCR_WARP && o >= a.p.nout) return; /* a whole warp */
-    Val<A> acc = C::identity();
-    if (o < a.p.nout) {
-        const Val<A> *part = (const Val<A> *)a.partial + o * a.p.splits;
-        for (int s = t; s < a.p.splits; s += ctpo) acc = C::add(acc, part[s]);
+    if (lead) {
+#pragma unroll
+        for (int j = 0; j < CV; j++) ((Val<A> *)a.partial)[(o + j) * p.splits + blockIdx.y] = acc[j];
     }
-    acc = ctpo == DCR_THREADS ? block_tree<OP>(acc) : warp_tree<OP>(acc);
-    if (t == 0 && o < a.p.nout) finish_one<T, OP>(a, o, acc);
+    if (last_of_column(a.counters)) combine_column<T, OP>(a, (int64_t)blockIdx.x * tx * CV, (int64_t)tx * CV);
 }
 
 /* The last launch error of this thread (defined in cuda_reduce.cu). */
@@ -354,13 +414,20 @@ template <typename T, int OP, int VEC> static void launch_rows(dim3 grid, RArgs 
         rows_kernel<T, OP, 1, false><<<grid, DCR_THREADS>>>(a); /* never planned */
 }
 
+/* The zeroed counters of Note [One launch per reduction], at least n of
+ * them, for the current device (defined in cuda_reduce.cu). NULL with
+ * dcu_reduce_error set. */
+unsigned *dcr_counters(int64_t n);
+
 template <typename T, int OP> static int run(RArgs &a) {
     typedef typename RAcc<T>::type A;
     const dcr_plan &p = a.p;
-    size_t bytes = 0;
-    const dispatch_allocator *al = dcu_allocator();
-    if (p.splits > 1) {
-        bytes = (size_t)p.nout * (size_t)p.splits * sizeof(Val<A>);
+    const dispatch_allocator *al = nullptr;
+    int64_t bx = dcr_blocks_x(&p);
+    if (p.splits > 1) { /* scratch only for a split */
+        size_t bytes = (size_t)p.nout * (size_t)p.splits * sizeof(Val<A>);
+        if (!(a.counters = dcr_counters(bx))) return -1;
+        al = dcu_allocator();
         a.partial = al->alloc(bytes, al->ctx);
         if (!a.partial) {
             snprintf(dcu_reduce_error, sizeof dcu_reduce_error,
@@ -369,7 +436,7 @@ template <typename T, int OP> static int run(RArgs &a) {
         }
     }
     int rc;
-    dim3 grid((unsigned)dcr_blocks_x(&p), (unsigned)p.splits);
+    dim3 grid((unsigned)bx, (unsigned)p.splits);
     if (p.path == DCR_PATH_OUTER) {
         constexpr int VMAX = 16 / sizeof(T) > 8 ? 8 : 16 / sizeof(T);
         size_t sh = p.lanes > 1 ? (size_t)DCR_THREADS * (size_t)p.vec * sizeof(Val<A>) : 0;
@@ -383,11 +450,6 @@ template <typename T, int OP> static int run(RArgs &a) {
         else if (p.vec == 2) launch_rows<T, OP, 2>(grid, a);
         else rows_kernel<T, OP, 1, false><<<grid, DCR_THREADS>>>(a);
         rc = launched("rows_kernel");
-    }
-    if (rc == 0 && p.splits > 1) {
-        int64_t opb = DCR_THREADS / p.ctpo;
-        combine_kernel<T, OP><<<(unsigned)((p.nout + opb - 1) / opb), DCR_THREADS>>>(a);
-        rc = launched("combine_kernel");
     }
     if (a.partial) al->free(a.partial, al->ctx); /* stream-ordered: reused only by later work */
     return rc;

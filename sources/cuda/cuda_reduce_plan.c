@@ -21,9 +21,11 @@
  *   3. the split: when the outputs alone cannot fill the GPU (DCR_FILL_THREADS:
  *      a constant, never the device's SM count) each output's reduced range
  *      is cut into `splits` chunks of `chunk` elements, one block each along
- *      grid y, writing a partial to scratch; a second kernel combines the
- *      partials of each output in parallel, ctpo threads per output (a warp,
- *      or a block past 256 partials), in a tree of fixed shape;
+ *      grid y, writing a partial to scratch; the last block of each column
+ *      of splits to finish combines that column's outputs, in the same
+ *      launch (Note [One launch per reduction] in cuda_reduce.cuh), ctpo
+ *      threads per output (a warp, or a block past 256 partials), in a tree
+ *      of fixed shape;
  *   4. the index math: 32-bit when every output and reduced index is below
  *      2^31 (idx64 0), else 64-bit; offsets are 64-bit always.
  *
@@ -70,7 +72,12 @@
  *   - the splits (a function of nout and count: dcr_plan_make) are added by
  *     the combine: thread t of an output's ctpo takes partials t, t + ctpo,
  *     .. in order, from 0.0, and the ctpo values go through the warp tree
- *     above (then the warps' tree when ctpo is 256).
+ *     above (then the warps' tree when ctpo is 256). Since issue 38 the
+ *     combine runs in the last block of each column of splits to finish
+ *     (which block that is depends on the timing; the additions it does do
+ *     not), not in a second kernel: Note [One launch per reduction] in
+ *     cuda_reduce.cuh. That kernel has been compiled but not yet run on a
+ *     GPU.
  *
  * dcr_emulate_sum_f32/f64 run exactly these additions on the host, so a GPU
  * test can ask for the device's bits. The order differs from the CPU's
@@ -199,6 +206,7 @@ int dcr_plan_make(dcr_plan *p, int ndim, const int64_t *shape, const int64_t *st
         }
     }
     p->ctpo = p->splits == 1 ? 0 : p->splits > 256 ? DCR_THREADS : DCR_WARP;
+    p->launches = 1; /* a split is combined by its last block: Note [One launch per reduction] */
     return 0;
 }
 

@@ -39,6 +39,7 @@ typedef struct dcr_plan {
     int group;            /* inner/strided: consecutive elements per thread step, one accumulator each (4; 8 for 2-byte dtypes) */
     int lanes;            /* outer: threads of a block along the reduced rows (a power of two) */
     int ctpo;             /* the combine's threads per output: 32 or DCR_THREADS (splits > 1), else 0 */
+    int launches;         /* kernel launches: 1, the combine in the last block (Note [One launch per reduction]) */
     int64_t chunk;        /* reduced elements per split (the last may have fewer) */
     int64_t nout, count;  /* outputs, reduced elements per output */
     int idx64;            /* count or nout >= 2^31: 64-bit index math */
@@ -55,7 +56,8 @@ typedef struct dcr_record {
     int32_t path, vec, tpo, splits;
     int64_t nout, count;
     int32_t lanes, ctpo;
-    int64_t blocks; /* of the first kernel, all splits */
+    int64_t blocks; /* of the kernel, all splits */
+    int32_t launches, pad_;
 } dcr_record;
 
 /* Plan the reduction of the input (ndim dims of shape, byte strides, base
@@ -64,8 +66,9 @@ typedef struct dcr_record {
 int dcr_plan_make(dcr_plan *p, int ndim, const int64_t *shape, const int64_t *strides,
                   uint32_t mask, int itemsize, uintptr_t data, char *err, size_t errcap);
 
-/* Blocks of DCR_THREADS threads the first kernel launches along the outputs
- * (times p->splits along the reduced range). */
+/* Blocks of DCR_THREADS threads the kernel launches along the outputs
+ * (times p->splits along the reduced range): the block columns, one counter
+ * each when split. */
 int64_t dcr_blocks_x(const dcr_plan *p);
 
 /* Byte offset of output o's first reduced element and of reduced element r. */

@@ -262,6 +262,41 @@ static void test_emulation_of_outer_and_combine(void) {
     }
 }
 
+/* Note [One launch per reduction]: every plan is one kernel, and a split
+ * one's block columns (one counter each) fit the counters' first
+ * allocation, DCR_MAX_BLOCKS, so the buffer never grows in practice; its
+ * splits fit grid y. Full sums, rows and columns over a sweep of shapes,
+ * 2-, 4- and 8-byte dtypes, aligned and not. */
+static void test_one_launch_and_the_counters_fit(void) {
+    int isz[] = {2, 4, 8};
+    uintptr_t bases[] = {256, 260};
+    int splits_seen = 0;
+    for (int k = 0; k < 3; k++)
+        for (int b = 0; b < 2; b++) {
+            int z = isz[k];
+            uintptr_t base = bases[b] - (bases[b] % (uintptr_t)z);
+            for (int64_t n = 1; n <= ((int64_t)1 << 31); n = n * 3 + 1) {
+                dcr_plan p = plan(1, (int64_t[]){n}, (int64_t[]){z}, 1u, z, base);
+                CHECK(p.launches == 1);
+                if (p.splits > 1) {
+                    splits_seen++;
+                    CHECK(dcr_blocks_x(&p) <= DCR_MAX_BLOCKS && p.splits <= 65535);
+                }
+            }
+            for (int64_t r = 1; r <= ((int64_t)1 << 20); r = r * 5 + 3)
+                for (int64_t c = 1; c <= ((int64_t)1 << 16) && r * c <= ((int64_t)1 << 28); c = c * 7 + 1)
+                    for (uint32_t mask = 1; mask <= 2; mask++) {
+                        dcr_plan p = plan(2, (int64_t[]){r, c}, (int64_t[]){c * z, z}, mask, z, base);
+                        CHECK(p.launches == 1);
+                        if (p.splits > 1) {
+                            splits_seen++;
+                            CHECK(dcr_blocks_x(&p) <= DCR_MAX_BLOCKS && p.splits <= 65535);
+                        }
+                    }
+        }
+    CHECK(splits_seen > 100); /* the sweep reaches split plans on both paths */
+}
+
 int main(void) {
     test_paths();
     test_coalescing();
@@ -270,6 +305,7 @@ int main(void) {
     test_the_issue_table_fills_the_gpu();
     test_outer_vector_width();
     test_emulation_of_outer_and_combine();
+    test_one_launch_and_the_counters_fit();
     if (failures) {
         fprintf(stderr, "%d failure(s)\n", failures);
         return 1;

@@ -50,7 +50,8 @@ int dispatch_iter_device_reduce(int device, int op, int dtype, const char *in, i
     if (!fn)
         return dispatch_error_set(DISPATCH_ERR_RUNTIME, "%s: no %s reductions are registered",
                                   name ? name : "?", dispatch_device_name(device));
-    char err[512] = "";
+    char err[512];
+    err[0] = '\0'; /* not the whole buffer: this runs on every device reduction */
     if (fn(op, dtype, in, ndim, shape, strides, mask, out_dtype, out, indices, err, sizeof err) != 0)
         return dispatch_error_set(DISPATCH_ERR_RUNTIME, "%s", err[0] ? err : "device reduction failed");
     return 0;
