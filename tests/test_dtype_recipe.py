@@ -28,7 +28,7 @@ DOC = ROOT / "docs" / "contributing.md"
 def _recipe():
     tools = str(ROOT / "tools")
     if tools not in sys.path:
-        sys.path.insert(0, tools)  # its helpers come from tools/reduction_recipe.py
+        sys.path.insert(0, tools)  # its helpers come from tools/recipe_scratch.py
     spec = importlib.util.spec_from_file_location("dtype_recipe",
                                                   ROOT / "tools" / "dtype_recipe.py")
     mod = importlib.util.module_from_spec(spec)
@@ -72,7 +72,7 @@ def _compile_dtype_c(tmp_path, extra_line: str | None):
     inc = tmp_path / "include"
     shutil.copytree(ROOT / "sources" / "include", inc)
     if extra_line:
-        _recipe()._edit(inc / "dispatch" / "dtype.h", _recipe().LAST,
+        _recipe().edit(inc / "dispatch" / "dtype.h", _recipe().LAST,
                         _recipe().LAST[:-1] + " \\\n" + extra_line)
     return subprocess.run([cc, "-std=c11", "-fsyntax-only", f"-I{inc}",
                            str(ROOT / "sources" / "core" / "dtype.c")],

@@ -18,7 +18,6 @@ is. Exit status 0 when every check holds; the failing check otherwise.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import subprocess
 import sys
@@ -26,9 +25,8 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from reduction_recipe import changed_files, copy_checkout  # noqa: E402  (the same scratch copy)
+from recipe_scratch import build_copy, changed_files, copy_checkout, edit, run_check  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
 LIMIT = 4  # issue 39: an integer dtype in at most 4 files
 
 # The recipe's one edit, as docs/contributing.md writes it: a line appended
@@ -115,35 +113,14 @@ print("uint16: every check holds")
 '''
 
 
-def _edit(path: Path, old: str, new: str) -> None:
-    text = path.read_text()
-    if text.count(old) != 1:
-        raise SystemExit(f"recipe: {path}: expected one {old.strip()!r}; the recipe no longer "
-                         "matches the source (update docs/contributing.md and this script)")
-    path.write_text(text.replace(old, new))
-
-
 def apply_recipe(src: Path) -> None:
     """docs/contributing.md, "Adding a dtype", for an integer: the list's line."""
-    _edit(src / LIST, LAST, LAST[:-1] + " \\\n" + LINE)
+    edit(src / LIST, LAST, LAST[:-1] + " \\\n" + LINE)
 
 
 def build_and_check(src: Path, work: Path) -> None:
-    site = work / "site"
-    cmd = [sys.executable, "-m", "pip", "install", "-q", "--no-build-isolation", "--no-deps",
-           "--target", str(site), f"-Cbuild-dir={work / 'build'}",
-           "-Csetup-args=-Dcuda=disabled", "-Csetup-args=-Dcpu-dispatch=none",
-           "-Csetup-args=-Dtests=false", str(src)]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        raise SystemExit("recipe: the copy with uint16 does not build:\n" + r.stdout[-4000:] +
-                         r.stderr[-4000:])
-    env = dict(os.environ, PYTHONPATH=str(site))
-    r = subprocess.run([sys.executable, "-c", CHECK], cwd=work, env=env, capture_output=True,
-                       text=True)
-    if r.returncode != 0:
-        raise SystemExit("recipe: uint16 built but is wrong:\n" + r.stderr[-4000:])
-    print(r.stdout.strip())
+    env = build_copy(src, work, "uint16")
+    run_check(CHECK, work, env, "uint16")
     # The copy's own table test, against the copy's build (importlib mode:
     # the source package of the copy is not imported).
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",

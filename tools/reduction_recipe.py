@@ -15,14 +15,13 @@ status 0 when every check holds; the failing check otherwise.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from recipe_scratch import build_copy, changed_files, copy_checkout, edit, run_check  # noqa: E402
 
 # The recipe's four edits, as docs/contributing.md writes them. The row goes
 # before PROD's on purpose: every later id moves, and nothing may care.
@@ -112,67 +111,22 @@ print("sumsq: every check holds")
 '''
 
 
-def copy_checkout(dst: Path) -> None:
-    """The tracked and untracked-but-not-ignored files of the checkout."""
-    names = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                           cwd=ROOT, capture_output=True, check=True).stdout.split(b"\0")
-    for raw in names:
-        if not raw:
-            continue
-        rel = raw.decode()
-        src = ROOT / rel
-        if not src.is_file():
-            continue  # deleted in the work tree
-        (dst / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(src, dst / rel)
-
-
-def _edit(path: Path, old: str, new: str) -> None:
-    text = path.read_text()
-    if text.count(old) != 1:
-        raise SystemExit(f"recipe: {path}: expected one {old.strip()!r}; the recipe no longer "
-                         "matches the source (update docs/contributing.md and this script)")
-    path.write_text(text.replace(old, new))
-
-
 def apply_recipe(src: Path) -> None:
     """docs/contributing.md, "Adding a reduction", steps 1-4."""
     # 1. The row.
-    _edit(src / "sources/include/dispatch/reductions.h", ROW_BEFORE, ROW + ROW_BEFORE)
+    edit(src / "sources/include/dispatch/reductions.h", ROW_BEFORE, ROW + ROW_BEFORE)
     # 2. Its kernel source.
     (src / "sources" / "kernels" / "sumsq.dispatch.c").write_text(KERNEL)
     # 3. Its meson line.
-    _edit(src / "sources/kernels/meson.build", "  'prod.dispatch.c',\n",
+    edit(src / "sources/kernels/meson.build", "  'prod.dispatch.c',\n",
           "  'prod.dispatch.c',\n  'sumsq.dispatch.c',\n")
     # 4. Its operators.
     table = src / "sources/dispatcher/operators.toml"
     table.write_text(table.read_text() + OPERATORS)
 
 
-def changed_files(a: Path, b: Path) -> list[str]:
-    """Files that differ between two trees, or exist in one only."""
-    def files(root: Path) -> dict[str, bytes]:
-        return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
-    fa, fb = files(a), files(b)
-    return sorted(k for k in fa.keys() | fb.keys() if fa.get(k) != fb.get(k))
-
-
 def build_and_check(src: Path, work: Path) -> None:
-    site = work / "site"
-    cmd = [sys.executable, "-m", "pip", "install", "-q", "--no-build-isolation", "--no-deps",
-           "--target", str(site), f"-Cbuild-dir={work / 'build'}",
-           "-Csetup-args=-Dcuda=disabled", "-Csetup-args=-Dcpu-dispatch=none",
-           "-Csetup-args=-Dtests=false", str(src)]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        raise SystemExit("recipe: the copy with sumsq does not build:\n" + r.stdout[-4000:] +
-                         r.stderr[-4000:])
-    env = dict(os.environ, PYTHONPATH=str(site))
-    r = subprocess.run([sys.executable, "-c", CHECK], cwd=work, env=env, capture_output=True,
-                       text=True)
-    if r.returncode != 0:
-        raise SystemExit("recipe: sumsq built but is wrong:\n" + r.stderr[-4000:])
-    print(r.stdout.strip())
+    run_check(CHECK, work, build_copy(src, work, "sumsq"), "sumsq")
 
 
 def main(argv: list[str] | None = None) -> int:
