@@ -12,24 +12,31 @@ static constexpr int kItemsize[] = {DISPATCH_FORALL_DTYPES(DCR_SIZE_)};
 thread_local char dcu_reduce_error[512];
 static dcr_record last_reduce;
 
-/* The counters of Note [One launch per reduction], per device: zeroed once
- * when allocated (on the legacy stream, before any kernel that reads them),
- * each put back to 0 by the kernel that counted on it. Grown, never shrunk;
- * a grown device waits for its queued kernels before the old buffer goes. */
+/* The counters of Note [One launch per reduction], per device: DCR_MAX_BLOCKS
+ * of them (a split plan has at most that many block columns: the plan's C
+ * test checks it), allocated once through the caching allocator (which
+ * empties its cache and retries when the device is full), zeroed once on
+ * the legacy stream before any kernel reads them, each put back to 0 by the
+ * kernel that counted on it, never freed: no launch can hold a pointer to
+ * counters that went away. */
 #define DCR_MAX_DEVICES 64
-static struct {
-    unsigned *ptr;
-    int64_t cap;
-} counters[DCR_MAX_DEVICES];
+static unsigned *counters[DCR_MAX_DEVICES];
 static pthread_mutex_t counters_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static unsigned *cuda_failed(const char *what, cudaError_t e) {
     snprintf(dcu_reduce_error, sizeof dcu_reduce_error, "%s: %s (%d): %s", what, cudaGetErrorName(e),
              (int)e, cudaGetErrorString(e));
+    (void)cudaGetLastError(); /* not this thread's next launch's error */
     return nullptr;
 }
 
 unsigned *dcr_counters(int64_t n) {
+    if (n > DCR_MAX_BLOCKS) {
+        snprintf(dcu_reduce_error, sizeof dcu_reduce_error,
+                 "a split reduction of %lld block columns: the plan allows at most %d",
+                 (long long)n, DCR_MAX_BLOCKS);
+        return nullptr;
+    }
     int dev = 0;
     cudaError_t e = cudaGetDevice(&dev);
     if (e != cudaSuccess) return cuda_failed("cudaGetDevice", e);
@@ -39,26 +46,20 @@ unsigned *dcr_counters(int64_t n) {
         return nullptr;
     }
     pthread_mutex_lock(&counters_lock);
-    unsigned *ptr = counters[dev].ptr;
-    if (counters[dev].cap < n) {
-        int64_t cap = counters[dev].cap ? counters[dev].cap : DCR_MAX_BLOCKS;
-        while (cap < n) cap *= 2;
-        unsigned *fresh = nullptr;
-        const char *what = nullptr;
-        if ((e = cudaMalloc((void **)&fresh, (size_t)cap * sizeof(unsigned))) != cudaSuccess)
-            what = "cudaMalloc (the reduction counters)";
-        else if ((e = cudaMemsetAsync(fresh, 0, (size_t)cap * sizeof(unsigned), 0)) != cudaSuccess)
-            what = "cudaMemsetAsync (the reduction counters)";
-        else if (ptr && (e = cudaDeviceSynchronize()) != cudaSuccess)
-            what = "cudaDeviceSynchronize (before freeing the old reduction counters)";
-        if (what) {
-            if (fresh) cudaFree(fresh);
-            pthread_mutex_unlock(&counters_lock);
-            return cuda_failed(what, e);
+    unsigned *ptr = counters[dev];
+    if (!ptr) {
+        const dispatch_allocator *al = dcu_allocator();
+        size_t bytes = (size_t)DCR_MAX_BLOCKS * sizeof(unsigned);
+        ptr = (unsigned *)al->alloc(bytes, al->ctx);
+        if (!ptr) {
+            snprintf(dcu_reduce_error, sizeof dcu_reduce_error,
+                     "out of CUDA memory for the reductions' %zu-byte counters", bytes);
+        } else if ((e = cudaMemsetAsync(ptr, 0, bytes, 0)) != cudaSuccess) {
+            al->free(ptr, al->ctx);
+            ptr = cuda_failed("cudaMemsetAsync (the reduction counters)", e);
+        } else {
+            counters[dev] = ptr;
         }
-        if (ptr) cudaFree(ptr);
-        counters[dev].ptr = ptr = fresh;
-        counters[dev].cap = cap;
     }
     pthread_mutex_unlock(&counters_lock);
     return ptr;

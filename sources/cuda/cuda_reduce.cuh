@@ -254,7 +254,13 @@ template <typename T, int OP> __device__ void combine_column(const RArgs &a, int
         Val<A> acc = C::identity();
         if (o < end) {
             const Val<A> *part = (const Val<A> *)a.partial + o * p.splits;
-            for (int s = t; s < p.splits; s += ctpo) acc = C::add(acc, load_partial(part + s));
+            int s = t;
+            for (; s + 3 * ctpo < p.splits; s += 4 * ctpo) { /* four loads in flight, added in order */
+                Val<A> v0 = load_partial(part + s), v1 = load_partial(part + s + ctpo);
+                Val<A> v2 = load_partial(part + s + 2 * ctpo), v3 = load_partial(part + s + 3 * ctpo);
+                acc = C::add(C::add(C::add(C::add(acc, v0), v1), v2), v3);
+            }
+            for (; s < p.splits; s += ctpo) acc = C::add(acc, load_partial(part + s));
         }
         acc = ctpo == DCR_THREADS ? block_tree<OP>(acc) : warp_tree<OP>(acc);
         if (t == 0 && o < end) finish_one<T, OP>(a, o, acc);
