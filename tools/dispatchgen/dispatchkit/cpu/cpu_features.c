@@ -571,10 +571,8 @@ static int dispatch__cpu_apply_env(const unsigned char detected[DISPATCH_CPU_FEA
     return DISPATCH_CPU_ERROR_NONE;
 }
 
-/* Detect and apply the env; caller holds the lock. */
-static void dispatch__cpu_run_locked(void)
+void dispatch__cpu_detect_hardware(unsigned char raw[DISPATCH_CPU_FEATURE_MAX])
 {
-    unsigned char raw[DISPATCH_CPU_FEATURE_MAX], have[DISPATCH_CPU_FEATURE_MAX];
     dispatch__cpu_detect(raw);
     for (int i = 0; i < TABLE_N; ++i) {
         if (dispatch__cpu_table[i].is_group && dispatch__cpu_table[i].on_this_arch) {
@@ -582,6 +580,13 @@ static void dispatch__cpu_run_locked(void)
         }
     }
     dispatch__cpu_require_implied(raw);
+}
+
+/* Detect and apply the env; caller holds the lock. */
+static void dispatch__cpu_run_locked(void)
+{
+    unsigned char raw[DISPATCH_CPU_FEATURE_MAX], have[DISPATCH_CPU_FEATURE_MAX];
+    dispatch__cpu_detect_hardware(raw);
 
     memcpy(have, raw, sizeof(have));
     dispatch__cpu_text err = {dispatch__cpu_error_buf, sizeof(dispatch__cpu_error_buf), 0};

@@ -16,6 +16,13 @@
  * One function per architecture in cpu_detect.c; this picks the right one. */
 void dispatch__cpu_detect(unsigned char raw[DISPATCH_CPU_FEATURE_MAX]);
 
+/* The hardware's features now, implications applied, groups derived: what
+ * dispatch_cpu_have_detected reads, with nothing stored and no env read.
+ * For the program guard, which runs before libc has its environment (Note
+ * [Program guard]): dispatch_cpu_init there would cache a result made
+ * without the program's DISABLE/ENABLE variables. */
+void dispatch__cpu_detect_hardware(unsigned char raw[DISPATCH_CPU_FEATURE_MAX]);
+
 /* Detect again under the init lock, re-reading the env variables; the
  * engine of dispatch_cpu_redetect_for_tests(). Returns like dispatch_cpu_init. */
 int dispatch__cpu_redetect(void);

@@ -34,9 +34,13 @@
  * user's, compiled with the baseline flags, would run unguarded) and, in a
  * shared object, the constructors of the libraries it depends on.
  *
- * The check reads the hardware only (dispatch_cpu_have_detected): the env
- * variables cannot make a missing instruction run. A refused env request is
- * still dispatch_cpu_init()'s error, which the program reports itself. Output
+ * The check reads the hardware only (dispatch__cpu_detect_hardware): the env
+ * variables cannot make a missing instruction run. It must not call
+ * dispatch_cpu_init(), which caches its result: before libc's own
+ * initializer the environment is not set up yet (getenv finds nothing), and
+ * the cached result would ignore the program's <PREFIX>_DISABLE/ENABLE
+ * variables for good. A refused env request is still dispatch_cpu_init()'s
+ * error, which the program reports itself. Output
  * is snprintf + write(2): no stdio stream is touched before main.
  */
 #ifndef _GNU_SOURCE
@@ -45,6 +49,7 @@
 #define DISPATCH_NO_CPU_INTRINSICS_HEADERS
 #include "dispatch/_cpu_dispatch.h"
 #include "dispatch/cpu_runtime.h"
+#include "cpu_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,10 +75,12 @@ static const int dispatch__pg_baseline[] = {
 static void dispatch__pg_check(void)
 {
     char missing[512];
+    unsigned char hardware[DISPATCH_CPU_FEATURE_MAX];
     size_t len = 0;
     missing[0] = '\0';
+    dispatch__cpu_detect_hardware(hardware);
     for (const int *id = dispatch__pg_baseline; *id != DISPATCH_CPU_FEATURE_NONE; ++id) {
-        if (dispatch_cpu_have_detected(*id)) {
+        if (hardware[*id]) {
             continue;
         }
         int n = snprintf(missing + len, sizeof(missing) - len, len ? " %s" : "%s",
