@@ -27,6 +27,14 @@ def test_gcc_builds_every_x86_feature(gcc_config):
     assert gcc_config.unsupported == {}
 
 
+@pytest.mark.parametrize("cflags", ["-Wall -O2", "-Wall -Wextra -O2 -Werror"])
+def test_a_users_warning_flags_lose_no_feature(gcc_configure, cflags):
+    # the checks are compiled with the user's flags (as the build compiles its
+    # sources): gcc 12's unmasked _mm512_exp2a23_ps passed an uninitialized
+    # vector, and -Wall made AVX512ER and KNL/KNM "unsupported"
+    assert gcc_configure(cflags=cflags).unsupported == {}
+
+
 def test_default_config_is_min_baseline_and_everything_else_but_xop_fma4(gcc_config):
     assert gcc_config.arch == "x86_64"
     assert gcc_config.compiler_family == "gcc"
