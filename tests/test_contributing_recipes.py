@@ -14,6 +14,7 @@ counted against the counts the doc states, and the result is built and run:
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shutil
@@ -92,13 +93,11 @@ def scratch(tmp_path_factory) -> Path:
     if not (REPO / ".git").exists() or not shutil.which("git"):
         pytest.skip("needs a git checkout to list the project's files")
     root = tmp_path_factory.mktemp("recipes") / "repo"
-    names = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                           cwd=REPO, check=True, capture_output=True).stdout.decode().split("\0")
-    for name in filter(None, names):
-        src = REPO / name
-        if src.is_file():
-            (root / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, root / name)
+    spec = importlib.util.spec_from_file_location("recipe_scratch",
+                                                  REPO / "tools" / "recipe_scratch.py")
+    scratch_copy = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(scratch_copy)
+    scratch_copy.copy_checkout(root)  # the copy the other recipe scripts work on
     for recipe in SECTIONS:
         for m in _edits(recipe):
             _apply(root, m)

@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from recipe_scratch import build_copy, changed_files, copy_checkout, edit, run_check  # noqa: E402
+from recipe_scratch import apply_to_copy, build_copy, edit, run_check  # noqa: E402
 
 LIMIT = 4  # issue 39: an integer dtype in at most 4 files
 
@@ -139,11 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="dtype-recipe-"))
     try:
-        before, src = work / "before", work / "src"
-        copy_checkout(before)
-        shutil.copytree(before, src)
-        apply_recipe(src)
-        touched = changed_files(before, src)
+        src, touched = apply_to_copy(work, apply_recipe)
         print(f"the recipe touched {len(touched)} files (tests/ not counted, none added): "
               f"{', '.join(touched)}")
         if any(f.startswith("tests/") for f in touched):

@@ -46,6 +46,16 @@ def changed_files(a: Path, b: Path) -> list[str]:
     return sorted(k for k in fa.keys() | fb.keys() if fa.get(k) != fb.get(k))
 
 
+def apply_to_copy(work: Path, apply) -> tuple[Path, list[str]]:
+    """The checkout copied to work/before and work/src, `apply(src)` run on
+    the second; src and the files the recipe changed."""
+    before, src = work / "before", work / "src"
+    copy_checkout(before)
+    shutil.copytree(before, src)
+    apply(src)
+    return src, changed_files(before, src)
+
+
 def build_copy(src: Path, work: Path, what: str) -> dict:
     """Build the runtime of the copy at src into work/site (one target per
     kernel source, no C tests, no CUDA module); the environment that imports it."""

@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from recipe_scratch import build_copy, changed_files, copy_checkout, edit, run_check  # noqa: E402
+from recipe_scratch import apply_to_copy, build_copy, edit, run_check  # noqa: E402
 
 # The recipe's four edits, as docs/contributing.md writes them. The row goes
 # before PROD's on purpose: every later id moves, and nothing may care.
@@ -136,11 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="reduction-recipe-"))
     try:
-        before, src = work / "before", work / "src"
-        copy_checkout(before)
-        shutil.copytree(before, src)
-        apply_recipe(src)
-        touched = changed_files(before, src)
+        src, touched = apply_to_copy(work, apply_recipe)
         print(f"the recipe touched {len(touched)} files: {', '.join(touched)}")
         if len(touched) > 4:
             raise SystemExit(f"recipe: {len(touched)} files, more than 4")
