@@ -160,6 +160,17 @@ static const char *type_code_name(uint8_t code) {
     case kDLBfloat: return "bfloat";
     case kDLComplex: return "complex";
     case kDLBool: return "bool";
+    case kDLFloat8_e3m4: return "float8_e3m4";
+    case kDLFloat8_e4m3: return "float8_e4m3";
+    case kDLFloat8_e4m3b11fnuz: return "float8_e4m3b11fnuz";
+    case kDLFloat8_e4m3fn: return "float8_e4m3fn";
+    case kDLFloat8_e4m3fnuz: return "float8_e4m3fnuz";
+    case kDLFloat8_e5m2: return "float8_e5m2";
+    case kDLFloat8_e5m2fnuz: return "float8_e5m2fnuz";
+    case kDLFloat8_e8m0fnu: return "float8_e8m0fnu";
+    case kDLFloat6_e2m3fn: return "float6_e2m3fn";
+    case kDLFloat6_e3m2fn: return "float6_e3m2fn";
+    case kDLFloat4_e2m1fn: return "float4_e2m1fn";
     default: return "unknown type code";
     }
 }

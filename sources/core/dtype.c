@@ -1,6 +1,10 @@
 /* dtypes and PyTorch's type promotion; see dispatch/dtype.h. */
 #include "dispatch/dtype.h"
 
+#include <float.h>
+
+#include "dispatch/narrow_float.h"
+
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 #define BYTE_ORDER_ ">"
 #else
@@ -60,6 +64,30 @@ const char *dispatch_dtype_typestr(int dtype) {
 
 const char *dispatch_dtype_format(int dtype) {
     return dispatch_dtype_is_valid(dtype) ? info[dtype].format : "";
+}
+
+int dispatch_dtype_is_narrow_float(int dtype) {
+    switch (dtype) {
+#define NARROW_CASE_(NAME, sfx, E, M, NANS) case DISPATCH_##NAME:
+        DISPATCH_FORALL_NARROW_FLOATS(NARROW_CASE_)
+#undef NARROW_CASE_
+        return 1;
+    default: return 0;
+    }
+}
+
+double dispatch_dtype_float_max(int dtype) {
+    switch (dtype) {
+    case DISPATCH_FLOAT32: return FLT_MAX;
+    case DISPATCH_FLOAT64: return DBL_MAX;
+#define NARROW_MAX_(NAME, sfx, E, M, NANS)                                                  \
+    case DISPATCH_##NAME:                                                                   \
+        return (double)dispatch_narrow_to_float(                                            \
+            dispatch_narrow_max_bits(E, M, DISPATCH_NARROW_##NANS), E, M, DISPATCH_NARROW_##NANS);
+        DISPATCH_FORALL_NARROW_FLOATS(NARROW_MAX_)
+#undef NARROW_MAX_
+    default: return 0.0;
+    }
 }
 
 int64_t dispatch_dtype_min(int dtype) { return dispatch_dtype_is_valid(dtype) ? info[dtype].min : 0; }

@@ -90,6 +90,40 @@ float dispatch_bfloat16_bits_to_float(uint16_t b);
 uint16_t dispatch_bfloat16_bits_from_float(float x);
 uint16_t dispatch_bfloat16_bits_from_double(double x);
 
+/*
+ * Note [Narrow floats]
+ * ~~~~~~~~~~~~~~~~~~~~
+ * A float narrower than float32 is computed in float32 and rounded once per
+ * result (PyTorch's CPU rule), and reduced in a float32 accumulator. Each
+ * is one more line here, X(NAME, sfx, E, M, NANS), beside its line in
+ * DISPATCH_FORALL_DTYPES (same NAME and sfx; its storage type there is its
+ * bits, uint8_t or uint16_t; float16 may be _Float16):
+ *   E, M  its exponent and stored mantissa bits (binary16: 5, 10)
+ *   NANS  IEEE: the all-ones exponent is inf or a NaN; FN: finite, the one
+ *         NaN has every bit set, overflow gives NaN (float8_e4m3fn)
+ * Everything else about it derives from the format: its conversions
+ * (narrow_float.h), largest finite value (scalar range checks), quiet NaN
+ * (reductions), the reference loops and casts (cpu_loops_reference.c), the
+ * reductions through float32 (reduce_plan.c), the CUDA device type
+ * (cuda_device_types.cuh: a struct of its bits unless one is named there,
+ * as __half and __nv_bfloat16 are) and Python's view of it (read from C).
+ * A format NumPy and struct lack (an empty kind and format in its list line)
+ * has no NumPy export; its values reach Python through float32.
+ */
+#define DISPATCH_FORALL_NARROW_FLOATS(X) \
+    X(FLOAT16,  f16,  5, 10, IEEE)        \
+    X(BFLOAT16, bf16, 8, 7,  IEEE)
+
+/* 1 for a dtype of DISPATCH_FORALL_NARROW_FLOATS, else 0. */
+int dispatch_dtype_is_narrow_float(int dtype);
+/* The largest finite value of a float dtype (65504 for float16); 0 for
+ * another dtype. */
+double dispatch_dtype_float_max(int dtype);
+/* A narrow float's bits <-> double, by dtype (narrow_float.h's conversions
+ * of its row); 0 for another dtype. For Python and code not in a loop. */
+double dispatch_narrow_bits_to_double(int dtype, uint32_t bits);
+uint32_t dispatch_narrow_bits_from_double(int dtype, double x);
+
 typedef enum dispatch_dtype_category {
     DISPATCH_CAT_BOOL = 0,
     DISPATCH_CAT_INT = 1,
