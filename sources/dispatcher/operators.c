@@ -81,6 +81,8 @@ static void scalar_to(const dispatch_ivalue *v, int dtype, void *buf) {
  * for integers, finite floats beyond a float dtype's range; negative ints
  * down to -max wrap into unsigned dtypes; bool takes anything. Sets the
  * error and returns -1 when it does not. */
+static int float_has_inf(int dtype);
+
 static int scalar_check(const dispatch_ivalue *v, int dtype) {
     /* an integer's range (Note [Integer facts] in dtype.h) */
     const int64_t ilo = dispatch_dtype_min(dtype), ihi = dispatch_dtype_max(dtype);
@@ -91,8 +93,9 @@ static int scalar_check(const dispatch_ivalue *v, int dtype) {
         return 0;
     if (v->tag == DISPATCH_IV_DOUBLE) {
         double d = v->v.d;
-        if (dispatch_dtype_category_of(dtype) == DISPATCH_CAT_FLOAT) /* its largest finite */
-            bad = isfinite(d) && fabs(d) > dispatch_dtype_float_max(dtype);
+        if (dispatch_dtype_category_of(dtype) == DISPATCH_CAT_FLOAT) /* its largest finite; */
+            bad = (isfinite(d) || !float_has_inf(dtype)) && /* inf where it has none */
+                  fabs(d) > dispatch_dtype_float_max(dtype);
         else if (is_int) bad = !(d >= (double)ilo && d <= (double)ihi); /* NaN too */
         else return dispatch_error_set(DISPATCH_ERR_TYPE, "scalar_check: no range for dtype %s",
                                        dispatch_dtype_name(dtype));
@@ -111,6 +114,14 @@ static int scalar_check(const dispatch_ivalue *v, int dtype) {
     return dispatch_error_set(DISPATCH_ERR_VALUE,
                               "value cannot be converted to type %s without overflow: %lld",
                               dispatch_dtype_name(dtype), (long long)v->v.i);
+}
+
+/* Whether a float dtype has infinities: not a finite-only narrow format (FN,
+ * Note [Narrow floats] in dtype.h: inf becomes its NaN), where PyTorch's
+ * c10::overflows refuses inf as it refuses any value beyond the largest. */
+static int float_has_inf(int dtype) {
+    if (!dispatch_dtype_is_narrow_float(dtype)) return 1;
+    return isinf(dispatch_narrow_bits_to_double(dtype, dispatch_narrow_bits_from_double(dtype, INFINITY)));
 }
 
 /* The number a wrapped 0-dim tensor holds, as an ivalue (for scalar_check). */
