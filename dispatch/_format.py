@@ -33,8 +33,8 @@ SUMMARY = ...      # the marker a summarized nested list holds in place of the m
 
 # struct format, most significant digits needed, scientific from this magnitude
 # (NumPy 2: 10 ** min(8, decimal precision of the dtype))
-_FLOAT_FORMATS = {"float16": ("e", 5, 1e3), "float32": ("f", 9, 1e6), "float64": ("d", 17, 1e8),
-                  "bfloat16": ("f", 9, 1e6)}  # via float32, as PyTorch prints it
+# (a float struct lacks, such as bfloat16, is printed as its float32 values)
+_FLOAT_FORMATS = {"float16": ("e", 5, 1e3), "float32": ("f", 9, 1e6), "float64": ("d", 17, 1e8)}
 
 
 def _round_to(x: float, fmt: str) -> float:

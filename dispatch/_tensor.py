@@ -402,7 +402,9 @@ class Tensor(_fastpath.TensorBase):
         if self._p.device != _CPU:
             suffix = f", device='{self.device}:0'{suffix}"  # this runtime's CUDA device is 0
         # a cuda tensor's values come to the host through tolist()/item()
-        body = _format.format_nested(_summarized(self), self.dtype.name, "tensor(", self.ndim)
+        d = self.dtype  # a float struct lacks (bfloat16) prints its float32 values, as torch
+        shown = "float32" if d.is_floating_point and not d.format else d.name
+        body = _format.format_nested(_summarized(self), shown, "tensor(", self.ndim)
         return f"tensor({body}{suffix})"
 
     __hash__ = object.__hash__
@@ -563,7 +565,7 @@ def _flat_values(t: Tensor) -> list:
         t = t.contiguous()
         p = t._p
     d = _DTYPES[p.dtype]
-    if not d.format:  # no struct format (bfloat16): its float32 values, exact
+    if not d.format:  # no struct format (bfloat16, a narrow float): its float32 values, exact
         return _flat_values(t.to(float32))
     return list(struct.unpack(f"={n}{d.format}", ffi.buffer(p.data, n * d.itemsize)))
 

@@ -86,11 +86,8 @@ def _ctx(op: str, loop_dtype: int, ctx: Any) -> Any:
         return ffi.NULL
     if op not in _CTX_OPTIONAL and op not in _CTX_REQUIRED:
         raise TypeError(f"{op} takes no ctx (got ctx={ctx!r})")
-    if _tables.DTYPE_FORMATS[loop_dtype] == "e":  # float16: its bits
-        import numpy as np  # lazy: Note [NumPy is optional] (float16 bits only)
-        ctx = int(np.array(ctx, np.float16).view(np.uint16))
-    elif loop_dtype == DTYPES["bfloat16"]:  # its bits, rounded as the casts do
-        ctx = lib.dispatch_bfloat16_bits_from_double(float(ctx))
+    if lib.dispatch_dtype_is_narrow_float(loop_dtype):  # its bits, rounded as the casts do
+        ctx = lib.dispatch_narrow_bits_from_double(loop_dtype, float(ctx))
     try:
         return ffi.new(_CTX[loop_dtype], [ctx])
     except (TypeError, OverflowError) as e:

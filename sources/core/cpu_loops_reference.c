@@ -11,6 +11,7 @@
 
 #include "dispatch/dtype.h"
 #include "dispatch/half.h"
+#include "dispatch/narrow_float.h"
 #include "dispatch/loops.h"
 #include "float_to_int.h"
 #include "loops_internal.h"
@@ -201,18 +202,35 @@ DEF_FLOAT(f64, double, sqrt, exp, log, LIBM_F64)
         }                                                                                 \
     }
 
-/* bfloat16 has no arithmetic type: every loop but the bit moves goes via
- * float, as PyTorch's CPU loops do (one rounding per result). */
-#define BF16_FROM_FLOAT(x) dispatch_bfloat16_from_float_inline(x)
-DEF_VIA_FLOAT(bf16, dispatch_bfloat16, DISPATCH_BFLOAT16, dispatch_bfloat16_to_float_inline,
-              BF16_FROM_FLOAT)
-#define VIA_FLOAT_BF16(NAME, LOOP)                                                        \
-    static void NAME##_bf16(char **data, const intptr_t *s, intptr_t n, void *ctx) {      \
-        bf16_via_float(LOOP, data, s, n, ctx);                                            \
+/* Every narrow float stored as its bits (Note [Narrow floats] in dtype.h)
+ * has no arithmetic type: every loop but the bit moves goes via float, as
+ * PyTorch's CPU loops do (one rounding per result), with its format's
+ * conversions (narrow_float.h). float_from_<sfx> is also what a cast to it
+ * stores (below). */
+#define DEF_BITS_FLOAT_(NAME, sfx, T, E, M, NANS)                                          \
+    static inline float float_to_##sfx(T v) {                                              \
+        return dispatch_narrow_to_float(v, E, M, DISPATCH_NARROW_##NANS);                  \
+    }                                                                                      \
+    static inline T float_from_##sfx(double x) {                                           \
+        return (T)dispatch_narrow_from_double(x, E, M, DISPATCH_NARROW_##NANS);            \
+    }                                                                                      \
+    static inline T float32_from_##sfx(float x) {                                          \
+        return (T)dispatch_narrow_from_float(x, E, M, DISPATCH_NARROW_##NANS);             \
+    }                                                                                      \
+    DEF_VIA_FLOAT(sfx, T, DISPATCH_##NAME, float_to_##sfx, float32_from_##sfx)             \
+    DEF_COPY(copy_##sfx, T)                                                                \
+    DEF_WHERE(where_##sfx, T)                                                              \
+    DEF_FILL(fill_##sfx, T)
+DISPATCH_FORALL_BITS_FLOATS(DEF_BITS_FLOAT_)
+/* VIA_FLOAT_BITS(name, LOOP): loop LOOP of each of them, name_<sfx>. */
+#define VIA_FLOAT_BITS(NAME, LOOP) DISPATCH_FORALL_BITS_FLOATS_WITH(VIA_FLOAT_BITS_, (NAME, LOOP))
+#define VIA_FLOAT_BITS_(A, DT, sfx, T, E, M, NANS) VIA_FLOAT_ONE_(sfx, VIA_FLOAT_EXPAND_ A)
+#define VIA_FLOAT_EXPAND_(...) __VA_ARGS__
+#define VIA_FLOAT_ONE_(...) VIA_FLOAT_ONE2_(__VA_ARGS__)
+#define VIA_FLOAT_ONE2_(sfx, NAME, LOOP)                                                  \
+    static void NAME##_##sfx(char **data, const intptr_t *s, intptr_t n, void *ctx) {     \
+        sfx##_via_float(LOOP, data, s, n, ctx);                                           \
     }
-DEF_COPY(copy_bf16, dispatch_bfloat16)
-DEF_WHERE(where_bf16, dispatch_bfloat16)
-DEF_FILL(fill_bf16, dispatch_bfloat16)
 
 /* float16 computes in float and rounds once per result, like NumPy. */
 #if DISPATCH_HALF_NATIVE
@@ -223,7 +241,7 @@ DEF_FILL(fill_bf16, dispatch_bfloat16)
 #define HALF_FROM_DOUBLE(x) ((dispatch_half)(x))
 DEF_FLOAT(f16, dispatch_half, F16_SQRT, F16_EXP, F16_LOG, LIBM_F16)
 /* VIA_FLOAT(name, LOOP): the via-float loop of every dtype that computes via float. */
-#define VIA_FLOAT(NAME, LOOP) VIA_FLOAT_BF16(NAME, LOOP)
+#define VIA_FLOAT(NAME, LOOP) VIA_FLOAT_BITS(NAME, LOOP)
 #else
 /* No _Float16 arithmetic: each float16 loop goes via float too. The float32
  * loop computes exactly what _Float16's excess precision computes (in float,
@@ -236,7 +254,7 @@ DEF_VIA_FLOAT(half, dispatch_half, DISPATCH_FLOAT16, dispatch_half_to_float_inli
     static void NAME##_f16(char **data, const intptr_t *s, intptr_t n, void *ctx) {       \
         half_via_float(LOOP, data, s, n, ctx);                                            \
     }                                                                                     \
-    VIA_FLOAT_BF16(NAME, LOOP)
+    VIA_FLOAT_BITS(NAME, LOOP)
 DEF_COPY(copy_f16, dispatch_half)
 DEF_WHERE(where_f16, dispatch_half)
 DEF_FILL(fill_f16, dispatch_half)
@@ -320,11 +338,13 @@ const dispatch_loop_fn dispatch_reference_loops[DISPATCH_NUM_DTYPES][DISPATCH_NU
     }
 #define AS_IS(x) (x)
 
-/* How a float dtype is stored from the double (or float) carrier. */
-#define FLOAT_FROM_f16(x) HALF_FROM_DOUBLE(x)
-#define FLOAT_FROM_bf16(x) dispatch_bfloat16_from_double_inline((double)(x))
-#define FLOAT_FROM_f32(x) ((float)(x))
-#define FLOAT_FROM_f64(x) ((double)(x))
+/* How a float dtype is stored from the double (or float, or int64) carrier:
+ * float_from_<sfx>, a macro here for float16, float32 and float64 (float32
+ * converts an int64 once, not through double), the function above for
+ * each narrow float stored as its bits. */
+#define float_from_f16(x) HALF_FROM_DOUBLE(x)
+#define float_from_f32(x) ((float)(x))
+#define float_from_f64(x) ((double)(x))
 
 /* The casts from source S (storage ST, read as FT through TO_FT; I64 and
  * I32: the value as int64_t for int64 targets and for the narrower ones, in
@@ -345,7 +365,7 @@ const dispatch_loop_fn dispatch_reference_loops[DISPATCH_NUM_DTYPES][DISPATCH_NU
 #define CAST_TO_INT_(D, TT, S, ST, FT, TO_FT, I64, I32)                                   \
     CAST_LOOP(cast_##S##_##D, ST, FT, TO_FT, TT, (TT)INT_VIA(TT, I64, I32))
 #define CAST_TO_FLOAT_(D, TT, S, ST, FT, TO_FT, I64, I32)                                 \
-    CAST_LOOP(cast_##S##_##D, ST, FT, TO_FT, TT, FLOAT_FROM_##D(a))
+    CAST_LOOP(cast_##S##_##D, ST, FT, TO_FT, TT, float_from_##D(a))
 /* Which value an integer target TT wraps (Note [Float to integer casts]):
  * int32's when int32 holds TT's range, else int64's. */
 #define INT_VIA(TT, I64, I32)                                                             \
@@ -369,8 +389,10 @@ CASTS_FROM(f16, dispatch_half, double, HALF_TO_DOUBLE, FLOAT_TO_I64((double)a),
            FLOAT_TO_I32((double)a))
 CASTS_FROM(f32, float, float, AS_IS, FLOAT_TO_I64((double)a), FLOAT_TO_I32((double)a))
 CASTS_FROM(f64, double, double, AS_IS, FLOAT_TO_I64((double)a), FLOAT_TO_I32((double)a))
-CASTS_FROM(bf16, dispatch_bfloat16, float, dispatch_bfloat16_to_float_inline,
-           FLOAT_TO_I64((double)a), FLOAT_TO_I32((double)a))
+/* From every narrow float stored as its bits, read as float (exact). */
+#define CASTS_FROM_BITS_(NAME, sfx, T, E, M, NANS)                                        \
+    CASTS_FROM(sfx, T, float, float_to_##sfx, FLOAT_TO_I64((double)a), FLOAT_TO_I32((double)a))
+DISPATCH_FORALL_BITS_FLOATS(CASTS_FROM_BITS_)
 
 #define CAST_ROW_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) [DISPATCH_##NAME] = casts_from_##sfx,
 const dispatch_loop_fn *const dispatch_reference_casts[DISPATCH_NUM_DTYPES] = {

@@ -2,12 +2,15 @@
  * halves, and against the compiler's _Float16 where it has one; and the
  * bfloat16 conversions: exhaustive over the 65536 bfloat16s, edges, and a
  * double rounded once (not through float first). */
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "dispatch/dtype.h"
+#include "dispatch/half.h"
+#include "dispatch/narrow_float.h"
 
 static int failures;
 #define CHECK(cond, ...)                                      \
@@ -82,6 +85,88 @@ static void check_bfloat16(void) {
     CHECK((dispatch_bfloat16_bits_from_double(NAN) & 0x7fc0) == 0x7fc0, "NaN (double)");
 }
 
+/* narrow_float.h's format algorithm against half.h's specialised forms
+ * (every pattern, random doubles of every magnitude near each range, near
+ * ties), and on a finite-only format, float8_e4m3fn (E4, M3, FN), against
+ * the definition: every pattern's value, ties to even between neighbours,
+ * overflow and inf to NaN with the sign kept. */
+static uint64_t narrow_rng = 0x9e3779b97f4a7c15ull;
+static uint64_t narrow_next(void) {
+    narrow_rng ^= narrow_rng << 13, narrow_rng ^= narrow_rng >> 7, narrow_rng ^= narrow_rng << 17;
+    return narrow_rng;
+}
+
+static int same_float(float a, float b) { return memcmp(&a, &b, 4) == 0; }
+
+static void check_narrow_formats(void) {
+    for (uint32_t b = 0; b < 0x10000; b++) {
+        CHECK(same_float(dispatch_narrow_format_to_float(b, 5, 10, DISPATCH_NARROW_IEEE),
+                         dispatch_half_to_float_inline((uint16_t)b)), "float16 %04x", b);
+        CHECK(same_float(dispatch_narrow_format_to_float(b, 8, 7, DISPATCH_NARROW_IEEE),
+                         dispatch_bfloat16_to_float_inline((uint16_t)b)), "bfloat16 %04x", b);
+    }
+    for (int i = 0; i < 4000000; i++) {
+        uint64_t r = narrow_next(), d = narrow_next();
+        /* exponents over each format's range and beyond; half of them near a tie */
+        int e = (i & 1) ? (int)(r % 48) - 30 : (int)(r % 300) - 150;
+        d = (d & 0x800fffffffffffffull) | ((uint64_t)(1023 + e) << 52);
+        if (r & (1ull << 40)) d &= ~((1ull << 40) - 1); /* few low bits: exact ties appear */
+        double x;
+        memcpy(&x, &d, 8);
+        uint32_t h = dispatch_narrow_format_from_double(x, 5, 10, DISPATCH_NARROW_IEEE);
+        uint32_t g = dispatch_narrow_format_from_double(x, 8, 7, DISPATCH_NARROW_IEEE);
+        CHECK(h == dispatch_half_from_double_inline(x), "float16 of %a: %04x", x, h);
+        CHECK(g == dispatch_bfloat16_from_double_inline(x), "bfloat16 of %a: %04x", x, g);
+    }
+    const double specials[] = {INFINITY, -INFINITY, NAN, -NAN, 0.0, -0.0, 1e-320, DBL_MAX};
+    for (size_t i = 0; i < sizeof specials / sizeof specials[0]; i++) {
+        double x = specials[i];
+        CHECK(dispatch_narrow_format_from_double(x, 5, 10, DISPATCH_NARROW_IEEE) ==
+              dispatch_half_from_double_inline(x), "float16 of %a", x);
+        CHECK(dispatch_narrow_format_from_double(x, 8, 7, DISPATCH_NARROW_IEEE) ==
+              dispatch_bfloat16_from_double_inline(x), "bfloat16 of %a", x);
+    }
+    /* float8_e4m3fn: bias 7, 0x7f/0xff its NaNs, 448 its largest value */
+    double value[256];
+    for (uint32_t b = 0; b < 256; b++) {
+        uint32_t e = (b >> 3) & 15, f = b & 7;
+        double v = e == 0 ? ldexp((double)f, -9) : ldexp(1.0 + f / 8.0, (int)e - 7);
+        value[b] = (b & 0x80) ? -v : v;
+        float got = dispatch_narrow_format_to_float(b, 4, 3, DISPATCH_NARROW_FN);
+        if ((b & 0x7f) == 0x7f) CHECK(isnan(got) && !signbit(got) == !(b & 0x80), "e4m3fn %02x", b);
+        else CHECK((double)got == value[b] && !signbit(got) == !(b & 0x80), "e4m3fn %02x: %a", b, got);
+    }
+    for (uint32_t b = 0; b < 0x7e; b++) {
+        for (int sign = 0; sign < 2; sign++) {
+            double lo = value[b], hi = value[b + 1], mid = (lo + hi) / 2;
+            uint32_t s = sign ? 0x80u : 0u, even = (b & 1) ? b + 1 : b;
+            double k = sign ? -1.0 : 1.0;
+            CHECK(dispatch_narrow_format_from_double(k * lo, 4, 3, DISPATCH_NARROW_FN) == (s | b),
+                  "e4m3fn of %a", k * lo);
+            CHECK(dispatch_narrow_format_from_double(k * mid, 4, 3, DISPATCH_NARROW_FN) == (s | even),
+                  "e4m3fn of the tie %a", k * mid);
+            CHECK(dispatch_narrow_format_from_double(k * nextafter(mid, 0), 4, 3, DISPATCH_NARROW_FN) ==
+                  (s | b), "e4m3fn below the tie %a", k * mid);
+            CHECK(dispatch_narrow_format_from_double(k * nextafter(mid, INFINITY), 4, 3,
+                                                     DISPATCH_NARROW_FN) == (s | (b + 1)),
+                  "e4m3fn above the tie %a", k * mid);
+        }
+    }
+    const struct { double x; uint32_t want; } e4m3[] = {
+        {448.0, 0x7e}, {464.0, 0x7e}, {464.0000001, 0x7f}, {480.0, 0x7f}, {1e10, 0x7f},
+        {INFINITY, 0x7f}, {-INFINITY, 0xff}, {NAN, 0x7f}, {-NAN, 0xff}, {-0.0, 0x80},
+        {0x1p-10, 0x00}, {0x1.0000001p-10, 0x01}, {0x1.8p-9, 0x02}, {-1e-300, 0x80},
+    };
+    for (size_t i = 0; i < sizeof e4m3 / sizeof e4m3[0]; i++) {
+        uint32_t got = dispatch_narrow_format_from_double(e4m3[i].x, 4, 3, DISPATCH_NARROW_FN);
+        CHECK(got == e4m3[i].want, "e4m3fn of %a: %02x, want %02x", e4m3[i].x, got, e4m3[i].want);
+    }
+    CHECK(dispatch_dtype_float_max(DISPATCH_FLOAT16) == 65504.0, "float16's largest");
+    CHECK(dispatch_dtype_float_max(DISPATCH_BFLOAT16) == 0x1.fep127, "bfloat16's largest");
+    CHECK(dispatch_dtype_float_max(DISPATCH_FLOAT32) == FLT_MAX, "float32's largest");
+    printf("narrow formats: the format algorithm matches float16, bfloat16 and e4m3fn\n");
+}
+
 int main(void) {
     /* every half survives half -> float -> half */
     for (uint32_t h = 0; h < 0x10000; h++) {
@@ -130,6 +215,7 @@ int main(void) {
     printf("no _Float16 in this compiler: exhaustive and edge checks only\n");
 #endif
     check_bfloat16();
+    check_narrow_formats();
     printf(failures ? "%d failures\n" : "ok\n", failures);
     return failures != 0;
 }

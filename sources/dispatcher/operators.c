@@ -91,15 +91,14 @@ static int scalar_check(const dispatch_ivalue *v, int dtype) {
         return 0;
     if (v->tag == DISPATCH_IV_DOUBLE) {
         double d = v->v.d;
-        if (dtype == DISPATCH_FLOAT32) bad = isfinite(d) && fabs(d) > 3.4028234663852886e38;
-        else if (dtype == DISPATCH_FLOAT16) bad = isfinite(d) && fabs(d) > 65504.0;
-        else if (dtype == DISPATCH_BFLOAT16) bad = isfinite(d) && fabs(d) > 0x1.fep127;
+        if (dispatch_dtype_category_of(dtype) == DISPATCH_CAT_FLOAT) /* its largest finite */
+            bad = isfinite(d) && fabs(d) > dispatch_dtype_float_max(dtype);
         else if (is_int) bad = !(d >= (double)ilo && d <= (double)ihi); /* NaN too */
         else return dispatch_error_set(DISPATCH_ERR_TYPE, "scalar_check: no range for dtype %s",
                                        dispatch_dtype_name(dtype));
         if (ihi == INT64_MAX && d >= 9223372036854775807.0) bad = 1; /* 2**63 is out */
-    } else if (v->tag == DISPATCH_IV_INT && dtype == DISPATCH_FLOAT16) {
-        bad = v->v.i > 65504 || v->v.i < -65504;
+    } else if (v->tag == DISPATCH_IV_INT && dispatch_dtype_is_narrow_float(dtype)) {
+        bad = fabs((double)v->v.i) > dispatch_dtype_float_max(dtype); /* float16: 65504 */
     } else if (v->tag == DISPATCH_IV_INT && is_int) {
         int64_t i = v->v.i;
         bad = ilo == 0 ? (i > ihi || i < -ihi) : (i < ilo || i > ihi); /* unsigned: wraps */
@@ -439,7 +438,7 @@ static int binary_setup(int loop, dispatch_tensor *const *ins, const dispatch_iv
  * and the scalar, both cast to float32, into the bfloat16 result.
  */
 static int half_scalar_operand(int loop, int dtype, dispatch_tensor *const *ins) {
-    if ((dtype != DISPATCH_FLOAT16 && dtype != DISPATCH_BFLOAT16) ||
+    if (!dispatch_dtype_is_narrow_float(dtype) ||
         (loop != DISPATCH_LOOP_MUL && loop != DISPATCH_LOOP_DIV))
         return -1;
     for (int k = 1; k >= 0; k--) {
@@ -486,7 +485,7 @@ DISPATCH_BOXED_KERNEL(binary) {
     if (binary_setup(loop, ins, args, alpha, &actx, &dtype) < 0) return -1;
     int k = half_scalar_operand(loop, dtype, ins);
     if (k < 0) return elementwise(op, loop, dtype, dtype, ins, 2, actx, rets, out_arg(op, args));
-    if (dtype == DISPATCH_BFLOAT16)
+    if (dtype != DISPATCH_FLOAT16) /* the other narrow floats: through the engine */
         return elementwise(op, loop, DISPATCH_FLOAT32, dtype, ins, 2, NULL, rets,
                            out_arg(op, args));
     int device = 0, nd;
@@ -525,7 +524,7 @@ DISPATCH_BOXED_KERNEL(binary_) {
             return dispatch_error_set(DISPATCH_ERR_TYPE, "\"%s\" not implemented for '%s'",
                                       dispatch_op_name(op), dispatch_dtype_name(dtype));
         int k = half_scalar_operand(loop, dtype, ins);
-        if (k >= 0 && dtype == DISPATCH_BFLOAT16) {
+        if (k >= 0 && dtype != DISPATCH_FLOAT16) {
             if (run_elementwise(loop, DISPATCH_FLOAT32, self, ins, 2, 0, NULL) < 0) return -1;
         } else if ((k >= 0 ? half_scalar_run(loop, k, self, ins)
                     : run_elementwise(loop, dtype, self, ins, 2, 0, actx)) < 0)
@@ -615,7 +614,7 @@ DISPATCH_BOXED_KERNEL(addcmul) {
                                   "addcmul: for integral input tensors, argument value must not "
                                   "be a floating point number.");
     char value[8];
-    int reduced = dtype == DISPATCH_FLOAT16 || dtype == DISPATCH_BFLOAT16;
+    int reduced = dispatch_dtype_is_narrow_float(dtype); /* Note [Narrow floats] in dtype.h */
     if (scalar_check(&args[3], reduced ? DISPATCH_FLOAT32 : dtype) < 0)
         return -1;
     if (!reduced) {
@@ -623,7 +622,7 @@ DISPATCH_BOXED_KERNEL(addcmul) {
         return elementwise(op, DISPATCH_LOOP_ADDCMUL, dtype, dtype, ins, 3, value, rets,
                            out_arg(op, args));
     }
-    /* float16 and bfloat16, as PyTorch: the operands in that dtype, then
+    /* A narrow float, as PyTorch's float16 and bfloat16: the operands in that dtype, then
      * self + value * t1 * t2 in float32 with value in float32, rounded once
      * (Note [float16 with a scalar]). */
     scalar_to(&args[3], DISPATCH_FLOAT32, value);
@@ -651,8 +650,8 @@ DISPATCH_BOXED_KERNEL(where) {
                                   "where expected condition to be a boolean tensor, but got a "
                                   "tensor with dtype %s", dispatch_dtype_name(ins[0]->dtype));
     int dtype = result_type(ins + 1, 2);
-    /* as PyTorch: float16 and bfloat16 take inf */
-    for (int k = 1; k < 3 && dtype != DISPATCH_FLOAT16 && dtype != DISPATCH_BFLOAT16; k++) {
+    /* as PyTorch: float16 and bfloat16 (every narrow float) take inf */
+    for (int k = 1; k < 3 && !dispatch_dtype_is_narrow_float(dtype); k++) {
         if (!ins[k]->wrapped_number) continue;
         dispatch_ivalue v;
         wrapped_value(ins[k], &v);
@@ -688,9 +687,9 @@ static int call_on_cast(kernel_fn kernel, int dtype, const dispatch_operator *op
     return rc;
 }
 
-/* rets[0] rounded once to dtype (float16, bfloat16) in place; on failure all
+/* rets[0] rounded once to dtype (a narrow float) in place; on failure all
  * nrets released. */
-static int round_first_ret_to_half(dispatch_ivalue *rets, int nrets, int dtype) {
+static int round_first_ret_to_narrow(dispatch_ivalue *rets, int nrets, int dtype) {
     dispatch_tensor *narrow = dispatch_tensor_to_dtype(rets[0].v.t, dtype);
     if (!narrow) {
         dispatch_ivalue_release(rets, nrets);
@@ -891,12 +890,11 @@ DISPATCH_BOXED_KERNEL(reduce_index) {
     const dispatch_schema *s = dispatch_op_schema(op);
     if (expect_tensor(op, &args[0], "self") < 0) return -1;
     dispatch_tensor *in = args[0].v.t;
-    if ((in->dtype == DISPATCH_FLOAT16 || in->dtype == DISPATCH_BFLOAT16) &&
-        in->device == DISPATCH_DEVICE_CPU) {
+    if (dispatch_dtype_is_narrow_float(in->dtype) && in->device == DISPATCH_DEVICE_CPU) {
         int rc = call_on_cast(dispatch_boxed_reduce_index, DISPATCH_FLOAT32, op, ks, args, rets,
                               ctx);
         if (rc < 0 || s->nrets != 2) return rc;
-        return round_first_ret_to_half(rets, 2, in->dtype);
+        return round_first_ret_to_narrow(rets, 2, in->dtype);
     }
     const dispatch_ivalue *dim = &args[1];
     int kind = (int)(intptr_t)ctx;

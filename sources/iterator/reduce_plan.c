@@ -5,7 +5,7 @@
  * here once (Note [One reduction check]) and handed to the file of its
  * path by dtype, layout and the row of its reduction (dispatch/
  * reductions.h): float32/float64 (reduce_float.c), float16 rows and
- * columns (reduce_half.c), any other float16 or bfloat16 layout through a
+ * columns (reduce_half.c), any other narrow float or layout through a
  * float32 copy, integers, bool, 0-dim and FOLD rows off their kernels
  * (reduce_integer.c), then max/min indices (reduce_indices.c). The
  * operators (sources/dispatcher/operators.c) check arguments and allocate
@@ -211,7 +211,8 @@ static int trailing_dims(int ndim, uint32_t mask)
 }
 
 
-/* float16 and bfloat16 accumulate in float32, as PyTorch's: the same
+/* A narrow float (Note [Narrow floats] in dtype.h) accumulates in float32,
+ * as PyTorch's float16 and bfloat16: the same
  * reduction of a float32 copy, rounded once into out (any strides). */
 static int reduce_via_float32(int op, const dispatch_iter_operand *in, uint32_t mask,
                               int keepdim, const dispatch_iter_operand *out, int64_t nout)
@@ -258,7 +259,7 @@ static int reduce_dense(int op, const dispatch_iter_operand *in, uint32_t mask, 
         return 0;
     if (half && count > 1 && nout > 1 && leading_dims(in, mask))
         return dispatch_reduce_half_cols(in->data, op, nout, count, hout);
-    if (in->dtype == DISPATCH_FLOAT16 || in->dtype == DISPATCH_BFLOAT16)
+    if (dispatch_dtype_is_narrow_float(in->dtype))
         return reduce_via_float32(op, in, mask, keepdim, out, nout);
     return dispatch_reduce_accumulate(op, in, mask, count, nout, out->data, out->dtype);
 }

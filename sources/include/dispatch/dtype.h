@@ -94,25 +94,34 @@ uint16_t dispatch_bfloat16_bits_from_double(double x);
  * Note [Narrow floats]
  * ~~~~~~~~~~~~~~~~~~~~
  * A float narrower than float32 is computed in float32 and rounded once per
- * result (PyTorch's CPU rule), and reduced in a float32 accumulator. Each
- * is one more line here, X(NAME, sfx, E, M, NANS), beside its line in
- * DISPATCH_FORALL_DTYPES (same NAME and sfx; its storage type there is its
- * bits, uint8_t or uint16_t; float16 may be _Float16):
+ * result (PyTorch's CPU rule), and reduced in a float32 accumulator. Its
+ * format is one row of DISPATCH_FORALL_NARROW_FLOATS, X(NAME, sfx, E, M,
+ * NANS), beside its line in DISPATCH_FORALL_DTYPES (same NAME and sfx):
  *   E, M  its exponent and stored mantissa bits (binary16: 5, 10)
  *   NANS  IEEE: the all-ones exponent is inf or a NaN; FN: finite, the one
  *         NaN has every bit set, overflow gives NaN (float8_e4m3fn)
- * Everything else about it derives from the format: its conversions
- * (narrow_float.h), largest finite value (scalar range checks), quiet NaN
- * (reductions), the reference loops and casts (cpu_loops_reference.c), the
- * reductions through float32 (reduce_plan.c), the CUDA device type
- * (cuda_device_types.cuh: a struct of its bits unless one is named there,
- * as __half and __nv_bfloat16 are) and Python's view of it (read from C).
- * A format NumPy and struct lack (an empty kind and format in its list line)
- * has no NumPy export; its values reach Python through float32.
+ * float16 is written here (it may be _Float16, with loops of its own); every
+ * other narrow float is stored as its bits and is a row of
+ * DISPATCH_FORALL_BITS_FLOATS, X(NAME, sfx, T, E, M, NANS), T its storage
+ * type from its DISPATCH_FORALL_DTYPES line (uint8_t, uint16_t), which the
+ * narrow list includes. A new narrow float is those two lines; everything
+ * else derives from its format: its conversions (narrow_float.h), largest
+ * finite value (scalar range checks), quiet NaN (reductions), the reference
+ * loops and casts (cpu_loops_reference.c), the reductions through float32
+ * (reduce_plan.c), the CUDA device type (cuda_device_types.cuh: a struct of
+ * its bits unless a hardware type is named there, as __half and
+ * __nv_bfloat16 are) and Python's view of it (read from C). A format NumPy
+ * and struct lack (an empty kind and format in its list line) has no NumPy
+ * export; its values reach Python through float32.
  */
 #define DISPATCH_FORALL_NARROW_FLOATS(X) \
-    X(FLOAT16,  f16,  5, 10, IEEE)        \
-    X(BFLOAT16, bf16, 8, 7,  IEEE)
+    X(FLOAT16, f16, 5, 10, IEEE)          \
+    DISPATCH_FORALL_BITS_FLOATS_WITH(DISPATCH_NARROW_ROW_, X)
+#define DISPATCH_NARROW_ROW_(X, NAME, sfx, T, E, M, NANS) X(NAME, sfx, E, M, NANS)
+#define DISPATCH_FORALL_BITS_FLOATS(X) DISPATCH_FORALL_BITS_FLOATS_WITH(DISPATCH_BITS_CALL_, X)
+#define DISPATCH_BITS_CALL_(X, ...) X(__VA_ARGS__)
+#define DISPATCH_FORALL_BITS_FLOATS_WITH(X, A) \
+    X(A, BFLOAT16, bf16, dispatch_bfloat16, 8, 7, IEEE)
 
 /* 1 for a dtype of DISPATCH_FORALL_NARROW_FLOATS, else 0. */
 int dispatch_dtype_is_narrow_float(int dtype);

@@ -4,10 +4,11 @@
  * stored mantissa bits, and whether the all-ones exponent means inf and NaN
  * (DISPATCH_NARROW_IEEE) or the format is finite with one NaN of all ones
  * (DISPATCH_NARROW_FN, as float8_e4m3fn). Called with the row's constants,
- * the compiler folds the format away. float16 and bfloat16 keep the
- * specialised forms of half.h in their loops; tests/test_narrow_floats.py
- * checks these give the same bits for all their 65536 patterns, so a new
- * dtype is converted by code already proven on two.
+ * the compiler folds the format away. dispatch_narrow_format_* are the
+ * format's algorithm; dispatch_narrow_* take half.h's specialised forms for
+ * float16's and bfloat16's formats (on the host), which give the same bits
+ * (sources/core/test_half.c checks every pattern and random doubles), so a
+ * new dtype is converted by code already proven on two.
  *
  * Round to nearest, ties to even, once from the double. IEEE: overflow gives
  * inf, a NaN keeps its sign and top payload bits and is made quiet. FN: inf
@@ -19,6 +20,10 @@
 
 #include <stdint.h>
 #include <string.h>
+
+#if !defined(__CUDACC__)
+#include "dispatch/half.h"
+#endif
 
 #if defined(__CUDACC__)
 #define DISPATCH_NARROW_FN_ static inline __host__ __device__
@@ -39,7 +44,7 @@ DISPATCH_NARROW_FN_ uint32_t dispatch_narrow_max_bits(int E, int M, int nans) {
 }
 
 /* bits -> float: exact (every narrow value is a float). */
-DISPATCH_NARROW_FN_ float dispatch_narrow_to_float(uint32_t bits, int E, int M, int nans) {
+DISPATCH_NARROW_FN_ float dispatch_narrow_format_to_float(uint32_t bits, int E, int M, int nans) {
     const int bias = (1 << (E - 1)) - 1;
     const uint32_t sign = (bits & DISPATCH_NARROW_SIGN_(E, M)) ? 0x80000000u : 0u;
     const uint32_t e = (bits >> M) & ((1u << E) - 1u), f = bits & ((1u << M) - 1u);
@@ -62,7 +67,7 @@ DISPATCH_NARROW_FN_ float dispatch_narrow_to_float(uint32_t bits, int E, int M, 
 }
 
 /* double -> bits, rounded once to nearest even. */
-DISPATCH_NARROW_FN_ uint32_t dispatch_narrow_from_double(double x, int E, int M, int nans) {
+DISPATCH_NARROW_FN_ uint32_t dispatch_narrow_format_from_double(double x, int E, int M, int nans) {
     const int bias = (1 << (E - 1)) - 1, emin = 1 - bias;
     const int emax = (nans == DISPATCH_NARROW_FN ? (1 << E) - 1 : (1 << E) - 2) - bias;
     const uint32_t inf = DISPATCH_NARROW_INF_(E, M);
@@ -94,5 +99,37 @@ DISPATCH_NARROW_FN_ uint32_t dispatch_narrow_from_double(double x, int E, int M,
     return sign | r;
 }
 
+/* The same, through half.h's forms for float16's and bfloat16's formats
+ * (constant conditions: one branch remains). */
+#if defined(__CUDACC__)
+#define DISPATCH_NARROW_IS_(E, M, nans, e, m) 0 /* half.h is host code */
+#else
+#define DISPATCH_NARROW_IS_(E, M, nans, e, m) ((E) == (e) && (M) == (m) && (nans) == DISPATCH_NARROW_IEEE)
+#endif
+DISPATCH_NARROW_FN_ float dispatch_narrow_to_float(uint32_t bits, int E, int M, int nans) {
+#if !defined(__CUDACC__)
+    if (DISPATCH_NARROW_IS_(E, M, nans, 5, 10)) return dispatch_half_to_float_inline((uint16_t)bits);
+    if (DISPATCH_NARROW_IS_(E, M, nans, 8, 7)) return dispatch_bfloat16_to_float_inline((uint16_t)bits);
+#endif
+    return dispatch_narrow_format_to_float(bits, E, M, nans);
+}
+
+DISPATCH_NARROW_FN_ uint32_t dispatch_narrow_from_double(double x, int E, int M, int nans) {
+#if !defined(__CUDACC__)
+    if (DISPATCH_NARROW_IS_(E, M, nans, 5, 10)) return dispatch_half_from_double_inline(x);
+    if (DISPATCH_NARROW_IS_(E, M, nans, 8, 7)) return dispatch_bfloat16_from_double_inline(x);
+#endif
+    return dispatch_narrow_format_from_double(x, E, M, nans);
+}
+
+/* From a float: rounded once too (the float widens to double exactly). */
+DISPATCH_NARROW_FN_ uint32_t dispatch_narrow_from_float(float x, int E, int M, int nans) {
+#if !defined(__CUDACC__)
+    if (DISPATCH_NARROW_IS_(E, M, nans, 8, 7)) return dispatch_bfloat16_from_float_inline(x);
+#endif
+    return dispatch_narrow_from_double((double)x, E, M, nans);
+}
+
+#undef DISPATCH_NARROW_IS_
 #undef DISPATCH_NARROW_FN_
 #endif /* DISPATCH_NARROW_FLOAT_H_ */
