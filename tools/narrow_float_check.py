@@ -52,11 +52,6 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def f32(x: float) -> float:
-    """x rounded to float32 (inf beyond its range)."""
-    return float(F32(x))
-
-
 def f32_bits(x: float) -> int:
     return struct.unpack("<I", struct.pack("<f", x))[0]
 
@@ -171,11 +166,13 @@ class Check:
                 assert g == 0x7FC00000 | (0x80000000 if b & self.fmt.sign_bit else 0), \
                     ("float32 bits of NaN", hex(b), hex(g))
             else:
-                assert g & 0x7F800000 == 0x7F800000 and g & 0x7FFFFF and \
-                    (g >> 31) == (b >> (self.fmt.nbits - 1)), ("float32 bits of NaN", hex(b), hex(g))
+                sign = b >> (self.fmt.nbits - 1)
+                assert g & 0x7F800000 == 0x7F800000 and g & 0x7FFFFF and g >> 31 == sign, \
+                    ("float32 bits of NaN", hex(b), hex(g))
         # and back: every finite value is its own bits again
         back = t.to(dispatch.float32).to(self.dt)
-        fin = [i for i, b in enumerate(self.patterns) if b in set(self.finite)]
+        finite = set(self.finite)
+        fin = [i for i, b in enumerate(self.patterns) if b in finite]
         got = self.bits_of(back)
         assert [got[i] for i in fin] == [self.patterns[i] for i in fin], "float32 round trip"
         assert all(self.fmt.is_nan(got[i]) for i, b in enumerate(self.patterns)
