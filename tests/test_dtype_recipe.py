@@ -1,18 +1,26 @@
-"""docs/contributing.md's "Adding a dtype", followed literally for an integer
-on a scratch copy by tools/dtype_recipe.py (issue 39, item 3): `uint16` is one
-line appended to the dtype list, one file outside tests/, and then works
-through the public interface (wrapping arithmetic, comparisons, sum -> int64,
-max/argmax, casts, range errors, promotion, NumPy interop) with
-tests/test_tables_agree.py passing against the copy's build.
+"""docs/contributing.md's "Adding a dtype", followed literally on a scratch
+copy by tools/dtype_recipe.py (issue 39, item 3): `uint16` is one line
+appended to the dtype list, one file outside tests/, and then works through
+the public interface (wrapping arithmetic, comparisons, sum -> int64,
+max/argmax, casts, range errors, promotion, NumPy interop);
+`float8_e4m3fn` is two lines of the same file (its list line and its
+format's row), and then works through the public interface against a
+pure-Python reference of its format (tools/narrow_float_check.py: casts bit
+for bit, every operator as float32 then one rounding, float32 reductions,
+promotion, printing, DLPack); tests/test_tables_agree.py passes against the
+copy's build.
 
 Applying and counting takes seconds; building the copy (one target per
 kernel source, no CUDA, as test_reduction_recipe.py's) and checking it is one
-build, shared by nothing else.
+build of both dtypes (each recipe counted on its own copy), shared by the
+two tests that read it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import io
 import re
 import shutil
 import subprocess
@@ -45,22 +53,63 @@ def test_an_integer_dtype_is_one_line_in_one_file_as_the_docs_count(tmp_path, ca
     assert re.search(r"\| an integer dtype \| 1 \| 0 \|", DOC.read_text()), "the table's count"
 
 
+def test_a_narrow_float_is_two_lines_of_one_file_as_the_docs_count(tmp_path, capsys):
+    recipe = _recipe()
+    assert recipe.main(["float", "--no-build", "--keep", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    found = re.search(r"float8_e4m3fn: the recipe touched (\d+) files \(tests/ not counted, "
+                      r"none added\): (.*)", out)
+    assert found, out
+    assert int(found[1]) <= recipe.FLOAT_LIMIT == 6  # issue 39's limit for a narrow float
+    assert found[1] == "1" and found[2] == "sources/include/dispatch/dtype.h", out
+    text = (tmp_path / "src" / recipe.LIST).read_text()
+    assert recipe.FLOAT_LINE in text and recipe.FORMAT_LINE in text  # both lines, nothing else
+    assert re.search(r"\| a narrow float dtype \| 1 \| 0 \|", DOC.read_text()), "the table"
+
+
 def test_the_recipe_is_the_one_the_docs_write():
-    """The section names the script, the list, and the count it measures."""
+    """The section names the script, the lists, and the counts it measures."""
     text = DOC.read_text()
     section = text[text.index("## Adding a dtype"):]
     section = " ".join(section[:section.index("\n## ", 3)].split())
     for needle in ("tools/dtype_recipe.py", "DISPATCH_FORALL_DTYPES",
                    "sources/include/dispatch/dtype.h", "Note [Integer facts]",
-                   "an integer touches 1 file"):
+                   "an integer touches 1 file", "DISPATCH_FORALL_BITS_FLOATS",
+                   "Note [Narrow floats]", "a narrow float touches 1 file",
+                   "tools/dtype_recipe.py float", "tools/narrow_float_check.py"):
         assert needle in section, needle
+    recipe = _recipe()
+    assert recipe.FLOAT_LINE.strip() in section and recipe.FORMAT_LINE.strip() in section
 
 
-def test_the_recipe_builds_and_uint16_works(tmp_path, capsys):
-    assert _recipe().main(["--keep", str(tmp_path)]) == 0
-    out = capsys.readouterr().out
-    assert "uint16: every check holds" in out, out
-    assert "tests/test_tables_agree.py: " in out and " passed" in out, out
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """Both recipes, each counted on its own copy, built together once: what
+    the script printed, and its error (None when every check held)."""
+    out = io.StringIO()
+    error = None
+    with contextlib.redirect_stdout(out):
+        try:
+            _recipe().main(["integer", "float", "--keep", str(tmp_path_factory.mktemp("dtypes"))])
+        except SystemExit as e:  # a failing check: the tests below say which
+            error = str(e)
+    return out.getvalue(), error
+
+
+def test_the_recipe_builds_and_uint16_works(built):
+    out, error = built
+    assert "uint16: every check holds" in out, (out, error)
+    assert "tests/test_tables_agree.py: " in out and " passed" in out, (out, error)
+
+
+def test_the_float_recipe_builds_and_float8_e4m3fn_works(built):
+    out, error = built
+    assert error is None, error
+    for step in ("facts", "widening", "rounding", "casts", "python_values", "binary_ops",
+                 "unary_ops", "scalars_and_in_place", "comparisons_and_where", "reductions",
+                 "promotion", "printing", "dlpack"):
+        assert f"float8_e4m3fn: {step}: ok" in out, (step, out)
+    assert "float8_e4m3fn: every check holds" in out, out
 
 
 def _compile_dtype_c(tmp_path, extra_line: str | None):
