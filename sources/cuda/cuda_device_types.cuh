@@ -106,16 +106,17 @@ template <int DT> struct NarrowTraits<dcu_narrow<DT>> {
     typedef decltype(T::bits) Bits;
     static_assert(F::listed, "dcu_narrow of a dtype DISPATCH_FORALL_NARROW_FLOATS lacks");
     static constexpr bool is_narrow = true;
-    static __device__ __forceinline__ float to_float(T v) {
+    /* __host__ too: tests/test_cuda_narrow_floats.py runs them on the CPU */
+    static __host__ __device__ __forceinline__ float to_float(T v) {
         return dispatch_narrow_to_float(v.bits, F::E, F::M, F::nans);
     }
     /* float -> double is exact: one rounding, the double's */
-    static __device__ __forceinline__ T from_float(float v) { return from_double((double)v); }
-    static __device__ __forceinline__ T from_double(double v) {
+    static __host__ __device__ __forceinline__ T from_float(float v) { return from_double((double)v); }
+    static __host__ __device__ __forceinline__ T from_double(double v) {
         return T{(Bits)dispatch_narrow_from_double(v, F::E, F::M, F::nans)};
     }
-    static __device__ __forceinline__ T from_i64(int64_t v) { return from_double((double)v); }
-    static __device__ __forceinline__ T quiet_nan() { return from_double(NAN); }
+    static __host__ __device__ __forceinline__ T from_i64(int64_t v) { return from_double((double)v); }
+    static __host__ __device__ __forceinline__ T quiet_nan() { return from_double(NAN); }
 };
 
 template <int DT> struct DevType;
