@@ -28,7 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 NVCC = shutil.which("nvcc")
 pytestmark = pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH")
 
-DTYPE_LINE = '    X(A, FLOAT8_E4M3FN, "float8_e4m3fn", f8e4m3fn, uint8_t, 1, FLOAT, "", "", Float8_e4m3fn)'
+DTYPE_LINE = ('    X(A, FLOAT8_E4M3FN, "float8_e4m3fn", f8e4m3fn, uint8_t, 1, FLOAT, "", "", '
+              'Float8_e4m3fn)')
 NARROW_LINE = "    X(FLOAT8_E4M3FN, f8e4m3fn, 4, 3, FN)"
 
 
@@ -66,7 +67,7 @@ def tree(tmp_path_factory) -> Path:
 def _dtype_id(tree: Path) -> int:
     body = (tree / "sources/include/dispatch/dtype.h").read_text()
     body = body[body.index("#define DISPATCH_FORALL_DTYPES_WITH(X, A)"):]
-    names = re.findall(r"^\s*X\(A,\s*(\w+),", body, re.M)
+    names = re.findall(r"^\s*X\(A,\s*(\w+),", body, re.MULTILINE)
     return names.index("FLOAT8_E4M3FN")
 
 
@@ -78,15 +79,17 @@ def _nvcc(tree: Path, *args: str) -> list[str]:
 
 def test_the_cuda_sources_compile_with_a_new_narrow_float(tree, tmp_path):
     dt = _dtype_id(tree)
-    shard = dt % int(re.search(r"#define DCU_SHARDS (\d+)",
-                               (tree / "sources/cuda/cuda_device_types.cuh").read_text()).group(1))
+    shards = re.search(r"#define DCU_SHARDS (\d+)",
+                       (tree / "sources/cuda/cuda_device_types.cuh").read_text())
+    shard = f"-DDCU_SHARD={dt % int(shards.group(1))}"  # the shard of its kernels
     jobs = {}
-    for src, extra in (("cuda_elementwise.cu", []), ("cuda_elementwise_shard.cu", [f"-DDCU_SHARD={shard}"]),
-                       ("cuda_reduce_shard.cu", [f"-DDCU_SHARD={shard}"])):
+    for src, extra in (("cuda_elementwise.cu", []), ("cuda_elementwise_shard.cu", [shard]),
+                       ("cuda_reduce_shard.cu", [shard])):
         out = tmp_path / (src + ".ptx")
         cmd = _nvcc(tree, "-gencode", "arch=compute_75,code=compute_75", *extra, "-ptx",
                     str(tree / "sources/cuda" / src), "-o", str(out))
-        jobs[src] = (subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True), out)
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        jobs[src] = (proc, out)
     ptx = {}
     for src, (proc, out) in jobs.items():
         log = proc.communicate(timeout=600)[0]
@@ -94,7 +97,8 @@ def test_the_cuda_sources_compile_with_a_new_narrow_float(tree, tmp_path):
         ptx[src] = out.read_text()
     t = f"10dcu_narrowILi{dt}EE"  # dcu_narrow<dt>, mangled
     # its loops: e.g. add, the vector, generic and row kernels of its loop id
-    loops = set(re.findall(r"\.entry (_Z\w*kernelILi(\d+)E" + t + r"\w*)\(", ptx["cuda_elementwise_shard.cu"]))
+    loops = set(re.findall(r"\.entry (_Z\w*kernelILi(\d+)E" + t + r"\w*)\(",
+                           ptx["cuda_elementwise_shard.cu"]))
     assert len({loop for _, loop in loops}) >= 20, sorted(loops)[:5]
     # its casts to and from every other float, the loop in either dtype
     casts = re.findall(r"\.entry (_Z11cast_kernel\w*)\(", ptx["cuda_elementwise.cu"])
@@ -103,7 +107,8 @@ def test_the_cuda_sources_compile_with_a_new_narrow_float(tree, tmp_path):
     assert sum(t in c for c in casts) == 2 * 2 * (nfloat - 1), [c for c in casts if t in c]
     # its reductions: sum, max and min
     for op in range(3):
-        assert re.search(r"\.entry _Z11rows_kernelI" + t + f"Li{op}E", ptx["cuda_reduce_shard.cu"]), op
+        kernel = r"\.entry _Z11rows_kernelI" + t + f"Li{op}E"
+        assert re.search(kernel, ptx["cuda_reduce_shard.cu"]), op
 
 
 # float8_e4m3fn from its format: 4 exponent bits (bias 7), 3 mantissa bits,
@@ -145,17 +150,24 @@ def test_the_generic_device_type_converts_as_its_format_says(tree, tmp_path):
         'static_assert(sizeof(T) == 1, "float8 is one byte");\n'
         "int main(void) {\n"
         "    for (int b = 0; b < 256; b++) printf(\"%a\\n\", (double)N::to_float(T{(uint8_t)b}));\n"
-        f"    const double xs[] = {{{', '.join(float.hex(v) for v in values)}, NAN, -NAN, INFINITY}};\n"
-        "    for (double x : xs) printf(\"%d %d\\n\", N::from_double(x).bits, N::from_float((float)x).bits);\n"
-        "    printf(\"%d %d %d\\n\", N::quiet_nan().bits, N::from_i64(-3).bits, N::from_i64(1000).bits);\n"
+        f"    const double xs[] = {{{', '.join(map(float.hex, values))}, NAN, -NAN, INFINITY}};\n"
+        "    for (double x : xs)\n"
+        "        printf(\"%d %d\\n\", N::from_double(x).bits, N::from_float((float)x).bits);\n"
+        "    printf(\"%d %d %d\\n\", N::quiet_nan().bits, N::from_i64(-3).bits,\n"
+        "           N::from_i64(1000).bits);\n"
         "}\n")
     exe = tmp_path / "probe"
-    r = subprocess.run(_nvcc(tree, str(probe), "-o", str(exe)), capture_output=True, text=True)
+    r = subprocess.run(_nvcc(tree, str(probe), "-o", str(exe)), capture_output=True, text=True,
+                       check=False)
     assert r.returncode == 0, r.stdout + r.stderr
-    lines = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.split("\n")
+    lines = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout
+    lines = lines.split("\n")
     for b in range(256):
         got, want = float.fromhex(lines[b]), _e4m3fn_value(b)
-        assert (math.isnan(got) and math.isnan(want)) or (got == want and math.copysign(1, got) == math.copysign(1, want)), (b, got, want)
+        if math.isnan(want):
+            assert math.isnan(got), (b, got)
+        else:
+            assert (got, math.copysign(1, got)) == (want, math.copysign(1, want)), (b, got, want)
     for i, x in enumerate(values + [math.nan, -math.nan, math.inf]):
         d, f = map(int, lines[256 + i].split())
         want = _e4m3fn_bits(x)
@@ -165,7 +177,7 @@ def test_the_generic_device_type_converts_as_its_format_says(tree, tmp_path):
         # through float: the float's value rounded once (the same here but for
         # values the double -> float rounding moved)
         if not math.isnan(x):
-            x = struct.unpack("f", struct.pack("f", x))[0] if abs(x) < 3e38 else math.copysign(math.inf, x)
+            x = struct.unpack("f", struct.pack("f", x))[0] if abs(x) < 3e38 else x * math.inf
             want = _e4m3fn_bits(x)
         assert f == want, (x, hex(f), hex(want))
     nan, m3, big = map(int, lines[256 + len(values) + 3].split())
@@ -181,12 +193,16 @@ def test_a_hardware_type_without_its_traits_does_not_compile(tree, tmp_path):
     shutil.copytree(tree / "sources/cuda", cuda)
     header = cuda / "cuda_device_types.cuh"
     text = header.read_text()
-    anchor = "template <> struct NarrowHardware<DISPATCH_BFLOAT16> { typedef __nv_bfloat16 type; };\n"
+    anchor = ("template <> struct NarrowHardware<DISPATCH_BFLOAT16> "
+              "{ typedef __nv_bfloat16 type; };\n")
     assert anchor in text, "NarrowHardware's bfloat16 line moved: fix this test"
-    header.write_text(text.replace(anchor, anchor + f"template <> struct NarrowHardware<{dt}> {{ typedef unsigned char type; }};\n"))
+    byte = f"template <> struct NarrowHardware<{dt}> {{ typedef unsigned char type; }};\n"
+    header.write_text(text.replace(anchor, anchor + byte))
     probe = cuda / "probe.cu"
     probe.write_text('#include "cuda_device_types.cuh"\n')
     r = subprocess.run([NVCC, "-std=c++17", f"-I{tree / 'sources/include'}", f"-I{cuda}",
-                        "-c", str(probe), "-o", str(tmp_path / "probe.o")], capture_output=True, text=True)
+                        "-c", str(probe), "-o", str(tmp_path / "probe.o")],
+                       capture_output=True, text=True, check=False)
+    log = r.stdout + r.stderr
     assert r.returncode != 0, "a narrow float's hardware type without NarrowTraits compiled"
-    assert "NarrowTraits lacks the CUDA device type of narrow float FLOAT8_E4M3FN" in r.stdout + r.stderr, r.stdout + r.stderr
+    assert "NarrowTraits lacks the CUDA device type of narrow float FLOAT8_E4M3FN" in log, log

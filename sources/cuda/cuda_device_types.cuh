@@ -93,12 +93,13 @@ template <> struct NarrowTraits<__half> {
     static __device__ __forceinline__ __half quiet_nan() { return __ushort_as_half(0x7e00); }
 };
 template <> struct NarrowTraits<__nv_bfloat16> {
+    typedef __nv_bfloat16 T;
     static constexpr bool is_narrow = true;
-    static __device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
-    static __device__ __forceinline__ __nv_bfloat16 from_float(float v) { return __float2bfloat16_rn(v); }
-    static __device__ __forceinline__ __nv_bfloat16 from_double(double v) { return __double2bfloat16(v); }
-    static __device__ __forceinline__ __nv_bfloat16 from_i64(int64_t v) { return __ll2bfloat16_rn(v); }
-    static __device__ __forceinline__ __nv_bfloat16 quiet_nan() { return __ushort_as_bfloat16(0x7fc0); }
+    static __device__ __forceinline__ float to_float(T v) { return __bfloat162float(v); }
+    static __device__ __forceinline__ T from_float(float v) { return __float2bfloat16_rn(v); }
+    static __device__ __forceinline__ T from_double(double v) { return __double2bfloat16(v); }
+    static __device__ __forceinline__ T from_i64(int64_t v) { return __ll2bfloat16_rn(v); }
+    static __device__ __forceinline__ T quiet_nan() { return __ushort_as_bfloat16(0x7fc0); }
 };
 template <int DT> struct NarrowTraits<dcu_narrow<DT>> {
     typedef NarrowFormat<DT> F;
@@ -111,11 +112,15 @@ template <int DT> struct NarrowTraits<dcu_narrow<DT>> {
         return dispatch_narrow_to_float(v.bits, F::E, F::M, F::nans);
     }
     /* float -> double is exact: one rounding, the double's */
-    static __host__ __device__ __forceinline__ T from_float(float v) { return from_double((double)v); }
+    static __host__ __device__ __forceinline__ T from_float(float v) {
+        return from_double((double)v);
+    }
     static __host__ __device__ __forceinline__ T from_double(double v) {
         return T{(Bits)dispatch_narrow_from_double(v, F::E, F::M, F::nans)};
     }
-    static __host__ __device__ __forceinline__ T from_i64(int64_t v) { return from_double((double)v); }
+    static __host__ __device__ __forceinline__ T from_i64(int64_t v) {
+        return from_double((double)v);
+    }
     static __host__ __device__ __forceinline__ T quiet_nan() { return from_double(NAN); }
 };
 
@@ -152,7 +157,8 @@ DISPATCH_FORALL_NARROW_FLOATS(DCU_CHECK_NARROW_)
                       std::is_floating_point<DevType<DISPATCH_##NAME>::type>::value,           \
                   "float " name " is neither a C floating type nor a line of "                 \
                   "DISPATCH_FORALL_NARROW_FLOATS");                                            \
-    static_assert(!NarrowFormat<DISPATCH_##NAME>::listed || DISPATCH_CAT_##CAT == DISPATCH_CAT_FLOAT, \
+    static_assert(!NarrowFormat<DISPATCH_##NAME>::listed ||                                   \
+                      DISPATCH_CAT_##CAT == DISPATCH_CAT_FLOAT,                                \
                   "narrow float " name " is not a FLOAT line of DISPATCH_FORALL_DTYPES");
 DISPATCH_FORALL_DTYPES(DCU_CHECK_FLOAT_)
 #undef DCU_CHECK_FLOAT_

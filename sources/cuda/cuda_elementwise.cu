@@ -72,14 +72,17 @@ template <int W, int S, int D> constexpr cast_fn cast_entry() {
     if constexpr (S == D) return nullptr;
     else return &launch_cast<DCU_F_(W ? D : S), DCU_F_(S), DCU_F_(D)>;
 }
-/* Entry I of the flattened f[2][N][N], N = DCU_NUM_FLOATS. */
+/* f[W][S][D] is entry I = (W * N + S) * N + D of the flattened table. */
+constexpr int DCU_NF = DCU_NUM_FLOATS;
 template <size_t... I> constexpr CastTable cast_table(std::index_sequence<I...>) {
-    constexpr int N = DCU_NUM_FLOATS;
     CastTable t{};
-    ((t.f[I / (N * N)][I / N % N][I % N] = cast_entry<(int)(I / (N * N)), (int)(I / N % N), (int)(I % N)>()), ...);
+    ((t.f[I / (DCU_NF * DCU_NF)][I / DCU_NF % DCU_NF][I % DCU_NF] =
+          cast_entry<I / (DCU_NF * DCU_NF), I / DCU_NF % DCU_NF, I % DCU_NF>()),
+     ...);
     return t;
 }
-extern const CastTable dcu_cast_table = cast_table(std::make_index_sequence<2 * DCU_NUM_FLOATS * DCU_NUM_FLOATS>());
+extern const CastTable dcu_cast_table =
+    cast_table(std::make_index_sequence<2 * DCU_NF * DCU_NF>());
 
 thread_local char dcu_elementwise_error[512];
 static dcu_launch_record last_launch;
