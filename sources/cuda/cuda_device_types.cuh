@@ -40,8 +40,10 @@ struct dcu_bool8 {
  * (rounded once), from_i64 (an integer as the CPU casts one: through
  * double) and quiet_nan (a sum's NaN: the format's positive quiet NaN).
  * So a new narrow float needs no edit in sources/cuda/; naming a hardware
- * type (e.g. __nv_fp8_e4m3) means one NarrowHardware line and its
- * NarrowTraits, and must give the bits narrow_float.h gives.
+ * type means one NarrowHardware line and its NarrowTraits, which must give
+ * the bits narrow_float.h gives (cuda_fp8.h's __nv_fp8_e4m3 constructors
+ * saturate, where float8_e4m3fn's overflow is NaN: its traits would call
+ * __nv_cvt_float_to_fp8 with __NV_NOSAT).
  */
 
 /* The row of DISPATCH_FORALL_NARROW_FLOATS of dtype DT: E, M, NANS. */
