@@ -1,19 +1,23 @@
 /*
  * What every CUDA source of the module shares: the export macro of its C ABI
- * (dispatch/cuda.py loads the symbols with ctypes) and the device type of
- * each dtype (Note [One dtype list] in dispatch/dtype.h): the integers'
- * from the list, one line for bool and each float, for the elementwise
- * loops and the reductions alike. A dtype missing
- * here is a compile error where a kernel table is built for every dtype.
+ * (dispatch/cuda.py loads the symbols with ctypes), the device type of each
+ * dtype (Note [One dtype list] in dispatch/dtype.h) and what a narrow float
+ * is on the device (Note [CUDA narrow floats]), for the elementwise loops and
+ * the reductions alike. Every device type derives from the two lists: a
+ * dtype of DISPATCH_FORALL_DTYPES gets one without a line here.
  */
 #ifndef DISPATCH_CUDA_DEVICE_TYPES_CUH_
 #define DISPATCH_CUDA_DEVICE_TYPES_CUH_
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <math.h>
 #include <stdint.h>
 
+#include <type_traits>
+
 #include "dispatch/dtype.h"
+#include "dispatch/narrow_float.h"
 
 #define DCU_API extern "C" __attribute__((visibility("default")))
 
@@ -21,27 +25,145 @@
 struct dcu_bool8 {
     uint8_t v;
 };
+
+/*
+ * Note [CUDA narrow floats]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~
+ * A float of DISPATCH_FORALL_NARROW_FLOATS (Note [Narrow floats] in
+ * dtype.h) computes in float32 and rounds once per result, as on the CPU.
+ * Its device type is the hardware one where CUDA has it and it is named
+ * below (NarrowHardware: float16 is __half, bfloat16 __nv_bfloat16, with
+ * CUDA's own conversions), else dcu_narrow<DT>: its bits, converted by
+ * narrow_float.h's functions with its row's E, M and NANS (the CPU's
+ * conversions of the same format). NarrowTraits<T> is all the kernels ask
+ * of a narrow type: is_narrow, to_float (exact), from_float and from_double
+ * (rounded once), from_i64 (an integer as the CPU casts one: through
+ * double) and quiet_nan (a sum's NaN: the format's positive quiet NaN).
+ * So a new narrow float needs no edit in sources/cuda/; naming a hardware
+ * type means one NarrowHardware line and its NarrowTraits, which must give
+ * the bits narrow_float.h gives (cuda_fp8.h's __nv_fp8_e4m3 constructors
+ * saturate, where float8_e4m3fn's overflow is NaN: its traits would call
+ * __nv_cvt_float_to_fp8 with __NV_NOSAT).
+ */
+
+/* The row of DISPATCH_FORALL_NARROW_FLOATS of dtype DT: E, M, NANS. */
+template <int DT> struct NarrowFormat { static constexpr bool listed = false; };
+#define DCU_NARROW_FORMAT_(NAME, sfx, E_, M_, NANS_)                \
+    template <> struct NarrowFormat<DISPATCH_##NAME> {             \
+        static constexpr bool listed = true;                       \
+        static constexpr int E = E_, M = M_;                       \
+        static constexpr int nans = DISPATCH_NARROW_##NANS_;       \
+    };
+DISPATCH_FORALL_NARROW_FLOATS(DCU_NARROW_FORMAT_)
+#undef DCU_NARROW_FORMAT_
+
+/* The unsigned integer of `size` bytes: a narrow float's bits. */
+template <int size> struct DcuBits;
+template <> struct DcuBits<1> { typedef uint8_t type; };
+template <> struct DcuBits<2> { typedef uint16_t type; };
+
+/* The bytes of one element of each dtype (the list's size). */
+template <int DT> struct DcuSize;
+#define DCU_SIZE_ROW_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) \
+    template <> struct DcuSize<DISPATCH_##NAME> { static constexpr int value = size; };
+DISPATCH_FORALL_DTYPES(DCU_SIZE_ROW_)
+#undef DCU_SIZE_ROW_
+
+/* A narrow float without a hardware type: its bits. */
+template <int DT> struct dcu_narrow {
+    typename DcuBits<DcuSize<DT>::value>::type bits;
+};
+
+/* The hardware type of a narrow float, where one is named; void: none. */
+template <int DT> struct NarrowHardware { typedef void type; };
+template <> struct NarrowHardware<DISPATCH_FLOAT16> { typedef __half type; };
+template <> struct NarrowHardware<DISPATCH_BFLOAT16> { typedef __nv_bfloat16 type; };
+
+/* A narrow float's device type: the hardware one, else dcu_narrow<DT>. */
+template <int DT> struct NarrowDevType {
+    typedef typename NarrowHardware<DT>::type hw;
+    typedef typename std::conditional<std::is_void<hw>::value, dcu_narrow<DT>, hw>::type type;
+};
+
+template <typename T> struct NarrowTraits { static constexpr bool is_narrow = false; };
+template <> struct NarrowTraits<__half> {
+    static constexpr bool is_narrow = true;
+    static __device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
+    static __device__ __forceinline__ __half from_float(float v) { return __float2half_rn(v); }
+    static __device__ __forceinline__ __half from_double(double v) { return __double2half(v); }
+    static __device__ __forceinline__ __half from_i64(int64_t v) { return __ll2half_rn(v); }
+    static __device__ __forceinline__ __half quiet_nan() { return __ushort_as_half(0x7e00); }
+};
+template <> struct NarrowTraits<__nv_bfloat16> {
+    typedef __nv_bfloat16 T;
+    static constexpr bool is_narrow = true;
+    static __device__ __forceinline__ float to_float(T v) { return __bfloat162float(v); }
+    static __device__ __forceinline__ T from_float(float v) { return __float2bfloat16_rn(v); }
+    static __device__ __forceinline__ T from_double(double v) { return __double2bfloat16(v); }
+    static __device__ __forceinline__ T from_i64(int64_t v) { return __ll2bfloat16_rn(v); }
+    static __device__ __forceinline__ T quiet_nan() { return __ushort_as_bfloat16(0x7fc0); }
+};
+template <int DT> struct NarrowTraits<dcu_narrow<DT>> {
+    typedef NarrowFormat<DT> F;
+    typedef dcu_narrow<DT> T;
+    typedef decltype(T::bits) Bits;
+    static_assert(F::listed, "dcu_narrow of a dtype DISPATCH_FORALL_NARROW_FLOATS lacks");
+    static constexpr bool is_narrow = true;
+    /* __host__ too: tests/test_cuda_narrow_floats.py runs them on the CPU */
+    static __host__ __device__ __forceinline__ float to_float(T v) {
+        return dispatch_narrow_to_float(v.bits, F::E, F::M, F::nans);
+    }
+    /* float -> double is exact: one rounding, the double's */
+    static __host__ __device__ __forceinline__ T from_float(float v) {
+        return from_double((double)v);
+    }
+    static __host__ __device__ __forceinline__ T from_double(double v) {
+        return T{(Bits)dispatch_narrow_from_double(v, F::E, F::M, F::nans)};
+    }
+    static __host__ __device__ __forceinline__ T from_i64(int64_t v) {
+        return from_double((double)v);
+    }
+    static __host__ __device__ __forceinline__ T quiet_nan() { return from_double(NAN); }
+};
+
 template <int DT> struct DevType;
-#define DCU_DEVICE_TYPE(NAME, T) \
-    template <> struct DevType<DISPATCH_##NAME> { typedef T type; };
-DCU_DEVICE_TYPE(BOOL, dcu_bool8)
-/* Every integer row of the list: its C storage type (Note [Integer facts]
- * in dtype.h); bool and the floats have device types of their own. */
+/* Each row of the list by its category: bool's byte, an integer's C storage
+ * type (Note [Integer facts] in dtype.h), a narrow float's NarrowDevType,
+ * another float's C type (float, double). */
 #define DCU_DEVICE_TYPE_ROW_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) \
-    DCU_DEVICE_TYPE_##CAT(NAME, T)
-#define DCU_DEVICE_TYPE_INT(NAME, T) DCU_DEVICE_TYPE(NAME, T)
-#define DCU_DEVICE_TYPE_BOOL(NAME, T)
-#define DCU_DEVICE_TYPE_FLOAT(NAME, T)
+    template <> struct DevType<DISPATCH_##NAME> { typedef DCU_DEVICE_TYPE_##CAT(NAME, T) type; };
+#define DCU_DEVICE_TYPE_BOOL(NAME, T) dcu_bool8
+#define DCU_DEVICE_TYPE_INT(NAME, T) T
+#define DCU_DEVICE_TYPE_FLOAT(NAME, T)                                            \
+    typename std::conditional<NarrowFormat<DISPATCH_##NAME>::listed,               \
+                              typename NarrowDevType<DISPATCH_##NAME>::type, T>::type
 DISPATCH_FORALL_DTYPES(DCU_DEVICE_TYPE_ROW_)
 #undef DCU_DEVICE_TYPE_ROW_
 #undef DCU_DEVICE_TYPE_INT
 #undef DCU_DEVICE_TYPE_BOOL
 #undef DCU_DEVICE_TYPE_FLOAT
-DCU_DEVICE_TYPE(FLOAT16, __half)
-DCU_DEVICE_TYPE(FLOAT32, float)
-DCU_DEVICE_TYPE(FLOAT64, double)
-DCU_DEVICE_TYPE(BFLOAT16, __nv_bfloat16)
-#undef DCU_DEVICE_TYPE
+
+/* Checked once for the lists: each narrow float is a FLOAT row of the dtype
+ * list, has a device type of its size that NarrowTraits knows, and every
+ * other FLOAT row's device type is a C floating type. */
+#define DCU_CHECK_NARROW_(NAME, sfx, E, M, NANS)                                             \
+    static_assert(sizeof(DevType<DISPATCH_##NAME>::type) == DcuSize<DISPATCH_##NAME>::value, \
+                  "the CUDA device type of " #NAME " has the size of its list line");        \
+    static_assert(NarrowTraits<DevType<DISPATCH_##NAME>::type>::is_narrow,                   \
+                  "NarrowTraits lacks the CUDA device type of narrow float " #NAME);
+DISPATCH_FORALL_NARROW_FLOATS(DCU_CHECK_NARROW_)
+#undef DCU_CHECK_NARROW_
+#define DCU_CHECK_FLOAT_(NAME, name, sfx, T, size, CAT, kind, fmt, dl)                         \
+    static_assert(DISPATCH_CAT_##CAT != DISPATCH_CAT_FLOAT ||                                  \
+                      NarrowFormat<DISPATCH_##NAME>::listed ||                                 \
+                      std::is_floating_point<DevType<DISPATCH_##NAME>::type>::value,           \
+                  "float " name " is neither a C floating type nor a line of "                 \
+                  "DISPATCH_FORALL_NARROW_FLOATS");                                            \
+    static_assert(!NarrowFormat<DISPATCH_##NAME>::listed ||                                   \
+                      DISPATCH_CAT_##CAT == DISPATCH_CAT_FLOAT,                                \
+                  "narrow float " name " is not a FLOAT line of DISPATCH_FORALL_DTYPES");
+DISPATCH_FORALL_DTYPES(DCU_CHECK_FLOAT_)
+#undef DCU_CHECK_FLOAT_
 
 /* Float -> integer, the CPU's rule (Note [Float to integer casts] in
  * sources/core/cpu_loops_reference.c, its FLOAT_TO_I32/FLOAT_TO_I64): the

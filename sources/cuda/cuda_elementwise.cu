@@ -3,7 +3,7 @@
  * cast kernels between floating dtypes; the loops themselves are in
  * cuda_elementwise.cuh, instantiated by the shards (Note [CUDA shards] in
  * cuda_device_types.cuh). Arithmetic mirrors sources/core/cpu_loops_reference.c: integers
- * wrap (computed in uint64), float16 computes in float and rounds once,
+ * wrap (computed in uint64), narrow floats compute in float and round once,
  * maximum and minimum propagate NaN, and the module is built with -fmad=false
  * so a + alpha * b is never contracted into an FMA: the same bits as the
  * CPU. exp, log and sqrt use CUDA's expf/logf/sqrtf (sqrt correctly rounded;
@@ -23,7 +23,11 @@
  * not it, COPY in the loop dtype, the result converted to the destination's
  * (the generic loop's steps, so the same bits), DCU_UNROLL elements a thread
  * loaded and stored as vectors when the plan's vec is 4. Other pairs keep
- * the generic loop.
+ * the generic loop. The floating dtypes are the FLOAT rows of the dtype
+ * list (kFloatDtypes), so the table grows with it. A conversion goes through
+ * the carrier's double, exact from every float (a narrow one widens exactly
+ * to float) and rounded once to the destination: a float16 -> bfloat16 or
+ * float8 cast rounds once, as the CPU's does.
  */
 template <typename To, typename From> __device__ __forceinline__ To convert(From v) {
     if constexpr (std::is_same<To, From>::value) return v;
@@ -57,22 +61,28 @@ __global__ void __launch_bounds__(128) cast_kernel(Args a) {
         dst[i] = convert<D>(Compute<DISPATCH_LOOP_COPY, L>::run(convert<L>(src[i]), L{}, L{}, a));
 }
 
-/* The floating dtypes' index in the cast table, or -1. */
 template <typename L, typename S, typename D> static void launch_cast(dim3 grid, const Args &a) {
     cast_kernel<L, S, D><<<grid, 128>>>(a);
 }
-#define DCU_F_(i) typename std::tuple_element<i, std::tuple<__half, __nv_bfloat16, float, double>>::type
+/* The device type of the floating dtype of slot i. */
+#define DCU_F_(i) typename DevType<kFloatDtypes[i]>::type
 /* W 0: the loop runs in the source's dtype (the destination is cast), 1: in
  * the destination's (the source is cast); a pair of one dtype is no cast */
 template <int W, int S, int D> constexpr cast_fn cast_entry() {
     if constexpr (S == D) return nullptr;
     else return &launch_cast<DCU_F_(W ? D : S), DCU_F_(S), DCU_F_(D)>;
 }
-#define DCU_CAST_ROW_(W, S) \
-    {cast_entry<W, S, 0>(), cast_entry<W, S, 1>(), cast_entry<W, S, 2>(), cast_entry<W, S, 3>()}
-extern const cast_fn dcu_cast_table[2][4][4] = {
-    {DCU_CAST_ROW_(0, 0), DCU_CAST_ROW_(0, 1), DCU_CAST_ROW_(0, 2), DCU_CAST_ROW_(0, 3)},
-    {DCU_CAST_ROW_(1, 0), DCU_CAST_ROW_(1, 1), DCU_CAST_ROW_(1, 2), DCU_CAST_ROW_(1, 3)}};
+/* f[W][S][D] is entry I = (W * N + S) * N + D of the flattened table. */
+constexpr int DCU_NF = DCU_NUM_FLOATS;
+template <size_t... I> constexpr CastTable cast_table(std::index_sequence<I...>) {
+    CastTable t{};
+    ((t.f[I / (DCU_NF * DCU_NF)][I / DCU_NF % DCU_NF][I % DCU_NF] =
+          cast_entry<I / (DCU_NF * DCU_NF), I / DCU_NF % DCU_NF, I % DCU_NF>()),
+     ...);
+    return t;
+}
+extern const CastTable dcu_cast_table =
+    cast_table(std::make_index_sequence<2 * DCU_NF * DCU_NF>());
 
 thread_local char dcu_elementwise_error[512];
 static dcu_launch_record last_launch;

@@ -22,7 +22,8 @@
  *                    arguments, never memory.
  *
  * Arithmetic mirrors sources/core/cpu_loops_reference.c: integers wrap
- * (computed in uint64), float16 computes in float and rounds once, maximum
+ * (computed in uint64), narrow floats (float16, bfloat16, Note [CUDA narrow
+ * floats]) compute in float and round once, maximum
  * and minimum propagate NaN, and the module is built with -fmad=false so
  * a + alpha * b is never contracted into an FMA: the same bits as the CPU.
  * exp, log and sqrt use CUDA's expf/logf/sqrtf (sqrt correctly rounded; exp
@@ -38,7 +39,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <tuple>
+#include <utility>
 #include <type_traits>
 
 #include "cuda_device_types.cuh"
@@ -71,17 +72,14 @@ struct Carrier {
     double f;
 };
 
-template <typename T> __device__ __forceinline__ Carrier to_carrier(T v) {
-    return Carrier{DISPATCH_CAT_INT, (int64_t)v, 0.0};
+template <typename T> __device__ __forceinline__ Carrier to_carrier(T v) { /* integers, narrow floats */
+    if constexpr (NarrowTraits<T>::is_narrow)
+        return Carrier{DISPATCH_CAT_FLOAT, 0, (double)NarrowTraits<T>::to_float(v)};
+    else
+        return Carrier{DISPATCH_CAT_INT, (int64_t)v, 0.0};
 }
 template <> __device__ __forceinline__ Carrier to_carrier(dcu_bool8 v) {
     return Carrier{DISPATCH_CAT_BOOL, v.v, 0.0};
-}
-template <> __device__ __forceinline__ Carrier to_carrier(__half v) {
-    return Carrier{DISPATCH_CAT_FLOAT, 0, (double)__half2float(v)};
-}
-template <> __device__ __forceinline__ Carrier to_carrier(__nv_bfloat16 v) {
-    return Carrier{DISPATCH_CAT_FLOAT, 0, (double)__bfloat162float(v)};
 }
 template <> __device__ __forceinline__ Carrier to_carrier(float v) {
     return Carrier{DISPATCH_CAT_FLOAT, 0, (double)v};
@@ -91,21 +89,21 @@ template <> __device__ __forceinline__ Carrier to_carrier(double v) {
 }
 
 /* Integers: a float by the rule of dcu_float_to_i32/i64 (int64 targets
- * through int64, the narrower ones through int32), then wrapped to T. */
-template <typename T> __device__ __forceinline__ T from_carrier(Carrier c) { /* integers */
-    int64_t v = c.cat != DISPATCH_CAT_FLOAT ? c.i
-                : sizeof(T) < 8             ? (int64_t)dcu_float_to_i32(c.f)
-                                            : dcu_float_to_i64(c.f);
-    return (T)(uint64_t)v;
+ * through int64, the narrower ones through int32), then wrapped to T. A
+ * narrow float: rounded once from the double or the integer. */
+template <typename T> __device__ __forceinline__ T from_carrier(Carrier c) { /* integers, narrow floats */
+    if constexpr (NarrowTraits<T>::is_narrow) {
+        return c.cat == DISPATCH_CAT_FLOAT ? NarrowTraits<T>::from_double(c.f)
+                                           : NarrowTraits<T>::from_i64(c.i);
+    } else {
+        int64_t v = c.cat != DISPATCH_CAT_FLOAT ? c.i
+                    : sizeof(T) < 8             ? (int64_t)dcu_float_to_i32(c.f)
+                                                : dcu_float_to_i64(c.f);
+        return (T)(uint64_t)v;
+    }
 }
 template <> __device__ __forceinline__ dcu_bool8 from_carrier(Carrier c) {
     return dcu_bool8{(uint8_t)(c.cat == DISPATCH_CAT_FLOAT ? c.f != 0 : c.i != 0)};
-}
-template <> __device__ __forceinline__ __half from_carrier(Carrier c) {
-    return c.cat == DISPATCH_CAT_FLOAT ? __double2half(c.f) : __ll2half_rn(c.i);
-}
-template <> __device__ __forceinline__ __nv_bfloat16 from_carrier(Carrier c) {
-    return c.cat == DISPATCH_CAT_FLOAT ? __double2bfloat16(c.f) : __ll2bfloat16_rn(c.i);
 }
 template <> __device__ __forceinline__ float from_carrier(Carrier c) {
     return c.cat == DISPATCH_CAT_FLOAT ? (float)c.f : (float)c.i;
@@ -134,17 +132,18 @@ static __device__ __noinline__ void write_carrier(char *p, int dt, Carrier c) {
 }
 
 /* ---- arithmetic ------------------------------------------------------------
- * Acc<T>: what T computes in. Ops take and give Acc values. */
-template <typename T> struct Acc { typedef T type; };
-template <> struct Acc<__half> { typedef float type; };
-template <> struct Acc<__nv_bfloat16> { typedef float type; };
-template <typename T> __device__ __forceinline__ typename Acc<T>::type widen(T v) { return v; }
-__device__ __forceinline__ float widen(__half v) { return __half2float(v); }
-__device__ __forceinline__ float widen(__nv_bfloat16 v) { return __bfloat162float(v); }
-template <typename T> __device__ __forceinline__ T narrow(typename Acc<T>::type v) { return v; }
-template <> __device__ __forceinline__ __half narrow<__half>(float v) { return __float2half_rn(v); }
-template <> __device__ __forceinline__ __nv_bfloat16 narrow<__nv_bfloat16>(float v) {
-    return __float2bfloat16_rn(v);
+ * Acc<T>: what T computes in (a narrow float: float32, Note [CUDA narrow
+ * floats]). Ops take and give Acc values. */
+template <typename T> struct Acc {
+    typedef typename std::conditional<NarrowTraits<T>::is_narrow, float, T>::type type;
+};
+template <typename T> __device__ __forceinline__ typename Acc<T>::type widen(T v) {
+    if constexpr (NarrowTraits<T>::is_narrow) return NarrowTraits<T>::to_float(v);
+    else return v;
+}
+template <typename T> __device__ __forceinline__ T narrow(typename Acc<T>::type v) {
+    if constexpr (NarrowTraits<T>::is_narrow) return NarrowTraits<T>::from_float(v);
+    else return v;
 }
 
 template <typename A> __device__ __forceinline__ bool isnan_(A a) { return a != a; }
@@ -163,7 +162,7 @@ template <typename A> struct NoFloatMath {
     static __device__ A tanh(A a) { return a; }
 };
 
-template <typename T, bool F = (sizeof(T) > 0)>
+template <typename T, bool NARROW = NarrowTraits<T>::is_narrow>
 struct Arith : NoFloatMath<typename Acc<T>::type> { /* integers: wrap in uint64 */
     typedef typename Acc<T>::type A;
     static __device__ A add(A a, A b, A s) { return (A)((uint64_t)a + (uint64_t)s * (uint64_t)b); }
@@ -203,8 +202,7 @@ template <> struct Arith<float> : FloatArith<float> {
     static __device__ float log1p(float a) { return log1pf(a); }
     static __device__ float tanh(float a) { return tanhf(a); }
 };
-template <> struct Arith<__half> : Arith<float> {};
-template <> struct Arith<__nv_bfloat16> : Arith<float> {};
+template <typename T> struct Arith<T, true> : Arith<float> {}; /* narrow floats: float's math */
 template <> struct Arith<double> : FloatArith<double> {};
 template <> struct Arith<dcu_bool8> : NoFloatMath<dcu_bool8> { /* bool: or, and (the CPU's bool row) */
     typedef dcu_bool8 A;
@@ -489,20 +487,43 @@ __global__ void __launch_bounds__(128) vector_kernel(Args a) {
     }
 }
 
-static inline int float_slot(int dt) {
-    switch (dt) {
-    case DISPATCH_FLOAT16: return 0;
-    case DISPATCH_BFLOAT16: return 1;
-    case DISPATCH_FLOAT32: return 2;
-    case DISPATCH_FLOAT64: return 3;
-    default: return -1;
-    }
+/* The floating dtypes (the FLOAT rows of the list, in its order) and each
+ * dtype's index among them (its slot in the cast table), or -1. */
+#define DCU_FLOAT_ID_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) DCU_FLOAT_ID_##CAT(NAME)
+#define DCU_FLOAT_ID_FLOAT(NAME) DISPATCH_##NAME,
+#define DCU_FLOAT_ID_INT(NAME)
+#define DCU_FLOAT_ID_BOOL(NAME)
+static constexpr int kFloatDtypes[] = {DISPATCH_FORALL_DTYPES(DCU_FLOAT_ID_)};
+#undef DCU_FLOAT_ID_
+#undef DCU_FLOAT_ID_FLOAT
+#undef DCU_FLOAT_ID_INT
+#undef DCU_FLOAT_ID_BOOL
+constexpr int DCU_NUM_FLOATS = (int)(sizeof kFloatDtypes / sizeof kFloatDtypes[0]);
+struct FloatSlots {
+    int slot[DISPATCH_NUM_DTYPES];
+};
+constexpr FloatSlots float_slots() {
+    FloatSlots s{};
+    for (int d = 0; d < DISPATCH_NUM_DTYPES; d++) s.slot[d] = -1;
+    for (int i = 0; i < DCU_NUM_FLOATS; i++) s.slot[kFloatDtypes[i]] = i;
+    return s;
 }
+static constexpr FloatSlots kFloatSlots = float_slots();
+static inline int float_slot(int dt) {
+    return dt >= 0 && dt < DISPATCH_NUM_DTYPES ? kFloatSlots.slot[dt] : -1;
+}
+#define DCU_CHECK_SLOT_(NAME, sfx, E, M, NANS) \
+    static_assert(kFloatSlots.slot[DISPATCH_##NAME] >= 0, "narrow float " #NAME " has a cast slot");
+DISPATCH_FORALL_NARROW_FLOATS(DCU_CHECK_SLOT_)
+#undef DCU_CHECK_SLOT_
 
 typedef void (*cast_fn)(dim3, const Args &);
 /* The cast kernels' launchers (Note [CUDA casts]), defined in cuda_elementwise.cu:
- * [W][source slot][destination slot], W as cast_entry says there. */
-extern const cast_fn dcu_cast_table[2][4][4];
+ * f[W][source slot][destination slot], W as cast_entry says there. */
+struct CastTable {
+    cast_fn f[2][DCU_NUM_FLOATS][DCU_NUM_FLOATS];
+};
+extern const CastTable dcu_cast_table;
 
 /* ---- launching ------------------------------------------------------------ */
 /* The last launch error of this thread (defined in cuda_elementwise.cu). */
@@ -527,7 +548,7 @@ template <int LOOP, typename T, int DT> static int launch_piece(const dcu_piece 
     else if (p->path == DCU_PATH_VECTOR && p->vec == 2)
         vector_kernel<LOOP, T, 2><<<grid_for(p->numel / 2 + 1, threads), threads>>>(a);
     else if (p->path == DCU_PATH_CAST && cd >= 0 && cs != cd) /* Note [CUDA casts] */
-        dcu_cast_table[a.cast_mask & 1 ? 0 : 1][cs][cd](grid_for(p->numel / DCU_UNROLL + 1, threads), a);
+        dcu_cast_table.f[a.cast_mask & 1 ? 0 : 1][cs][cd](grid_for(p->numel / DCU_UNROLL + 1, threads), a);
     else if (dcu_strided_by_rows(p)) {
         int64_t rows = p->numel / p->div[0].divisor;
         dim3 grid(grid_for((p->div[0].divisor + DCU_UNROLL - 1) / DCU_UNROLL, threads),

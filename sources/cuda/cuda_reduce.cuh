@@ -2,8 +2,9 @@
  * The CUDA reductions: sum, mean, max, min (values, and with indices for
  * max(dim)/min(dim)/argmax/argmin) over a plan from cuda_reduce_plan.c (Note
  * [CUDA reduction plans]); the order of the additions is Note
- * [Deterministic CUDA reductions] there. The CPU's rules: float16 and
- * bfloat16 accumulate in float32 and round once, float32 in float32, float64
+ * [Deterministic CUDA reductions] there. The CPU's rules: narrow floats
+ * (float16, bfloat16, Note [CUDA narrow floats] in cuda_device_types.cuh)
+ * accumulate in float32 and round once, float32 in float32, float64
  * in float64, integers and bool sum in wrapping int64, max/min propagate NaN
  * (the index is the first NaN's) and ties take the first index. The argument
  * checks and the result's shape and dtype are the CPU kernel's
@@ -45,30 +46,27 @@ enum {
 };
 
 
-/* The accumulator of each input type, and the conversions to and from it. */
-template <typename T> struct RAcc { typedef int64_t type; };
-template <> struct RAcc<__half> { typedef float type; };
-template <> struct RAcc<__nv_bfloat16> { typedef float type; };
+/* The accumulator of each input type, and the conversions to and from it:
+ * integers and bool int64, a narrow float float32 (NarrowTraits). */
+template <typename T> struct RAcc {
+    typedef typename std::conditional<NarrowTraits<T>::is_narrow, float, int64_t>::type type;
+};
 template <> struct RAcc<float> { typedef float type; };
 template <> struct RAcc<double> { typedef double type; };
 
 template <typename T> __device__ __forceinline__ typename RAcc<T>::type up(T v) {
-    return (typename RAcc<T>::type)v;
+    if constexpr (NarrowTraits<T>::is_narrow) return NarrowTraits<T>::to_float(v);
+    else return (typename RAcc<T>::type)v;
 }
 template <> __device__ __forceinline__ int64_t up(dcu_bool8 v) { return v.v != 0; }
-template <> __device__ __forceinline__ float up(__half v) { return __half2float(v); }
-template <> __device__ __forceinline__ float up(__nv_bfloat16 v) { return __bfloat162float(v); }
 
 template <typename T> __device__ __forceinline__ T down(typename RAcc<T>::type v) {
-    return (T)(uint64_t)v; /* integers wrap */
+    if constexpr (NarrowTraits<T>::is_narrow) return NarrowTraits<T>::from_float(v);
+    else return (T)(uint64_t)v; /* integers wrap */
 }
 template <> __device__ __forceinline__ dcu_bool8 down<dcu_bool8>(int64_t v) { return dcu_bool8{(uint8_t)(v != 0)}; }
 template <> __device__ __forceinline__ float down<float>(float v) { return v; }
 template <> __device__ __forceinline__ double down<double>(double v) { return v; }
-template <> __device__ __forceinline__ __half down<__half>(float v) { return __float2half_rn(v); }
-template <> __device__ __forceinline__ __nv_bfloat16 down<__nv_bfloat16>(float v) {
-    return __float2bfloat16_rn(v);
-}
 
 /* An accumulated value and, for max/min, the reduced index it came from (-1: none yet). */
 template <typename A> struct Val {
@@ -132,16 +130,14 @@ __device__ __forceinline__ int64_t acc_to_i64(int64_t v) { return v; }
 __device__ __forceinline__ int64_t acc_to_i64(double v) { return dcu_float_to_i64(v); }
 
 /* The positive quiet NaN with no payload of each floating dtype (NumPy's and
- * torch's `nan`): Note [The NaN and the zero of a sum] in
- * sources/iterator/reduce.c. */
-template <typename T> __device__ __forceinline__ T quiet_nan();
+ * torch's `nan`; a finite-only format's one NaN, sign 0): Note [The NaN and
+ * the zero of a sum] in sources/iterator/reduce.c. */
+template <typename T> __device__ __forceinline__ T quiet_nan() { /* narrow floats */
+    return NarrowTraits<T>::quiet_nan();
+}
 template <> __device__ __forceinline__ float quiet_nan<float>() { return __int_as_float(0x7fc00000); }
 template <> __device__ __forceinline__ double quiet_nan<double>() {
     return __longlong_as_double(0x7ff8000000000000LL);
-}
-template <> __device__ __forceinline__ __half quiet_nan<__half>() { return __ushort_as_half(0x7e00); }
-template <> __device__ __forceinline__ __nv_bfloat16 quiet_nan<__nv_bfloat16>() {
-    return __ushort_as_bfloat16(0x7fc0);
 }
 
 /* A sum's or mean's result as stored, the CPU's rule (Note [The NaN and the
