@@ -13,7 +13,7 @@
  * Round to nearest, ties to even, once from the double. IEEE: overflow gives
  * inf, a NaN keeps its sign and top payload bits and is made quiet. FN: inf
  * and overflow give NaN (its sign kept), as PyTorch's float8_e4m3fn. Formats
- * narrower than float32 (E <= 8, M <= 22; E < 8 needs M + bias < 64).
+ * narrower than float32 (E <= 8, M <= 22).
  */
 #ifndef DISPATCH_NARROW_FLOAT_H_
 #define DISPATCH_NARROW_FLOAT_H_
@@ -53,8 +53,12 @@ DISPATCH_NARROW_FN_ float dispatch_narrow_format_to_float(uint32_t bits, int E, 
         /* IEEE: inf, or a NaN with its payload; FN: its NaN, quiet */
         out = nans == DISPATCH_NARROW_FN ? 0x7fc00000u : 0x7f800000u | (f << (23 - M));
     } else if (e == 0 && E < 8) {
-        /* zero or subnormal: f ulps of 2^(1 - bias - M), a normal float, exact */
-        float v = (float)f * (1.0f / (float)(1ull << (bias + M - 1)));
+        /* zero or subnormal: f ulps of 2^(1 - bias - M), a normal float built
+         * from its bits (a constant every compiler folds), exact */
+        const uint32_t ulp_bits = (uint32_t)(128 - bias - M) << 23;
+        float ulp;
+        memcpy(&ulp, &ulp_bits, sizeof ulp);
+        float v = (float)f * ulp;
         return sign ? -v : v;
     } else {
         /* normal (and, for E == 8, subnormal: the float's own encoding) */
