@@ -153,12 +153,12 @@ def _guest(arch: str, cpu: str, exe: Path) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize("arch", TARGETS)
 def test_c_tests_pass_under_qemu(tree, build_tool, arch):
     """Every C test of the runtime (the CPU runtime, the dispatcher, the
-    float16 conversions, the float -> integer casts, the kernels against the
+    narrow float conversions, the float -> integer casts, the kernels against the
     reference loops) on the default CPU of the architecture's qemu."""
     r = _run([build_tool("meson"), "test", "-C", str(tree(arch)), "--print-errorlogs"],
              env=GUEST_ENV)
     assert r.returncode == 0, r.stdout[-6000:]
-    for name in ("cpu_runtime", "dispatcher", "kernels", "half", "casts"):
+    for name in ("cpu_runtime", "dispatcher", "kernels", "narrow_float", "casts"):
         assert re.search(rf"dispatch:{name}\s+OK", r.stdout), name
 
 
@@ -211,7 +211,7 @@ def test_ppc64_report_is_big_endian_elfv1(cpu_report):
 
 def test_s390x_build_is_big_endian(tree):
     """The s390x rows run the C tests on a big-endian machine: float16 bits
-    (test_half.c), integer views of floats (test_kernels.c's ulp reads)."""
+    (test_narrow_float.c), integer views of floats (test_kernels.c's ulp reads)."""
     exe = tree("s390x") / "sources" / "test_kernels"
     assert exe.read_bytes()[:6] == b"\x7fELF\x02\x02"  # ELFCLASS64, ELFDATA2MSB
 

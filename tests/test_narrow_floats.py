@@ -3,7 +3,7 @@ sources/include/dispatch/dtype.h): which dtypes are narrow, their largest
 finite values and their conversions by dtype, through the C entries Python
 and the scalar checks use. The format algorithm itself is checked bit for bit
 against float16's and bfloat16's own conversions and on float8_e4m3fn by
-sources/core/test_half.c (meson test), and a whole new narrow float by
+sources/core/test_narrow_float.c (meson test), and a whole new narrow float by
 tools/dtype_recipe.py."""
 
 import struct

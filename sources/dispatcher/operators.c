@@ -445,10 +445,11 @@ static int binary_setup(int loop, dispatch_tensor *const *ins, const dispatch_iv
  * A number on the left of / is the same, s / x in float rounded once (PyTorch
  * multiplies by a rounded reciprocal there). add and sub round the scalar to
  * float16 first, as PyTorch does, and so keep the float16 loop. bfloat16
- * the same, through the engine: the float32 loop over the bfloat16 operand
- * and the scalar, both cast to float32, into the bfloat16 result.
+ * and every other narrow float (Note [Narrow floats] in dtype.h) the same,
+ * through the engine: the float32 loop over its operand and the scalar,
+ * both cast to float32, into its result.
  */
-static int half_scalar_operand(int loop, int dtype, dispatch_tensor *const *ins) {
+static int narrow_scalar_operand(int loop, int dtype, dispatch_tensor *const *ins) {
     if (!dispatch_dtype_is_narrow_float(dtype) ||
         (loop != DISPATCH_LOOP_MUL && loop != DISPATCH_LOOP_DIV))
         return -1;
@@ -494,7 +495,7 @@ DISPATCH_BOXED_KERNEL(binary) {
     char alpha[8];
     void *actx;
     if (binary_setup(loop, ins, args, alpha, &actx, &dtype) < 0) return -1;
-    int k = half_scalar_operand(loop, dtype, ins);
+    int k = narrow_scalar_operand(loop, dtype, ins);
     if (k < 0) return elementwise(op, loop, dtype, dtype, ins, 2, actx, rets, out_arg(op, args));
     if (dtype != DISPATCH_FLOAT16) /* the other narrow floats: through the engine */
         return elementwise(op, loop, DISPATCH_FLOAT32, dtype, ins, 2, NULL, rets,
@@ -534,7 +535,7 @@ DISPATCH_BOXED_KERNEL(binary_) {
         if (!dispatch_loop_get(loop, dtype))
             return dispatch_error_set(DISPATCH_ERR_TYPE, "\"%s\" not implemented for '%s'",
                                       dispatch_op_name(op), dispatch_dtype_name(dtype));
-        int k = half_scalar_operand(loop, dtype, ins);
+        int k = narrow_scalar_operand(loop, dtype, ins);
         if (k >= 0 && dtype != DISPATCH_FLOAT16) {
             if (run_elementwise(loop, DISPATCH_FLOAT32, self, ins, 2, 0, NULL) < 0) return -1;
         } else if ((k >= 0 ? half_scalar_run(loop, k, self, ins)
@@ -552,7 +553,7 @@ DISPATCH_BOXED_KERNEL(binary_) {
             if (!dispatch_loop_get(loop, dtype))
                 return dispatch_error_set(DISPATCH_ERR_TYPE, "\"%s\" not implemented for '%s'",
                                           dispatch_op_name(op), dispatch_dtype_name(dtype));
-            int k = half_scalar_operand(loop, dtype, ins);
+            int k = narrow_scalar_operand(loop, dtype, ins);
             if (run_elementwise(loop, k >= 0 ? DISPATCH_FLOAT32 : dtype, self, ins, 2, 0,
                                 k >= 0 ? NULL : actx) < 0)
                 return -1;

@@ -7,7 +7,7 @@
  * The reference (and NumPy) computes float16 in float and rounds the result
  * to float16 once. Each variant here gives those same bits:
  *   - baseline: the same, one element at a time, through the portable
- *     conversions of sources/core/half.c;
+ *     conversions of sources/core/narrow_float.c;
  *   - AVX2 (with F16C): 8 halves widened to float (vcvtph2ps), the float
  *     operation, and one rounding back (vcvtps2ph, to nearest even);
  *   - AVX512_SPR (32 lanes) and aarch64's ASIMDHP (8 lanes): the native

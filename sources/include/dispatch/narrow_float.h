@@ -7,7 +7,7 @@
  * the compiler folds the format away. dispatch_narrow_format_* are the
  * format's algorithm; dispatch_narrow_* take half.h's specialised forms for
  * float16's and bfloat16's formats (on the host), which give the same bits
- * (sources/core/test_half.c checks every pattern and random doubles), so a
+ * (sources/core/test_narrow_float.c checks every pattern and random doubles), so a
  * new dtype is converted by code already proven on two.
  *
  * Round to nearest, ties to even, once from the double. IEEE: overflow gives

@@ -1,4 +1,4 @@
-/* The portable binary16 conversions of half.c: exhaustive over the 65536
+/* The portable binary16 conversions of half.h (exported by narrow_float.c): exhaustive over the 65536
  * halves, and against the compiler's _Float16 where it has one; and the
  * bfloat16 conversions: exhaustive over the 65536 bfloat16s, edges, and a
  * double rounded once (not through float first). */

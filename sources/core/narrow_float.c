@@ -1,6 +1,9 @@
-/* The exported binary16 and bfloat16 conversions of dtype.h; see dispatch/half.h. */
+/* The exported conversions of the narrow floats (dtype.h): binary16 and
+ * bfloat16 by name (dispatch/half.h), any row of DISPATCH_FORALL_NARROW_FLOATS
+ * by dtype (dispatch/narrow_float.h). */
 #include "dispatch/dtype.h"
 #include "dispatch/half.h"
+#include "dispatch/narrow_float.h"
 
 float dispatch_half_bits_to_float(uint16_t h) { return dispatch_half_to_float_inline(h); }
 
@@ -16,7 +19,6 @@ uint16_t dispatch_bfloat16_bits_from_double(double x) {
 }
 
 /* Any narrow float by dtype, from its row of DISPATCH_FORALL_NARROW_FLOATS. */
-#include "dispatch/narrow_float.h"
 
 double dispatch_narrow_bits_to_double(int dtype, uint32_t bits) {
     switch (dtype) {
