@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # annotations only (Note [Import time] in dispatch/__init__.p
 from ._core import ffi, lib
 from ._fastpath import NO_MATCH as _NO_MATCH, bind_call as _bind_call, bind_init as _bind_init
 from ._fastpath import call1 as _call1, call2 as _call2, call_scalar as _call_scalar
-from ._fastpath import resolve as _resolve
+from ._fastpath import OperatorMethod as _OperatorMethod, resolve as _resolve
 from ._ops_generated import OPERATORS
 from ._errors import _raise
 from ._interop import _tensor_from_numpy_data
@@ -304,7 +304,10 @@ def __dir__() -> list[str]:
 # whose overloads all take `Tensor self` first (torch's method variants). They
 # are installed on the class here, on the operator side, so dispatch._tensor
 # never imports this module (issue 13), and as real methods, so a call is no
-# attribute miss.
+# attribute miss. Each is a C descriptor (_fastpath.OperatorMethod, Note
+# [Operator methods]): no Python frame, no *args/**kwargs repack, and the
+# packet looked up in this module at each call (an overload library.define
+# adds is seen at once).
 _module = sys.modules[__name__]
 
 
@@ -321,18 +324,9 @@ def _method_names() -> list[str]:
     return [name for name, ok in takes_self.items() if ok]
 
 
-def _operator_method(name: str) -> Any:
-    def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
-        return getattr(_module, name)(self, *args, **kwargs)
-
-    method.__name__ = method.__qualname__ = name
-    method.__doc__ = f"dispatch.ops.{name}(self, ...)"
-    return method
-
-
 _METHODS = frozenset(_method_names())
-for _name in _METHODS:
-    setattr(Tensor, _name, _operator_method(_name))
+for _name in _METHODS:  # __doc__ "dispatch.ops.<name>(self, ...)", __module__ this module
+    setattr(Tensor, _name, _OperatorMethod(_module, _name))
 del _name
 
 
