@@ -10,6 +10,7 @@ against NumPy is one build, shared by nothing else.
 
 from __future__ import annotations
 
+import re
 import importlib.util
 import sys
 from pathlib import Path
@@ -44,6 +45,7 @@ def test_the_recipe_is_the_one_the_docs_write():
                  "sources/dispatcher/operators.toml", "tools/reduction_recipe.py",
                  "DISPATCH_KERNELS_REDUCE(FOLD_"):
         assert path in section, path
+    assert re.search(r"\| a reduction \| 4 \| 0 \| yes", text), "the summary table's count"
 
 
 def test_the_recipe_builds_and_sumsq_is_numpys(tmp_path, capsys):
