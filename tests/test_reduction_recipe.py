@@ -10,8 +10,8 @@ against NumPy is one build, shared by nothing else.
 
 from __future__ import annotations
 
-import re
 import importlib.util
+import re
 import sys
 from pathlib import Path
 
