@@ -166,12 +166,12 @@ DISPATCH_FORALL_DTYPES(DEF_INT_ROW_)
 DEF_FLOAT(f32, float, sqrtf, expf, logf, LIBM_F32)
 DEF_FLOAT(f64, double, sqrt, exp, log, LIBM_F64)
 
-/* Via float: a loop of a 16-bit float dtype without arithmetic of its own
- * (float16 without _Float16, bfloat16 always) converts a chunk of its inputs
+/* Via float: a loop of a narrow float without arithmetic of its own
+ * (float16 without _Float16, every other narrow float always) converts a chunk of its inputs
  * (and its scalar ctx) to float, runs the float32 reference loop, and rounds
  * the results back once each (a bool result, of the comparisons, is written
  * directly). SFX names the function, ST is the storage, DT the dtype, TO_F
- * and FROM_F the conversions of half.h. */
+ * and FROM_F its conversions (half.h, narrow_float.h). */
 #define DEF_VIA_FLOAT(SFX, ST, DT, TO_F, FROM_F)                                          \
     static void SFX##_via_float(int loop, char **data, const intptr_t *s, intptr_t n,     \
                                 void *ctx) {                                              \
@@ -318,14 +318,14 @@ const dispatch_loop_fn dispatch_reference_loops[DISPATCH_NUM_DTYPES][DISPATCH_NU
  *   - bool: x != 0 (NaN is true).
  * float_to_int.h converts with no UB and no branch (on x86-64 with
  * cvttsd2si itself). Every float source is converted as a double
- * (float16, bfloat16 and float32 widen exactly).
+ * (every narrow float and float32 widen exactly).
  * tests/test_casts_float_to_int.py checks it bit for bit against NumPy,
  * sources/core/test_casts.c on each architecture. */
 #define FLOAT_TO_I32(x) dispatch_float_to_i32(x)
 #define FLOAT_TO_I64(x) dispatch_float_to_i64(x)
 
 /* A cast loop reads storage type ST, converts it to the carrier FT with
- * TO_FT (float16 -> double without _Float16, bfloat16 -> float), and stores
+ * TO_FT (float16 -> double without _Float16, another narrow float -> float), and stores
  * CONV of `a` as TT. */
 #define CAST_LOOP(NAME, ST, FT, TO_FT, TT, CONV)                                          \
     static void NAME(char **data, const intptr_t *s, intptr_t n, void *ctx) {             \
