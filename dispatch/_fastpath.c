@@ -1160,7 +1160,8 @@ static PyObject *method_text_signature(OperatorMethod *m, void *closure) {
 
 static PyMemberDef method_members[] = {
     {"__name__", T_OBJECT_EX, offsetof(OperatorMethod, name), READONLY, NULL},
-    {"__qualname__", T_OBJECT_EX, offsetof(OperatorMethod, qualname), READONLY, NULL}, /* errors name it */
+    /* read-only: the error messages format it */
+    {"__qualname__", T_OBJECT_EX, offsetof(OperatorMethod, qualname), READONLY, NULL},
     {"__doc__", T_OBJECT, offsetof(OperatorMethod, doc), 0, NULL},
     {"__module__", T_OBJECT, offsetof(OperatorMethod, module_name), 0, NULL},
     {NULL, 0, 0, 0, NULL},
