@@ -52,6 +52,7 @@ RUN_NO_SANITIZED_CODE = frozenset({
     "test_example_project.py", "test_kernels_isa.py", "test_meson_downstream.py",
     "test_toolkit_wheel.py", "test_variants_layout.py", "test_contributing_recipes.py",
     "test_reduction_recipe.py", "test_dtype_recipe.py", "test_cuda_compute_cases.py",
+    "test_cuda_narrow_floats.py",
 })
 
 

@@ -14,6 +14,7 @@ needed; nvcc is.
 from __future__ import annotations
 
 import math
+import os
 import re
 import shutil
 import struct
@@ -26,6 +27,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 NVCC = shutil.which("nvcc")
+# nvcc and the probes are plain programs: never the sanitizer job's preloaded libasan
+PLAIN_ENV = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
 pytestmark = pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH")
 
 DTYPE_LINE = ('    X(A, FLOAT8_E4M3FN, "float8_e4m3fn", f8e4m3fn, uint8_t, 1, FLOAT, "", "", '
@@ -60,7 +63,7 @@ def tree(tmp_path_factory) -> Path:
     (tmp / "gen/dispatch").mkdir(parents=True)
     subprocess.run([sys.executable, str(ROOT / "tools/opgen.py"),
                     str(ROOT / "sources/dispatcher/operators.toml"),
-                    "--loops-h", str(tmp / "gen/dispatch/_loops.h")], check=True)
+                    "--loops-h", str(tmp / "gen/dispatch/_loops.h")], check=True, env=PLAIN_ENV)
     return tmp
 
 
@@ -88,7 +91,8 @@ def test_the_cuda_sources_compile_with_a_new_narrow_float(tree, tmp_path):
         out = tmp_path / (src + ".ptx")
         cmd = _nvcc(tree, "-gencode", "arch=compute_75,code=compute_75", *extra, "-ptx",
                     str(tree / "sources/cuda" / src), "-o", str(out))
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                env=PLAIN_ENV)
         jobs[src] = (proc, out)
     ptx = {}
     for src, (proc, out) in jobs.items():
@@ -158,9 +162,10 @@ def test_the_generic_device_type_converts_as_its_format_says(tree, tmp_path):
         "}\n")
     exe = tmp_path / "probe"
     r = subprocess.run(_nvcc(tree, str(probe), "-o", str(exe)), capture_output=True, text=True,
-                       check=False)
+                       check=False, env=PLAIN_ENV)
     assert r.returncode == 0, r.stdout + r.stderr
-    lines = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout
+    lines = subprocess.run([str(exe)], capture_output=True, text=True, check=True,
+                           env=PLAIN_ENV).stdout
     lines = lines.split("\n")
     for b in range(256):
         got, want = float.fromhex(lines[b]), _e4m3fn_value(b)
@@ -202,7 +207,7 @@ def test_a_hardware_type_without_its_traits_does_not_compile(tree, tmp_path):
     probe.write_text('#include "cuda_device_types.cuh"\n')
     r = subprocess.run([NVCC, "-std=c++17", f"-I{tree / 'sources/include'}", f"-I{cuda}",
                         "-c", str(probe), "-o", str(tmp_path / "probe.o")],
-                       capture_output=True, text=True, check=False)
+                       capture_output=True, text=True, check=False, env=PLAIN_ENV)
     log = r.stdout + r.stderr
     assert r.returncode != 0, "a narrow float's hardware type without NarrowTraits compiled"
     assert "NarrowTraits lacks the CUDA device type of narrow float FLOAT8_E4M3FN" in log, log

@@ -15,7 +15,7 @@ no NumPy, no ml_dtypes, nothing shared with the C conversions
   (the tie between float8_e4m3fn's 448, even, and 480) rounds to 448 and
   anything above it to NaN. inf gives inf (IEEE) or NaN (fn); a NaN gives a
   quiet NaN of its sign (IEEE keeps the double's top payload bits, as
-  narrow_float.h and half.h do).
+  narrow_float.h does).
 
 Used by tools/narrow_float_check.py (the float recipe of tools/dtype_recipe.py)
 and checked against the runtime's float16 and bfloat16 by

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "dispatch/dtype.h"
-#include "dispatch/half.h"
 #include "dispatch/narrow_float.h"
 #include "dispatch/loops.h"
 #include "float_to_int.h"
@@ -171,7 +170,7 @@ DEF_FLOAT(f64, double, sqrt, exp, log, LIBM_F64)
  * (and its scalar ctx) to float, runs the float32 reference loop, and rounds
  * the results back once each (a bool result, of the comparisons, is written
  * directly). SFX names the function, ST is the storage, DT the dtype, TO_F
- * and FROM_F its conversions (half.h, narrow_float.h). */
+ * and FROM_F its conversions (narrow_float.h). */
 #define DEF_VIA_FLOAT(SFX, ST, DT, TO_F, FROM_F)                                          \
     static void SFX##_via_float(int loop, char **data, const intptr_t *s, intptr_t n,     \
                                 void *ctx) {                                              \

@@ -1,8 +1,7 @@
 /* The exported conversions of the narrow floats (dtype.h): binary16 and
- * bfloat16 by name (dispatch/half.h), any row of DISPATCH_FORALL_NARROW_FLOATS
- * by dtype (dispatch/narrow_float.h). */
+ * bfloat16 by name, any row of DISPATCH_FORALL_NARROW_FLOATS by dtype (all
+ * from dispatch/narrow_float.h). */
 #include "dispatch/dtype.h"
-#include "dispatch/half.h"
 #include "dispatch/narrow_float.h"
 
 float dispatch_half_bits_to_float(uint16_t h) { return dispatch_half_to_float_inline(h); }

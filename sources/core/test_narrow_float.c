@@ -1,4 +1,4 @@
-/* The portable binary16 conversions of half.h (exported by narrow_float.c): exhaustive over the 65536
+/* The portable binary16 conversions of narrow_float.h: exhaustive over the 65536
  * halves, and against the compiler's _Float16 where it has one; and the
  * bfloat16 conversions: exhaustive over the 65536 bfloat16s, edges, and a
  * double rounded once (not through float first). */
@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "dispatch/dtype.h"
-#include "dispatch/half.h"
 #include "dispatch/narrow_float.h"
 
 static int failures;
@@ -85,7 +84,7 @@ static void check_bfloat16(void) {
     CHECK((dispatch_bfloat16_bits_from_double(NAN) & 0x7fc0) == 0x7fc0, "NaN (double)");
 }
 
-/* narrow_float.h's format algorithm against half.h's specialised forms
+/* narrow_float.h's format algorithm against its float16 and bfloat16 forms
  * (every pattern, random doubles of every magnitude near each range, near
  * ties), and on a finite-only format, float8_e4m3fn (E4, M3, FN), against
  * the definition: every pattern's value, ties to even between neighbours,

@@ -25,7 +25,7 @@
 
 #include "dispatch/cpu_dispatch.h"
 #include "dispatch/dtype.h"
-#include "dispatch/half.h"
+#include "dispatch/narrow_float.h"
 #include "simd.h"
 
 #if defined(__AVX2__) || defined(__AVX512FP16__)

@@ -29,7 +29,7 @@
 #include <stdint.h>
 
 #include "dispatch/cpu_dispatch.h"
-#include "dispatch/half.h"
+#include "dispatch/narrow_float.h"
 #include "simd.h"
 
 #define DISPATCH_SUM_ROW_BYTES 256

@@ -85,7 +85,7 @@ typedef uint16_t dispatch_bfloat16;
 
 /* bfloat16 bits -> float (exact); float/double -> bfloat16 bits, rounded to
  * nearest even once (a double is not rounded to float first); a NaN stays a
- * NaN of the same sign, made quiet; overflow gives inf. Portable C (half.h). */
+ * NaN of the same sign, made quiet; overflow gives inf. Portable C (narrow_float.h). */
 float dispatch_bfloat16_bits_to_float(uint16_t b);
 uint16_t dispatch_bfloat16_bits_from_float(float x);
 uint16_t dispatch_bfloat16_bits_from_double(double x);
