@@ -1,11 +1,11 @@
 """A new narrow float needs no edit in sources/cuda/ (issue 39, item 3; Note
 [CUDA narrow floats] in sources/cuda/cuda_device_types.cuh).
 
-On a copy of the sources with float8_e4m3fn appended to the two lists of
-dtype.h (DISPATCH_FORALL_DTYPES and DISPATCH_FORALL_NARROW_FLOATS), as the
-dtype recipe appends one: the CUDA sources that instantiate its kernels
-compile (its loops, its casts to and from every float, its reductions), its
-device type converts as a reference written here from the format says (run
+On a copy of the sources with float8_e4m3fn added to dtype.h by the dtype
+recipe's own edit (tools/dtype_recipe.py: its dtype line and its format's
+row): the CUDA sources that instantiate its kernels compile (its loops, its
+casts to and from every float, its reductions), its device type converts
+as the recipe's reference of the format says (tools/narrow_float_ref.py; run
 on the CPU: nvcc compiles the generic conversions for the host too), and a
 hardware type named without its NarrowTraits is a compile error. No GPU is
 needed; nvcc is.
@@ -20,31 +20,19 @@ import shutil
 import struct
 import subprocess
 import sys
-from fractions import Fraction
 from pathlib import Path
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+from dtype_recipe import LIST, apply_float_recipe  # noqa: E402
+from narrow_float_ref import FORMATS, Format  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 NVCC = shutil.which("nvcc")
 # nvcc and the probes are plain programs: never the sanitizer job's preloaded libasan
 PLAIN_ENV = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
 pytestmark = pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH")
-
-DTYPE_LINE = ('    X(A, FLOAT8_E4M3FN, "float8_e4m3fn", f8e4m3fn, uint8_t, 1, FLOAT, "", "", '
-              'Float8_e4m3fn)')
-NARROW_LINE = "    X(FLOAT8_E4M3FN, f8e4m3fn, 4, 3, FN)"
-
-
-def _append(text: str, macro: str, line: str) -> str:
-    """text with `line` appended to the X-macro list `macro` (its last line
-    gains a backslash)."""
-    start = text.index(f"#define {macro}")
-    end = start
-    while text[end:text.index("\n", end)].rstrip().endswith("\\"):
-        end = text.index("\n", end) + 1
-    end = text.index("\n", end)
-    return text[:end] + " \\\n" + line + text[end:]
 
 
 @pytest.fixture(scope="module")
@@ -54,12 +42,8 @@ def tree(tmp_path_factory) -> Path:
     tmp = tmp_path_factory.mktemp("narrow_cuda")
     for d in ("sources/include", "sources/cuda", "tools/dispatchgen/dispatchkit/include"):
         shutil.copytree(ROOT / d, tmp / d)
-    dtype_h = tmp / "sources/include/dispatch/dtype.h"
-    text = dtype_h.read_text()
-    if "FLOAT8_E4M3FN" not in text:  # the list may have it already
-        text = _append(text, "DISPATCH_FORALL_DTYPES_WITH(X, A)", DTYPE_LINE)
-        text = _append(text, "DISPATCH_FORALL_NARROW_FLOATS(X)", NARROW_LINE)
-        dtype_h.write_text(text)
+    if "FLOAT8_E4M3FN" not in (tmp / LIST).read_text():  # the list may have it already
+        apply_float_recipe(tmp)  # the recipe's own two lines
     (tmp / "gen/dispatch").mkdir(parents=True)
     subprocess.run([sys.executable, str(ROOT / "tools/opgen.py"),
                     str(ROOT / "sources/dispatcher/operators.toml"),
@@ -68,7 +52,7 @@ def tree(tmp_path_factory) -> Path:
 
 
 def _dtype_id(tree: Path) -> int:
-    body = (tree / "sources/include/dispatch/dtype.h").read_text()
+    body = (tree / LIST).read_text()
     body = body[body.index("#define DISPATCH_FORALL_DTYPES_WITH(X, A)"):]
     names = re.findall(r"^\s*X\(A,\s*(\w+),", body, re.MULTILINE)
     return names.index("FLOAT8_E4M3FN")
@@ -115,31 +99,9 @@ def test_the_cuda_sources_compile_with_a_new_narrow_float(tree, tmp_path):
         assert re.search(kernel, ptx["cuda_reduce_shard.cu"]), op
 
 
-# float8_e4m3fn from its format: 4 exponent bits (bias 7), 3 mantissa bits,
-# no inf, NaN 0x7f/0xff, overflow NaN.
-def _e4m3fn_value(bits: int) -> float:
-    s = -1.0 if bits & 0x80 else 1.0
-    e, f = bits >> 3 & 0xF, bits & 7
-    if e == 0xF and f == 7:
-        return math.nan
-    return s * (f / 8 * 2.0**-6 if e == 0 else (1 + f / 8) * 2.0 ** (e - 7))
-
-
-def _e4m3fn_bits(x: float) -> int:
-    """x rounded to nearest even; a NaN, inf or anything past 448's rounding
-    range is NaN (sign kept)."""
-    sign = 0x80 if math.copysign(1.0, x) < 0 else 0
-    if math.isnan(x) or math.isinf(x):
-        return sign | 0x7F
-    grid = sorted((Fraction(_e4m3fn_value(b)), b) for b in range(0x7F))  # 0 .. 448
-    grid.append((Fraction(480), 0x7F))  # the next step: rounding to it is overflow
-    a = Fraction(abs(x))
-    if a >= 480:
-        return sign | 0x7F
-    hi = next(i for i, (v, _) in enumerate(grid) if v >= a)
-    (lv, lb), (hv, hb) = grid[max(hi - 1, 0)], grid[hi]
-    pick = hb if (a - lv > hv - a or (a - lv == hv - a and hb % 2 == 0)) else lb
-    return sign | pick
+# float8_e4m3fn from its definition (4 exponent bits, bias 7, 3 mantissa
+# bits, no inf, NaN 0x7f/0xff, overflow NaN): the recipe's reference.
+E4M3FN = Format(*FORMATS["float8_e4m3fn"][0])
 
 
 def test_the_generic_device_type_converts_as_its_format_says(tree, tmp_path):
@@ -168,14 +130,14 @@ def test_the_generic_device_type_converts_as_its_format_says(tree, tmp_path):
                            env=PLAIN_ENV).stdout
     lines = lines.split("\n")
     for b in range(256):
-        got, want = float.fromhex(lines[b]), _e4m3fn_value(b)
+        got, want = float.fromhex(lines[b]), E4M3FN.decode(b)
         if math.isnan(want):
             assert math.isnan(got), (b, got)
         else:
             assert (got, math.copysign(1, got)) == (want, math.copysign(1, want)), (b, got, want)
     for i, x in enumerate(values + [math.nan, -math.nan, math.inf]):
         d, f = map(int, lines[256 + i].split())
-        want = _e4m3fn_bits(x)
+        want = E4M3FN.encode(x)
         if math.isnan(x):  # a NaN's sign: the one it had ("-NAN" is negative in C)
             want = 0xFF if i == len(values) + 1 else 0x7F
         assert d == want, (x, hex(d), hex(want))
@@ -183,11 +145,11 @@ def test_the_generic_device_type_converts_as_its_format_says(tree, tmp_path):
         # values the double -> float rounding moved)
         if not math.isnan(x):
             x = struct.unpack("f", struct.pack("f", x))[0] if abs(x) < 3e38 else x * math.inf
-            want = _e4m3fn_bits(x)
+            want = E4M3FN.encode(x)
         assert f == want, (x, hex(f), hex(want))
     nan, m3, big = map(int, lines[256 + len(values) + 3].split())
     assert nan == 0x7F  # a sum's NaN: the positive one
-    assert m3 == _e4m3fn_bits(-3.0) and big == 0x7F
+    assert m3 == E4M3FN.encode(-3.0) and big == 0x7F
 
 
 def test_a_hardware_type_without_its_traits_does_not_compile(tree, tmp_path):
