@@ -92,3 +92,8 @@ dispatch_loop_fn dispatch_cast_loop_register(int from, int to, dispatch_loop_fn 
     dispatch_loop_fn old = atomic_exchange(&casts[from][to], fn);
     return old ? old : dispatch_reference_casts[from][to];
 }
+
+dispatch_loop_fn dispatch_cast_loop_reference(int from, int to) {
+    if (!dispatch_dtype_is_valid(from) || !dispatch_dtype_is_valid(to)) return NULL;
+    return dispatch_reference_casts[from][to];
+}

@@ -92,5 +92,7 @@ dispatch_loop_fn dispatch_cast_loop_get(int from, int to);
 /* Replace the cast loop of (from, to) (NULL: back to the reference); returns
  * the previous one. Thread-safe. */
 dispatch_loop_fn dispatch_cast_loop_register(int from, int to, dispatch_loop_fn fn);
+/* The portable reference cast (the truth every registered cast gives the bits of). */
+dispatch_loop_fn dispatch_cast_loop_reference(int from, int to);
 
 #endif /* DISPATCH_LOOPS_H_ */
