@@ -32,6 +32,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "dispatch/dtype.h"
 #include "dispatch/narrow_float.h"
 
 #if defined(__F16C__) || defined(__AVX512F__)
@@ -42,8 +43,17 @@
 #define DK_NEON_F16 1
 #endif
 
-static inline float dk_bits_f32(uint32_t b) { float f; memcpy(&f, &b, 4); return f; }
-static inline uint32_t dk_f32_bits(float f) { uint32_t b; memcpy(&b, &f, 4); return b; }
+/* Bits <-> values through a union: memcpy here kept gcc 12 from
+ * vectorizing the loops that use them ("no vectype"). */
+static inline float dk_bits_f32(uint32_t b) { union { uint32_t u; float f; } v = {.u = b}; return v.f; }
+static inline uint32_t dk_f32_bits(float f) { union { float f; uint32_t u; } v = {.f = f}; return v.u; }
+static inline uint64_t dk_f64_bits(double f) { union { double f; uint64_t u; } v = {.f = f}; return v.u; }
+
+/* All ones where a >= b (signed: SSE2 and SSE4.2 compare signed lanes
+ * only), and a select by such a mask: gcc 12 keeps a loop of `?:` on
+ * unsigned compares scalar there ("control flow in loop"). */
+static inline uint32_t dk_ge_(int32_t a, int32_t b) { return 0u - (uint32_t)(a >= b); }
+static inline uint32_t dk_sel_(uint32_t m, uint32_t a, uint32_t b) { return (a & m) | (b & ~m); }
 
 /* float16 -> float, exact. */
 static inline float dk_h2f(uint16_t h) {
@@ -51,7 +61,9 @@ static inline float dk_h2f(uint16_t h) {
     const uint32_t normal = (em << 13) + 0x38000000u;   /* exponent + (127 - 15) */
     const uint32_t special = (em << 13) | 0x7f800000u;  /* inf, NaN with its payload */
     const uint32_t sub = dk_f32_bits((float)(int32_t)em * 0x1p-24f);
-    return dk_bits_f32(sign | (em >= 0x7c00u ? special : em >= 0x0400u ? normal : sub));
+    uint32_t r = dk_sel_(dk_ge_((int32_t)em, 0x0400), normal, sub);
+    r = dk_sel_(dk_ge_((int32_t)em, 0x7c00), special, r);
+    return dk_bits_f32(sign | r);
 }
 
 /* float -> float16, to nearest even; overflow gives inf. */
@@ -60,11 +72,11 @@ static inline uint16_t dk_f2h(float f) {
     const uint32_t nan = 0x7e00u | ((a >> 13) & 0x1ffu);
     const uint32_t normal = (a + 0x0fffu + ((a >> 13) & 1u) - 0x38000000u) >> 13;
     /* (float): no excess precision (Note [Excess precision] in cpu_loops_reference.c) */
-    const uint32_t sub = dk_f32_bits((float)(__builtin_fabsf(f) + 0.5f)) - 0x3f000000u;
-    return (uint16_t)(sign | (a > 0x7f800000u ? nan
-                              : a >= 0x477ff000u ? 0x7c00u /* >= 65520: inf */
-                              : a >= 0x38800000u ? normal  /* >= 2^-14 */
-                                                 : sub));
+    const uint32_t sub = dk_f32_bits((float)(dk_bits_f32(a) + 0.5f)) - 0x3f000000u;
+    uint32_t r = dk_sel_(dk_ge_((int32_t)a, 0x38800000), normal, sub); /* >= 2^-14: normal */
+    r = dk_sel_(dk_ge_((int32_t)a, 0x477ff000), 0x7c00u, r);           /* >= 65520: inf */
+    r = dk_sel_(dk_ge_((int32_t)a, 0x7f800001), nan, r);
+    return (uint16_t)(sign | r);
 }
 
 static inline float dk_bf2f(uint16_t b) { return dk_bits_f32((uint32_t)b << 16); }
@@ -72,30 +84,36 @@ static inline float dk_bf2f(uint16_t b) { return dk_bits_f32((uint32_t)b << 16);
 static inline uint16_t dk_f2bf(float f) {
     const uint32_t x = dk_f32_bits(f);
     const uint32_t r = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
-    return (uint16_t)((x & 0x7fffffffu) > 0x7f800000u ? (x >> 16) | 0x0040u : r);
+    return (uint16_t)dk_sel_(dk_ge_((int32_t)(x & 0x7fffffffu), 0x7f800001), (x >> 16) | 0x0040u, r);
 }
 
-/* A double rounded to float to odd (x not a NaN). */
+/* A double rounded to float to odd (x not a NaN). Masks, not selects: with
+ * selects gcc 12 saw control flow and left the loops scalar. */
 static inline float dk_d2f_odd(double x) {
     const float f = (float)x;
     const double back = (double)f;
     const uint32_t b = dk_f32_bits(f);
     const uint32_t down = __builtin_fabs(back) > __builtin_fabs(x);
-    return dk_bits_f32(back != x ? (b - down) | 1u : b);
+    const uint32_t inexact = back != x;
+    return dk_bits_f32((b - (down & inexact)) | inexact);
+}
+
+/* x's NaN (already narrowed) where x is a NaN, else the rounded value. */
+static inline uint16_t dk_nan_or_(double x, uint16_t nan, uint16_t value) {
+    const uint16_t m = (uint16_t)(0u - (uint32_t)(x != x));
+    return (uint16_t)((nan & m) | (value & (uint16_t)~m));
 }
 
 static inline uint16_t dk_d2h(double x) {
-    uint64_t d;
-    memcpy(&d, &x, 8);
+    const uint64_t d = dk_f64_bits(x);
     const uint16_t nan = (uint16_t)(((d >> 48) & 0x8000u) | 0x7e00u | ((d >> 42) & 0x1ffu));
-    return x != x ? nan : dk_f2h(dk_d2f_odd(x));
+    return dk_nan_or_(x, nan, dk_f2h(dk_d2f_odd(x)));
 }
 
 static inline uint16_t dk_d2bf(double x) {
-    uint64_t d;
-    memcpy(&d, &x, 8);
+    const uint64_t d = dk_f64_bits(x);
     const uint16_t nan = (uint16_t)(((d >> 48) & 0x8000u) | 0x7fc0u | ((d >> 45) & 0x3fu));
-    return x != x ? nan : dk_f2bf(dk_d2f_odd(x));
+    return dk_nan_or_(x, nan, dk_f2bf(dk_d2f_odd(x)));
 }
 
 /* Runs of n: float16. */
