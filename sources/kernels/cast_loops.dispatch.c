@@ -16,25 +16,36 @@
 
 /* Note [Float to integer casts], branch-free: out of range (and NaN) gives
  * INT32_MIN / INT64_MIN, as x86's cvtt* do; the bound tests are exact (a
- * float32 above -2^31 - 1 is at least -2^31). */
+ * float32 above -2^31 - 1 is at least -2^31). An out-of-range x is masked
+ * to +0.0 by its bits before the conversion: a select of x would let the
+ * compiler convert x first (out of range is undefined in C), and under
+ * qemu-ppc64le a NaN lane of POWER9's vector conversion then spoiled the
+ * other lanes of its vector. */
+static inline float keep_f32_(float x, int fits) {
+    return dk_bits_f32(dk_f32_bits(x) & (0u - (uint32_t)fits));
+}
+static inline double keep_f64_(double x, int fits) {
+    union { uint64_t u; double f; } v = {.u = dk_f64_bits(x) & (0u - (uint64_t)fits)};
+    return v.f;
+}
 static inline int32_t f32_to_i32(float x) {
     const int fits = (x >= -0x1p31f) & (x < 0x1p31f);
-    const int32_t v = (int32_t)(fits ? x : 0.0f);
+    const int32_t v = (int32_t)keep_f32_(x, fits);
     return fits ? v : INT32_MIN;
 }
 static inline int64_t f32_to_i64(float x) {
     const int fits = (x >= -0x1p63f) & (x < 0x1p63f);
-    const int64_t v = (int64_t)(fits ? x : 0.0f);
+    const int64_t v = (int64_t)keep_f32_(x, fits);
     return fits ? v : INT64_MIN;
 }
 static inline int32_t f64_to_i32(double x) {
     const int fits = (x > -2147483649.0) & (x < 2147483648.0);
-    const int32_t v = (int32_t)(fits ? x : 0.0);
+    const int32_t v = (int32_t)keep_f64_(x, fits);
     return fits ? v : INT32_MIN;
 }
 static inline int64_t f64_to_i64(double x) {
     const int fits = (x >= -0x1p63) & (x < 0x1p63);
-    const int64_t v = (int64_t)(fits ? x : 0.0);
+    const int64_t v = (int64_t)keep_f64_(x, fits);
     return fits ? v : INT64_MIN;
 }
 
