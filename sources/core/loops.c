@@ -77,6 +77,8 @@ dispatch_loop_fn dispatch_loop_reference(int loop, int dtype) {
     return valid(loop, dtype) ? dispatch_reference_loops[dtype][loop] : NULL;
 }
 
+int dispatch_loop_supported(int loop, int dtype) { return dispatch_loop_reference(loop, dtype) != NULL; }
+
 /* Casts: the reference loops, and slots the kernels replace for the pairs
  * they have SIMD variants of (float16 <-> float32), as the loop table. */
 static _Atomic(dispatch_loop_fn) casts[DISPATCH_NUM_DTYPES][DISPATCH_NUM_DTYPES];

@@ -47,6 +47,7 @@ DK_BINARY(dk_add_b8, ADD, BOOL, dk_bool8, dk_bool8, 1, (a | (k & b)) != 0)
 DK_BINARY(dk_mul_b8, MUL, BOOL, dk_bool8, dk_bool8, 0, a & b)
 DK_BINARY(dk_maximum_b8, MAXIMUM, BOOL, dk_bool8, dk_bool8, 0, a | b)
 DK_BINARY(dk_minimum_b8, MINIMUM, BOOL, dk_bool8, dk_bool8, 0, a & b)
+DK_UNARY(dk_abs_b8, ABS, BOOL, dk_bool8, dk_bool8, a)
 DK_WHERE(dk_where_b8, BOOL, uint8_t)
 DK_FILL(dk_fill_b8, BOOL, uint8_t)
 
@@ -67,7 +68,7 @@ DISPATCH_KERNELS_EXPORT(int_loops,
     DK_COMPARISON_ENTRIES(b8, BOOL)
     DK_ENTRY(MUL, BOOL, dk_mul_b8) DK_ENTRY(MAXIMUM, BOOL, dk_maximum_b8)
     DK_ENTRY(MINIMUM, BOOL, dk_minimum_b8) DK_ENTRY(WHERE, BOOL, dk_where_b8)
-    DK_ENTRY(FILL, BOOL, dk_fill_b8)
+    DK_ENTRY(FILL, BOOL, dk_fill_b8) DK_ENTRY(ABS, BOOL, dk_abs_b8)
     DISPATCH_FORALL_DTYPES(INT_ENTRIES_)
 )
 #if DISPATCH_CPU_TARGET_IS_BASELINE

@@ -85,6 +85,8 @@ dispatch_loop_fn dispatch_loop_register(int loop, int dtype, dispatch_loop_fn fn
 /* The portable reference loop of the pair (what dispatch_loop_get returns
  * until someone registers another); NULL when unsupported. */
 dispatch_loop_fn dispatch_loop_reference(int loop, int dtype);
+/* 1 when the pair has a loop (a reference one), else 0. */
+int dispatch_loop_supported(int loop, int dtype);
 
 /* Cast loops: data[0] is dst (dtype `to`), data[1] is src (dtype `from`).
  * Float -> integer of an out-of-range value gives an unspecified value, not UB. */
