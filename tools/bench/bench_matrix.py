@@ -33,18 +33,18 @@ the summary.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import sys
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # NumPy's idle BLAS threads spin
 
-import matrix_cases as cases  # noqa: E402
-import matrix_report as report  # noqa: E402
+import matrix_cases as cases
+import matrix_report as report
 
 # How long each library's idle workers spin after a call (the pause before
 # the next library's turn at more than one thread).

@@ -25,8 +25,9 @@ pseudo-random list built by Python itself.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from functools import partial
-from typing import Any, Callable
+from typing import Any
 
 # One label per size; the matrices are (n // COLS, COLS).
 SIZES = {"4K": 1 << 12, "64K": 1 << 16, "256K": 1 << 18, "1M": 1 << 20, "16M": 1 << 24}

@@ -121,13 +121,13 @@ def summary_text(summary: dict) -> str:
     m = meta["machine"]
     peers = meta["peers"]
     out = [f"bench_matrix: {meta['command']}",
-           f"machine: {m.get('cpu', '?')}, {m.get('cpus')} CPUs ({m.get('avx', '')}); load "
-           f"average {_fmt(m.get('load_before'))} before, {_fmt(m.get('load_after'))} after; "
-           f"{meta.get('seconds', '?')} s",
-           f"ours: dispatch (its kernels' target here: {meta['dispatch_target']}); torch "
-           f"{meta['torch'] or 'not installed or not asked for'}; NumPy "
-           f"{meta['numpy'] or 'not installed or not asked for'}; best of {meta['rounds']} "
-           f"turns of {meta['turn_ms']:g} ms",
+           (f"machine: {m.get('cpu', '?')}, {m.get('cpus')} CPUs ({m.get('avx', '')}); load "
+            f"average {_fmt(m.get('load_before'))} before, {_fmt(m.get('load_after'))} after; "
+            f"{meta.get('seconds', '?')} s"),
+           (f"ours: dispatch (its kernels' target here: {meta['dispatch_target']}); torch "
+            f"{meta['torch'] or 'not installed or not asked for'}; NumPy "
+            f"{meta['numpy'] or 'not installed or not asked for'}; best of {meta['rounds']} "
+            f"turns of {meta['turn_ms']:g} ms"),
            "compared with: " + (" and ".join(peers) if peers else
                                 "nothing (neither torch nor NumPy): our times alone")]
     for g in summary["groups"]:
@@ -163,7 +163,7 @@ def _color(t: float) -> str:
     t = max(-1.0, min(1.0, t))
     to = (26, 152, 80) if t < 0 else (215, 48, 39)
     a = abs(t)
-    return "#%02x%02x%02x" % tuple(round(255 + (c - 255) * a) for c in to)
+    return "#" + "".join(f"{round(255 + (c - 255) * a):02x}" for c in to)
 
 
 def heatmap_svg(rows: list, threads: int, size: str, peers: list, dtypes: list) -> str:
@@ -185,8 +185,8 @@ def heatmap_svg(rows: list, threads: int, size: str, peers: list, dtypes: list) 
     title = (f"ours/{peer}" if peer else "ours alone, ns per element") + \
         f", {threads} thread(s), {size} elements: geometric mean of each cell's layouts " + \
         ("(green: we are faster)" if peer else "")
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-           f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">',
+    out = [(f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+            f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">'),
            f'<title>{escape(title)}</title>',
            f'<rect width="{width}" height="{height}" fill="white"/>',
            f'<text x="4" y="16" font-size="12" font-weight="bold">{escape(title)}</text>']
