@@ -155,9 +155,12 @@ def main(argv: list[str] | None = None) -> int:
         one = statistics.median(statistics.median(r["ours_1t"]) for r in rows
                                 if r["variant"] == name)
         slow = sum(m > 0.75 * one for m in meds)
+        own = [statistics.median(r["ours"]) / statistics.median(r["ours_1t"]) for r in rows
+               if r["variant"] == name]
         print(f"{name}: ours at {args.threads} threads {min(meds):.1f}-{max(meds):.1f} us "
               f"(medians of the processes); 1 thread {one:.1f} us; processes slower than 3/4 "
-              f"of the 1-thread time: {slow} of {len(meds)}")
+              f"of the 1-thread time: {slow} of {len(meds)}; each over its own 1-thread time "
+              f"{min(own):.2f}-{max(own):.2f}")
     tr = [statistics.median(r["torch"]) for r in rows if "torch" in r]
     if tr:
         print(f"torch at {args.threads} threads: {min(tr):.1f}-{max(tr):.1f} us")
