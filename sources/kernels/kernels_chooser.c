@@ -60,6 +60,8 @@ static void choose_all(void)
         const char *target = sources[s].choose(&table);
         for (const dispatch_kernel_export *e = table; e && e->fn != NULL; e++) {
             if (e->loop >= 0 && e->loop < DISPATCH_NUM_LOOPS && dispatch_dtype_is_valid(e->dtype)) {
+                /* a generated entry of a pair without a loop stays empty */
+                if (!dispatch_loop_supported(e->loop, e->dtype)) continue;
                 dispatch_loop_fn fn = (dispatch_loop_fn)e->fn;
                 atomic_store(&simd[e->loop][e->dtype], fn);
                 dispatch_loop_register(e->loop, e->dtype, fn);

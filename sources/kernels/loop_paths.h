@@ -126,7 +126,12 @@ typedef uint8_t dk_bool8;
     }
 
 /* addcmul: data = {out, a, b, c}, out = a + value * b * c (value from ctx);
- * contiguous, else the reference. */
+ * all contiguous, or one input a broadcast scalar; else the reference. */
+#define DK_TERNARY_PATH_(T, EXPR, AV, BV, CV)                                             \
+    for (intptr_t i = 0; i < n; i++) {                                                    \
+        const T a = (AV), b = (BV), c = (CV);                                             \
+        o[i] = (T)(EXPR);                                                                 \
+    }
 #define DK_TERNARY(NAME, LOOP, DTYPE, T, EXPR)                                            \
     void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *s, intptr_t n,    \
                                            void *ctx);                                    \
@@ -135,16 +140,44 @@ typedef uint8_t dk_bool8;
     {                                                                                     \
         const intptr_t z = (intptr_t)sizeof(T);                                           \
         const T k = DK_CTX_VALUE(T, ctx);                                                 \
-        if (s[0] == z && s[1] == z && s[2] == z && s[3] == z) {                           \
-            T *o = (T *)data[0];                                                          \
-            const T *pa = (const T *)data[1], *pb = (const T *)data[2],                   \
-                    *pc = (const T *)data[3];                                             \
-            for (intptr_t i = 0; i < n; i++) {                                            \
-                const T a = pa[i], b = pb[i], c = pc[i];                                  \
-                o[i] = (T)(EXPR);                                                         \
-            }                                                                             \
-        } else {                                                                          \
+        T *o = (T *)data[0];                                                              \
+        const T *pa = (const T *)data[1], *pb = (const T *)data[2], *pc = (const T *)data[3]; \
+        T as, bs, cs;                                                                     \
+        memcpy(&as, pa, sizeof as);                                                       \
+        memcpy(&bs, pb, sizeof bs);                                                       \
+        memcpy(&cs, pc, sizeof cs);                                                       \
+        const int zeros = (s[1] == 0) + (s[2] == 0) + (s[3] == 0);                        \
+        const int units = (s[1] == z) + (s[2] == z) + (s[3] == z);                        \
+        if (s[0] != z || zeros > 1 || zeros + units != 3) {                               \
             DK_REFERENCE(LOOP, DTYPE, data, s, n, ctx);                                   \
+        } else if (zeros == 0) {                                                          \
+            DK_TERNARY_PATH_(T, EXPR, pa[i], pb[i], pc[i])                                \
+        } else if (s[1] == 0) {                                                           \
+            DK_TERNARY_PATH_(T, EXPR, as, pb[i], pc[i])                                   \
+        } else if (s[2] == 0) {                                                           \
+            DK_TERNARY_PATH_(T, EXPR, pa[i], bs, pc[i])                                   \
+        } else {                                                                          \
+            DK_TERNARY_PATH_(T, EXPR, pa[i], pb[i], cs)                                   \
+        }                                                                                 \
+    }
+
+/* copy: data = {out, in}, as bits of U; contiguous (memmove, as the
+ * reference), or a broadcast input written n times; else the reference. */
+#define DK_COPY(NAME, DTYPE, U)                                                           \
+    void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *s, intptr_t n,    \
+                                           void *ctx);                                    \
+    void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *s, intptr_t n,    \
+                                           void *ctx)                                     \
+    {                                                                                     \
+        const intptr_t z = (intptr_t)sizeof(U);                                           \
+        if (s[0] == z && s[1] == z) {                                                     \
+            memmove(data[0], data[1], (size_t)n * sizeof(U));                             \
+        } else if (s[0] == z && s[1] == 0) {                                              \
+            U v, *o = (U *)data[0];                                                       \
+            memcpy(&v, data[1], sizeof v);                                                \
+            for (intptr_t i = 0; i < n; i++) o[i] = v;                                    \
+        } else {                                                                          \
+            DK_REFERENCE(COPY, DTYPE, data, s, n, ctx);                                   \
         }                                                                                 \
     }
 

@@ -7,7 +7,7 @@
  * vector (Note [Narrow floats by vector] in narrow_vector.h), the float32
  * loop registered for this CPU run on the chunk (a broadcast input stays a
  * scalar operand there), and the results narrowed by vector, once each; a
- * comparison writes its bool bytes directly. where and fill move bits.
+ * comparison writes its bool bytes directly. where, fill and copy move bits.
  * half_arith.dispatch.c's float16 kernels, registered after these, keep
  * their pairs.
  *
@@ -36,6 +36,16 @@ static void via_f32(int loop, int dtype, size_t isz, to_f32_fn to, from_f32_fn f
         fctx = &value;
     }
     const int nin = dispatch_loop_nin(loop);
+    /* A loop that moves bits (copy; where, whose condition is bool; fill,
+     * with no input) is the reference's: the bit moves of this source
+     * replace where's and fill's, and copy's reference is memmove. */
+    int moves = loop == DISPATCH_LOOP_COPY || nin == 0;
+    for (int k = 1; k <= nin; k++)
+        moves |= dispatch_loop_operand_dtype(loop, k, dtype) == DISPATCH_BOOL;
+    if (moves) {
+        dispatch_loop_reference(loop, dtype)(data, s, n, ctx);
+        return;
+    }
     const int bool_out = dispatch_loop_operand_dtype(loop, 0, dtype) == DISPATCH_BOOL;
     const dispatch_loop_fn f32 = dispatch_loop_get(loop, DISPATCH_FLOAT32);
     const intptr_t z = (intptr_t)isz;
@@ -83,7 +93,9 @@ static void f32_to_f16(void *dst, const float *src, intptr_t n) { dk_f32_to_f16_
     }
 DISPATCH_FORALL_BITS_FLOATS(BITS_RUNS_)
 
-/* The via-float loops of one narrow float, and its bit moves. */
+/* The via-float loop of every loop of the table (operators.toml's [[loop]]s,
+ * so a new operator's narrow floats get one with no edit here), for float16
+ * and each row of the bits list; where, fill and copy move bits (below). */
 #define VIA_(NAME, sfx, size, LOOP)                                                       \
     void DISPATCH_CPU_DISPATCH_CURFX(dk_##LOOP##_##sfx)(char **data, const intptr_t *s,   \
                                                         intptr_t n, void *ctx);           \
@@ -93,37 +105,37 @@ DISPATCH_FORALL_BITS_FLOATS(BITS_RUNS_)
         via_f32(DISPATCH_LOOP_##LOOP, DISPATCH_##NAME, size, sfx##_to_f32, f32_to_##sfx,  \
                 data, s, n, ctx);                                                         \
     }
-#define NARROW_FORALL_VIA_(X, NAME, sfx, size)                                            \
-    X(NAME, sfx, size, EQ) X(NAME, sfx, size, NE) X(NAME, sfx, size, LT)                  \
-    X(NAME, sfx, size, LE) X(NAME, sfx, size, GT) X(NAME, sfx, size, GE)                  \
-    X(NAME, sfx, size, ADD) X(NAME, sfx, size, SUB) X(NAME, sfx, size, MUL)               \
-    X(NAME, sfx, size, DIV) X(NAME, sfx, size, MAXIMUM) X(NAME, sfx, size, MINIMUM)       \
-    X(NAME, sfx, size, NEG) X(NAME, sfx, size, ABS) X(NAME, sfx, size, SQRT)              \
-    X(NAME, sfx, size, EXP) X(NAME, sfx, size, LOG) X(NAME, sfx, size, EXPM1)             \
-    X(NAME, sfx, size, LOG1P) X(NAME, sfx, size, TANH) X(NAME, sfx, size, ADDCMUL)
-#define NARROW_LOOPS_(NAME, sfx, size)                                                    \
-    NARROW_FORALL_VIA_(VIA_, NAME, sfx, size)                                             \
-    DK_WHERE(dk_WHERE_##sfx, NAME, DK_U(size))                                            \
-    DK_FILL(dk_FILL_##sfx, NAME, DK_U(size))
-NARROW_LOOPS_(FLOAT16, f16, 2)
-#define BITS_LOOPS_(NAME, sfx, T, E, M, NANS) NARROW_LOOPS_(NAME, sfx, BITS_SIZE_(T))
 #define BITS_SIZE_(T) BITS_SIZE_##T
 #define BITS_SIZE_uint8_t 1
 #define BITS_SIZE_uint16_t 2
 #define BITS_SIZE_dispatch_bfloat16 2
-DISPATCH_FORALL_BITS_FLOATS(BITS_LOOPS_)
+#define VIA_BITS_(LOOP, NAME, sfx, T, E, M, NANS) VIA_(NAME, sfx, BITS_SIZE_(T), LOOP)
+#define VIA_LOOP_(LOOP, name, nin, ctx, bools)                                            \
+    VIA_(FLOAT16, f16, 2, LOOP) DISPATCH_FORALL_BITS_FLOATS_WITH(VIA_BITS_, LOOP)
+DISPATCH_FORALL_LOOPS(VIA_LOOP_)
 
-/* The kernels of this source (Note [Exported kernel tables] in kernels_export.h). */
+#define MOVES_(NAME, sfx, size)                                                           \
+    DK_WHERE(dk_where_##sfx, NAME, DK_U(size))                                            \
+    DK_FILL(dk_fill_##sfx, NAME, DK_U(size))                                              \
+    DK_COPY(dk_copy_##sfx, NAME, DK_U(size))
+MOVES_(FLOAT16, f16, 2)
+#define MOVES_BITS_(NAME, sfx, T, E, M, NANS) MOVES_(NAME, sfx, BITS_SIZE_(T))
+DISPATCH_FORALL_BITS_FLOATS(MOVES_BITS_)
+
+/* The kernels of this source (Note [Exported kernel tables] in kernels_export.h):
+ * the via-float loops, then the bit moves, which replace where's, fill's and copy's. */
 #include "kernels_export.h"
-#define ENTRY_(NAME, sfx, size, LOOP) DK_ENTRY(LOOP, NAME, dk_##LOOP##_##sfx)
-#define NARROW_ENTRIES_(NAME, sfx, size)                                                  \
-    NARROW_FORALL_VIA_(ENTRY_, NAME, sfx, size)                                           \
-    DK_ENTRY(WHERE, NAME, dk_WHERE_##sfx) DK_ENTRY(FILL, NAME, dk_FILL_##sfx)
-#define BITS_ENTRIES_(NAME, sfx, T, E, M, NANS) NARROW_ENTRIES_(NAME, sfx, 0)
+#define ENTRY_BITS_(LOOP, NAME, sfx, T, E, M, NANS) DK_ENTRY(LOOP, NAME, dk_##LOOP##_##sfx)
+#define ENTRY_LOOP_(LOOP, name, nin, ctx, bools)                                          \
+    DK_ENTRY(LOOP, FLOAT16, dk_##LOOP##_f16) DISPATCH_FORALL_BITS_FLOATS_WITH(ENTRY_BITS_, LOOP)
+#define MOVE_ENTRIES_(NAME, sfx, T, E, M, NANS)                                           \
+    DK_ENTRY(WHERE, NAME, dk_where_##sfx) DK_ENTRY(FILL, NAME, dk_fill_##sfx)             \
+    DK_ENTRY(COPY, NAME, dk_copy_##sfx)
 DISPATCH_KERNELS_EXPORT(narrow_loops,
     DISPATCH_KERNELS_LOOP(EXP, FLOAT16, dk_EXP_f16) /* the one traced entry of this source */
-    NARROW_ENTRIES_(FLOAT16, f16, 2)
-    DISPATCH_FORALL_BITS_FLOATS(BITS_ENTRIES_)
+    DISPATCH_FORALL_LOOPS(ENTRY_LOOP_)
+    MOVE_ENTRIES_(FLOAT16, f16, dispatch_half, 5, 10, IEEE)
+    DISPATCH_FORALL_BITS_FLOATS(MOVE_ENTRIES_)
 )
 #if DISPATCH_CPU_TARGET_IS_BASELINE
 #include "narrow_loops.dispatch.h"
