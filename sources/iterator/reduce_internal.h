@@ -1,9 +1,12 @@
 /*
  * Private to the reduction engine (sources/iterator/reduce_*.c): what its
  * files share. The engine is one job per file:
- *   reduce_plan.c     the entries (dispatch/reduce.h), the one argument
- *                     check, the choice of a path per dtype and layout,
- *                     the device hook
+ *   reduce_check.c    the one check of a reduction's arguments: its dims,
+ *                     its result's shape, its count (the operators call it
+ *                     first, then reduce_plan.c's entry, which does not
+ *                     check again)
+ *   reduce_plan.c     the entries (dispatch/reduce.h), the choice of a path
+ *                     per dtype and layout, the device hook
  *   reduce_float.c    float32/float64: rows, columns, tree splits, gathers
  *   reduce_integer.c  integers, bool, 0-dim and FOLD rows off their kernels:
  *                     exact accumulators, the threaded integer matrix
@@ -46,10 +49,32 @@ static inline dispatch_reduce_kernel_fn dispatch_reduce_chosen_kernel(int kind, 
 static inline float sum_store_f32(float v) { return v != v ? __builtin_nanf("") : v + 0.0f; }
 static inline double sum_store_f64(double v) { return v != v ? __builtin_nan("") : v + 0.0; }
 
-/* reduce_plan.c: -1 with a MemoryError naming the reduction. */
-int dispatch_reduce_out_of_memory(int op);
-/* reduce_plan.c: row-major and gap-free over its shape (size-1 dims aside). */
-int dispatch_reduce_is_dense(const dispatch_iter_operand *o);
+/* -1 with a MemoryError naming the reduction. Here, not in reduce_plan.c:
+ * the files that reduce_plan.c calls use it too, and call nothing back. */
+static inline int dispatch_reduce_out_of_memory(int op)
+{
+    return dispatch_error_set(DISPATCH_ERR_MEMORY, "%s: out of memory", dispatch_reduce_name(op));
+}
+
+/* Row-major and gap-free over its shape (size-1 dims aside): the layout
+ * the float16 row and column kernels read and the dense paths write. */
+static inline int dispatch_reduce_is_dense(const dispatch_iter_operand *o)
+{
+    int64_t expect = (int64_t)dispatch_dtype_itemsize(o->dtype);
+    for (int d = o->ndim - 1; d >= 0; d--) {
+        if (o->shape[d] == 1) continue;
+        if (o->strides[d] != expect) return 0;
+        expect *= o->shape[d];
+    }
+    return 1;
+}
+
+/* reduce_plan.c: the reduction of in over dim_mask into out, its
+ * arguments as dispatch_iter_reduce_check (reduce_check.c) answered them
+ * (ond dims of oshape, count elements per output): checked no further. */
+int dispatch_reduce_planned(int op, const dispatch_iter_operand *in, uint32_t dim_mask,
+                            int keepdim, const dispatch_iter_operand *out, int ond,
+                            const int64_t *oshape, int64_t count);
 
 /* reduce_float.c: float32/float64 of one or more dims into out (any strides). */
 int dispatch_reduce_float(int op, const dispatch_iter_operand *in, uint32_t dim_mask,

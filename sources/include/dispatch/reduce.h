@@ -44,7 +44,7 @@ int dispatch_iter_reduce_indices(const dispatch_iter_operand *in, uint32_t dim_m
                                  int64_t *indices);
 
 /* The one check of a reduction's arguments (Note [One reduction check] in
- * reduce_plan.c): op, the reduced dims, the result's shape and the count of
+ * reduce_check.c): op, the reduced dims, the result's shape and the count of
  * elements reduced per output. The dims are either *dim_mask (dims NULL) or
  * the list dims[0..ndims) (negative dims wrap; ndims 0 means all dims;
  * written to *dim_mask). Writes *out_ndim, out_shape[DISPATCH_ITER_MAX_DIMS]
@@ -55,13 +55,13 @@ int dispatch_iter_reduce_check(const char *opname, int op, int ndim, const int64
                                int ndims, const int64_t *dims, uint32_t *dim_mask, int keepdim,
                                int *out_ndim, int64_t *out_shape, int64_t *count);
 
-
-
 /* One reduction wherever its tensor lives, the one entry the operators
- * call: on the CPU this engine (dispatch_iter_reduce, then, when indices is
- * not NULL, dispatch_iter_reduce_indices into a dense out); on another
- * device the reduction its module hung on the hook below (out and indices
- * dense, fresh, in that device's memory). 0, or -1 with the error set. */
+ * call after dispatch_iter_reduce_check: dim_mask and out's shape are what
+ * the check answered, and are not checked again. On the CPU this engine
+ * (as dispatch_iter_reduce, then, when indices is not NULL,
+ * dispatch_iter_reduce_indices into a dense out); on another device the
+ * reduction its module hung on the hook below (out and indices dense,
+ * fresh, in that device's memory). 0, or -1 with the error set. */
 int dispatch_iter_reduce_on(int device, int op, const dispatch_iter_operand *in,
                             uint32_t dim_mask, int keepdim, const dispatch_iter_operand *out,
                             int64_t *indices);
