@@ -15,14 +15,14 @@
 #include "dispatch/loops.h"
 
 #include "dispatch/iterator.h"
-#include "dispatch/reduce.h"
+#include "dispatch/reduce_engine.h"
 
 #define DISPATCH_BOXED_KERNEL(name)                                                          \
     int dispatch_boxed_##name(const dispatch_operator *op, dispatch_keyset ks,               \
                               dispatch_ivalue *args, dispatch_ivalue *rets, void *ctx)
 
 /* ctx of the elementwise kernels: (void *)(intptr_t) a loop id of loops.h;
- * of reduce: a dispatch_reduce_op of dispatch/reductions.h. */
+ * of reduce: a dispatch_reduce_op of dispatch/reduction_table.h. */
 
 DISPATCH_BOXED_KERNEL(binary);       /* add/sub (alpha), mul, div, maximum, minimum */
 DISPATCH_BOXED_KERNEL(binary_);      /* add_/sub_ (alpha), mul_, div_: in place into self */

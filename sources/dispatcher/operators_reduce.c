@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "dispatch/error.h"
-#include "dispatch/reduce.h"
+#include "dispatch/reduce_engine.h"
 
 /* t as an engine operand, its strides in bytes (into strides). */
 static void byte_operand(const dispatch_tensor *t, int64_t *strides, dispatch_iter_operand *o) {

@@ -13,7 +13,7 @@
  * not), how many elements each output reduces and whether max/min have
  * anything to reduce: decided here once, for the raw engine
  * (dispatch_iter_reduce, a dim mask) and for the operators of
- * sources/dispatcher/operators.c (a list of dims, PyTorch's messages, then
+ * sources/dispatcher/operators_reduce.c (a list of dims, PyTorch's messages, then
  * the output allocated with the shape computed here). The result dtype is
  * dispatch_reduce_result_dtype's (sum and prod of integers are int64, mean
  * needs floats); the operators add PyTorch's dtype= and its messages.

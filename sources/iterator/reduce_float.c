@@ -5,7 +5,7 @@
  * columns (the outer-dim case: the column kernels across a contiguous kept
  * dim), gathers (reduced dims that one stride cannot step: copied first),
  * and the tree split of one long row across the threads. Which kernels a
- * reduction runs is its family (dispatch/reductions.h). Planned by
+ * reduction runs is its family (dispatch/reduction_table.h). Planned by
  * reduce_plan.c.
  */
 #include <stdatomic.h>

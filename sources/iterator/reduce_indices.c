@@ -2,7 +2,7 @@
  * The first index of each max/min (Note [max and min with indices]): after
  * the values are reduced, the row-major position among the reduced
  * elements of the first element equal to each, for max(dim), min(dim),
- * argmax and argmin (the rows with indices in dispatch/reductions.h: MAX
+ * argmax and argmin (the rows with indices in dispatch/reduction_table.h: MAX
  * and MIN).
  */
 #include <string.h>

@@ -2,7 +2,7 @@
  * The reduction engine's exact paths: integers and bool (int64 sums that
  * wrap, max/min in the input's dtype: the integer kernels, threaded by Note
  * [Threaded integer reductions]), 0-dim inputs, and the FOLD rows of the
- * reduction table (dispatch/reductions.h) wherever no kernel of theirs
+ * reduction table (dispatch/reduction_table.h) wherever no kernel of theirs
  * runs: every element folded into its output's scalar accumulator by the
  * row's IDENTITY and COMBINE. Planned by reduce_plan.c.
  */

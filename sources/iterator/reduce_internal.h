@@ -5,7 +5,7 @@
  *                     its result's shape, its count (the operators call it
  *                     first, then reduce_plan.c's entry, which does not
  *                     check again)
- *   reduce_plan.c     the entries (dispatch/reduce.h), the choice of a path
+ *   reduce_plan.c     the entries (dispatch/reduce_engine.h), the choice of a path
  *                     per dtype and layout, the device hook
  *   reduce_float.c    float32/float64: rows, columns, tree splits, gathers
  *   reduce_integer.c  integers, bool, 0-dim and FOLD rows off their kernels:
@@ -13,7 +13,7 @@
  *   reduce_half.c     float16 rows and columns read as halves
  *   reduce_indices.c  the first index of each max/min
  * Which path a reduction takes is its row of the reduction table
- * (dispatch/reductions.h): the files ask the row's family, never the id.
+ * (dispatch/reduction_table.h): the files ask the row's family, never the id.
  */
 #ifndef DISPATCH_REDUCE_INTERNAL_H_
 #define DISPATCH_REDUCE_INTERNAL_H_
@@ -24,14 +24,14 @@
 #include "dispatch/error.h"
 #include "dispatch/iterator.h"
 #include "dispatch/kernels.h"
-#include "dispatch/reduce.h"
+#include "dispatch/reduce_engine.h"
 #include "dispatch/strided.h"
 #include "iterator_internal.h"
 
 #define MAXD DISPATCH_ITER_MAX_DIMS
 
 /* The SIMD kernel of (kind, dtype) from the reduction kernel table
- * (dispatch/reduce_kernels.h), the kernels chosen first (as the loops are,
+ * (dispatch/reduce_kernel_table.h), the kernels chosen first (as the loops are,
  * once per process); NULL when none is registered. */
 static inline dispatch_reduce_kernel_fn dispatch_reduce_chosen_kernel(int kind, int dtype)
 {

@@ -1,11 +1,11 @@
 /*
- * The reduction engine's entries (dispatch/reduce.h) and its planner, beside
+ * The reduction engine's entries (dispatch/reduce_engine.h) and its planner, beside
  * the elementwise engine (iterator.c) and built like it: over raw strided
  * operands, no tensor object. A reduction comes here checked once (Note
  * [One reduction check] in reduce_check.c: by its operator, or by
  * dispatch_iter_reduce for a raw caller) and goes on to the file of its
  * path by dtype, layout and the row of its reduction (dispatch/
- * reductions.h): float32/float64 (reduce_float.c), float16 rows and
+ * reduction_table.h): float32/float64 (reduce_float.c), float16 rows and
  * columns (reduce_half.c), any other narrow float or layout through a
  * float32 copy, integers, bool, 0-dim and FOLD rows off their kernels
  * (reduce_integer.c), then max/min indices (reduce_indices.c). Device

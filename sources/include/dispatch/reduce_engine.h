@@ -5,20 +5,20 @@
  * not, the thread splits, and the hook where a device's reductions hang.
  * The operators check their arguments and allocate the result; everything
  * after that is here. The reductions and their rules are the rows of
- * dispatch/reductions.h; the SIMD kernels it runs come from the reduction
- * kernel table (dispatch/reduce_kernels.h).
+ * dispatch/reduction_table.h; the SIMD kernels it runs come from the reduction
+ * kernel table (dispatch/reduce_kernel_table.h).
  *
  * Errors: -1 with dispatch_error_set() (error.h), as iterator.h.
  */
-#ifndef DISPATCH_REDUCE_H_
-#define DISPATCH_REDUCE_H_
+#ifndef DISPATCH_REDUCE_ENGINE_H_
+#define DISPATCH_REDUCE_ENGINE_H_
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "dispatch/iterator.h"
-#include "dispatch/reduce_kernels.h"
-#include "dispatch/reductions.h"
+#include "dispatch/reduce_kernel_table.h"
+#include "dispatch/reduction_table.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -88,4 +88,4 @@ int dispatch_iter_device_reduce(int device, int op, int dtype, const char *in, i
 #ifdef __cplusplus
 }
 #endif
-#endif /* DISPATCH_REDUCE_H_ */
+#endif /* DISPATCH_REDUCE_ENGINE_H_ */
