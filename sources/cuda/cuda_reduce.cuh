@@ -131,7 +131,7 @@ __device__ __forceinline__ int64_t acc_to_i64(double v) { return dcu_float_to_i6
 
 /* The positive quiet NaN with no payload of each floating dtype (NumPy's and
  * torch's `nan`; a finite-only format's one NaN, sign 0): Note [The NaN and
- * the zero of a sum] in sources/iterator/reduce.c. */
+ * the zero of a sum] in sources/iterator/reduce_float.c. */
 template <typename T> __device__ __forceinline__ T quiet_nan() { /* narrow floats */
     return NarrowTraits<T>::quiet_nan();
 }

@@ -179,7 +179,7 @@ static int reduce_values(const dispatch_operator *op, dispatch_ivalue *args,
         else if (strcmp(s->args[i].name, "dtype") == 0) dtype_arg = &args[i];
     }
     int keep = keepdim && keepdim->tag == DISPATCH_IV_BOOL && keepdim->v.i;
-    /* dims, the result's shape, the count: Note [One reduction check] in reduce_plan.c */
+    /* dims, the result's shape, the count: Note [One reduction check] in reduce_check.c */
     int all = !dim || dim->tag == DISPATCH_IV_NONE || (dim->tag == DISPATCH_IV_INTLIST && dim->n == 0);
     int64_t one_dim = dim && dim->tag == DISPATCH_IV_INT ? dim->v.i : 0;
     int ndims = all ? 0 : dim->tag == DISPATCH_IV_INTLIST ? dim->n : 1;

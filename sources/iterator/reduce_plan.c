@@ -188,7 +188,7 @@ int dispatch_reduce_planned(int op, const dispatch_iter_operand *in, uint32_t di
                                       "reduction: the number of elements overflows int64");
         }
     }
-    /* Note [Broadcast reduced dims]: max and min read one element of each. */
+    /* max and min read one element of each (Note [Broadcast reduced dims]). */
     int64_t cshape[MAXD];
     dispatch_iter_operand collapsed;
     if (dispatch_reduce_is_extreme(op) && count > 0) {
