@@ -156,7 +156,7 @@ static void first_indices(const dispatch_iter_operand *in, uint32_t mask, char *
             bs[2][nk++] = (intptr_t)in->strides[d];
         }
     }
-    if (nk == 0 && c.nr > 1 && dispatch_reduce_is_dense(in)) { /* all dims of a contiguous tensor: one */
+    if (nk == 0 && c.nr > 1 && reduce_is_dense(in)) { /* all dims of a contiguous tensor: one */
         c.nr = 1, c.rshape[0] = c.count, c.rstride[0] = c.isz, c.rstep[0] = 1;
     }
     intptr_t vs = (intptr_t)c.isz, is = 8;

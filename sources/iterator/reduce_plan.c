@@ -97,7 +97,7 @@ static int reduce_via_float32(int op, const dispatch_iter_operand *in, uint32_t 
     float *copy = malloc((size_t)numel * 4 + 4), *vals = malloc((size_t)nout * 4 + 4);
     int rc = -1;
     if (!copy || !vals) {
-        dispatch_reduce_out_of_memory(op);
+        reduce_out_of_memory(op);
     } else {
         dispatch_iter_operand c[2] = {{(char *)copy, in->ndim, in->shape, cstr, DISPATCH_FLOAT32},
                                       *in};
@@ -119,22 +119,22 @@ static int reduce_dense(int op, const dispatch_iter_operand *in, uint32_t mask, 
 {
     int64_t numel = nout * count;
     int half = in->dtype == DISPATCH_FLOAT16 && in->ndim > 0 && numel > 0 &&
-               dispatch_reduce_is_dense(in);
+               reduce_is_dense(in);
     uint16_t *hout = (uint16_t *)(void *)out->data;
     const uint16_t *hin = (const uint16_t *)(const void *)in->data;
     if (half && dispatch_reduce_is_sum(op) && trailing_dims(in->ndim, mask)) {
-        dispatch_reduce_half_sum_rows(hin, op, nout, count, hout);
+        reduce_half_sum_rows(hin, op, nout, count, hout);
         return 0;
     }
     if (dispatch_reduce_is_fold(op)) half = 0; /* FOLD rows: float32 kernels only */
     if (half && trailing_dims(in->ndim, mask) &&
-        dispatch_reduce_half_ext_rows(hin, op, nout, count, hout))
+        reduce_half_ext_rows(hin, op, nout, count, hout))
         return 0;
     if (half && count > 1 && nout > 1 && leading_dims(in, mask))
-        return dispatch_reduce_half_cols(in->data, op, nout, count, hout);
+        return reduce_half_cols(in->data, op, nout, count, hout);
     if (dispatch_dtype_is_narrow_float(in->dtype))
         return reduce_via_float32(op, in, mask, keepdim, out, nout);
-    return dispatch_reduce_accumulate(op, in, mask, count, nout, out->data, out->dtype);
+    return reduce_accumulate(op, in, mask, count, nout, out->data, out->dtype);
 }
 
 /* The raw engine's entry: its arguments checked here, for callers that
@@ -173,12 +173,12 @@ int dispatch_iter_reduce(int op, const dispatch_iter_operand *in, uint32_t dim_m
         return dispatch_error_set(DISPATCH_ERR_VALUE,
                                   "reduction output has shape %s, expected %s", a, b);
     }
-    return dispatch_reduce_planned(op, in, dim_mask, keepdim, out, ond, oshape, count);
+    return reduce_planned(op, in, dim_mask, keepdim, out, ond, oshape, count);
 }
 
-int dispatch_reduce_planned(int op, const dispatch_iter_operand *in, uint32_t dim_mask,
-                            int keepdim, const dispatch_iter_operand *out, int ond,
-                            const int64_t *oshape, int64_t count)
+int reduce_planned(int op, const dispatch_iter_operand *in, uint32_t dim_mask,
+                   int keepdim, const dispatch_iter_operand *out, int ond,
+                   const int64_t *oshape, int64_t count)
 {
     int nd = in->ndim;
     int64_t nout = 1;
@@ -208,15 +208,15 @@ int dispatch_reduce_planned(int op, const dispatch_iter_operand *in, uint32_t di
         }
     }
     if ((in->dtype == DISPATCH_FLOAT32 || in->dtype == DISPATCH_FLOAT64) && nd > 0)
-        return dispatch_reduce_float(op, in, dim_mask, keepdim, out, ond, count);
+        return reduce_float(op, in, dim_mask, keepdim, out, ond, count);
     if (nout == 0) return 0;
-    if (dispatch_reduce_is_dense(out)) return reduce_dense(op, in, dim_mask, keepdim, count, out, nout);
+    if (reduce_is_dense(out)) return reduce_dense(op, in, dim_mask, keepdim, count, out, nout);
     /* Another layout: into a dense buffer, then copied. */
     size_t osz = dispatch_dtype_itemsize(out->dtype);
     int64_t tstr[MAXD];
     dense_strides(ond, oshape, (int64_t)osz, tstr);
     char *tmp = malloc((size_t)nout * osz + 1);
-    if (!tmp) return dispatch_reduce_out_of_memory(op);
+    if (!tmp) return reduce_out_of_memory(op);
     dispatch_iter_operand t = {tmp, ond, oshape, tstr, out->dtype};
     int rc = reduce_dense(op, in, dim_mask, keepdim, count, &t, nout);
     dispatch_iter_operand cp[2] = {*out, t};
@@ -237,7 +237,7 @@ int dispatch_iter_reduce_on(int device, int op, const dispatch_iter_operand *in,
     int64_t count = 1;
     for (int d = 0; d < in->ndim; d++)
         if ((dim_mask >> d) & 1u) count *= in->shape[d];
-    if (dispatch_reduce_planned(op, in, dim_mask, keepdim, out, out->ndim, out->shape, count) < 0)
+    if (reduce_planned(op, in, dim_mask, keepdim, out, out->ndim, out->shape, count) < 0)
         return -1;
     return indices ? dispatch_iter_reduce_indices(in, dim_mask, out->data, indices) : 0;
 }
