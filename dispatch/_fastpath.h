@@ -5,6 +5,7 @@
  *   _fastpath_tensor.c   the Tensor type's slots (+ - * / and comparisons)
  *                        and the fixed-shape calls call1/call2/call_scalar
  *   _fastpath_binder.c   the schema binder (Note [Binding in C])
+ *   _fastpath_values.c   Python and NumPy numbers, read for both of them
  *   _fastpath_method.c   the operator method descriptor (Note [Operator methods])
  *   _fastpath_dlpack.c   DLPack capsules
  */
@@ -84,15 +85,20 @@ PyObject *py_call1(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *py_call2(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *py_call_scalar(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
-/* _fastpath_binder.c ---------------------------------------------------------- */
+/* _fastpath_values.c ---------------------------------------------------------- */
 
 /* What a value is, for binding: several at once (a bool is an int too). */
 enum { V_BOOL = 1, V_INT = 2, V_FLOAT = 4, V_TENSOR = 8, V_DTYPE = 16, V_SEQ = 32 };
 /* The V_* flags of a value (not None), or -1 with an error set. */
 int classify(PyObject *v);
-/* int(v) as an int64; float(v). 0, or -1 with an error set. */
+/* int(v) as an int64; float(v); bool(v) of a Python or NumPy bool. 0, or -1
+ * with an error set. */
 int to_int64(PyObject *v, int64_t *out);
 int to_double(PyObject *v, double *out);
+int to_bool(PyObject *v, int64_t *out);
+
+/* _fastpath_binder.c ---------------------------------------------------------- */
+
 PyObject *py_resolve(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *py_bind_call(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *py_bind_init(PyObject *self, PyObject *args);
