@@ -88,7 +88,8 @@ static int trailing_dims(int ndim, uint32_t mask)
  * as PyTorch's float16 and bfloat16: the same
  * reduction of a float32 copy, rounded once into out (any strides). */
 static int reduce_via_float32(int op, const dispatch_iter_operand *in, uint32_t mask,
-                              int keepdim, const dispatch_iter_operand *out, int64_t nout)
+                              int keepdim, const dispatch_iter_operand *out, int64_t nout,
+                              int64_t count)
 {
     int64_t numel = 1, cstr[MAXD], ostr[MAXD];
     for (int d = 0; d < in->ndim; d++) numel *= in->shape[d];
@@ -104,7 +105,8 @@ static int reduce_via_float32(int op, const dispatch_iter_operand *in, uint32_t 
         dispatch_iter_operand v = {(char *)vals, out->ndim, out->shape, ostr, DISPATCH_FLOAT32};
         dispatch_iter_operand back[2] = {*out, v};
         rc = dispatch_iter_elementwise_op(DISPATCH_LOOP_COPY, DISPATCH_FLOAT32, 2, c, NULL);
-        if (rc == 0) rc = dispatch_iter_reduce(op, &c[0], mask, keepdim, &v);
+        if (rc == 0) /* the same dims and shapes: checked already */
+            rc = reduce_planned(op, &c[0], mask, keepdim, &v, v.ndim, v.shape, count);
         if (rc == 0)
             rc = dispatch_iter_elementwise_op(DISPATCH_LOOP_COPY, out->dtype, 2, back, NULL);
     }
@@ -133,12 +135,12 @@ static int reduce_dense(int op, const dispatch_iter_operand *in, uint32_t mask, 
     if (half && count > 1 && nout > 1 && leading_dims(in, mask))
         return reduce_half_cols(in->data, op, nout, count, hout);
     if (dispatch_dtype_is_narrow_float(in->dtype))
-        return reduce_via_float32(op, in, mask, keepdim, out, nout);
+        return reduce_via_float32(op, in, mask, keepdim, out, nout, count);
     return reduce_accumulate(op, in, mask, count, nout, out->data, out->dtype);
 }
 
 /* The raw engine's entry: its arguments checked here, for callers that
- * built no tensor (dispatch.iterator, dot, the float32 copy above). */
+ * built no tensor (dispatch.iterator, dot). */
 int dispatch_iter_reduce(int op, const dispatch_iter_operand *in, uint32_t dim_mask, int keepdim,
                          const dispatch_iter_operand *out)
 {
