@@ -8,7 +8,8 @@
 DISPATCH_BOXED_KERNEL(copy_) {
     UNUSED_KS;
     (void)ctx;
-    if (operator_expect_tensor(op, &args[0], "self") < 0 || operator_expect_tensor(op, &args[1], "src") < 0)
+    if (operator_expect_tensor(op, &args[0], "self") < 0 ||
+        operator_expect_tensor(op, &args[1], "src") < 0)
         return -1;
     if (dispatch_kernels_copy_(args[0].v.t, args[1].v.t) < 0) return -1;
     return operator_return_self(args[0].v.t, rets);

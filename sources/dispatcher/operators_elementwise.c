@@ -260,14 +260,16 @@ static int half_scalar_run(int loop, int k, dispatch_tensor *out, dispatch_tenso
 DISPATCH_BOXED_KERNEL(binary) {
     UNUSED_KS;
     int loop = LOOP_OF(ctx), dtype = 0;
-    if (operator_expect_tensor(op, &args[0], "self") < 0 || operator_expect_tensor(op, &args[1], "other") < 0)
+    if (operator_expect_tensor(op, &args[0], "self") < 0 ||
+        operator_expect_tensor(op, &args[1], "other") < 0)
         return -1;
     dispatch_tensor *ins[2] = {args[0].v.t, args[1].v.t};
     char alpha[8];
     void *actx;
     if (binary_setup(loop, ins, args, alpha, &actx, &dtype) < 0) return -1;
     int k = narrow_scalar_operand(loop, dtype, ins);
-    if (k < 0) return elementwise(op, loop, dtype, dtype, ins, 2, actx, rets, operator_out_arg(op, args));
+    if (k < 0) return elementwise(op, loop, dtype, dtype, ins, 2, actx, rets,
+                                  operator_out_arg(op, args));
     if (dtype != DISPATCH_FLOAT16) /* the other narrow floats: through the engine */
         return elementwise(op, loop, DISPATCH_FLOAT32, dtype, ins, 2, NULL, rets,
                            operator_out_arg(op, args));
@@ -294,7 +296,8 @@ DISPATCH_BOXED_KERNEL(binary) {
 DISPATCH_BOXED_KERNEL(binary_) {
     UNUSED_KS;
     int loop = LOOP_OF(ctx), dtype = 0, device = 0;
-    if (operator_expect_tensor(op, &args[0], "self") < 0 || operator_expect_tensor(op, &args[1], "other") < 0)
+    if (operator_expect_tensor(op, &args[0], "self") < 0 ||
+        operator_expect_tensor(op, &args[1], "other") < 0)
         return -1;
     dispatch_tensor *self = args[0].v.t, *ins[2] = {args[0].v.t, args[1].v.t};
     char alpha[8];
@@ -335,7 +338,8 @@ DISPATCH_BOXED_KERNEL(binary_) {
 
 DISPATCH_BOXED_KERNEL(compare) {
     UNUSED_KS;
-    if (operator_expect_tensor(op, &args[0], "self") < 0 || operator_expect_tensor(op, &args[1], "other") < 0)
+    if (operator_expect_tensor(op, &args[0], "self") < 0 ||
+        operator_expect_tensor(op, &args[1], "other") < 0)
         return -1;
     dispatch_tensor *ins[2] = {args[0].v.t, args[1].v.t};
     return elementwise(op, LOOP_OF(ctx), result_type(ins, 2), DISPATCH_BOOL, ins, 2, NULL, rets,
@@ -363,13 +367,15 @@ DISPATCH_BOXED_KERNEL(unary_float) {
     dispatch_tensor *in = args[0].v.t;
     int dtype = dispatch_dtype_category_of(in->dtype) == DISPATCH_CAT_FLOAT ? in->dtype
                                                                              : DISPATCH_FLOAT32;
-    return elementwise(op, LOOP_OF(ctx), dtype, dtype, &in, 1, NULL, rets, operator_out_arg(op, args));
+    return elementwise(op, LOOP_OF(ctx), dtype, dtype, &in, 1, NULL, rets,
+                       operator_out_arg(op, args));
 }
 
 DISPATCH_BOXED_KERNEL(addcmul) {
     UNUSED_KS;
     (void)ctx;
-    if (operator_expect_tensor(op, &args[0], "self") < 0 || operator_expect_tensor(op, &args[1], "tensor1") < 0 ||
+    if (operator_expect_tensor(op, &args[0], "self") < 0 ||
+        operator_expect_tensor(op, &args[1], "tensor1") < 0 ||
                           operator_expect_tensor(op, &args[2], "tensor2") < 0)
         return -1;
     dispatch_tensor *ins[3] = {args[0].v.t, args[1].v.t, args[2].v.t};
@@ -406,7 +412,8 @@ DISPATCH_BOXED_KERNEL(addcmul) {
 DISPATCH_BOXED_KERNEL(where) {
     UNUSED_KS;
     (void)ctx;
-    if (operator_expect_tensor(op, &args[0], "condition") < 0 || operator_expect_tensor(op, &args[1], "self") < 0 ||
+    if (operator_expect_tensor(op, &args[0], "condition") < 0 ||
+        operator_expect_tensor(op, &args[1], "self") < 0 ||
                           operator_expect_tensor(op, &args[2], "other") < 0)
         return -1;
     dispatch_tensor *ins[3] = {args[0].v.t, args[1].v.t, args[2].v.t};

@@ -142,7 +142,8 @@ static int reduce_out(const dispatch_operator *op, dispatch_ivalue *args, dispat
     args[s->nargs - 1] = saved_out;
     if (dtype_arg) *dtype_arg = saved_dtype;
     if (rc < 0) return -1;
-    return call.took_into ? 0 : operator_into_out(op, out, &in, 1, rets); /* took_into: written in place */
+    /* took_into: written in place */
+    return call.took_into ? 0 : operator_into_out(op, out, &in, 1, rets);
 }
 
 DISPATCH_BOXED_KERNEL(reduce) {
@@ -349,7 +350,8 @@ static int dot_cpu(const dispatch_tensor *a, const dispatch_tensor *b, dispatch_
 DISPATCH_BOXED_KERNEL(dot) {
     UNUSED_KS;
     (void)ctx;
-    if (operator_expect_tensor(op, &args[0], "self") < 0 || operator_expect_tensor(op, &args[1], "tensor") < 0)
+    if (operator_expect_tensor(op, &args[0], "self") < 0 ||
+        operator_expect_tensor(op, &args[1], "tensor") < 0)
         return -1;
     dispatch_tensor *a = args[0].v.t, *b = args[1].v.t;
     if (a->ndim != 1 || b->ndim != 1)

@@ -64,7 +64,7 @@ int operator_scalar_check(const dispatch_ivalue *v, int dtype) {
             bad = (isfinite(d) || !float_has_inf(dtype)) && /* inf where it has none */
                   fabs(d) > dispatch_dtype_float_max(dtype);
         else if (is_int) bad = !(d >= (double)ilo && d <= (double)ihi); /* NaN too */
-        else return dispatch_error_set(DISPATCH_ERR_TYPE, "operator_scalar_check: no range for dtype %s",
+        else return dispatch_error_set(DISPATCH_ERR_TYPE, "scalar_check: no range for dtype %s",
                                        dispatch_dtype_name(dtype));
         if (ihi == INT64_MAX && d >= 9223372036854775807.0) bad = 1; /* 2**63 is out */
     } else if (v->tag == DISPATCH_IV_INT && dispatch_dtype_is_narrow_float(dtype)) {
@@ -204,7 +204,8 @@ int operator_check_out(const dispatch_operator *op, const dispatch_tensor *out, 
 int operator_into_out(const dispatch_operator *op, dispatch_tensor *out,
                       dispatch_tensor *const *ins, int nin, dispatch_ivalue *rets) {
     dispatch_tensor *r = rets[0].v.t;
-    int rc = operator_check_out(op, out, (int)r->device, (int)r->ndim, r->sizes, (int)r->dtype, ins, nin);
+    int rc = operator_check_out(op, out, (int)r->device, (int)r->ndim, r->sizes, (int)r->dtype,
+                                ins, nin);
     if (rc == 0 && out->device != DISPATCH_DEVICE_META) rc = dispatch_kernels_copy_(out, r);
     dispatch_tensor_decref(r);
     rets[0].tag = DISPATCH_IV_NONE;
