@@ -61,7 +61,9 @@ typedef struct reduce_call {
     dispatch_tensor *into;
     const dispatch_tensor *into_in;
     int took_into;
-    int values_later; /* allocate the result, reduce nothing */
+    int values_later; /* allocate the result, reduce nothing; then: */
+    uint32_t mask;    /* the reduced dims, as the check answered them */
+    int keep;         /* keepdim */
 } reduce_call;
 
 static dispatch_tensor *take_reduce_into(const dispatch_operator *op, reduce_call *call,
@@ -227,6 +229,8 @@ static int reduce_values(const dispatch_operator *op, dispatch_ivalue *args,
     if (!out) return -1;
     rets[0].tag = DISPATCH_IV_TENSOR;
     rets[0].v.t = out;
+    call->mask = mask;
+    call->keep = keep;
     if (out->numel == 0 || call->values_later) return 0;
     /* The engine plans every dtype, layout and thread split: Note
      * [Deterministic reductions] in sources/iterator/reduce_float.c. */
@@ -264,8 +268,8 @@ DISPATCH_BOXED_KERNEL(reduce_index) {
                                       name, (long long)d);
     }
     /* The values' tensor: the reduce kernel reads dim (an int or None) and
-     * keepdim by name from the same schema; the values and their indices are
-     * then one reduction. */
+     * keepdim by name from the same schema, checks them once and answers the
+     * mask; the values and their indices are then one reduction. */
     reduce_call values_later = {.values_later = 1};
     if (reduce_values(op, args, rets, ctx, &values_later) < 0) return -1;
     dispatch_tensor *vals = rets[0].v.t;
@@ -276,15 +280,9 @@ DISPATCH_BOXED_KERNEL(reduce_index) {
         return -1;
     }
     if (vals->numel > 0) {
-        int keep = 0;
-        for (int i = 1; i < s->nargs; i++)
-            if (strcmp(s->args[i].name, "keepdim") == 0)
-                keep = args[i].tag == DISPATCH_IV_BOOL && args[i].v.i;
-        uint32_t mask = dim->tag == DISPATCH_IV_NONE || in->ndim == 0
-                            ? (uint32_t)((1ull << in->ndim) - 1)
-                            : 1u << (dim->v.i < 0 ? dim->v.i + in->ndim : dim->v.i);
         dispatch_tensor_incref(vals);
-        int rc = run_reduce(kind, in, mask, keep, vals, (int64_t *)(void *)idx->data, rets);
+        int rc = run_reduce(kind, in, values_later.mask, values_later.keep, vals,
+                            (int64_t *)(void *)idx->data, rets);
         dispatch_tensor_decref(vals); /* on failure the last reference: rets[0] is cleared */
         if (rc < 0) {
             dispatch_tensor_decref(idx);
