@@ -1,6 +1,6 @@
 /*
  * A small persistent thread pool for the engine: dispatch_parallel_for and
- * dispatch_set/get_num_threads of iterator.h.
+ * dispatch_set_num_threads and dispatch_get_num_threads of iterator.h.
  *
  * Note [Thread pool]
  * ~~~~~~~~~~~~~~~~~~
