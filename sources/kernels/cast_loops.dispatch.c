@@ -5,8 +5,9 @@
  * target's width, floats convert to integers by Note [Float to integer
  * casts] (cpu_loops_reference.c) in a branch-free form the compiler
  * vectorizes, narrow floats are widened and narrowed by vector (Note [Narrow
- * floats by vector] in narrow_vector.h). Other layouts run the reference
- * cast. Which of the paths below a pair takes is decided by constants of its
+ * floats by vector] in narrow_vector.h). A broadcast source is cast once and
+ * written n times; a strided operand is packed into chunks for the
+ * contiguous path. Which of the paths below a pair takes is decided by constants of its
  * two rows (category and size), so each pair compiles to one loop.
  */
 #include "loop_paths.h"
@@ -50,7 +51,7 @@ static inline int64_t f64_to_i64(double x) {
 }
 
 /* Each row read as float (runs), written from float (runs, narrow floats
- * only) and from double (one element: narrow floats rounded once), by its
+ * only) and from double (runs, narrow floats only: rounded once), by its
  * category and size: a narrow float is a float of at most 2 bytes. */
 #define RUNS_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) RUNS_##CAT##_##size(sfx, T)
 #define RUNS_PLAIN_(sfx, T)                                                               \
@@ -60,7 +61,9 @@ static inline int64_t f64_to_i64(double x) {
     static inline void write_##sfx(void *d, const float *s, intptr_t n) {                 \
         (void)d, (void)s, (void)n; /* no narrow float: never called */                    \
     }                                                                                     \
-    static inline T from_f64_##sfx(double x) { return (T)x; }
+    static inline void write_f64_##sfx(void *d, const double *s, intptr_t n) {            \
+        (void)d, (void)s, (void)n; /* no narrow float: never called */                    \
+    }
 #define RUNS_BOOL_1 RUNS_PLAIN_
 #define RUNS_INT_1 RUNS_PLAIN_
 #define RUNS_INT_2 RUNS_PLAIN_
@@ -75,7 +78,9 @@ static inline int64_t f64_to_i64(double x) {
     static inline void write_##sfx(void *d, const float *s, intptr_t n) {                 \
         dk_f32_to_##sfx##_n(d, s, n);                                                     \
     }                                                                                     \
-    static inline DK_U(size) from_f64_##sfx(double x) { return (DK_U(size))dk_f64_to_##sfx(x); }
+    static inline void write_f64_##sfx(void *d, const double *s, intptr_t n) {            \
+        dk_f64_to_##sfx##_n(d, s, n);                                                     \
+    }
 #define RUNS_FLOAT_2(sfx, T) RUNS_NARROW_(sfx, T, 2)
 #define RUNS_FLOAT_1(sfx, T) RUNS_NARROW_(sfx, T, 1)
 DISPATCH_FORALL_DTYPES(RUNS_)
@@ -87,6 +92,34 @@ DISPATCH_FORALL_DTYPES(RUNS_)
          : (DT)(DK_U(Dsize))(uint64_t)(FROM_FLOAT##_i64)(a))
 static inline int32_t int_to_i32(int64_t x) { return (int32_t)(uint32_t)(uint64_t)x; }
 static inline int64_t int_to_i64(int64_t x) { return x; }
+
+/* A layout other than contiguous: a broadcast source is cast once (by the
+ * reference) and its bits written n times; a strided operand goes through
+ * packed chunks, cast by the contiguous path `self`. */
+static void cast_other_layout(dispatch_loop_fn self, dispatch_loop_fn reference, intptr_t isz,
+                              intptr_t osz, char **data, const intptr_t *s, intptr_t n)
+{
+    if (s[1] == 0) {
+        char one[8];
+        char *d[2] = {one, data[1]};
+        const intptr_t st[2] = {osz, 0};
+        reference(d, st, 1, NULL);
+        for (intptr_t i = 0; i < n; i++) memcpy(data[0] + i * s[0], one, (size_t)osz);
+        return;
+    }
+    uint64_t in[CHUNK], out[CHUNK]; /* 8 bytes an element at most */
+    const intptr_t st[2] = {osz, isz};
+    for (intptr_t i = 0; i < n; i += CHUNK) {
+        const intptr_t m = n - i < CHUNK ? n - i : CHUNK;
+        char *src = data[1] + i * s[1], *dst = data[0] + i * s[0];
+        char *d[2] = {s[0] == osz ? dst : (char *)out, s[1] == isz ? src : (char *)in};
+        if (s[1] != isz)
+            for (intptr_t j = 0; j < m; j++) memcpy((char *)in + j * isz, src + j * s[1], (size_t)isz);
+        self(d, st, m, NULL);
+        if (s[0] != osz)
+            for (intptr_t j = 0; j < m; j++) memcpy(dst + j * s[0], (char *)out + j * osz, (size_t)osz);
+    }
+}
 
 /* One cast: source row S, target row D (Note at the top). */
 #define CAST_(SNAME, Ssfx, ST, Ssize, SCAT, DNAME, Dsfx, DT, Dsize, DCAT)                  \
@@ -103,8 +136,11 @@ static inline int64_t int_to_i64(int64_t x) { return x; }
             D_NARROW = D_FLOAT && Dsize <= 2,                                             \
             D_BOOL = DISPATCH_CAT_##DCAT == DISPATCH_CAT_BOOL,                             \
         };                                                                                \
+        (void)ctx;                                                                        \
         if (s[0] != Dsize || s[1] != Ssize) {                                             \
-            dispatch_cast_loop_reference(DISPATCH_##SNAME, DISPATCH_##DNAME)(data, s, n, ctx); \
+            cast_other_layout(DISPATCH_CPU_DISPATCH_CURFX(dk_cast_##Ssfx##_##Dsfx),         \
+                              dispatch_cast_loop_reference(DISPATCH_##SNAME, DISPATCH_##DNAME), \
+                              Ssize, Dsize, data, s, n);                                  \
             return;                                                                       \
         }                                                                                 \
         float buf[CHUNK];                                                                 \
@@ -114,10 +150,18 @@ static inline int64_t int_to_i64(int64_t x) { return x; }
                 read_##Ssfx(buf, data[1] + i * Ssize, m);                                 \
                 write_##Dsfx(data[0] + i * Dsize, buf, m);                                \
             }                                                                             \
-        } else if (D_NARROW) { /* int32, int64, float64: from double, rounded once */     \
-            DK_U(Dsize) *o = (DK_U(Dsize) *)data[0];                                      \
+        } else if (D_NARROW) { /* int32, int64, float64: from double runs, rounded once */ \
             const ST *a = (const ST *)data[1];                                            \
-            for (intptr_t i = 0; i < n; i++) o[i] = from_f64_##Dsfx((double)a[i]);        \
+            double dbuf[CHUNK];                                                           \
+            for (intptr_t i = 0; i < n; i += CHUNK) {                                     \
+                const intptr_t m = n - i < CHUNK ? n - i : CHUNK;                          \
+                const double *d = (const double *)(const void *)(a + i);                  \
+                if (!(S_FLOAT && Ssize == 8)) {                                           \
+                    for (intptr_t j = 0; j < m; j++) dbuf[j] = (double)a[i + j];          \
+                    d = dbuf;                                                             \
+                }                                                                         \
+                write_f64_##Dsfx(data[0] + i * Dsize, d, m);                              \
+            }                                                                             \
         } else if (S_NARROW) { /* widened by float runs, then as a float32 */             \
             DT *o = (DT *)data[0];                                                        \
             for (intptr_t i = 0; i < n; i += CHUNK) {                                     \

@@ -151,6 +151,31 @@ static inline void dk_f32_to_f16_n(uint16_t *dst, const float *src, intptr_t n) 
     for (; i < n; i++) dst[i] = dk_f2h(src[i]);
 }
 
+/* Runs of n: float64 -> float16. With AVX512F, 8 lanes: rounding to odd
+ * is truncation (vcvtpd2ps toward zero) with the last bit set where it was
+ * inexact, then vcvtps2ph to nearest even; a NaN lane is made again from
+ * its double's bits, as dk_d2h does. */
+static inline void dk_f64_to_f16_n(uint16_t *dst, const double *src, intptr_t n) {
+    intptr_t i = 0;
+#if defined(__AVX512F__)
+    const __m256i one = _mm256_set1_epi32(1);
+    for (; i + 8 <= n; i += 8) {
+        const __m512d x = _mm512_loadu_pd(src + i);
+        const __m256 t = _mm512_cvt_roundpd_ps(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+        const __mmask8 inexact = _mm512_cmp_pd_mask(_mm512_cvtps_pd(t), x, _CMP_NEQ_UQ);
+        const __m256i odd = _mm256_mask_or_epi32(_mm256_castps_si256(t), inexact,
+                                                 _mm256_castps_si256(t), one);
+        _mm_storeu_si128((__m128i *)(dst + i),
+                         _mm256_cvtps_ph(_mm256_castsi256_ps(odd),
+                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+        __mmask8 nan = _mm512_cmp_pd_mask(x, x, _CMP_UNORD_Q);
+        for (int j = 0; nan; j++, nan >>= 1)
+            if (nan & 1) dst[i + j] = dk_d2h(src[i + j]);
+    }
+#endif
+    for (; i < n; i++) dst[i] = dk_d2h(src[i]);
+}
+
 /* Runs of n: any narrow float of the bits list, by its format (E, M, NANS). */
 #define DK_IS_BF16_(E, M, NANS) ((E) == 8 && (M) == 7 && DISPATCH_NARROW_##NANS == DISPATCH_NARROW_IEEE)
 #define DK_BITS_RUNS_(NAME, sfx, T, E, M, NANS)                                           \
@@ -174,6 +199,9 @@ static inline void dk_f32_to_f16_n(uint16_t *dst, const float *src, intptr_t n) 
         return DK_IS_BF16_(E, M, NANS)                                                    \
                    ? (T)dk_d2bf(x)                                                        \
                    : (T)dispatch_narrow_from_double(x, E, M, DISPATCH_NARROW_##NANS);     \
+    }                                                                                     \
+    static inline void dk_f64_to_##sfx##_n(T *dst, const double *src, intptr_t n) {       \
+        for (intptr_t i = 0; i < n; i++) dst[i] = dk_f64_to_##sfx(src[i]);                \
     }
 DISPATCH_FORALL_BITS_FLOATS(DK_BITS_RUNS_)
 
