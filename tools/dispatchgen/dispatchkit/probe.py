@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from .errors import DispatchError, printable
-from .fsutil import make_dirs
+from .fsutil import check_regular_or_absent, make_dirs
 
 CHECKS_DIR = Path(__file__).with_name("checks")
 _CACHE_FORMAT = 1
@@ -99,6 +99,7 @@ class Probe:
     def _load_cache(self) -> dict:
         if self._cache_path is None:
             return {}
+        check_regular_or_absent(self._cache_path, "the probe cache")  # a FIFO would block
         try:
             data = json.loads(self._cache_path.read_text(encoding="utf-8"))
         except (OSError, ValueError, RecursionError):
