@@ -182,13 +182,15 @@ def test_cmake_refuses_an_imported_target(project):
 def _old_pythons(tmp: Path):
     """Real old interpreters where pyenv has them, and a fake one, as a broken
     PATH would give, that reports 2.7 and fails on anything else."""
-    found = [shutil.which(n) for n in ("python2.7", "python3.6")]
+    versions = Path.home() / ".pyenv" / "versions"  # pyenv's shims refuse unselected ones
+    found = [str(p) for p in sorted(versions.glob("*/bin/python"))
+             if p.parent.parent.name.startswith(("2.", "3.6", "3.7", "3.8"))]
     fake = tmp / "old-python"
     fake.write_text("#!/bin/sh\n"
                     "[ \"$1\" = -c ] && case \"$2\" in *version_info*) echo 2.7; exit 0;; esac\n"
                     "echo 'Traceback (most recent call last):' >&2; exit 1\n")
     fake.chmod(0o755)
-    return [p for p in found if p and subprocess.run([p, "-V"], capture_output=True).returncode == 0] + [str(fake)]
+    return found + [str(fake)]
 
 
 @needs_cmake
@@ -198,3 +200,16 @@ def test_cmake_refuses_an_old_dispatchgen_python(project):
         r = _cmake(project, "dispatchgen_add_sources(t NAME t SOURCES main.c)\n",
                    f"-DDISPATCHGEN_PYTHON={python}")
         _one_cmake_error(r, "needs Python >= 3.9", python)
+
+
+@pytest.mark.parametrize("script", [DISPATCHGEN, TOOLKIT / "dispatchkit" / "__main__.py"])
+def test_the_launchers_refuse_an_old_python_in_one_line(tmp_path, script):
+    olds = [p for p in _old_pythons(tmp_path) if "pyenv" in p]
+    if not olds:
+        pytest.skip("no Python older than 3.9 here")
+    for python in olds:
+        r = subprocess.run([python, str(script), "report"], capture_output=True, text=True,
+                           timeout=TIMEOUT)
+        assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+        assert r.stderr.splitlines() == [r.stderr.strip()], r.stderr
+        assert "needs Python >= 3.9" in r.stderr, r.stderr
