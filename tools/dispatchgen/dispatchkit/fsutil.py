@@ -78,6 +78,15 @@ def check_regular_or_absent(path: Path, what: str) -> None:
         raise DispatchError(f"cannot use {what}: it is {kind}, not a regular file", str(path))
 
 
+def is_regular_file(path: Path) -> bool:
+    """Whether ``path`` is a regular file (or a link to one); False for a
+    missing or unreachable path."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
 def check_no_null(value: str, what: str) -> None:
     """Paths and names reach the OS as C strings: a null byte is refused by name."""
     if "\0" in value:
