@@ -241,7 +241,7 @@ HALF_LOOP(dispatch_kernel_sqrt_f16, OP_SQRT)
 /*
  * float16 by a float32 scalar: out = x * s, x / s or s / x, computed in
  * float and rounded once to float16, as PyTorch's CPU float16 mul/div by a
- * scalar (Note [float16 with a scalar] in sources/dispatcher/operators.c).
+ * scalar (Note [float16 with a scalar] in sources/dispatcher/operators_elementwise.c).
  * data = {out, x}, float16; ctx: const float *s. Every target widens x to
  * float exactly and rounds the float result to nearest even, so all give
  * the same bits.

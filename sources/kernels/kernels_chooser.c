@@ -4,7 +4,7 @@
  * source's chooser, which picks its table of kernels for this CPU and records
  * it in the dispatch trace, and registers the chosen loops in the loop table
  * of loops.h and the chosen reductions in the reduction engine's kernel
- * table (dispatch/reduce_kernels.h). See kernels.h.
+ * table (dispatch/reduce_kernel_table.h). See kernels.h.
  *
  * Note [Choosing the kernels]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -28,7 +28,7 @@
 #include "dispatch/dtype.h"
 #include "dispatch/kernels.h"
 #include "dispatch/loops.h"
-#include "dispatch/reduce_kernels.h"
+#include "dispatch/reduce_kernel_table.h"
 #include "kernels_export.h"
 #include "kernels_sources.h" /* generated: DISPATCH_KERNELS_FORALL_SOURCES(X) */
 
@@ -142,7 +142,7 @@ dispatch_loop_fn dispatch_kernels_half_scalar_loop(int which)
 }
 
 /* The two sums Python and the benchmarks call by name: the engine's SUM
- * kernels (dispatch/reduce_kernels.h). */
+ * kernels (dispatch/reduce_kernel_table.h). */
 float dispatch_kernels_sum_f32(const char *p, intptr_t stride, intptr_t n)
 {
     return ((dispatch_rk_sum_f32_fn)dispatch_reduce_kernel_get(DISPATCH_RK_SUM, DISPATCH_FLOAT32))(

@@ -7,7 +7,7 @@
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
  * Each X.dispatch.c ends with its table, written once and compiled once per
  * target (the entries name this target's variants through
- * DISPATCH_CPU_DISPATCH_CURFX), and the three lines that choose among them
+ * DISPATCH_CPU_DISPATCH_CURFX), and the four lines that choose among them
  * (a source without `baseline` in its @targets has no chooser to offer: it
  * cannot be one of loop_kernel_sources):
  *
@@ -23,7 +23,7 @@
  *
  * A LOOP entry fills the (loop, dtype) slot of loops.h's table; a REDUCE
  * entry the (kind, dtype) slot of the reduction engine's kernel table
- * (dispatch/reduce_kernels.h: the sums, rows, columns, extremes and integer
+ * (dispatch/reduce_kernel_table.h: the sums, rows, columns, extremes and integer
  * folds); a NAMED entry is one of the few other kernels with a signature
  * of their own (the triad, float16 by a float scalar:
  * DISPATCH_KERNELS_FORALL_NAMED below), which kernels.h's functions call;
@@ -51,7 +51,7 @@
 #include "dispatch/cpu_runtime.h"
 #include "dispatch/dtype.h"
 #include "dispatch/loops.h"
-#include "dispatch/reduce_kernels.h"
+#include "dispatch/reduce_kernel_table.h"
 
 /* The kernels with signatures of their own, by the name kernels.h's
  * functions find them under (the float16 scalar loops in order mul, div,
