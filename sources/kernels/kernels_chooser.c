@@ -33,15 +33,17 @@
 #include "kernels_sources.h" /* generated: DISPATCH_KERNELS_FORALL_SOURCES(X) */
 
 #define DECLARE_CHOOSER_(SOURCE) \
-    const char *dispatch_kernels_choose_##SOURCE(const dispatch_kernel_export **table);
+    const char *dispatch_kernels_choose_##SOURCE(const dispatch_kernel_export **table); \
+    void dispatch_kernels_all_##SOURCE(dispatch_kernel_tables *all);
 DISPATCH_KERNELS_FORALL_SOURCES(DECLARE_CHOOSER_)
 #undef DECLARE_CHOOSER_
 
 static const struct {
     const char *name;
     dispatch_kernels_chooser choose;
+    dispatch_kernels_collector all;
 } sources[] = {
-#define SOURCE_ENTRY_(SOURCE) {#SOURCE, dispatch_kernels_choose_##SOURCE},
+#define SOURCE_ENTRY_(SOURCE) {#SOURCE, dispatch_kernels_choose_##SOURCE, dispatch_kernels_all_##SOURCE},
     DISPATCH_KERNELS_FORALL_SOURCES(SOURCE_ENTRY_)
 #undef SOURCE_ENTRY_
 };
@@ -58,9 +60,13 @@ static void choose_all(void)
         const char *target = sources[s].choose(&table);
         for (const dispatch_kernel_export *e = table; e && e->fn != NULL; e++) {
             if (e->loop >= 0 && e->loop < DISPATCH_NUM_LOOPS && dispatch_dtype_is_valid(e->dtype)) {
+                /* a generated entry of a pair without a loop stays empty */
+                if (!dispatch_loop_supported(e->loop, e->dtype)) continue;
                 dispatch_loop_fn fn = (dispatch_loop_fn)e->fn;
                 atomic_store(&simd[e->loop][e->dtype], fn);
                 dispatch_loop_register(e->loop, e->dtype, fn);
+            } else if (e->loop == DISPATCH_KERNELS_CAST_ENTRY) {
+                dispatch_cast_loop_register(e->dtype, e->named, (dispatch_loop_fn)e->fn);
             } else if (e->loop == DISPATCH_KERNELS_REDUCE_ENTRY) {
                 dispatch_reduce_kernel_register(e->named, e->dtype, (dispatch_reduce_kernel_fn)e->fn);
             } else if (e->loop < 0 && e->named >= 0 && e->named < DISPATCH_KERNELS_NUM_NAMED) {
@@ -113,6 +119,13 @@ const char *dispatch_kernels_chosen(const char *source)
 const char *dispatch_kernels_source_name(int i)
 {
     return i >= 0 && i < NSOURCES ? sources[i].name : NULL;
+}
+
+int dispatch_kernels_target_tables(int i, dispatch_kernel_tables *all)
+{
+    if (i < 0 || i >= NSOURCES || all == NULL || dispatch_kernels_simd_init() != 0) return -1;
+    sources[i].all(all);
+    return all->count;
 }
 
 static dispatch_loop_fn lookup(int loop, int dtype)
