@@ -64,14 +64,18 @@ def check_outputs(outputs: Sequence[Tuple[Path, str]],
 
     >>> check_outputs([(Path("out/a.h"), "a.c"), (Path("out/b.h"), "b.c")])
     """
-    seen: Dict[str, Tuple[str, str]] = {}
+    seen: Dict[str, Tuple[str, str, str]] = {}
+    folders: Dict[str, str] = {}  # each folder resolved once, not once per file
     for path, origin in inputs:
-        for key in (_entry(path), os.path.realpath(path)):
-            seen.setdefault(key, ("input", origin))
+        for key in (_entry(path, folders), os.path.realpath(path)):
+            seen.setdefault(key.casefold(), ("input", origin, key))
     for path, origin in outputs:
-        key = _entry(path)
-        kind, other = seen.get(key, ("", ""))
+        key = _entry(path, folders)
+        kind, other, other_key = seen.get(key.casefold(), ("", "", ""))
         what = f"{printable(Path(path).name)} in {printable(str(Path(path).parent))}"
+        if kind and other_key != key:
+            what += (f" (and {printable(os.path.basename(other_key))}: names that differ only "
+                     "in case are one file on Windows and macOS)")
         if kind == "input":
             raise DispatchError(f"{printable(origin)} would generate {what}, which is "
                                 f"{printable(other)} itself; write the generated files into "
@@ -83,14 +87,19 @@ def check_outputs(outputs: Sequence[Tuple[Path, str]],
             raise DispatchError(f"{printable(other)} and {printable(origin)} would both "
                                 f"generate {what}, the second replacing the first; rename one "
                                 "of them")
-        seen[key] = ("output", origin)
+        seen[key.casefold()] = ("output", origin, key)
 
 
-def _entry(path: Path) -> str:
+def _entry(path: Path, folders: Optional[Dict[str, str]] = None) -> str:
     """The directory entry a write replaces: its folder resolved, its own name
     kept (os.replace swaps a link, it never writes through one)."""
     path = Path(path)
-    return os.path.join(os.path.realpath(path.parent), path.name)
+    parent = str(path.parent)
+    if folders is None:
+        return os.path.join(os.path.realpath(parent), path.name)
+    if parent not in folders:
+        folders[parent] = os.path.realpath(parent)
+    return os.path.join(folders[parent], path.name)
 
 
 # Note [One path, one output]: every command writes its whole set of files
