@@ -5,6 +5,7 @@ on Linux does not overwrite one output with another elsewhere."""
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -37,3 +38,31 @@ def test_each_output_folder_is_resolved_once(tmp_path, monkeypatch):
     monkeypatch.setattr(generate.os.path, "realpath", lambda p: calls.append(p) or real(p))
     generate.check_outputs([(tmp_path / f"k{i}.h", f"k{i}.c") for i in range(1000)])
     assert len(calls) == 1
+
+
+# -- two runs into one --outdir (issue 45) ------------------------------------------------
+
+def _run_sources(cli, config, cwd, src):
+    return cli(["meson-sources", src, "--config", str(config), "--outdir", "out"], cwd=cwd)
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc is not installed")
+def test_a_second_run_into_one_outdir_refuses_the_first_runs_header(cli, tmp_path):
+    config = tmp_path / "build" / "dispatch_config.json"
+    assert cli(["configure", "--cc", "gcc", "--outdir", str(config.parent)]).returncode == 0
+    (tmp_path / "sub").mkdir()
+    for src in ("k.dispatch.c", "sub/k.dispatch.c"):
+        (tmp_path / src).write_text("/*@targets AVX2 SSE41 */\n")
+    first = _run_sources(cli, config, tmp_path, "k.dispatch.c")
+    assert first.returncode == 0, first.stderr
+    header = (tmp_path / "out" / "k.dispatch.h").read_bytes()
+    again = _run_sources(cli, config, tmp_path, "k.dispatch.c")  # a rerun: its own files
+    assert again.returncode == 0, again.stderr
+    assert (tmp_path / "out" / "k.dispatch.h").read_bytes() == header
+    second = _run_sources(cli, config, tmp_path, "sub/k.dispatch.c")
+    assert second.returncode != 0
+    lines = second.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in second.stderr, second.stderr
+    assert "sub/k.dispatch.c would generate k.dispatch.h" in lines[0]
+    assert "an earlier run generated for k.dispatch.c" in lines[0]
+    assert (tmp_path / "out" / "k.dispatch.h").read_bytes() == header

@@ -17,6 +17,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from .build_config import BuildConfig
 from .errors import DispatchError, os_error_reason, printable
 from .fsutil import make_dirs
+from . import owners
 from .targets import Resolved, Target
 
 _TOOL = "dispatchgen"
@@ -55,14 +56,16 @@ def write_files(files: Sequence[Tuple[Path, str]]) -> List[Path]:
 
 
 def check_outputs(outputs: Sequence[Tuple[Path, str]],
-                  inputs: Sequence[Tuple[Path, str]] = ()) -> None:
-    """Refuse a set of outputs in which two share a path, or one is an input.
+                  inputs: Sequence[Tuple[Path, str]] = ()) -> List[Tuple[Path, str]]:
+    """Refuse a set of outputs in which two share a path, or one is an input,
+    or one an earlier run into its folder generated for another input
+    (owners.py); returns the folders' records to write with the outputs.
 
     Each output and input comes with what asked for it, as the user wrote it
     (``"--dispatch mylib_dispatch.c"``, ``"mylib.ini:2: [library] name = mylib"``),
     so the one line names both. See Note [One path, one output].
 
-    >>> check_outputs([(Path("out/a.h"), "a.c"), (Path("out/b.h"), "b.c")])
+    >>> _ = check_outputs([(Path("out/a.h"), "a.c"), (Path("out/b.h"), "b.c")])
     """
     seen: Dict[str, Tuple[str, str, str]] = {}
     folders: Dict[str, str] = {}  # each folder resolved once, not once per file
@@ -88,6 +91,8 @@ def check_outputs(outputs: Sequence[Tuple[Path, str]],
                                 f"generate {what}, the second replacing the first; rename one "
                                 "of them")
         seen[key.casefold()] = ("output", origin, key)
+    return owners.claim([(key, origin) for _, (kind, origin, key) in seen.items()
+                         if kind == "output"])
 
 
 def _entry(path: Path, folders: Optional[Dict[str, str]] = None) -> str:

@@ -365,11 +365,11 @@ def cmd_meson_variants(args: argparse.Namespace) -> str:
     check_sources(path, variants)
     out = Path(args.outdir) / f"{name}_dispatch.h"
     base = Path(path).resolve().parent
-    generate.check_outputs(
+    records = generate.check_outputs(
         [(out, f"{path}:{name_line} ([library] name = {name})")],
         [(path, f"the variants file {path}"),
          *((base / s, f"the source {s}") for v in variants for s in v.sources)])
-    generate.write_if_changed(out, header(name, variants, path.name))
+    generate.write_files([(out, header(name, variants, path.name)), *records])
     lines = [f"variant\t{name}_{v.target}\t{v.target}\t{' '.join(v.flags)}\t"
              f"{' '.join(v.sources)}" for v in variants]
     lines.append(f"note\t{printable(path.name)}: builds "
