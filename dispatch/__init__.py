@@ -1,5 +1,6 @@
-"""dispatch: CPU dispatch toolkit for Python C extensions, and the tensor
-runtime built with it.
+"""dispatch: a tensor/operator runtime whose SIMD kernels are built with the
+CPU dispatch toolkit dispatchgen (a distribution of its own; docs/toolkit.md,
+"Names").
 
 >>> import dispatch
 >>> dispatch.probe_target() in dispatch.probe_targets()

@@ -455,7 +455,7 @@ def _address(p: Any) -> int:
 
 
 _NEG_AT, _ABS_AT = _address(_NEG), _address(_ABS)
-# The operators of the C base, in dispatch/_fastpath.c's order.
+# The operators of the C base, in dispatch/_fastpath.h's order.
 _FAST_OPS = (_ADD, _SUB, _MUL, _DIV, _EQ, _NE, _LT, _LE, _GT, _GE)
 _fastpath.init(Tensor, dtype, tuple(_address(ffi.addressof(lib, f)) for f in (
                    "dispatch_call_tt", "dispatch_call_t", "dispatch_call_tensors_scalar",

@@ -420,7 +420,7 @@ def copy_to_device(t, device: int):
 
 # Note [CUDA operators]
 # ~~~~~~~~~~~~~~~~~~~~~
-# The built-in elementwise kernels of sources/dispatcher/operators.c are
+# The built-in elementwise kernels of sources/dispatcher/operators_*.c are
 # registered at the CUDA key as they are at CPU (dispatch_kernels_register_device):
 # the same promotion, broadcasting, allocation and checks; where the CPU runs
 # its loop, a CUDA tensor's call goes to dispatch_iter_device_op, which plans

@@ -3,7 +3,7 @@
 Each attribute is an :class:`OpOverloadPacket` holding the overloads of one
 name (``ops.sum`` -> ``sum``, ``sum.dim_IntList``); a call binds the arguments
 to each overload's schema in order and runs the first that fits. The binding
-rules live once, in C (Note [Binding in C] in dispatch/_fastpath.c). The C
+rules live once, in C (Note [Binding in C] in dispatch/_fastpath_binder.c). The C
 handle of each overload is looked up once, when the packet is made, never per
 call. This module also installs Tensor's operator methods (``t.sum()``).
 

@@ -306,7 +306,7 @@ def test_in_place_alpha_compare_where_addcmul_fill_on_device(fake_device):
 
 
 def test_float16_times_python_scalar_is_a_float32_loop_rounded_once(fake_device):
-    # Note [float16 with a scalar] in operators.c: the device does the same
+    # Note [float16 with a scalar] in operators_elementwise.c: the device does the same
     call = _one(fake_device["half_times_scalar"])
     assert call["dtype"] == "float32" and call["dtypes"] == ["float16", "float16", "float32"]
     assert call["scalars"] == 1 << 2 and fake_device["half_times_scalar"]["value"] == "float16"

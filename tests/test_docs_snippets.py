@@ -68,6 +68,34 @@ def test_the_doc_has_the_snippets_the_tests_run():
     assert {m["route"] for m in BLOCK.finditer(DOC.read_text())} == {None, *ROUTES}
 
 
+def test_each_file_block_shows_its_file_name():
+    """The `<!-- file: NAME -->` comment is invisible once rendered: the line
+    above it names the file the reader is to write."""
+    text = DOC.read_text()
+    for m in BLOCK.finditer(text):
+        if not m["name"]:
+            continue
+        above = [ln for ln in text[:m.start()].splitlines() if ln.strip()][-1]
+        assert above.startswith(f"`{m['name']}`"), (m["name"], above)
+
+
+def test_quick_start_builds_the_wheel_where_route_a_finds_it(tmp_path):
+    """The quick-start's `pip wheel` line, run from the project's directory
+    with this checkout as the path it names, leaves the toolkit's wheel in the
+    folder route (a)'s `pip install --find-links` reads."""
+    text = DOC.read_text()
+    quick = text[text.index("## Quick-start"):]
+    (build,) = [b for b in re.findall(r"```sh\n(.*?)```", quick[:quick.index("<!-- file:")], re.S)
+                if "pip wheel" in b]
+    assert "path/to/dispatch/" in build
+    project = tmp_path / "mymod"
+    project.mkdir()
+    script = build.replace("path/to/dispatch/", f"{REPO}/")
+    _bash(script, project, _path_env(tmp_path, Path(sys.executable).parent))
+    found = re.search(r"--find-links (\S+)", _blocks()[1][0])[1]
+    assert [p.name for p in (project / found).glob("dispatchgen-*.whl")], script
+
+
 def _project(tmp: Path, route=None) -> Path:
     """The snippets' project; for another builder, its files instead of Meson's."""
     src = tmp / "mymod"

@@ -1,5 +1,5 @@
 """Issue 13, one binder and no cycle: the schema binding rules live once, in C
-(Note [Binding in C] in dispatch/_fastpath.c), and dispatch.ops calls it for
+(Note [Binding in C] in dispatch/_fastpath_binder.c), and dispatch.ops calls it for
 every packet and overload; the runtime's messages print shapes one way,
 torch's ("[2, 3]"); dispatch._tensor never imports dispatch.ops (the operator
 side installs Tensor's methods)."""

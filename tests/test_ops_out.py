@@ -1,4 +1,4 @@
-"""out= forms of the operators (Note [out=] in sources/dispatcher/operators.c):
+"""out= forms of the operators (Note [out=] in sources/dispatcher/operators_shared.c):
 the .out overloads of operators.toml write into the given tensor with
 PyTorch's rules and return that very object."""
 

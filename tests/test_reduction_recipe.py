@@ -32,7 +32,7 @@ def test_the_recipe_touches_four_files_and_no_engine(tmp_path, capsys):
     assert _recipe().main(["--no-build", "--keep", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "the recipe touched 4 files" in out, out
-    for name in ("reductions.h", "sumsq.dispatch.c", "meson.build", "operators.toml"):
+    for name in ("reduction_table.h", "sumsq.dispatch.c", "meson.build", "operators.toml"):
         assert name in out
 
 
@@ -41,7 +41,7 @@ def test_the_recipe_is_the_one_the_docs_write():
     text = DOC.read_text()
     section = text[text.index("## Adding a reduction"):]
     section = section[:section.index("\n## ", 3)]
-    for path in ("sources/include/dispatch/reductions.h", "sources/kernels/meson.build",
+    for path in ("sources/include/dispatch/reduction_table.h", "sources/kernels/meson.build",
                  "sources/dispatcher/operators.toml", "tools/reduction_recipe.py",
                  "DISPATCH_KERNELS_REDUCE(FOLD_"):
         assert path in section, path

@@ -1,5 +1,5 @@
 """One strided engine (Note [One strided engine] in sources/core/strided.c) and
-one reduction check (Note [One reduction check] in sources/iterator/reduce_plan.c):
+one reduction check (Note [One reduction check] in sources/iterator/reduce_check.c):
 copy_, fill_, the integer reductions, the reductions' gathers and dot all walk
 their operands through the same plan; NumPy is the oracle.
 """

@@ -1,4 +1,4 @@
-"""The C base of dispatch.Tensor (dispatch/_fastpath.c): the operators run
+"""The C base of dispatch.Tensor (dispatch/_fastpath_tensor.c): the operators run
 in the type slots, and the object owns its runtime pointer. Every way in and
 out: tensor/tensor, tensor/number both ways, comparisons, errors, hashing,
 weak references, the cffi pointer made on demand, reference counts, and a

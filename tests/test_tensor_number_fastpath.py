@@ -1,5 +1,5 @@
 """A tensor with a number (issue 28, item 4): `t + 1.0`, `2 * t`, `t < 3` run
-in the C slots of dispatch/_fastpath.c with no Python frame, as tensor with
+in the C slots of dispatch/_fastpath_tensor.c with no Python frame, as tensor with
 tensor does, and give what the binder's path (dispatch.ops) gives: the same
 values, dtypes and errors. Only an operand that is neither goes to Python:
 the operand hook, where a NumPy array becomes a tensor."""

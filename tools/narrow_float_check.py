@@ -323,7 +323,7 @@ class Check:
     def scalars_and_in_place(self) -> None:
         """A Python scalar of mul and div stays float32 (not rounded to the dtype
         first), one of add and sub is the dtype's value of it, as PyTorch's CPU
-        operators (Note [float16 with a scalar] in sources/dispatcher/operators.c)."""
+        operators (Note [float16 with a scalar] in sources/dispatcher/operators_elementwise.c)."""
         t, w = self.from_bits(self.patterns), self.wide(self.patterns)
         with np.errstate(all="ignore"):
             for s in (2.0, 0.1, 3.3, 1e-3):

@@ -77,7 +77,8 @@ doc = "Sum of the squares along dims."
 '''
 
 # What the recipe may not touch: the engines, the operator code, CUDA.
-ENGINE = ("sources/iterator/", "sources/dispatcher/operators.c", "sources/cuda/",
+ENGINE = ("sources/iterator/", "sources/dispatcher/operators.c", "sources/dispatcher/operators.h",
+          "sources/dispatcher/operators_", "sources/cuda/",
           "sources/core/")
 
 CHECK = r'''
@@ -114,7 +115,7 @@ print("sumsq: every check holds")
 def apply_recipe(src: Path) -> None:
     """docs/contributing.md, "Adding a reduction", steps 1-4."""
     # 1. The row.
-    edit(src / "sources/include/dispatch/reductions.h", ROW_BEFORE, ROW + ROW_BEFORE)
+    edit(src / "sources/include/dispatch/reduction_table.h", ROW_BEFORE, ROW + ROW_BEFORE)
     # 2. Its kernel source.
     (src / "sources" / "kernels" / "sumsq.dispatch.c").write_text(KERNEL)
     # 3. Its meson line.

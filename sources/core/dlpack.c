@@ -32,7 +32,7 @@
  * usable), so that the tensor can be copied and freed like any CUDA tensor.
  * The capsules around these (names "dltensor" / "dltensor_versioned", renamed
  * "used_..." once consumed; a capsule destructor that calls the deleter only
- * for an unconsumed capsule) are dispatch/_fastpath.c's: they need the
+ * for an unconsumed capsule) are dispatch/_fastpath_dlpack.c's: they need the
  * CPython API, which this library does not link.
  */
 

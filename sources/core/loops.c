@@ -77,6 +77,8 @@ dispatch_loop_fn dispatch_loop_reference(int loop, int dtype) {
     return valid(loop, dtype) ? dispatch_reference_loops[dtype][loop] : NULL;
 }
 
+int dispatch_loop_supported(int loop, int dtype) { return dispatch_loop_reference(loop, dtype) != NULL; }
+
 /* Casts: the reference loops, and slots the kernels replace for the pairs
  * they have SIMD variants of (float16 <-> float32), as the loop table. */
 static _Atomic(dispatch_loop_fn) casts[DISPATCH_NUM_DTYPES][DISPATCH_NUM_DTYPES];
@@ -91,4 +93,9 @@ dispatch_loop_fn dispatch_cast_loop_register(int from, int to, dispatch_loop_fn 
     if (!dispatch_dtype_is_valid(from) || !dispatch_dtype_is_valid(to)) return NULL;
     dispatch_loop_fn old = atomic_exchange(&casts[from][to], fn);
     return old ? old : dispatch_reference_casts[from][to];
+}
+
+dispatch_loop_fn dispatch_cast_loop_reference(int from, int to) {
+    if (!dispatch_dtype_is_valid(from) || !dispatch_dtype_is_valid(to)) return NULL;
+    return dispatch_reference_casts[from][to];
 }

@@ -15,7 +15,7 @@
  * rules and threads: each thread walks its own range of the same plan), the
  * reductions' walk over their output elements and their gather of
  * non-contiguous reduced dims (iterator.c), the integer reductions and dot
- * (sources/dispatcher/operators.c). A plan is PyTorch's TensorIterator
+ * (sources/dispatcher/operators_reduce.c). A plan is PyTorch's TensorIterator
  * "coalesced dims + offset calculator" shape: operand-major byte strides
  * over at most DISPATCH_MAX_DIMS dims, innermost first, after dropping
  * size-1 dims, ordering by the output's |stride| and merging neighbours

@@ -13,7 +13,7 @@
 static atomic_long live_tensors;
 
 /* The dispatch key of a device: key = device + 1 (see Note [Key order] in
- * sources/dispatcher/dispatcher.c; keys.c checks the two agree). */
+ * sources/dispatcher/dispatcher.c, whose _Static_asserts check the two agree). */
 static uint64_t device_keyset(int device) { return (uint64_t)1 << (device + 1); }
 
 static void format_shape(char *buf, size_t size, int ndim, const int64_t *sizes) {
@@ -171,7 +171,7 @@ static dispatch_tensor *make_header(dispatch_storage *s, int ndim, const int64_t
     }
     /* Field by field, not memset: gcc would turn malloc + memset into calloc,
      * which glibc serves without its per-thread cache (Note [Small calls] in
-     * sources/dispatcher/operators.c). */
+     * sources/dispatcher/operators_elementwise.c). */
     t->ndim = ndim;
     for (int d = 0; d < DISPATCH_MAX_DIMS; d++) {
         t->sizes[d] = d < ndim ? sizes[d] : 0;

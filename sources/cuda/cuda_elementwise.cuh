@@ -4,7 +4,7 @@
  * kernels) and cuda_elementwise_shard.cu, compiled once per shard
  * (Note [CUDA shards] in cuda_device_types.cuh). One device loop per (loop id, loop dtype) of
  * the CPU's loop table (dispatch/loops.h), run over a plan the host built
- * with the CPU's engine (dispatch_iter_device_run in sources/iterator): only
+ * with the CPU's engine (dispatch_iter_device_op in sources/iterator): only
  * the loop differs from the CPU. Note [CUDA launch plans] (cuda_launch.c)
  * says how a plan becomes launches; this file is PyTorch's gpu_kernel_impl
  * shape, written for this runtime:
@@ -48,7 +48,7 @@
 #include "dispatch/loops.h"
 
 /* ---- dtypes ----------------------------------------------------------------
- * The device type of each dtype: DevType<DISPATCH_X> (cuda_device_types.cuh). */
+ * The device type of each dtype: DevType<DISPATCH_<NAME>> (cuda_device_types.cuh). */
 
 #define DCU_CAT_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) DISPATCH_CAT_##CAT,
 static constexpr int kCategory[] = {DISPATCH_FORALL_DTYPES(DCU_CAT_)};

@@ -3,7 +3,7 @@
  * cuda_device_types.cuh): compiled once per shard with -DDCU_SHARD=K, it
  * instantiates the kernels of every (loop, dtype) pair whose dtype is the
  * shard's and whose loop exists for that dtype's category (has_loop), and
- * exports their launchers as dcu_ew_shard_K; the other entries are null.
+ * exports their launchers as dcu_ew_shard_<K>; the other entries are null.
  */
 #include "cuda_elementwise.cuh"
 

@@ -70,8 +70,8 @@ DCU_SHARD_TABLES(run_table, dcr_shard)
 
 /*
  * The device reduction the host calls (dispatch_device_reduce_fn,
- * dispatch/reduce.h): op a dispatch_reduce_op whose row of the reduction
- * table (dispatch/reductions.h) says CUDA computes it (sum, mean, max, min) of the
+ * dispatch/reduce_engine.h): op a dispatch_reduce_op whose row of the reduction
+ * table (dispatch/reduction_table.h) says CUDA computes it (sum, mean, max, min) of the
  * input (dtype, data, ndim dims of shape and byte strides) over the dims in
  * mask into out (contiguous over the kept dims, out_dtype: the input's, or
  * int64 for an integer sum), indices (contiguous int64, or NULL) the
@@ -87,7 +87,7 @@ DCU_API int dcu_reduce(int op, int dtype, const char *in, int ndim, const int64_
     int kop = dispatch_reduce_kernel_op(op);
     if (!dispatch_reduce_on_cuda(op) || kop < 0 || kop >= DCR_NUM_COMBINES) {
         snprintf(err, errcap, "%s is not implemented for CUDA tensors (its row of "
-                 "dispatch/reductions.h has no CUDA kernel); reduce a .cpu() copy",
+                 "dispatch/reduction_table.h has no CUDA kernel); reduce a .cpu() copy",
                  dispatch_reduce_name(op));
         return -1;
     }

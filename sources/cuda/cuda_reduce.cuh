@@ -8,7 +8,7 @@
  * in float64, integers and bool sum in wrapping int64, max/min propagate NaN
  * (the index is the first NaN's) and ties take the first index. The argument
  * checks and the result's shape and dtype are the CPU kernel's
- * (sources/dispatcher/operators.c), which calls dcu_reduce through
+ * (sources/dispatcher/operators_reduce.c), which calls dcu_reduce through
  * dispatch_iter_device_reduce. The kernels are instantiated by
  * cuda_reduce_shard.cu, once per shard (Note [CUDA shards] in
  * cuda_device_types.cuh); dcu_reduce, the host entry, is in cuda_reduce.cu.
@@ -28,14 +28,14 @@
 #include "cuda_device_types.cuh"
 #include "cuda_reduce_plan.h"
 #include "dispatch/dtype.h"
-#include "dispatch/reductions.h"
+#include "dispatch/reduction_table.h"
 #include "dispatch/storage.h"
 
 
 extern "C" const dispatch_allocator *dcu_allocator(void);
 
 /* The combines the kernels instantiate: the reduction table's kernel
- * combines (dispatch/reductions.h), the CPU kernels' numbers. A row's CUDA
+ * combines (dispatch/reduction_table.h), the CPU kernels' numbers. A row's CUDA
  * column says whether it runs here; dcu_reduce maps a row to its combine
  * with dispatch_reduce_kernel_op, never by its id. */
 enum {
@@ -131,7 +131,7 @@ __device__ __forceinline__ int64_t acc_to_i64(double v) { return dcu_float_to_i6
 
 /* The positive quiet NaN with no payload of each floating dtype (NumPy's and
  * torch's `nan`; a finite-only format's one NaN, sign 0): Note [The NaN and
- * the zero of a sum] in sources/iterator/reduce.c. */
+ * the zero of a sum] in sources/iterator/reduce_float.c. */
 template <typename T> __device__ __forceinline__ T quiet_nan() { /* narrow floats */
     return NarrowTraits<T>::quiet_nan();
 }

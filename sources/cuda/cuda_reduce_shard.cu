@@ -17,7 +17,7 @@ template <int DT, int OP> constexpr run_fn entry() {
 }
 
 /* Each row lists the combines in their order (the kernel combines of
- * dispatch/reductions.h that run_table is indexed by). */
+ * dispatch/reduction_table.h that run_table is indexed by). */
 static_assert(OP_SUM == 0 && OP_MAX == 1 && OP_MIN == 2 && DCR_NUM_COMBINES == 3,
               "the rows of the table below list OP_SUM, OP_MAX, OP_MIN in index order");
 

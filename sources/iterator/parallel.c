@@ -1,6 +1,6 @@
 /*
  * A small persistent thread pool for the engine: dispatch_parallel_for and
- * dispatch_set/get_num_threads of iterator.h.
+ * dispatch_set_num_threads and dispatch_get_num_threads of iterator.h.
  *
  * Note [Thread pool]
  * ~~~~~~~~~~~~~~~~~~
@@ -214,6 +214,39 @@ static _Thread_local int in_parallel;
  * soon as a job is over, and stop a spin under way), and the caller waiting
  * for its last parts yields at once instead of spinning SPIN_NS first.
  */
+/*
+ * Note [A spinning worker yields]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * A process is often not alone on its CPUs: another process runs, or, in a
+ * fresh one, NumPy's OpenBLAS threads (one per CPU, started by `import
+ * numpy`) wait for work busy for about 100 ms of CPU time (calling
+ * sched_yield) before they sleep, mostly during the import itself but at
+ * times into the first calls after it. A worker started then could be put
+ * by the kernel on the caller's own CPU (the other one looked as busy, and a
+ * new thread stays local on a tie), and the kernel's balancer does not move
+ * one of two threads off a CPU to one that runs one already. There the
+ * worker's 1 ms pure spin between calls took half of the caller's CPU: on
+ * this project's 2-vCPU VM, fresh processes timing a 2-thread sum of 1M
+ * float32 (tools/bench/bench_threads_steady.py, docs/performance.md) ran at
+ * the 1-thread time or at two to five times it, while one long-running
+ * process scaled once the other CPU was free. So:
+ * - a worker is started on a CPU other than the caller's (its first
+ *   affinity mask is the caller's less the caller's current CPU, widened to
+ *   the caller's whole mask as soon as it runs: from then on the kernel
+ *   places it as any thread), so a busy CPU elsewhere is shared with
+ *   whatever runs there, never with the caller;
+ * - a spinning worker that finds itself on the CPU the last call ran on
+ *   yields that CPU every 64 looks (sched_yield), so a worker that still
+ *   ends up beside its caller costs the caller nothing between calls: the
+ *   call takes about the 1-thread time there, not twice it or more.
+ *   Anywhere else it does not yield: a yield also hands the CPU to other
+ *   processes, and the kernel then counts the worker as having had its
+ *   share, so on a loaded machine it missed the calls it could have
+ *   helped.
+ * sources/iterator/test_parallel.c checks the first (a yielding thread busy
+ * on the other CPU: the old pool ran the worker's parts beside the caller
+ * in 9 runs of 10, this one in none).
+ */
 #define SPIN_NS 30000
 #define WORKER_SPIN_NS 1000000
 static atomic_llong worker_spin_ns = SPIN_NS; /* set by each call: Note [Short spin] */
@@ -240,17 +273,39 @@ static int64_t now_ns(void)
     return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
+/* The CPU the newest call started on (-1: unknown): Note [A spinning worker yields]. */
+static atomic_int caller_cpu = -1;
+
+static int current_cpu(void)
+{
+#if defined(__linux__) && defined(__GLIBC__)
+    return sched_getcpu();
+#else
+    return -1;
+#endif
+}
+
+static int on_callers_cpu(void)
+{
+    int here = current_cpu();
+    return here >= 0 && here == atomic_load_explicit(&caller_cpu, memory_order_relaxed);
+}
+
 /* Spin until `published` differs from `from`, for at most worker_spin_ns
  * (read again at each look at the clock: a call that found the pool with
- * more threads than CPUs stops a spin already under way); 1 when it did. */
+ * more threads than CPUs stops a spin already under way); 1 when it did.
+ * Every 64 looks (a microsecond or two) it yields the CPU to any thread
+ * waiting for it there: Note [A spinning worker yields]. */
 static int spin_for_job(uint64_t from)
 {
     int64_t start = now_ns();
     for (int i = 1;; i++) {
         if (atomic_load(&published) != from) return 1;
-        if ((i & 63) == 1 &&
-            now_ns() - start >= atomic_load_explicit(&worker_spin_ns, memory_order_relaxed))
-            return 0;
+        if ((i & 63) == 1) {
+            if (now_ns() - start >= atomic_load_explicit(&worker_spin_ns, memory_order_relaxed))
+                return 0;
+            if (i > 1 && on_callers_cpu()) sched_yield();
+        }
         cpu_relax();
     }
 }
@@ -337,9 +392,16 @@ static void run_parts(job *j, int slot)
     for (int k = 1; k < slots; k++) run_range_of(j, (slot + k) % slots);
 }
 
-static void *worker_main(void *unused)
+static void *worker_main(void *start_mask)
 {
-    (void)unused;
+#if defined(__linux__) && defined(__GLIBC__)
+    if (start_mask != NULL) { /* widen the start mask: Note [A spinning worker yields] */
+        pthread_setaffinity_np(pthread_self(), sizeof(cpu_set_t), (cpu_set_t *)start_mask);
+        free(start_mask);
+    }
+#else
+    (void)start_mask;
+#endif
     uint64_t seen = 0; /* 0: a worker started for a job joins it, whenever it starts */
     in_parallel = 1;
     for (;;) {
@@ -369,6 +431,36 @@ static void *worker_main(void *unused)
     return NULL;
 }
 
+/* Start one worker, on a CPU other than the caller's where the caller may
+ * use another (Note [A spinning worker yields]); 0 when it started. */
+static int start_worker(void)
+{
+    pthread_t t;
+    pthread_attr_t attr;
+    int have_attr = pthread_attr_init(&attr) == 0;
+    void *start_mask = NULL; /* the worker widens its mask to this and frees it */
+#if defined(__linux__) && defined(__GLIBC__) /* the _np calls: glibc's */
+    int here = sched_getcpu();
+    cpu_set_t *whole = malloc(sizeof *whole), away;
+    if (have_attr && whole != NULL && here >= 0 &&
+        pthread_getaffinity_np(pthread_self(), sizeof *whole, whole) == 0 &&
+        CPU_ISSET(here, whole) && CPU_COUNT(whole) > 1) {
+        away = *whole;
+        CPU_CLR(here, &away);
+        if (pthread_attr_setaffinity_np(&attr, sizeof away, &away) == 0) start_mask = whole;
+    }
+    if (start_mask == NULL) free(whole); /* started anywhere, as any thread */
+#endif
+    int rc = pthread_create(&t, have_attr ? &attr : NULL, worker_main, start_mask);
+    if (have_attr) pthread_attr_destroy(&attr);
+    if (rc != 0) {
+        free(start_mask);
+        return rc;
+    }
+    pthread_detach(t);
+    return 0;
+}
+
 void dispatch_parallel_for(int64_t n, int64_t grain, int64_t align,
                            void (*fn)(void *arg, int64_t begin, int64_t end), void *arg)
 {
@@ -387,9 +479,7 @@ void dispatch_parallel_for(int64_t n, int64_t grain, int64_t align,
         return;
     }
     while (nworkers < helpers) {
-        pthread_t t;
-        if (pthread_create(&t, NULL, worker_main, NULL) != 0) break;
-        pthread_detach(t);
+        if (start_worker() != 0) break;
         nworkers++;
     }
     int64_t chunk = (n + parts - 1) / parts;
@@ -414,6 +504,9 @@ void dispatch_parallel_for(int64_t n, int64_t grain, int64_t align,
     if (atomic_load_explicit(&worker_spin_ns, memory_order_relaxed) != spin) {
         atomic_store_explicit(&worker_spin_ns, spin, memory_order_relaxed);
     }
+    int here = current_cpu();
+    if (atomic_load_explicit(&caller_cpu, memory_order_relaxed) != here)
+        atomic_store_explicit(&caller_cpu, here, memory_order_relaxed);
     atomic_store(&current, &j);
     atomic_store(&published, j.generation);
     if (atomic_load(&sleepers) > 0) { /* Note [Joining a job without a lock] */

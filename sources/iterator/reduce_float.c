@@ -5,7 +5,7 @@
  * columns (the outer-dim case: the column kernels across a contiguous kept
  * dim), gathers (reduced dims that one stride cannot step: copied first),
  * and the tree split of one long row across the threads. Which kernels a
- * reduction runs is its family (dispatch/reductions.h). Planned by
+ * reduction runs is its family (dispatch/reduction_table.h). Planned by
  * reduce_plan.c.
  */
 #include <stdatomic.h>
@@ -346,8 +346,8 @@ static void reduce_inner(char **ptrs, const intptr_t *steps, intptr_t n, void *a
     }
     if (dispatch_reduce_is_fold(j->op)) { /* one call of the row's kernel per output */
         dispatch_rk_fold_fn fold =
-            (dispatch_rk_fold_fn)dispatch_reduce_chosen_kernel(DISPATCH_RK_FOLD_OF(j->op),
-                                                               j->dtype);
+            (dispatch_rk_fold_fn)reduce_chosen_kernel(DISPATCH_RK_FOLD_OF(j->op),
+                                                      j->dtype);
         for (intptr_t e = 0; e < n; e++) {
             store_real(ptrs[0] + e * steps[0], j->dtype,
                        fold(ptrs[1] + e * steps[1], j->rstride, (intptr_t)j->count));
@@ -449,7 +449,7 @@ static void split_sum_range(void *arg, int64_t begin, int64_t end)
 /* The sum of n >= 1 contiguous float16 (bits) in float32, its top levels
  * split across the threads along the kernel's own tree (as a float32 sum
  * over one output is): the float16 SUM kernel's bits for any count. */
-float dispatch_reduce_sum_f16(const uint16_t *p, int64_t n)
+float reduce_sum_f16(const uint16_t *p, int64_t n)
 {
     if (n < 2 * DISPATCH_ITER_GRAIN || dispatch_get_num_threads() < 2)
         return CHOSEN_KERNEL(SUM, FLOAT16, dispatch_rk_sum_f32_fn)((const char *)p, 2, (intptr_t)n);
@@ -465,8 +465,8 @@ float dispatch_reduce_sum_f16(const uint16_t *p, int64_t n)
 
 /* float32/float64 of one or more dims: the SIMD pairwise sums and extremes
  * over any layout, out of any strides (Note [Deterministic reductions]). */
-int dispatch_reduce_float(int op, const dispatch_iter_operand *in, uint32_t dim_mask, int keepdim,
-                          const dispatch_iter_operand *out, int ond, int64_t count)
+int reduce_float(int op, const dispatch_iter_operand *in, uint32_t dim_mask, int keepdim,
+                 const dispatch_iter_operand *out, int ond, int64_t count)
 {
     int nd = in->ndim;
     reduce_job j = {.op = op, .dtype = in->dtype, .count = count, .out = out->data};

@@ -46,13 +46,13 @@ static void half_sum_rows_range(void *arg, int64_t b, int64_t e) {
  * a float32 copy, as the general path does, without writing the copy; the
  * mean divided in float32 as the float32 path divides), rounded once to
  * float16. */
-void dispatch_reduce_half_sum_rows(const uint16_t *p, int op, int64_t nout, int64_t count,
-                                   uint16_t *out)
+void reduce_half_sum_rows(const uint16_t *p, int op, int64_t nout, int64_t count,
+                          uint16_t *out)
 {
     half_rows_job j = {.p = p, .count = count, .op = op, .out = out};
     int mean = dispatch_reduce_is_mean(op);
     if (nout == 1) { /* one row: its tree's top levels split across the threads */
-        float s = dispatch_reduce_sum_f16(j.p, count);
+        float s = reduce_sum_f16(j.p, count);
         if (mean) s = s / (float)count;
         s = sum_store_f32(s);
         char *data[2] = {(char *)out, (char *)&s};
@@ -78,8 +78,8 @@ static void half_ext_rows_range(void *arg, int64_t b, int64_t e) {
  * sources/kernels/sum.dispatch.c), with no float32 copy. 1 when done; 0
  * when a row holds a NaN (the caller takes the float32 path, which
  * propagates it, and writes every output again). */
-int dispatch_reduce_half_ext_rows(const uint16_t *p, int kind, int64_t nout, int64_t count,
-                                  uint16_t *out)
+int reduce_half_ext_rows(const uint16_t *p, int kind, int64_t nout, int64_t count,
+                         uint16_t *out)
 {
     dispatch_rk_ext_f16_fn ext = CHOSEN_KERNEL(EXT, FLOAT16, dispatch_rk_ext_f16_fn);
     int is_min = dispatch_reduce_kernel_op(kind) == DISPATCH_COMBINE_MIN;
@@ -143,11 +143,11 @@ static void half_cols_range(void *arg, int64_t b, int64_t e) {
  * as they are (the bits of the float32 copy's columns, as the general path
  * computes them, without the copy), in blocks of 1024 columns as the
  * iterator takes them, rounded once to float16. */
-int dispatch_reduce_half_cols(const char *p, int kind, int64_t ncols, int64_t count,
-                              uint16_t *out)
+int reduce_half_cols(const char *p, int kind, int64_t ncols, int64_t count,
+                     uint16_t *out)
 {
     float *vals = malloc((size_t)ncols * sizeof *vals);
-    if (!vals) return dispatch_reduce_out_of_memory(kind);
+    if (!vals) return reduce_out_of_memory(kind);
     /* Columns are reduced each on its own, so any split of them between
      * threads gives the same bits; cuts fall on 64-column boundaries. */
     half_cols_job j = {.p = p, .count = count, .ncols = ncols,
@@ -156,7 +156,7 @@ int dispatch_reduce_half_cols(const char *p, int kind, int64_t ncols, int64_t co
     dispatch_parallel_for(ncols, dispatch_parallel_grain(count), 64, half_cols_range, &j);
     if (atomic_load(&j.failed)) {
         free(vals);
-        return dispatch_reduce_out_of_memory(kind);
+        return reduce_out_of_memory(kind);
     }
     if (dispatch_reduce_is_sum(kind)) {
         int mean = dispatch_reduce_is_mean(kind);

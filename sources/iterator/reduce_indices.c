@@ -2,7 +2,7 @@
  * The first index of each max/min (Note [max and min with indices]): after
  * the values are reduced, the row-major position among the reduced
  * elements of the first element equal to each, for max(dim), min(dim),
- * argmax and argmin (the rows with indices in dispatch/reductions.h: MAX
+ * argmax and argmin (the rows with indices in dispatch/reduction_table.h: MAX
  * and MIN).
  */
 #include <string.h>
@@ -156,7 +156,7 @@ static void first_indices(const dispatch_iter_operand *in, uint32_t mask, char *
             bs[2][nk++] = (intptr_t)in->strides[d];
         }
     }
-    if (nk == 0 && c.nr > 1 && dispatch_reduce_is_dense(in)) { /* all dims of a contiguous tensor: one */
+    if (nk == 0 && c.nr > 1 && reduce_is_dense(in)) { /* all dims of a contiguous tensor: one */
         c.nr = 1, c.rshape[0] = c.count, c.rstride[0] = c.isz, c.rstep[0] = 1;
     }
     intptr_t vs = (intptr_t)c.isz, is = 8;

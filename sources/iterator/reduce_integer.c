@@ -2,7 +2,7 @@
  * The reduction engine's exact paths: integers and bool (int64 sums that
  * wrap, max/min in the input's dtype: the integer kernels, threaded by Note
  * [Threaded integer reductions]), 0-dim inputs, and the FOLD rows of the
- * reduction table (dispatch/reductions.h) wherever no kernel of theirs
+ * reduction table (dispatch/reduction_table.h) wherever no kernel of theirs
  * runs: every element folded into its output's scalar accumulator by the
  * row's IDENTITY and COMBINE. Planned by reduce_plan.c.
  */
@@ -21,7 +21,7 @@ static int int_reduce(int op, int dtype, const char *p, intptr_t step, intptr_t 
                       intptr_t outer_acc_step)
 {
     dispatch_rk_int_fn fn =
-        (dispatch_rk_int_fn)dispatch_reduce_chosen_kernel(DISPATCH_RK_INT, dtype);
+        (dispatch_rk_int_fn)reduce_chosen_kernel(DISPATCH_RK_INT, dtype);
     return fn ? fn(op, dtype, p, step, n, acc, acc_step, nouter, outer_step, outer_acc_step) : -1;
 }
 
@@ -219,8 +219,8 @@ static int int_matrix_reduce(int_matrix_job *j, const char *name) {
  * (sums, FOLD rows) or a max/min in the input's dtype, starting from the
  * identity (Note [Integer reductions] in sources/kernels/int_arith.dispatch.c,
  * Note [Threaded integer reductions]); then cast into nout dense outputs. */
-int dispatch_reduce_accumulate(int op, const dispatch_iter_operand *in, uint32_t mask,
-                               int64_t count, int64_t nout, char *out, int out_dtype)
+int reduce_accumulate(int op, const dispatch_iter_operand *in, uint32_t mask,
+                      int64_t count, int64_t nout, char *out, int out_dtype)
 {
     const char *name = dispatch_reduce_name(op);
     int is_float = dispatch_dtype_category_of(in->dtype) == DISPATCH_CAT_FLOAT;

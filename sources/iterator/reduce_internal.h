@@ -1,16 +1,21 @@
 /*
  * Private to the reduction engine (sources/iterator/reduce_*.c): what its
  * files share. The engine is one job per file:
- *   reduce_plan.c     the entries (dispatch/reduce.h), the one argument
- *                     check, the choice of a path per dtype and layout,
- *                     the device hook
+ *   reduce_check.c    the one check of a reduction's arguments: its dims,
+ *                     its result's shape, its count (the operators call it
+ *                     first, then reduce_plan.c's entry, which does not
+ *                     check again)
+ *   reduce_plan.c     the entries (dispatch/reduce_engine.h), the choice of a path
+ *                     per dtype and layout, the device hook
  *   reduce_float.c    float32/float64: rows, columns, tree splits, gathers
  *   reduce_integer.c  integers, bool, 0-dim and FOLD rows off their kernels:
  *                     exact accumulators, the threaded integer matrix
  *   reduce_half.c     float16 rows and columns read as halves
  *   reduce_indices.c  the first index of each max/min
  * Which path a reduction takes is its row of the reduction table
- * (dispatch/reductions.h): the files ask the row's family, never the id.
+ * (dispatch/reduction_table.h): the files ask the row's family, never the id.
+ * Names: dispatch_reduce_* are the table's (public); what the engine's
+ * files share, declared below, is reduce_* (hidden, as static would be).
  */
 #ifndef DISPATCH_REDUCE_INTERNAL_H_
 #define DISPATCH_REDUCE_INTERNAL_H_
@@ -21,16 +26,16 @@
 #include "dispatch/error.h"
 #include "dispatch/iterator.h"
 #include "dispatch/kernels.h"
-#include "dispatch/reduce.h"
+#include "dispatch/reduce_engine.h"
 #include "dispatch/strided.h"
 #include "iterator_internal.h"
 
 #define MAXD DISPATCH_ITER_MAX_DIMS
 
 /* The SIMD kernel of (kind, dtype) from the reduction kernel table
- * (dispatch/reduce_kernels.h), the kernels chosen first (as the loops are,
+ * (dispatch/reduce_kernel_table.h), the kernels chosen first (as the loops are,
  * once per process); NULL when none is registered. */
-static inline dispatch_reduce_kernel_fn dispatch_reduce_chosen_kernel(int kind, int dtype)
+static inline dispatch_reduce_kernel_fn reduce_chosen_kernel(int kind, int dtype)
 {
     if (dispatch_kernels_simd_init() != 0) return NULL;
     return dispatch_reduce_kernel_get(kind, dtype);
@@ -39,38 +44,60 @@ static inline dispatch_reduce_kernel_fn dispatch_reduce_chosen_kernel(int kind, 
 /* The chosen kernel of (KIND, DTYPE) as its kind's function type T:
  * CHOSEN_KERNEL(SUM, FLOAT32, dispatch_rk_sum_f32_fn)(p, stride, n). */
 #define CHOSEN_KERNEL(KIND, DTYPE, T)                                                      \
-    ((T)dispatch_reduce_chosen_kernel(DISPATCH_RK_##KIND, DISPATCH_##DTYPE))
+    ((T)reduce_chosen_kernel(DISPATCH_RK_##KIND, DISPATCH_##DTYPE))
 
 /* A sum's or mean's result as stored: Note [The NaN and the zero of a sum]
  * in reduce_float.c. */
 static inline float sum_store_f32(float v) { return v != v ? __builtin_nanf("") : v + 0.0f; }
 static inline double sum_store_f64(double v) { return v != v ? __builtin_nan("") : v + 0.0; }
 
-/* reduce_plan.c: -1 with a MemoryError naming the reduction. */
-int dispatch_reduce_out_of_memory(int op);
-/* reduce_plan.c: row-major and gap-free over its shape (size-1 dims aside). */
-int dispatch_reduce_is_dense(const dispatch_iter_operand *o);
+/* -1 with a MemoryError naming the reduction. Here, not in reduce_plan.c:
+ * the files that reduce_plan.c calls use it too, and call nothing back. */
+static inline int reduce_out_of_memory(int op)
+{
+    return dispatch_error_set(DISPATCH_ERR_MEMORY, "%s: out of memory", dispatch_reduce_name(op));
+}
+
+/* Row-major and gap-free over its shape (size-1 dims aside): the layout
+ * the float16 row and column kernels read and the dense paths write. */
+static inline int reduce_is_dense(const dispatch_iter_operand *o)
+{
+    int64_t expect = (int64_t)dispatch_dtype_itemsize(o->dtype);
+    for (int d = o->ndim - 1; d >= 0; d--) {
+        if (o->shape[d] == 1) continue;
+        if (o->strides[d] != expect) return 0;
+        expect *= o->shape[d];
+    }
+    return 1;
+}
+
+/* reduce_plan.c: the reduction of in over dim_mask into out, its
+ * arguments as dispatch_iter_reduce_check (reduce_check.c) answered them
+ * (ond dims of oshape, count elements per output): checked no further. */
+int reduce_planned(int op, const dispatch_iter_operand *in, uint32_t dim_mask,
+                   int keepdim, const dispatch_iter_operand *out, int ond,
+                   const int64_t *oshape, int64_t count);
 
 /* reduce_float.c: float32/float64 of one or more dims into out (any strides). */
-int dispatch_reduce_float(int op, const dispatch_iter_operand *in, uint32_t dim_mask,
-                          int keepdim, const dispatch_iter_operand *out, int ond, int64_t count);
+int reduce_float(int op, const dispatch_iter_operand *in, uint32_t dim_mask,
+                 int keepdim, const dispatch_iter_operand *out, int ond, int64_t count);
 /* reduce_float.c: the float16 SUM kernel's sum of n >= 1 contiguous halves,
  * its tree's top levels split across the threads. */
-float dispatch_reduce_sum_f16(const uint16_t *p, int64_t n);
+float reduce_sum_f16(const uint16_t *p, int64_t n);
 
 /* reduce_integer.c: every element folded into its output's scalar
  * accumulator, then cast into nout dense outputs of out_dtype. */
-int dispatch_reduce_accumulate(int op, const dispatch_iter_operand *in, uint32_t mask,
-                               int64_t count, int64_t nout, char *out, int out_dtype);
+int reduce_accumulate(int op, const dispatch_iter_operand *in, uint32_t mask,
+                      int64_t count, int64_t nout, char *out, int out_dtype);
 
 /* reduce_half.c: float16 over trailing dims (rows) or leading dims
  * (columns) of a dense input into dense halves. ext_rows: 1 when done, 0
  * when a row holds a NaN (the caller takes another path). */
-void dispatch_reduce_half_sum_rows(const uint16_t *p, int op, int64_t nout, int64_t count,
-                                   uint16_t *out);
-int dispatch_reduce_half_ext_rows(const uint16_t *p, int op, int64_t nout, int64_t count,
-                                  uint16_t *out);
-int dispatch_reduce_half_cols(const char *p, int op, int64_t ncols, int64_t count,
-                              uint16_t *out);
+void reduce_half_sum_rows(const uint16_t *p, int op, int64_t nout, int64_t count,
+                          uint16_t *out);
+int reduce_half_ext_rows(const uint16_t *p, int op, int64_t nout, int64_t count,
+                         uint16_t *out);
+int reduce_half_cols(const char *p, int op, int64_t ncols, int64_t count,
+                     uint16_t *out);
 
 #endif /* DISPATCH_REDUCE_INTERNAL_H_ */

@@ -85,6 +85,89 @@ static int check_call(int64_t n, int64_t grain, int64_t align, int nested, const
     return bad;
 }
 
+/* Note [A spinning worker yields]: a worker started while the caller's
+ * other CPU is busy (a thread that waits for work by spinning on
+ * sched_yield, as NumPy's OpenBLAS threads do after import) runs its parts
+ * off the caller's CPU. Run in a fresh (forked) process, whose pool has no
+ * worker yet; 0 when it holds (or when it cannot be set up here). */
+#if defined(__GLIBC__)
+static atomic_int hog_stop;
+
+static void *yielding_hog(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&hog_stop)) sched_yield();
+    return NULL;
+}
+
+typedef struct {
+    pthread_t caller;
+    atomic_int worker_cpu, worker_parts;
+} where_job;
+
+static int64_t now_us(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000 + t.tv_nsec / 1000;
+}
+
+static void where_part(void *arg, int64_t begin, int64_t end)
+{
+    where_job *w = arg;
+    (void)begin;
+    (void)end;
+    if (!pthread_equal(pthread_self(), w->caller)) {
+        atomic_store(&w->worker_cpu, sched_getcpu());
+        atomic_fetch_add(&w->worker_parts, 1);
+    }
+    for (int64_t until = now_us() + 2000; now_us() < until;) { /* 2 ms a part */
+    }
+}
+
+static int worker_starts_off_the_callers_cpu(void)
+{
+    cpu_set_t every, two, other;
+    int here = sched_getcpu(), there = -1;
+    if (here < 0 || sched_getaffinity(0, sizeof every, &every) != 0) return 0;
+    for (int c = 0; c < CPU_SETSIZE && there < 0; c++)
+        if (c != here && CPU_ISSET(c, &every)) there = c;
+    if (there < 0) return 0; /* one CPU: nothing to place */
+    CPU_ZERO(&two);
+    CPU_SET(here, &two);
+    CPU_SET(there, &two);
+    CPU_ZERO(&other);
+    CPU_SET(there, &other);
+    pthread_attr_t attr;
+    pthread_t hog;
+    if (sched_setaffinity(0, sizeof two, &two) != 0 || pthread_attr_init(&attr) != 0) return 0;
+    pthread_attr_setaffinity_np(&attr, sizeof other, &other);
+    if (pthread_create(&hog, &attr, yielding_hog, NULL) != 0) return 0;
+    pthread_attr_destroy(&attr);
+    /* Both CPUs busy for a while (the caller spins too), as the kernel
+     * sees them when the first parallel call starts its worker. */
+    for (int64_t until = now_us() + 50000; now_us() < until;) {
+    }
+    here = sched_getcpu();
+    where_job w = {.caller = pthread_self()};
+    dispatch_set_num_threads(2);
+    dispatch_parallel_for(8, 1, 1, where_part, &w);
+    atomic_store(&hog_stop, 1);
+    pthread_join(hog, NULL);
+    if (atomic_load(&w.worker_parts) > 0 && atomic_load(&w.worker_cpu) == here) {
+        fprintf(stderr, "the worker ran %d part(s) on the caller's CPU %d, the other one busy\n",
+                atomic_load(&w.worker_parts), here);
+        return 1;
+    }
+    return 0;
+}
+#else
+static int worker_starts_off_the_callers_cpu(void)
+{
+    return 0;
+}
+#endif
+
 static void *caller_thread(void *arg)
 {
     int id = (int)(intptr_t)arg;
@@ -169,6 +252,15 @@ int main(void)
         failures++;
     }
     failures += check_call(100000, 100, 1, 0, "after fork");
+
+    pid = fork(); /* a fresh pool: Note [A spinning worker yields] */
+    if (pid == 0) _exit(worker_starts_off_the_callers_cpu() ? 3 : 0);
+    status = 0;
+    waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "the worker started beside its caller (status %d)\n", status);
+        failures++;
+    }
 
 done:
     if (failures) {

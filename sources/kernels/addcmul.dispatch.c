@@ -3,7 +3,8 @@
  * addcmul, float32/float64: out = self + value * t1 * t2, evaluated as
  * self + ((value * t1) * t2) with three roundings and no fused multiply-add,
  * like the reference loop, so every target gives the same bits.
- * data = {out, self, t1, t2}; ctx: const T *value (NULL: 1).
+ * data = {out, self, t1, t2}; ctx: const T *value (NULL: 1). Each input
+ * contiguous or broadcast (stride 0) takes the vector path.
  */
 #include "dispatch/cpu_dispatch.h"
 #include "simd.h"
@@ -18,22 +19,19 @@
         if (ctx) memcpy(&value, ctx, sizeof(T));                                       \
         const dv_##S v = dv_set1_##S(value);                                           \
         intptr_t i = 0;                                                                \
-        if (steps[0] == sz && steps[1] == sz && steps[2] == sz && steps[3] == sz) {    \
+        /* each input contiguous or a broadcast scalar (splat once) */                \
+        const int ua = steps[1] == sz, ub = steps[2] == sz, uc = steps[3] == sz;       \
+        if (steps[0] == sz && (ua || steps[1] == 0) && (ub || steps[2] == 0) &&         \
+            (uc || steps[3] == 0)) {                                                   \
             T *o = (T *)data[0];                                                       \
             const T *a = (const T *)data[1], *b = (const T *)data[2];                  \
             const T *c = (const T *)data[3];                                           \
-            for (; i + 2 * L <= n; i += 2 * L) {                                       \
-                dv_##S r0 = dv_mul_##S(dv_mul_##S(v, dv_load_##S(b + i)),              \
-                                       dv_load_##S(c + i));                            \
-                dv_##S r1 = dv_mul_##S(dv_mul_##S(v, dv_load_##S(b + i + L)),          \
-                                       dv_load_##S(c + i + L));                        \
-                dv_store_##S(o + i, dv_add_##S(dv_load_##S(a + i), r0));               \
-                dv_store_##S(o + i + L, dv_add_##S(dv_load_##S(a + i + L), r1));       \
-            }                                                                          \
+            const dv_##S sa = dv_set1_##S(*a), sb = dv_set1_##S(*b), sc = dv_set1_##S(*c); \
             for (; i + L <= n; i += L) {                                               \
-                dv_##S r0 = dv_mul_##S(dv_mul_##S(v, dv_load_##S(b + i)),              \
-                                       dv_load_##S(c + i));                            \
-                dv_store_##S(o + i, dv_add_##S(dv_load_##S(a + i), r0));               \
+                const dv_##S vb = ub ? dv_load_##S(b + i) : sb;                        \
+                const dv_##S vc = uc ? dv_load_##S(c + i) : sc;                        \
+                const dv_##S va = ua ? dv_load_##S(a + i) : sa;                        \
+                dv_store_##S(o + i, dv_add_##S(va, dv_mul_##S(dv_mul_##S(v, vb), vc))); \
             }                                                                          \
         }                                                                              \
         char *po = data[0] + i * steps[0];                                             \

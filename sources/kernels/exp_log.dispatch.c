@@ -25,7 +25,7 @@
  * -inf, log(x<0) = NaN, log(inf) = inf, log(NaN) = NaN.
  *
  * Speed does not depend on the values: no branch on data, and no
- * arithmetic on subnormals (Note [No denormal arithmetic] in simd.h): exp
+ * arithmetic on subnormals (Note [No denormal arithmetic] in simd/generic-inl.h): exp
  * runs with DAZ|FTZ and builds subnormal results with integer operations
  * (dv_ldexp_gradual, on the vectors that have one), log reads subnormal
  * inputs as integers.
@@ -191,7 +191,7 @@ DV_INLINE dv_f64 log_vec_f64(dv_f64 x)
  * 1 + x >= 2^-24 / 2^-53). tanh(x), float64: t = expm1(2|x|) (2|x| exact),
  * tanh|x| = t / (t + 2), |x| clamped where tanh rounds to 1, the sign put
  * back by selection (float32: Note [tanh float32]). All three run with DAZ|FTZ (no arithmetic on subnormals: Note
- * [No denormal arithmetic] in simd.h) and return x itself below a threshold
+ * [No denormal arithmetic] in simd/generic-inl.h) and return x itself below a threshold
  * where the function rounds to x (this keeps -0, subnormals and their speed);
  * NaN comes back quiet, special values by selection as NumPy gives them:
  * expm1(-inf) = -1, expm1(inf) = inf, log1p(-1) = -inf, log1p(x < -1) = NaN,
@@ -335,7 +335,7 @@ DEFINE_LOG1P(f32, float, 0x1.62e4p-1f, 0x1.7f7d1cp-20f, 0x1p-25f, 0x7fffffff, 0x
 DEFINE_LOG1P(f64, double, 0x1.62e42fefa38p-1, 0x1.ef35793c7673p-45, 0x1p-54, 0x7fffffffffffffffLL,
              0x0008000000000000LL)
 
-/* exp runs with DAZ|FTZ (Note [No denormal arithmetic] in simd.h); log cannot. */
+/* exp runs with DAZ|FTZ (Note [No denormal arithmetic] in simd/generic-inl.h); log cannot. */
 DISPATCH_KERNELS_UNARY_LOOP(dispatch_kernel_exp_f32, float, f32, exp_vec_f32, 1)
 DISPATCH_KERNELS_UNARY_LOOP(dispatch_kernel_exp_f64, double, f64, exp_vec_f64, 1)
 DISPATCH_KERNELS_UNARY_LOOP(dispatch_kernel_log_f32, float, f32, log_vec_f32, 0)

@@ -209,15 +209,33 @@ static void run(int op, char **data, const intptr_t *s, intptr_t n, void *ctx)
                    (const uint16_t *)(nin == 2 ? data[2] : data[1]), n, alpha);
         return;
     }
-    uint16_t bo[CHUNK], ba[CHUNK], bb[CHUNK];
+    /* Each input contiguous (read in place), broadcast (a buffer of its one
+     * value, filled once) or strided (gathered per chunk); the output
+     * written in place where contiguous. */
+    uint16_t bo[CHUNK], buf[2][CHUNK];
+    for (int k = 0; k < nin; k++) {
+        if (s[1 + k] != 0) continue;
+        uint16_t v;
+        memcpy(&v, data[1 + k], 2);
+        for (int j = 0; j < CHUNK; j++) buf[k][j] = v;
+    }
     for (intptr_t i = 0; i < n; i += CHUNK) {
         intptr_t m = n - i < CHUNK ? n - i : CHUNK;
-        for (intptr_t j = 0; j < m; j++) {
-            memcpy(&ba[j], data[1] + (i + j) * s[1], 2);
-            if (nin == 2) memcpy(&bb[j], data[2] + (i + j) * s[2], 2);
+        const uint16_t *in[2];
+        for (int k = 0; k < nin; k++) {
+            const char *p = data[1 + k] + i * s[1 + k];
+            if (s[1 + k] == 2) {
+                in[k] = (const uint16_t *)p;
+                continue;
+            }
+            if (s[1 + k] != 0)
+                for (intptr_t j = 0; j < m; j++) memcpy(&buf[k][j], p + j * s[1 + k], 2);
+            in[k] = buf[k];
         }
-        contiguous(op, bo, ba, nin == 2 ? bb : ba, m, alpha);
-        for (intptr_t j = 0; j < m; j++) memcpy(data[0] + (i + j) * s[0], &bo[j], 2);
+        uint16_t *out = s[0] == 2 ? (uint16_t *)(data[0] + i * 2) : bo;
+        contiguous(op, out, in[0], nin == 2 ? in[1] : in[0], m, alpha);
+        if (s[0] != 2)
+            for (intptr_t j = 0; j < m; j++) memcpy(data[0] + (i + j) * s[0], &bo[j], 2);
     }
 }
 
@@ -241,7 +259,7 @@ HALF_LOOP(dispatch_kernel_sqrt_f16, OP_SQRT)
 /*
  * float16 by a float32 scalar: out = x * s, x / s or s / x, computed in
  * float and rounded once to float16, as PyTorch's CPU float16 mul/div by a
- * scalar (Note [float16 with a scalar] in sources/dispatcher/operators.c).
+ * scalar (Note [float16 with a scalar] in sources/dispatcher/operators_elementwise.c).
  * data = {out, x}, float16; ctx: const float *s. Every target widens x to
  * float exactly and rounds the float result to nearest even, so all give
  * the same bits.

@@ -4,7 +4,7 @@
  * source's chooser, which picks its table of kernels for this CPU and records
  * it in the dispatch trace, and registers the chosen loops in the loop table
  * of loops.h and the chosen reductions in the reduction engine's kernel
- * table (dispatch/reduce_kernels.h). See kernels.h.
+ * table (dispatch/reduce_kernel_table.h). See kernels.h.
  *
  * Note [Choosing the kernels]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -28,20 +28,22 @@
 #include "dispatch/dtype.h"
 #include "dispatch/kernels.h"
 #include "dispatch/loops.h"
-#include "dispatch/reduce_kernels.h"
+#include "dispatch/reduce_kernel_table.h"
 #include "kernels_export.h"
 #include "kernels_sources.h" /* generated: DISPATCH_KERNELS_FORALL_SOURCES(X) */
 
 #define DECLARE_CHOOSER_(SOURCE) \
-    const char *dispatch_kernels_choose_##SOURCE(const dispatch_kernel_export **table);
+    const char *dispatch_kernels_choose_##SOURCE(const dispatch_kernel_export **table); \
+    void dispatch_kernels_all_##SOURCE(dispatch_kernel_tables *all);
 DISPATCH_KERNELS_FORALL_SOURCES(DECLARE_CHOOSER_)
 #undef DECLARE_CHOOSER_
 
 static const struct {
     const char *name;
     dispatch_kernels_chooser choose;
+    dispatch_kernels_collector all;
 } sources[] = {
-#define SOURCE_ENTRY_(SOURCE) {#SOURCE, dispatch_kernels_choose_##SOURCE},
+#define SOURCE_ENTRY_(SOURCE) {#SOURCE, dispatch_kernels_choose_##SOURCE, dispatch_kernels_all_##SOURCE},
     DISPATCH_KERNELS_FORALL_SOURCES(SOURCE_ENTRY_)
 #undef SOURCE_ENTRY_
 };
@@ -58,9 +60,13 @@ static void choose_all(void)
         const char *target = sources[s].choose(&table);
         for (const dispatch_kernel_export *e = table; e && e->fn != NULL; e++) {
             if (e->loop >= 0 && e->loop < DISPATCH_NUM_LOOPS && dispatch_dtype_is_valid(e->dtype)) {
+                /* a generated entry of a pair without a loop stays empty */
+                if (!dispatch_loop_supported(e->loop, e->dtype)) continue;
                 dispatch_loop_fn fn = (dispatch_loop_fn)e->fn;
                 atomic_store(&simd[e->loop][e->dtype], fn);
                 dispatch_loop_register(e->loop, e->dtype, fn);
+            } else if (e->loop == DISPATCH_KERNELS_CAST_ENTRY) {
+                dispatch_cast_loop_register(e->dtype, e->named, (dispatch_loop_fn)e->fn);
             } else if (e->loop == DISPATCH_KERNELS_REDUCE_ENTRY) {
                 dispatch_reduce_kernel_register(e->named, e->dtype, (dispatch_reduce_kernel_fn)e->fn);
             } else if (e->loop < 0 && e->named >= 0 && e->named < DISPATCH_KERNELS_NUM_NAMED) {
@@ -115,6 +121,13 @@ const char *dispatch_kernels_source_name(int i)
     return i >= 0 && i < NSOURCES ? sources[i].name : NULL;
 }
 
+int dispatch_kernels_target_tables(int i, dispatch_kernel_tables *all)
+{
+    if (i < 0 || i >= NSOURCES || all == NULL || dispatch_kernels_simd_init() != 0) return -1;
+    sources[i].all(all);
+    return all->count;
+}
+
 static dispatch_loop_fn lookup(int loop, int dtype)
 {
     if (loop < 0 || loop >= DISPATCH_NUM_LOOPS || !dispatch_dtype_is_valid(dtype)) return NULL;
@@ -142,7 +155,7 @@ dispatch_loop_fn dispatch_kernels_half_scalar_loop(int which)
 }
 
 /* The two sums Python and the benchmarks call by name: the engine's SUM
- * kernels (dispatch/reduce_kernels.h). */
+ * kernels (dispatch/reduce_kernel_table.h). */
 float dispatch_kernels_sum_f32(const char *p, intptr_t stride, intptr_t n)
 {
     return ((dispatch_rk_sum_f32_fn)dispatch_reduce_kernel_get(DISPATCH_RK_SUM, DISPATCH_FLOAT32))(

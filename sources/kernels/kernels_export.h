@@ -7,7 +7,7 @@
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
  * Each X.dispatch.c ends with its table, written once and compiled once per
  * target (the entries name this target's variants through
- * DISPATCH_CPU_DISPATCH_CURFX), and the three lines that choose among them
+ * DISPATCH_CPU_DISPATCH_CURFX), and the four lines that choose among them
  * (a source without `baseline` in its @targets has no chooser to offer: it
  * cannot be one of loop_kernel_sources):
  *
@@ -21,9 +21,10 @@
  *   DISPATCH_KERNELS_CHOOSER(arith)
  *   #endif
  *
- * A LOOP entry fills the (loop, dtype) slot of loops.h's table; a REDUCE
+ * A LOOP entry fills the (loop, dtype) slot of loops.h's table; a CAST entry
+ * the (from, to) slot of its cast table; a REDUCE
  * entry the (kind, dtype) slot of the reduction engine's kernel table
- * (dispatch/reduce_kernels.h: the sums, rows, columns, extremes and integer
+ * (dispatch/reduce_kernel_table.h: the sums, rows, columns, extremes and integer
  * folds); a NAMED entry is one of the few other kernels with a signature
  * of their own (the triad, float16 by a float scalar:
  * DISPATCH_KERNELS_FORALL_NAMED below), which kernels.h's functions call;
@@ -51,7 +52,7 @@
 #include "dispatch/cpu_runtime.h"
 #include "dispatch/dtype.h"
 #include "dispatch/loops.h"
-#include "dispatch/reduce_kernels.h"
+#include "dispatch/reduce_kernel_table.h"
 
 /* The kernels with signatures of their own, by the name kernels.h's
  * functions find them under (the float16 scalar loops in order mul, div,
@@ -72,9 +73,9 @@ enum dispatch_kernels_named {
 typedef void (*dispatch_kernel_any_fn)(void);
 
 typedef struct dispatch_kernel_export {
-    int loop;    /* DISPATCH_LOOP_*, or -1 for a named kernel, -2 for a reduction's */
-    int dtype;   /* DISPATCH_* of the loop or reduction, -1 for a named kernel */
-    int named;   /* DISPATCH_KNAMED_*, DISPATCH_RK_* for a reduction, or -1 for a loop */
+    int loop;    /* DISPATCH_LOOP_*, or -1 for a named kernel, -2 for a reduction's, -3 a cast's */
+    int dtype;   /* DISPATCH_* of the loop or reduction (a cast's source), -1 for a named kernel */
+    int named;   /* DISPATCH_KNAMED_*, DISPATCH_RK_* for a reduction, a cast's target, or -1 */
     int trace;   /* 1: recorded in the dispatch trace under `name` */
     const char *name; /* the function's name, without the target suffix */
     dispatch_kernel_any_fn fn; /* NULL ends a table */
@@ -82,6 +83,11 @@ typedef struct dispatch_kernel_export {
 
 #define DISPATCH_KERNELS_LOOP(LOOP, DTYPE, FN)                                             \
     {DISPATCH_LOOP_##LOOP, DISPATCH_##DTYPE, -1, 1, #FN,                                   \
+     (dispatch_kernel_any_fn)DISPATCH_CPU_DISPATCH_CURFX(FN)},
+/* The same, not recorded in the dispatch trace: for the generated sources'
+ * hundreds of entries, which trace one name per source (loop_paths.h). */
+#define DISPATCH_KERNELS_LOOP_UNTRACED(LOOP, DTYPE, FN)                                    \
+    {DISPATCH_LOOP_##LOOP, DISPATCH_##DTYPE, -1, 0, #FN,                                   \
      (dispatch_kernel_any_fn)DISPATCH_CPU_DISPATCH_CURFX(FN)},
 #define DISPATCH_KERNELS_NAMED(NAMED, FN, TRACE)                                           \
     {-1, -1, DISPATCH_KNAMED_##NAMED, TRACE, #FN,                                          \
@@ -92,7 +98,22 @@ typedef struct dispatch_kernel_export {
     {DISPATCH_KERNELS_REDUCE_ENTRY, DISPATCH_##DTYPE, DISPATCH_RK_##KIND, TRACE, #FN,      \
      (dispatch_kernel_any_fn)DISPATCH_CPU_DISPATCH_CURFX(FN)},
 
-/* The table of SOURCE for the target being compiled. */
+#define DISPATCH_KERNELS_CAST_ENTRY (-3)
+#define DISPATCH_KERNELS_CAST(FROM, TO, FN, TRACE)                                         \
+    {DISPATCH_KERNELS_CAST_ENTRY, DISPATCH_##FROM, DISPATCH_##TO, TRACE, #FN,              \
+     (dispatch_kernel_any_fn)DISPATCH_CPU_DISPATCH_CURFX(FN)},
+
+/* Every compiled target's table of one source that this CPU runs (highest
+ * first, the baseline last), for the tests that compare each target with the
+ * reference loops (test_loops_targets.c), not only the chosen one. */
+typedef struct dispatch_kernel_tables {
+    int count;
+    const char *target[16];
+    const dispatch_kernel_export *table[16];
+} dispatch_kernel_tables;
+
+/* The table of SOURCE for the target being compiled, and the function that
+ * appends it to a dispatch_kernel_tables. */
 #define DISPATCH_KERNELS_EXPORT(SOURCE, ...)                                               \
     const dispatch_kernel_export *DISPATCH_CPU_DISPATCH_CURFX(                             \
         dispatch_kernels_export_##SOURCE)(void);                                           \
@@ -102,15 +123,34 @@ typedef struct dispatch_kernel_export {
         static const dispatch_kernel_export table[] = {                                    \
             __VA_ARGS__ {-1, -1, -1, 0, NULL, NULL}};                                      \
         return table;                                                                      \
+    }                                                                                      \
+    void DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernels_collect_##SOURCE)(                   \
+        dispatch_kernel_tables *all);                                                      \
+    void DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernels_collect_##SOURCE)(                   \
+        dispatch_kernel_tables *all)                                                       \
+    {                                                                                      \
+        if (all->count >= 16) return;                                                      \
+        all->target[all->count] = DISPATCH_CPU_DISPATCH_CURRENT_NAME;                      \
+        all->table[all->count++] = DISPATCH_CPU_DISPATCH_CURFX(                            \
+            dispatch_kernels_export_##SOURCE)();                                           \
     }
 
 /* The chooser of SOURCE: the table of the highest target the CPU runs (in
  * *table), each traced entry recorded; returns the target's name. Expand it
  * in the baseline compile, right after including SOURCE's X.dispatch.h. */
 typedef const char *(*dispatch_kernels_chooser)(const dispatch_kernel_export **table);
+typedef void (*dispatch_kernels_collector)(dispatch_kernel_tables *all);
 #define DISPATCH_KERNELS_CHOOSER(SOURCE)                                                   \
     DISPATCH_CPU_DISPATCH_DECLARE(const dispatch_kernel_export *dispatch_kernels_export_##SOURCE, \
                                   (void))                                                  \
+    DISPATCH_CPU_DISPATCH_DECLARE(void dispatch_kernels_collect_##SOURCE,                  \
+                                  (dispatch_kernel_tables *all))                           \
+    void dispatch_kernels_all_##SOURCE(dispatch_kernel_tables *all);                       \
+    void dispatch_kernels_all_##SOURCE(dispatch_kernel_tables *all)                        \
+    {                                                                                      \
+        all->count = 0;                                                                    \
+        DISPATCH_CPU_DISPATCH_CALL_ALL(dispatch_kernels_collect_##SOURCE, (all));          \
+    }                                                                                      \
     const char *dispatch_kernels_choose_##SOURCE(const dispatch_kernel_export **table);    \
     const char *dispatch_kernels_choose_##SOURCE(const dispatch_kernel_export **table)     \
     {                                                                                      \
@@ -121,5 +161,9 @@ typedef const char *(*dispatch_kernels_chooser)(const dispatch_kernel_export **t
         *table = t;                                                                        \
         return DISPATCH_CPU_DISPATCH_INFO();                                               \
     }
+
+/* Every table of source i (kernels_sources.h's order) that this CPU runs,
+ * into *all; returns their count, or -1 past the last source (kernels_chooser.c). */
+int dispatch_kernels_target_tables(int i, dispatch_kernel_tables *all);
 
 #endif /* DISPATCH_KERNELS_EXPORT_H_ */

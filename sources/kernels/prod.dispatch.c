@@ -2,7 +2,7 @@
 /*
  * The product of n float32 or float64 elements `stride` bytes apart, in
  * float64: the FOLD_PROD kernels of the reduction kernel table
- * (dispatch/reduce_kernels.h), which the engine runs for prod.
+ * (dispatch/reduce_kernel_table.h), which the engine runs for prod.
  *
  * Note [Product order]
  * ~~~~~~~~~~~~~~~~~~~~

@@ -4,8 +4,9 @@
  *
  * Note [Sum order independent of the vector width]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
- * A leaf of up to DISPATCH_SUM_LEAF elements is read as rows of 256 bytes
- * (64 float32 or 32 float64 "virtual lanes"); lane j accumulates elements
+ * A leaf of up to NAME##_LEAF elements (DISPATCH_KERNELS_SUM below:
+ * DISPATCH_SUM_ROWS rows) is read as rows of 256 bytes (64 float32 or 32
+ * float64 "virtual lanes"); lane j accumulates elements
  * j, j+R, j+2R, ... in order, whatever the hardware width (4 zmm, 8 ymm or
  * 16 xmm registers, or 64 scalars hold the same lanes: four or more
  * independent chains of adds on every x86 target), then the lanes are added

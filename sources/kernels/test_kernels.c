@@ -19,9 +19,9 @@
 #include "dispatch/dtype.h"
 #include "dispatch/kernels.h"
 #include "dispatch/loops.h"
-#include "dispatch/reduce_kernels.h"
+#include "dispatch/reduce_kernel_table.h"
 
-/* The engine's kernel of (KIND, DTYPE) as its type T (dispatch/reduce_kernels.h). */
+/* The engine's kernel of (KIND, DTYPE) as its type T (dispatch/reduce_kernel_table.h). */
 #define RK(KIND, DTYPE, T) ((T)dispatch_reduce_kernel_get(DISPATCH_RK_##KIND, DISPATCH_##DTYPE))
 
 #define N 1037 /* not a multiple of any vector width */

@@ -2,7 +2,7 @@
  * DLPack: the structs of the DLPack ABI (written from the DLPack 1.1
  * specification, https://dmlc.github.io/dlpack/latest/c_api.html) and the
  * runtime's export and import of CPU and CUDA tensors through them. The Python
- * protocol (capsules, __dlpack__, from_dlpack) is in dispatch/_fastpath.c
+ * protocol (capsules, __dlpack__, from_dlpack) is in dispatch/_fastpath_dlpack.c
  * and dispatch/_tensor.py, _interop.py: Note [DLPack] in sources/core/dlpack.c.
  */
 #ifndef DISPATCH_DLPACK_H_

@@ -146,7 +146,7 @@ typedef enum dispatch_dtype_category {
  * signed, how one element is read. All follow from the line's C
  * storage type T and size, through the macros below, so nothing that needs
  * them names a dtype: dtype.c's table (dispatch_dtype_min/_max, which
- * Python's range checks read through cffi), scalar ranges in operators.c,
+ * Python's range checks read through cffi), scalar ranges in operators_shared.c,
  * the identities of max/min in reduce_integer.c, same_value in
  * reduce_indices.c, the integer reduction kernels of int_arith.dispatch.c,
  * the reference loops and casts, integer promotion (the smallest integer

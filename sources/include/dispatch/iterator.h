@@ -21,7 +21,7 @@
  *   - above DISPATCH_ITER_GRAIN elements the work is split across
  *     dispatch_get_num_threads() threads; elementwise results do not depend
  *     on the split.
- * Reductions are the other engine of this folder: dispatch/reduce.h, which
+ * Reductions are the other engine of this folder: dispatch/reduce_engine.h, which
  * includes this header (never the other way round: no include circle).
  *
  * Errors: -1 with dispatch_error_set() (error.h): ValueError for shapes,

@@ -53,9 +53,9 @@ dispatch_loop_fn dispatch_kernels_half_scalar_loop(int which);
 /* Blocked pairwise sum of n elements `stride` bytes apart; the same bits on
  * every target, layout and thread count. See Note [Sum order independent of
  * the vector width] in sources/kernels/sum.dispatch.c for the error bound.
- * The SUM kernels of the reduction kernel table (dispatch/reduce_kernels.h), by
+ * The SUM kernels of the reduction kernel table (dispatch/reduce_kernel_table.h), by
  * name for Python (dispatch.kernels.sum) and the benchmarks; the engine
- * reaches every reduction kernel through the table of reduce_kernels.h. */
+ * reaches every reduction kernel through the table of reduce_kernel_table.h. */
 float dispatch_kernels_sum_f32(const char *p, intptr_t stride, intptr_t n);
 double dispatch_kernels_sum_f64(const char *p, intptr_t stride, intptr_t n);
 

@@ -85,6 +85,8 @@ dispatch_loop_fn dispatch_loop_register(int loop, int dtype, dispatch_loop_fn fn
 /* The portable reference loop of the pair (what dispatch_loop_get returns
  * until someone registers another); NULL when unsupported. */
 dispatch_loop_fn dispatch_loop_reference(int loop, int dtype);
+/* 1 when the pair has a loop (a reference one), else 0. */
+int dispatch_loop_supported(int loop, int dtype);
 
 /* Cast loops: data[0] is dst (dtype `to`), data[1] is src (dtype `from`).
  * Float -> integer of an out-of-range value gives an unspecified value, not UB. */
@@ -92,5 +94,7 @@ dispatch_loop_fn dispatch_cast_loop_get(int from, int to);
 /* Replace the cast loop of (from, to) (NULL: back to the reference); returns
  * the previous one. Thread-safe. */
 dispatch_loop_fn dispatch_cast_loop_register(int from, int to, dispatch_loop_fn fn);
+/* The portable reference cast (the truth every registered cast gives the bits of). */
+dispatch_loop_fn dispatch_cast_loop_reference(int from, int to);
 
 #endif /* DISPATCH_LOOPS_H_ */

@@ -13,7 +13,9 @@
  * subnormal or underflowing result (unless MXCSR's DAZ/FTZ modes are on).
  * A kernel that promises data-independent speed therefore (1) runs with
  * DAZ|FTZ set for its duration (dv_fpmode_enter/leave) where the algorithm
- * allows: exp, whose value at a subnormal x is exp(0) = 1 anyway; and (2)
+ * allows: exp, whose value at a subnormal x is exp(0) = 1 anyway, and
+ * expm1, log1p and tanh, which return x itself below a threshold before
+ * any arithmetic (exp_log.dispatch.c); and (2)
  * builds subnormal *results* with integer operations (dv_ldexp_gradual), so
  * gradual underflow stays exact although FTZ is on. exp takes that path only
  * for a vector with a result below the normal range (a branch that is

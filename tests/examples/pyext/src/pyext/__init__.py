@@ -1,4 +1,4 @@
-"""pyext: a downstream extension of the dispatch toolkit.
+"""pyext: a downstream extension built with the toolkit dispatchgen.
 
 Its CPU report is its own: __cpu_baseline__, __cpu_dispatch__,
 __cpu_features__ and __cpu_targets__ (function -> chosen target), and its

@@ -1,8 +1,8 @@
-/* The reduction kernel table: see dispatch/reduce_kernels.h. */
+/* The reduction kernel table: see dispatch/reduce_kernel_table.h. */
 #include <stdatomic.h>
 
 #include "dispatch/dtype.h"
-#include "dispatch/reduce_kernels.h"
+#include "dispatch/reduce_kernel_table.h"
 
 /* Atomics: a re-detection (dispatch_cpu_redetect_for_tests) re-sets them
  * while another thread may be reducing. */

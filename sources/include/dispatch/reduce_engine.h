@@ -5,20 +5,20 @@
  * not, the thread splits, and the hook where a device's reductions hang.
  * The operators check their arguments and allocate the result; everything
  * after that is here. The reductions and their rules are the rows of
- * dispatch/reductions.h; the SIMD kernels it runs come from the reduction
- * kernel table (dispatch/reduce_kernels.h).
+ * dispatch/reduction_table.h; the SIMD kernels it runs come from the reduction
+ * kernel table (dispatch/reduce_kernel_table.h).
  *
  * Errors: -1 with dispatch_error_set() (error.h), as iterator.h.
  */
-#ifndef DISPATCH_REDUCE_H_
-#define DISPATCH_REDUCE_H_
+#ifndef DISPATCH_REDUCE_ENGINE_H_
+#define DISPATCH_REDUCE_ENGINE_H_
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "dispatch/iterator.h"
-#include "dispatch/reduce_kernels.h"
-#include "dispatch/reductions.h"
+#include "dispatch/reduce_kernel_table.h"
+#include "dispatch/reduction_table.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -44,7 +44,7 @@ int dispatch_iter_reduce_indices(const dispatch_iter_operand *in, uint32_t dim_m
                                  int64_t *indices);
 
 /* The one check of a reduction's arguments (Note [One reduction check] in
- * reduce_plan.c): op, the reduced dims, the result's shape and the count of
+ * reduce_check.c): op, the reduced dims, the result's shape and the count of
  * elements reduced per output. The dims are either *dim_mask (dims NULL) or
  * the list dims[0..ndims) (negative dims wrap; ndims 0 means all dims;
  * written to *dim_mask). Writes *out_ndim, out_shape[DISPATCH_ITER_MAX_DIMS]
@@ -55,13 +55,13 @@ int dispatch_iter_reduce_check(const char *opname, int op, int ndim, const int64
                                int ndims, const int64_t *dims, uint32_t *dim_mask, int keepdim,
                                int *out_ndim, int64_t *out_shape, int64_t *count);
 
-
-
 /* One reduction wherever its tensor lives, the one entry the operators
- * call: on the CPU this engine (dispatch_iter_reduce, then, when indices is
- * not NULL, dispatch_iter_reduce_indices into a dense out); on another
- * device the reduction its module hung on the hook below (out and indices
- * dense, fresh, in that device's memory). 0, or -1 with the error set. */
+ * call after dispatch_iter_reduce_check: dim_mask and out's shape are what
+ * the check answered, and are not checked again. On the CPU this engine
+ * (as dispatch_iter_reduce, then, when indices is not NULL,
+ * dispatch_iter_reduce_indices into a dense out); on another device the
+ * reduction its module hung on the hook below (out and indices dense,
+ * fresh, in that device's memory). 0, or -1 with the error set. */
 int dispatch_iter_reduce_on(int device, int op, const dispatch_iter_operand *in,
                             uint32_t dim_mask, int keepdim, const dispatch_iter_operand *out,
                             int64_t *indices);
@@ -88,4 +88,4 @@ int dispatch_iter_device_reduce(int device, int op, int dtype, const char *in, i
 #ifdef __cplusplus
 }
 #endif
-#endif /* DISPATCH_REDUCE_H_ */
+#endif /* DISPATCH_REDUCE_ENGINE_H_ */

@@ -1,7 +1,7 @@
 /* The rules of the reduction table that are more than a column: see
- * dispatch/reductions.h. */
+ * dispatch/reduction_table.h. */
 #include "dispatch/dtype.h"
-#include "dispatch/reductions.h"
+#include "dispatch/reduction_table.h"
 
 int dispatch_reduce_result_dtype(int op, int dtype)
 {

@@ -1,25 +1,25 @@
-#ifndef DISPATCH_REDUCE_KERNELS_H_
-#define DISPATCH_REDUCE_KERNELS_H_
+#ifndef DISPATCH_REDUCE_KERNEL_TABLE_H_
+#define DISPATCH_REDUCE_KERNEL_TABLE_H_
 
 #include <stdint.h>
 
-#include "dispatch/reductions.h"
+#include "dispatch/reduction_table.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /*
- * The reduction kernel table (sources/core/reduce_kernels.c), beside the
+ * The reduction kernel table (sources/core/reduce_kernel_table.c), beside the
  * loop table of loops.h and kept like it: the SIMD kernels the reduction
- * engine (dispatch/reduce.h) runs, by kind and dtype, filled by the kernels' chooser from the `DISPATCH_KERNELS_REDUCE`
+ * engine (dispatch/reduce_engine.h) runs, by kind and dtype, filled by the kernels' chooser from the `DISPATCH_KERNELS_REDUCE`
  * lines of their exported tables (Note [Exported kernel tables] in
  * sources/kernels/kernels_export.h), as the loop table of loops.h is from
  * their `DISPATCH_KERNELS_LOOP` lines. A kind is a calling shape; each
  * entry is stored as dispatch_reduce_kernel_fn and called as its kind's
  * type below (the float16 kinds read halves and compute in float32: their
  * types are float32's, EXT's is its own). Nothing else names them.
- * Each FOLD row of the reduction table (dispatch/reductions.h) has a kind
+ * Each FOLD row of the reduction table (dispatch/reduction_table.h) has a kind
  * of its own, FOLD_<NAME>: its kernel source registers
  * DISPATCH_KERNELS_REDUCE(FOLD_<NAME>, FLOAT32, ...), and the engine finds it
  * by the reduction's id (DISPATCH_RK_FOLD_OF), with no edit here.
@@ -88,4 +88,4 @@ static inline int dispatch_reduce_cols_scratch(int64_t nrows)
 #ifdef __cplusplus
 }
 #endif
-#endif /* DISPATCH_REDUCE_KERNELS_H_ */
+#endif /* DISPATCH_REDUCE_KERNEL_TABLE_H_ */

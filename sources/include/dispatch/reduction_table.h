@@ -1,14 +1,14 @@
 /*
  * The reduction table: one row per reduction, read by the CPU engine
  * (sources/iterator/reduce_*.c), the operators (sources/dispatcher/
- * operators.c), the kernels' exported tables (a FOLD row's kernels, through
- * dispatch/reduce_kernels.h) and the CUDA module (sources/cuda/cuda_reduce*).
+ * operators_reduce.c), the kernels' exported tables (a FOLD row's kernels, through
+ * dispatch/reduce_kernel_table.h) and the CUDA module (sources/cuda/cuda_reduce*).
  * Nothing else names a reduction by its number: the engines ask the row
  * (dispatch_reduce_family and the helpers below), never `op == 3`.
  * Adding a reduction: docs/contributing.md, "Adding a reduction".
  */
-#ifndef DISPATCH_REDUCTIONS_H_
-#define DISPATCH_REDUCTIONS_H_
+#ifndef DISPATCH_REDUCTION_TABLE_H_
+#define DISPATCH_REDUCTION_TABLE_H_
 
 #include <stdint.h>
 
@@ -32,7 +32,7 @@ extern "C" {
  *                    (max(dim), argmax), broadcast dims read once;
  *              FOLD  one kernel call per output over its elements, in
  *                    float64 (float32 and float64: the row's own kernels,
- *                    kind DISPATCH_RK_FOLD_<NAME> of reduce_kernels.h); the
+ *                    kind DISPATCH_RK_FOLD_<NAME> of reduce_kernel_table.h); the
  *                    other dtypes fold COMBINE_I (integers, bool: wrapping
  *                    int64) or COMBINE_F (0-dim floats) from IDENTITY.
  *   INTEGERS   the result of an integer or bool input: INT64 (widened, as
@@ -176,4 +176,4 @@ int dispatch_reduce_result_dtype(int op, int dtype);
 #ifdef __cplusplus
 }
 #endif
-#endif /* DISPATCH_REDUCTIONS_H_ */
+#endif /* DISPATCH_REDUCTION_TABLE_H_ */

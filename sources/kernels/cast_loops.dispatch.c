@@ -1,0 +1,216 @@
+/*@targets baseline sse42 (avx2 fma3) avx512_skx asimdhp vsx3 vxe rvv */
+/*
+ * Every cast between two dtypes of the list, contiguous, compiled per target
+ * (Note [Generic dispatched loops] in loop_paths.h): integers wrap to the
+ * target's width, floats convert to integers by Note [Float to integer
+ * casts] (cpu_loops_reference.c) in a branch-free form the compiler
+ * vectorizes, narrow floats are widened and narrowed by vector (Note [Narrow
+ * floats by vector] in narrow_vector.h). A broadcast source is cast once and
+ * written n times; a strided operand is packed into chunks for the
+ * contiguous path. Which of the paths below a pair takes is decided by constants of its
+ * two rows (category and size), so each pair compiles to one loop.
+ */
+#include "loop_paths.h"
+#include "narrow_vector.h"
+
+#define CHUNK 512
+
+/* Note [Float to integer casts], branch-free: out of range (and NaN) gives
+ * INT32_MIN / INT64_MIN, as x86's cvtt* do; the bound tests are exact (a
+ * float32 above -2^31 - 1 is at least -2^31). An out-of-range x is masked
+ * to +0.0 by its bits before the conversion: a select of x would let the
+ * compiler convert x first (out of range is undefined in C), and under
+ * qemu-ppc64le a NaN lane of POWER9's vector conversion then spoiled the
+ * other lanes of its vector. */
+static inline float keep_f32_(float x, int fits) {
+    return dk_bits_f32(dk_f32_bits(x) & (0u - (uint32_t)fits));
+}
+static inline double keep_f64_(double x, int fits) {
+    union { uint64_t u; double f; } v = {.u = dk_f64_bits(x) & (0u - (uint64_t)fits)};
+    return v.f;
+}
+static inline int32_t f32_to_i32(float x) {
+    const int fits = (x >= -0x1p31f) & (x < 0x1p31f);
+    const int32_t v = (int32_t)keep_f32_(x, fits);
+    return fits ? v : INT32_MIN;
+}
+static inline int64_t f32_to_i64(float x) {
+    const int fits = (x >= -0x1p63f) & (x < 0x1p63f);
+    const int64_t v = (int64_t)keep_f32_(x, fits);
+    return fits ? v : INT64_MIN;
+}
+static inline int32_t f64_to_i32(double x) {
+    const int fits = (x > -2147483649.0) & (x < 2147483648.0);
+    const int32_t v = (int32_t)keep_f64_(x, fits);
+    return fits ? v : INT32_MIN;
+}
+static inline int64_t f64_to_i64(double x) {
+    const int fits = (x >= -0x1p63) & (x < 0x1p63);
+    const int64_t v = (int64_t)keep_f64_(x, fits);
+    return fits ? v : INT64_MIN;
+}
+
+/* Each row read as float (runs), written from float (runs, narrow floats
+ * only) and from double (runs, narrow floats only: rounded once), by its
+ * category and size: a narrow float is a float of at most 2 bytes. */
+#define RUNS_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) RUNS_##CAT##_##size(sfx, T)
+#define RUNS_PLAIN_(sfx, T)                                                               \
+    static inline void read_##sfx(float *d, const void *s, intptr_t n) {                  \
+        for (intptr_t i = 0; i < n; i++) d[i] = (float)((const T *)s)[i];                 \
+    }                                                                                     \
+    static inline void write_##sfx(void *d, const float *s, intptr_t n) {                 \
+        (void)d, (void)s, (void)n; /* no narrow float: never called */                    \
+    }                                                                                     \
+    static inline void write_f64_##sfx(void *d, const double *s, intptr_t n) {            \
+        (void)d, (void)s, (void)n; /* no narrow float: never called */                    \
+    }
+#define RUNS_BOOL_1 RUNS_PLAIN_
+#define RUNS_INT_1 RUNS_PLAIN_
+#define RUNS_INT_2 RUNS_PLAIN_
+#define RUNS_INT_4 RUNS_PLAIN_
+#define RUNS_INT_8 RUNS_PLAIN_
+#define RUNS_FLOAT_4 RUNS_PLAIN_
+#define RUNS_FLOAT_8 RUNS_PLAIN_
+#define RUNS_NARROW_(sfx, T, size)                                                        \
+    static inline void read_##sfx(float *d, const void *s, intptr_t n) {                  \
+        dk_##sfx##_to_f32_n(d, s, n);                                                     \
+    }                                                                                     \
+    static inline void write_##sfx(void *d, const float *s, intptr_t n) {                 \
+        dk_f32_to_##sfx##_n(d, s, n);                                                     \
+    }                                                                                     \
+    static inline void write_f64_##sfx(void *d, const double *s, intptr_t n) {            \
+        dk_f64_to_##sfx##_n(d, s, n);                                                     \
+    }
+#define RUNS_FLOAT_2(sfx, T) RUNS_NARROW_(sfx, T, 2)
+#define RUNS_FLOAT_1(sfx, T) RUNS_NARROW_(sfx, T, 1)
+DISPATCH_FORALL_DTYPES(RUNS_)
+
+/* The rule of an integer target TT from an integer or float value. */
+#define TO_INT_(DT, Dsize, a, FROM_FLOAT)                                                 \
+    (sizeof(DT) < 4 || (sizeof(DT) == 4 && DISPATCH_INT_IS_SIGNED(DT))                    \
+         ? (DT)(DK_U(Dsize))(uint32_t)(FROM_FLOAT##_i32)(a)                               \
+         : (DT)(DK_U(Dsize))(uint64_t)(FROM_FLOAT##_i64)(a))
+static inline int32_t int_to_i32(int64_t x) { return (int32_t)(uint32_t)(uint64_t)x; }
+static inline int64_t int_to_i64(int64_t x) { return x; }
+
+/* A layout other than contiguous: a broadcast source is cast once (by the
+ * reference) and its bits written n times; a strided operand goes through
+ * packed chunks, cast by the contiguous path `self`. */
+static void cast_other_layout(dispatch_loop_fn self, dispatch_loop_fn reference, intptr_t isz,
+                              intptr_t osz, char **data, const intptr_t *s, intptr_t n)
+{
+    if (s[1] == 0) {
+        char one[8];
+        char *d[2] = {one, data[1]};
+        const intptr_t st[2] = {osz, 0};
+        reference(d, st, 1, NULL);
+        for (intptr_t i = 0; i < n; i++) memcpy(data[0] + i * s[0], one, (size_t)osz);
+        return;
+    }
+    uint64_t in[CHUNK], out[CHUNK]; /* 8 bytes an element at most */
+    const intptr_t st[2] = {osz, isz};
+    for (intptr_t i = 0; i < n; i += CHUNK) {
+        const intptr_t m = n - i < CHUNK ? n - i : CHUNK;
+        char *src = data[1] + i * s[1], *dst = data[0] + i * s[0];
+        char *d[2] = {s[0] == osz ? dst : (char *)out, s[1] == isz ? src : (char *)in};
+        if (s[1] != isz)
+            for (intptr_t j = 0; j < m; j++) memcpy((char *)in + j * isz, src + j * s[1], (size_t)isz);
+        self(d, st, m, NULL);
+        if (s[0] != osz)
+            for (intptr_t j = 0; j < m; j++) memcpy(dst + j * s[0], (char *)out + j * osz, (size_t)osz);
+    }
+}
+
+/* One cast: source row S, target row D (Note at the top). */
+#define CAST_(SNAME, Ssfx, ST, Ssize, SCAT, DNAME, Dsfx, DT, Dsize, DCAT)                  \
+    void DISPATCH_CPU_DISPATCH_CURFX(dk_cast_##Ssfx##_##Dsfx)(char **data, const intptr_t *s, \
+                                                              intptr_t n, void *ctx);     \
+    void DISPATCH_CPU_DISPATCH_CURFX(dk_cast_##Ssfx##_##Dsfx)(char **data, const intptr_t *s, \
+                                                              intptr_t n, void *ctx)      \
+    {                                                                                     \
+        enum {                                                                            \
+            S_FLOAT = DISPATCH_CAT_##SCAT == DISPATCH_CAT_FLOAT,                           \
+            S_NARROW = S_FLOAT && Ssize <= 2,                                             \
+            S_EXACT = S_NARROW || (S_FLOAT && Ssize == 4) || (!S_FLOAT && Ssize <= 2),    \
+            D_FLOAT = DISPATCH_CAT_##DCAT == DISPATCH_CAT_FLOAT,                           \
+            D_NARROW = D_FLOAT && Dsize <= 2,                                             \
+            D_BOOL = DISPATCH_CAT_##DCAT == DISPATCH_CAT_BOOL,                             \
+        };                                                                                \
+        (void)ctx;                                                                        \
+        if (s[0] != Dsize || s[1] != Ssize) {                                             \
+            cast_other_layout(DISPATCH_CPU_DISPATCH_CURFX(dk_cast_##Ssfx##_##Dsfx),         \
+                              dispatch_cast_loop_reference(DISPATCH_##SNAME, DISPATCH_##DNAME), \
+                              Ssize, Dsize, data, s, n);                                  \
+            return;                                                                       \
+        }                                                                                 \
+        float buf[CHUNK];                                                                 \
+        if (D_NARROW && S_EXACT) { /* by float runs: exact, then one rounding */          \
+            for (intptr_t i = 0; i < n; i += CHUNK) {                                     \
+                const intptr_t m = n - i < CHUNK ? n - i : CHUNK;                          \
+                read_##Ssfx(buf, data[1] + i * Ssize, m);                                 \
+                write_##Dsfx(data[0] + i * Dsize, buf, m);                                \
+            }                                                                             \
+        } else if (D_NARROW) { /* int32, int64, float64: from double runs, rounded once */ \
+            const ST *a = (const ST *)data[1];                                            \
+            double dbuf[CHUNK];                                                           \
+            for (intptr_t i = 0; i < n; i += CHUNK) {                                     \
+                const intptr_t m = n - i < CHUNK ? n - i : CHUNK;                          \
+                const double *d = (const double *)(const void *)(a + i);                  \
+                if (!(S_FLOAT && Ssize == 8)) {                                           \
+                    for (intptr_t j = 0; j < m; j++) dbuf[j] = (double)a[i + j];          \
+                    d = dbuf;                                                             \
+                }                                                                         \
+                write_f64_##Dsfx(data[0] + i * Dsize, d, m);                              \
+            }                                                                             \
+        } else if (S_NARROW) { /* widened by float runs, then as a float32 */             \
+            DT *o = (DT *)data[0];                                                        \
+            for (intptr_t i = 0; i < n; i += CHUNK) {                                     \
+                const intptr_t m = n - i < CHUNK ? n - i : CHUNK;                          \
+                read_##Ssfx(buf, data[1] + i * Ssize, m);                                 \
+                for (intptr_t j = 0; j < m; j++)                                          \
+                    o[i + j] = D_BOOL ? (DT)(buf[j] != 0)                                 \
+                               : D_FLOAT ? (DT)buf[j] : TO_INT_(DT, Dsize, buf[j], f32_to); \
+            }                                                                             \
+        } else {                                                                          \
+            DT *o = (DT *)data[0];                                                        \
+            const ST *a = (const ST *)data[1];                                            \
+            for (intptr_t i = 0; i < n; i++)                                              \
+                o[i] = D_BOOL ? (DT)(a[i] != 0)                                           \
+                       : D_FLOAT ? (DT)a[i]                                               \
+                       : !S_FLOAT ? TO_INT_(DT, Dsize, a[i], int_to)                      \
+                       : Ssize == 4 ? TO_INT_(DT, Dsize, a[i], f32_to)                    \
+                                    : TO_INT_(DT, Dsize, a[i], f64_to);                   \
+        }                                                                                 \
+    }
+
+/* Every pair: the list expanded inside its own expansion, which a macro
+ * cannot do directly; each row leaves CASTS_FROM_(...) unexpanded (DEFER_)
+ * and EVAL_ scans the result once more, outside the list. */
+#define EMPTY_()
+#define DEFER_(m) m EMPTY_()
+#define EVAL_(...) __VA_ARGS__
+#define UNPACK_(...) __VA_ARGS__ /* not EVAL_: that one is being expanded */
+#define CAST_TO_(S, NAME, name, sfx, T, size, CAT, kind, fmt, dl) CAST_TO2_(UNPACK_ S, NAME, sfx, T, size, CAT)
+#define CAST_TO2_(...) CAST_TO3_(__VA_ARGS__)
+#define CAST_TO3_(...) CAST_(__VA_ARGS__)
+#define CASTS_FROM_(NAME, sfx, T, size, CAT)                                              \
+    DISPATCH_FORALL_DTYPES_WITH(CAST_TO_, (NAME, sfx, T, size, CAT))
+#define FROM_ROW_(NAME, name, sfx, T, size, CAT, kind, fmt, dl)                           \
+    DEFER_(CASTS_FROM_)(NAME, sfx, T, size, CAT)
+EVAL_(DISPATCH_FORALL_DTYPES(FROM_ROW_))
+
+/* The kernels of this source (Note [Exported kernel tables] in kernels_export.h). */
+#include "kernels_export.h"
+#define ENTRY_TO_(S, NAME, name, sfx, T, size, CAT, kind, fmt, dl) ENTRY2_(UNPACK_ S, NAME, sfx)
+#define ENTRY2_(...) ENTRY3_(__VA_ARGS__)
+#define ENTRY3_(SNAME, Ssfx, DNAME, Dsfx) DISPATCH_KERNELS_CAST(SNAME, DNAME, dk_cast_##Ssfx##_##Dsfx, 0)
+#define ENTRIES_FROM_(NAME, sfx) DISPATCH_FORALL_DTYPES_WITH(ENTRY_TO_, (NAME, sfx))
+#define ENTRY_ROW_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) DEFER_(ENTRIES_FROM_)(NAME, sfx)
+DISPATCH_KERNELS_EXPORT(cast_loops,
+    DISPATCH_KERNELS_CAST(FLOAT64, FLOAT16, dk_cast_f64_f16, 1) /* the one traced entry of this source */
+    EVAL_(DISPATCH_FORALL_DTYPES(ENTRY_ROW_))
+)
+#if DISPATCH_CPU_TARGET_IS_BASELINE
+#include "cast_loops.dispatch.h"
+DISPATCH_KERNELS_CHOOSER(cast_loops)
+#endif

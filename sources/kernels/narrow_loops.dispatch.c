@@ -1,0 +1,143 @@
+/*@targets baseline sse42 (avx2 fma3) avx512_skx asimdhp vsx3 vxe rvv */
+/*
+ * Every loop of every narrow float (float16 and DISPATCH_FORALL_BITS_FLOATS'
+ * rows) for every layout, compiled per target (Note [Generic dispatched
+ * loops] in loop_paths.h). Computing loops go via float, as the reference's
+ * do (Note [Narrow floats] in dtype.h): a chunk of each input widened by
+ * vector (Note [Narrow floats by vector] in narrow_vector.h), the float32
+ * loop registered for this CPU run on the chunk (a broadcast input stays a
+ * scalar operand there), and the results narrowed by vector, once each; a
+ * comparison writes its bool bytes directly. where, fill and copy move bits.
+ * half_arith.dispatch.c's float16 kernels, registered after these, keep
+ * their pairs.
+ *
+ * The float32 loop is the one the table holds at the call: the SIMD kernel
+ * of arith, exp_log, addcmul or float_loops, which give the reference's bits
+ * (exp, log, expm1, log1p and tanh their documented bounds, then one
+ * rounding to the narrow format).
+ */
+#include "loop_paths.h"
+#include "narrow_vector.h"
+
+#define CHUNK 512 /* elements per chunk: 4 float buffers of 2 KiB on the stack */
+
+typedef void (*to_f32_fn)(float *dst, const void *src, intptr_t n);
+typedef void (*from_f32_fn)(void *dst, const float *src, intptr_t n);
+
+/* The loop `loop` of a narrow float of `isz` bytes, through float32. */
+static void via_f32(int loop, int dtype, size_t isz, to_f32_fn to, from_f32_fn from,
+                    char **data, const intptr_t *s, intptr_t n, void *ctx)
+{
+    float buf[4][CHUNK], value;
+    uint64_t packed[CHUNK * 2 / sizeof(uint64_t)]; /* a strided chunk, packed: 2 bytes or less */
+    void *fctx = NULL;
+    if (ctx) {
+        to(&value, ctx, 1);
+        fctx = &value;
+    }
+    const int nin = dispatch_loop_nin(loop);
+    /* A loop that moves bits (copy; where, whose condition is bool; fill,
+     * with no input) is the reference's: the bit moves of this source
+     * replace where's and fill's, and copy's reference is memmove. */
+    int moves = loop == DISPATCH_LOOP_COPY || nin == 0;
+    for (int k = 1; k <= nin; k++)
+        moves |= dispatch_loop_operand_dtype(loop, k, dtype) == DISPATCH_BOOL;
+    if (moves) {
+        dispatch_loop_reference(loop, dtype)(data, s, n, ctx);
+        return;
+    }
+    const int bool_out = dispatch_loop_operand_dtype(loop, 0, dtype) == DISPATCH_BOOL;
+    const dispatch_loop_fn f32 = dispatch_loop_get(loop, DISPATCH_FLOAT32);
+    const intptr_t z = (intptr_t)isz;
+    char *d[4];
+    intptr_t st[4];
+    for (int k = 1; k <= nin; k++) {
+        if (s[k] == 0) to(buf[k], data[k], 1); /* a broadcast input: once */
+        d[k] = (char *)buf[k];
+        st[k] = s[k] == 0 ? 0 : (intptr_t)sizeof(float);
+    }
+    for (intptr_t i = 0; i < n; i += CHUNK) {
+        const intptr_t m = n - i < CHUNK ? n - i : CHUNK;
+        for (int k = 1; k <= nin; k++) {
+            const char *p = data[k] + i * s[k];
+            if (s[k] == 0) continue;
+            if (s[k] != z) {
+                for (intptr_t j = 0; j < m; j++) memcpy((char *)packed + j * z, p + j * s[k], isz);
+                p = (const char *)packed;
+            }
+            to(buf[k], p, m);
+        }
+        d[0] = bool_out ? data[0] + i * s[0] : (char *)buf[0];
+        st[0] = bool_out ? s[0] : (intptr_t)sizeof(float);
+        f32(d, st, m, fctx);
+        if (bool_out) continue;
+        char *o = data[0] + i * s[0];
+        if (s[0] == z) {
+            from(o, buf[0], m);
+        } else {
+            from(packed, buf[0], m);
+            for (intptr_t j = 0; j < m; j++) memcpy(o + j * s[0], (char *)packed + j * z, isz);
+        }
+    }
+}
+
+/* float16's runs, by the signature via_f32 takes. */
+static void f16_to_f32(float *dst, const void *src, intptr_t n) { dk_f16_to_f32_n(dst, src, n); }
+static void f32_to_f16(void *dst, const float *src, intptr_t n) { dk_f32_to_f16_n(dst, src, n); }
+#define BITS_RUNS_(NAME, sfx, T, E, M, NANS)                                              \
+    static void sfx##_to_f32(float *dst, const void *src, intptr_t n) {                   \
+        dk_##sfx##_to_f32_n(dst, (const T *)src, n);                                      \
+    }                                                                                     \
+    static void f32_to_##sfx(void *dst, const float *src, intptr_t n) {                   \
+        dk_f32_to_##sfx##_n((T *)dst, src, n);                                            \
+    }
+DISPATCH_FORALL_BITS_FLOATS(BITS_RUNS_)
+
+/* The via-float loop of every loop of the table (operators.toml's [[loop]]s,
+ * so a new operator's narrow floats get one with no edit here), for float16
+ * and each row of the bits list; where, fill and copy move bits (below). */
+#define VIA_(NAME, sfx, size, LOOP)                                                       \
+    void DISPATCH_CPU_DISPATCH_CURFX(dk_##LOOP##_##sfx)(char **data, const intptr_t *s,   \
+                                                        intptr_t n, void *ctx);           \
+    void DISPATCH_CPU_DISPATCH_CURFX(dk_##LOOP##_##sfx)(char **data, const intptr_t *s,   \
+                                                        intptr_t n, void *ctx)            \
+    {                                                                                     \
+        via_f32(DISPATCH_LOOP_##LOOP, DISPATCH_##NAME, size, sfx##_to_f32, f32_to_##sfx,  \
+                data, s, n, ctx);                                                         \
+    }
+#define BITS_SIZE_(T) BITS_SIZE_##T
+#define BITS_SIZE_uint8_t 1
+#define BITS_SIZE_uint16_t 2
+#define BITS_SIZE_dispatch_bfloat16 2
+#define VIA_BITS_(LOOP, NAME, sfx, T, E, M, NANS) VIA_(NAME, sfx, BITS_SIZE_(T), LOOP)
+#define VIA_LOOP_(LOOP, name, nin, ctx, bools)                                            \
+    VIA_(FLOAT16, f16, 2, LOOP) DISPATCH_FORALL_BITS_FLOATS_WITH(VIA_BITS_, LOOP)
+DISPATCH_FORALL_LOOPS(VIA_LOOP_)
+
+#define MOVES_(NAME, sfx, size)                                                           \
+    DK_WHERE(dk_where_##sfx, NAME, DK_U(size))                                            \
+    DK_FILL(dk_fill_##sfx, NAME, DK_U(size))                                              \
+    DK_COPY(dk_copy_##sfx, NAME, DK_U(size))
+MOVES_(FLOAT16, f16, 2)
+#define MOVES_BITS_(NAME, sfx, T, E, M, NANS) MOVES_(NAME, sfx, BITS_SIZE_(T))
+DISPATCH_FORALL_BITS_FLOATS(MOVES_BITS_)
+
+/* The kernels of this source (Note [Exported kernel tables] in kernels_export.h):
+ * the via-float loops, then the bit moves, which replace where's, fill's and copy's. */
+#include "kernels_export.h"
+#define ENTRY_BITS_(LOOP, NAME, sfx, T, E, M, NANS) DK_ENTRY(LOOP, NAME, dk_##LOOP##_##sfx)
+#define ENTRY_LOOP_(LOOP, name, nin, ctx, bools)                                          \
+    DK_ENTRY(LOOP, FLOAT16, dk_##LOOP##_f16) DISPATCH_FORALL_BITS_FLOATS_WITH(ENTRY_BITS_, LOOP)
+#define MOVE_ENTRIES_(NAME, sfx, T, E, M, NANS)                                           \
+    DK_ENTRY(WHERE, NAME, dk_where_##sfx) DK_ENTRY(FILL, NAME, dk_fill_##sfx)             \
+    DK_ENTRY(COPY, NAME, dk_copy_##sfx)
+DISPATCH_KERNELS_EXPORT(narrow_loops,
+    DISPATCH_KERNELS_LOOP(EXP, FLOAT16, dk_EXP_f16) /* the one traced entry of this source */
+    DISPATCH_FORALL_LOOPS(ENTRY_LOOP_)
+    MOVE_ENTRIES_(FLOAT16, f16, dispatch_half, 5, 10, IEEE)
+    DISPATCH_FORALL_BITS_FLOATS(MOVE_ENTRIES_)
+)
+#if DISPATCH_CPU_TARGET_IS_BASELINE
+#include "narrow_loops.dispatch.h"
+DISPATCH_KERNELS_CHOOSER(narrow_loops)
+#endif

@@ -1,0 +1,211 @@
+/*
+ * Narrow floats widened and narrowed by vector, for the dispatched loops and
+ * casts (narrow_loops.dispatch.c, cast_loops.dispatch.c): a run of n values
+ * at a time, never a library call per element.
+ *
+ * Note [Narrow floats by vector]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * Each conversion gives the bits of narrow_float.h's (the reference's), which
+ * round once to nearest even:
+ *   - float16: F16C's vcvtph2ps/vcvtps2ph (x86 targets from AVX2, which
+ *     implies F16C; 16 lanes with AVX512F), aarch64's fcvtl/fcvtn, else the
+ *     branch-free bit forms below, which the compiler vectorizes (selects,
+ *     no branches): widening rebiases the exponent (a subnormal is its
+ *     integer mantissa times 2^-24, exact in float); narrowing rounds by an
+ *     integer addition (normal) or by adding 0.5f, whose ulp is float16's
+ *     subnormal ulp 2^-24, so the float addition rounds to nearest even;
+ *   - bfloat16: shifts and one integer addition (narrow_float.h's form);
+ *   - from a double: rounded to float by rounding to odd (the last bit set
+ *     when inexact), then to the narrow format: one correct rounding, since
+ *     float keeps at least 2 bits more than float16 or bfloat16 (the
+ *     argument of dispatch_bfloat16_from_double_inline). A NaN is made from
+ *     the double's own bits, as the reference does;
+ *   - any other narrow format (a row added to DISPATCH_FORALL_BITS_FLOATS):
+ *     narrow_float.h's format functions, one element at a time, inline.
+ * A NaN may differ from the reference's only in its quiet bit (F16C and
+ * fcvtl quiet a signalling NaN that the bit form keeps): still a NaN of the
+ * same sign and payload.
+ */
+#ifndef DISPATCH_KERNELS_NARROW_VECTOR_H_
+#define DISPATCH_KERNELS_NARROW_VECTOR_H_
+
+#include <stdint.h>
+#include <string.h>
+
+#include "dispatch/dtype.h"
+#include "dispatch/narrow_float.h"
+
+#if defined(__F16C__) || defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+#if defined(__aarch64__) && defined(__ARM_NEON)
+#include <arm_neon.h>
+#define DK_NEON_F16 1
+#endif
+
+/* Bits <-> values through a union: memcpy here kept gcc 12 from
+ * vectorizing the loops that use them ("no vectype"). */
+static inline float dk_bits_f32(uint32_t b) { union { uint32_t u; float f; } v = {.u = b}; return v.f; }
+static inline uint32_t dk_f32_bits(float f) { union { float f; uint32_t u; } v = {.f = f}; return v.u; }
+static inline uint64_t dk_f64_bits(double f) { union { double f; uint64_t u; } v = {.f = f}; return v.u; }
+
+/* All ones where a >= b (signed: SSE2 and SSE4.2 compare signed lanes
+ * only), and a select by such a mask: gcc 12 keeps a loop of `?:` on
+ * unsigned compares scalar there ("control flow in loop"). */
+static inline uint32_t dk_ge_(int32_t a, int32_t b) { return 0u - (uint32_t)(a >= b); }
+static inline uint32_t dk_sel_(uint32_t m, uint32_t a, uint32_t b) { return (a & m) | (b & ~m); }
+
+/* float16 -> float, exact. */
+static inline float dk_h2f(uint16_t h) {
+    const uint32_t sign = (uint32_t)(h & 0x8000u) << 16, em = h & 0x7fffu;
+    const uint32_t normal = (em << 13) + 0x38000000u;   /* exponent + (127 - 15) */
+    const uint32_t special = (em << 13) | 0x7f800000u;  /* inf, NaN with its payload */
+    const uint32_t sub = dk_f32_bits((float)(int32_t)em * 0x1p-24f);
+    uint32_t r = dk_sel_(dk_ge_((int32_t)em, 0x0400), normal, sub);
+    r = dk_sel_(dk_ge_((int32_t)em, 0x7c00), special, r);
+    return dk_bits_f32(sign | r);
+}
+
+/* float -> float16, to nearest even; overflow gives inf. */
+static inline uint16_t dk_f2h(float f) {
+    const uint32_t x = dk_f32_bits(f), a = x & 0x7fffffffu, sign = (x >> 16) & 0x8000u;
+    const uint32_t nan = 0x7e00u | ((a >> 13) & 0x1ffu);
+    const uint32_t normal = (a + 0x0fffu + ((a >> 13) & 1u) - 0x38000000u) >> 13;
+    /* (float): no excess precision (Note [Excess precision] in cpu_loops_reference.c) */
+    const uint32_t sub = dk_f32_bits((float)(dk_bits_f32(a) + 0.5f)) - 0x3f000000u;
+    uint32_t r = dk_sel_(dk_ge_((int32_t)a, 0x38800000), normal, sub); /* >= 2^-14: normal */
+    r = dk_sel_(dk_ge_((int32_t)a, 0x477ff000), 0x7c00u, r);           /* >= 65520: inf */
+    r = dk_sel_(dk_ge_((int32_t)a, 0x7f800001), nan, r);
+    return (uint16_t)(sign | r);
+}
+
+static inline float dk_bf2f(uint16_t b) { return dk_bits_f32((uint32_t)b << 16); }
+
+static inline uint16_t dk_f2bf(float f) {
+    const uint32_t x = dk_f32_bits(f);
+    const uint32_t r = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
+    return (uint16_t)dk_sel_(dk_ge_((int32_t)(x & 0x7fffffffu), 0x7f800001), (x >> 16) | 0x0040u, r);
+}
+
+/* A double rounded to float to odd (x not a NaN). Masks, not selects: with
+ * selects gcc 12 saw control flow and left the loops scalar. */
+static inline float dk_d2f_odd(double x) {
+    const float f = (float)x;
+    const double back = (double)f;
+    const uint32_t b = dk_f32_bits(f);
+    const uint32_t down = __builtin_fabs(back) > __builtin_fabs(x);
+    const uint32_t inexact = back != x;
+    return dk_bits_f32((b - (down & inexact)) | inexact);
+}
+
+/* x's NaN (already narrowed) where x is a NaN, else the rounded value. */
+static inline uint16_t dk_nan_or_(double x, uint16_t nan, uint16_t value) {
+    const uint16_t m = (uint16_t)(0u - (uint32_t)(x != x));
+    return (uint16_t)((nan & m) | (value & (uint16_t)~m));
+}
+
+static inline uint16_t dk_d2h(double x) {
+    const uint64_t d = dk_f64_bits(x);
+    const uint16_t nan = (uint16_t)(((d >> 48) & 0x8000u) | 0x7e00u | ((d >> 42) & 0x1ffu));
+    return dk_nan_or_(x, nan, dk_f2h(dk_d2f_odd(x)));
+}
+
+static inline uint16_t dk_d2bf(double x) {
+    const uint64_t d = dk_f64_bits(x);
+    const uint16_t nan = (uint16_t)(((d >> 48) & 0x8000u) | 0x7fc0u | ((d >> 45) & 0x3fu));
+    return dk_nan_or_(x, nan, dk_f2bf(dk_d2f_odd(x)));
+}
+
+/* Runs of n: float16. */
+static inline void dk_f16_to_f32_n(float *dst, const uint16_t *src, intptr_t n) {
+    intptr_t i = 0;
+#if defined(__AVX512F__)
+    for (; i + 16 <= n; i += 16)
+        _mm512_storeu_ps(dst + i, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(src + i))));
+#endif
+#if defined(__F16C__)
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(src + i))));
+#elif defined(DK_NEON_F16)
+    for (; i + 4 <= n; i += 4)
+        vst1q_f32(dst + i, vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(src + i))));
+#endif
+    for (; i < n; i++) dst[i] = dk_h2f(src[i]);
+}
+
+static inline void dk_f32_to_f16_n(uint16_t *dst, const float *src, intptr_t n) {
+    intptr_t i = 0;
+#if defined(__AVX512F__)
+    for (; i + 16 <= n; i += 16)
+        _mm256_storeu_si256((__m256i *)(dst + i),
+                            _mm512_cvtps_ph(_mm512_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+#endif
+#if defined(__F16C__)
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128((__m128i *)(dst + i),
+                         _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+#elif defined(DK_NEON_F16)
+    for (; i + 4 <= n; i += 4)
+        vst1_u16(dst + i, vreinterpret_u16_f16(vcvt_f16_f32(vld1q_f32(src + i))));
+#endif
+    for (; i < n; i++) dst[i] = dk_f2h(src[i]);
+}
+
+/* Runs of n: float64 -> float16. With AVX512F, 8 lanes: rounding to odd
+ * is truncation (vcvtpd2ps toward zero) with the last bit set where it was
+ * inexact, then vcvtps2ph to nearest even; a NaN lane is made again from
+ * its double's bits, as dk_d2h does. */
+static inline void dk_f64_to_f16_n(uint16_t *dst, const double *src, intptr_t n) {
+    intptr_t i = 0;
+#if defined(__AVX512F__)
+    const __m256i one = _mm256_set1_epi32(1);
+    for (; i + 8 <= n; i += 8) {
+        const __m512d x = _mm512_loadu_pd(src + i);
+        const __m256 t = _mm512_cvt_roundpd_ps(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+        const __mmask8 inexact = _mm512_cmp_pd_mask(_mm512_cvtps_pd(t), x, _CMP_NEQ_UQ);
+        const __m256i odd = _mm256_mask_or_epi32(_mm256_castps_si256(t), inexact,
+                                                 _mm256_castps_si256(t), one);
+        _mm_storeu_si128((__m128i *)(dst + i),
+                         _mm256_cvtps_ph(_mm256_castsi256_ps(odd),
+                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+        __mmask8 nan = _mm512_cmp_pd_mask(x, x, _CMP_UNORD_Q);
+        for (int j = 0; nan; j++, nan >>= 1)
+            if (nan & 1) dst[i + j] = dk_d2h(src[i + j]);
+    }
+#endif
+    for (; i < n; i++) dst[i] = dk_d2h(src[i]);
+}
+
+/* Runs of n: any narrow float of the bits list, by its format (E, M, NANS). */
+#define DK_IS_BF16_(E, M, NANS) ((E) == 8 && (M) == 7 && DISPATCH_NARROW_##NANS == DISPATCH_NARROW_IEEE)
+#define DK_BITS_RUNS_(NAME, sfx, T, E, M, NANS)                                           \
+    static inline void dk_##sfx##_to_f32_n(float *dst, const T *src, intptr_t n) {        \
+        if (DK_IS_BF16_(E, M, NANS)) {                                                    \
+            for (intptr_t i = 0; i < n; i++) dst[i] = dk_bf2f((uint16_t)src[i]);          \
+        } else {                                                                          \
+            for (intptr_t i = 0; i < n; i++)                                              \
+                dst[i] = dispatch_narrow_to_float(src[i], E, M, DISPATCH_NARROW_##NANS);  \
+        }                                                                                 \
+    }                                                                                     \
+    static inline void dk_f32_to_##sfx##_n(T *dst, const float *src, intptr_t n) {        \
+        if (DK_IS_BF16_(E, M, NANS)) {                                                    \
+            for (intptr_t i = 0; i < n; i++) dst[i] = (T)dk_f2bf(src[i]);                 \
+        } else {                                                                          \
+            for (intptr_t i = 0; i < n; i++)                                              \
+                dst[i] = (T)dispatch_narrow_from_float(src[i], E, M, DISPATCH_NARROW_##NANS); \
+        }                                                                                 \
+    }                                                                                     \
+    static inline T dk_f64_to_##sfx(double x) {                                           \
+        return DK_IS_BF16_(E, M, NANS)                                                    \
+                   ? (T)dk_d2bf(x)                                                        \
+                   : (T)dispatch_narrow_from_double(x, E, M, DISPATCH_NARROW_##NANS);     \
+    }                                                                                     \
+    static inline void dk_f64_to_##sfx##_n(T *dst, const double *src, intptr_t n) {       \
+        for (intptr_t i = 0; i < n; i++) dst[i] = dk_f64_to_##sfx(src[i]);                \
+    }
+DISPATCH_FORALL_BITS_FLOATS(DK_BITS_RUNS_)
+
+/* float16 by the same name as the bits list's (f16 is its sfx). */
+static inline uint16_t dk_f64_to_f16(double x) { return dk_d2h(x); }
+
+#endif /* DISPATCH_KERNELS_NARROW_VECTOR_H_ */

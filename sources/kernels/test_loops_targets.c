@@ -1,0 +1,234 @@
+/*
+ * Every compiled target of every loop kernel source, against the reference
+ * loops and casts: each (loop, dtype) entry and each cast of each target
+ * table this CPU runs (not only the chosen one: dispatch_kernels_target_tables),
+ * on contiguous, broadcast-operand, strided and in-place layouts, lengths
+ * around every vector width and chunk, random bits and special values.
+ * Results must be the reference's bits; a float result may be any NaN where
+ * the reference's is a NaN (a signalling NaN's quiet bit, or which NaN
+ * operand's payload wins, is not part of the contract); the exp family
+ * (exp, log, expm1, log1p, tanh) of a narrow float within 1 ulp of its
+ * format (the float32 kernel's documented bound, rounded once more). The
+ * exp family of float32 and float64 itself is test_kernels.c's, with its
+ * bounds against the C library.
+ *
+ * It runs natively (every x86 target this CPU has) and, cross-compiled,
+ * under qemu for aarch64, ppc64le, s390x and riscv64 (tests/test_cross_matrix.py
+ * runs every meson test of the C runtime there).
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dispatch/dtype.h"
+#include "dispatch/kernels.h"
+#include "dispatch/loops.h"
+#include "kernels_export.h"
+
+#define MAXN 1537 /* past three 512-element chunks, not a multiple of any vector */
+static const int lengths[] = {0, 1, 2, 3, 7, 8, 15, 16, 17, 31, 33, 63, 65, 255, 511, 512, 513, 1029, MAXN};
+enum { NLENGTHS = sizeof lengths / sizeof lengths[0] };
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+static uint64_t next(void) {
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return rng;
+}
+
+static long failures, compared;
+
+/* Values as doubles, cast to each dtype by the reference: the edges of every
+ * format and of Note [Float to integer casts]. */
+static const double specials[] = {
+    0.0, -0.0, 1.0, -1.0, 0.5, -1.5, 2.5, 3.0, 127.0, 128.0, -129.0, 255.5, 256.0, 300.7,
+    32767.0, 32768.0, -32769.0, 65504.0, 65519.99, 65520.0, 65536.0, 2147483647.0,
+    2147483648.0, -2147483648.0, -2147483649.0, 0x1p63, -0x1p63, 0x1p64, 1e10, -1e19,
+    0x1p-14, 0x1p-24, 0x1p-25, 0x1.8p-25, 0x1p-126, 0x1p-149, 1e-310, 3.4028235677973366e38,
+    3.4028235677973366e38 * 1.0000001, 1e300, INFINITY, -INFINITY, NAN, -NAN,
+};
+enum { NSPECIALS = sizeof specials / sizeof specials[0] };
+
+/* n values of dtype at p: specials, random bits, copies of `other` (equal
+ * operands for the comparisons) and ordinary numbers. */
+static void fill(int dtype, char *p, int n, const char *other) {
+    size_t isz = dispatch_dtype_itemsize(dtype);
+    dispatch_loop_fn from_f64 = dispatch_cast_loop_reference(DISPATCH_FLOAT64, dtype);
+    for (int i = 0; i < n; i++) {
+        char *dst = p + (size_t)i * isz;
+        uint64_t r = next();
+        double x;
+        switch (r % 5) {
+        case 0: x = specials[(r >> 8) % NSPECIALS]; break;
+        case 1: x = (double)((int64_t)(r >> 20) % 1000) * 0.25; break;
+        case 2:
+            if (other) { memcpy(dst, other + (size_t)i * isz, isz); continue; }
+            /* fall through */
+        default:
+            r = next();
+            memcpy(dst, &r, isz); /* any bits */
+            if (dtype == DISPATCH_BOOL) *dst &= 1;
+            continue;
+        }
+        char *d[2] = {dst, (char *)&x};
+        intptr_t st[2] = {0, 0};
+        from_f64(d, st, 1, NULL);
+    }
+}
+
+static int is_float(int dtype) { return dispatch_dtype_category_of(dtype) == DISPATCH_CAT_FLOAT; }
+
+static uint64_t bits_at(const char *p, size_t isz) {
+    uint8_t b8; uint16_t b16; uint32_t b32; uint64_t b64;
+    switch (isz) {
+    case 1: memcpy(&b8, p, 1); return b8;
+    case 2: memcpy(&b16, p, 2); return b16;
+    case 4: memcpy(&b32, p, 4); return b32;
+    default: memcpy(&b64, p, 8); return b64;
+    }
+}
+
+static double value_at(int dtype, const char *p) {
+    size_t isz = dispatch_dtype_itemsize(dtype);
+    if (dtype == DISPATCH_FLOAT32) { float f; memcpy(&f, p, 4); return f; }
+    if (dtype == DISPATCH_FLOAT64) { double f; memcpy(&f, p, 8); return f; }
+    return dispatch_narrow_bits_to_double(dtype, (uint32_t)bits_at(p, isz));
+}
+
+/* Whether got agrees with want (Note at the top); ulps > 0 for a narrow
+ * float's exp family. */
+static int agree(int dtype, const char *got, const char *want, int ulps) {
+    size_t isz = dispatch_dtype_itemsize(dtype);
+    if (memcmp(got, want, isz) == 0) return 1;
+    if (!is_float(dtype)) return 0;
+    double g = value_at(dtype, got), w = value_at(dtype, want);
+    if (isnan(g) && isnan(w)) return 1;
+    if (!ulps || isnan(g) || isnan(w) || signbit(g) != signbit(w)) return 0;
+    uint64_t mag = ~(uint64_t)0 >> (65 - 8 * isz); /* all bits but the sign */
+    int64_t a = (int64_t)(bits_at(got, isz) & mag), b = (int64_t)(bits_at(want, isz) & mag);
+    return llabs(a - b) <= ulps;
+}
+
+static int exp_family(int loop) {
+    return loop == DISPATCH_LOOP_EXP || loop == DISPATCH_LOOP_LOG || loop == DISPATCH_LOOP_EXPM1 ||
+           loop == DISPATCH_LOOP_LOG1P || loop == DISPATCH_LOOP_TANH;
+}
+
+/* Runs fn and ref on the same operands, laid out as `layout` says, for every
+ * length; out_dt and in_dt[k] are the operands' dtypes. */
+enum { CONTIG, BROADCAST1, BROADCAST2, BROADCAST3, BROADCAST23, STRIDED, IN_PLACE, NLAYOUTS };
+static const char *layout_names[] = {"contiguous", "input 1 broadcast", "input 2 broadcast",
+                                     "input 3 broadcast", "inputs 2 and 3 broadcast",
+                                     "strided by 2", "in place"};
+
+static void compare(const char *what, dispatch_loop_fn fn, dispatch_loop_fn ref, int nin,
+                    int out_dt, const int *in_dt, void *ctx, int ulps) {
+    size_t osz = dispatch_dtype_itemsize(out_dt);
+    char *in[3], *got = malloc(2 * MAXN * 8), *want = malloc(2 * MAXN * 8);
+    char *inplace_got = malloc(2 * MAXN * 8), *inplace_want = malloc(2 * MAXN * 8);
+    for (int k = 0; k < nin; k++) {
+        in[k] = malloc(2 * MAXN * 8);
+        /* input 2 shares values with input 1 where they have one dtype */
+        fill(in_dt[k], in[k], 2 * MAXN, k == 1 && in_dt[1] == in_dt[0] ? in[0] : NULL);
+    }
+    for (int layout = 0; layout < NLAYOUTS; layout++) {
+        if (layout >= BROADCAST1 && layout <= BROADCAST3 && layout - BROADCAST1 >= nin) continue;
+        if (layout == BROADCAST23 && nin < 3) continue;
+        if (layout == IN_PLACE && (nin == 0 || in_dt[0] != out_dt)) continue;
+        for (int li = 0; li < NLENGTHS; li++) {
+            int n = lengths[li];
+            int step = layout == STRIDED ? 2 : 1;
+            intptr_t st[4] = {(intptr_t)(osz * step)};
+            char *dg[4] = {got}, *dw[4] = {want};
+            for (int k = 0; k < nin; k++) {
+                int bc = layout == BROADCAST1 + k || (layout == BROADCAST23 && k >= 1);
+                st[1 + k] = bc ? 0 : (intptr_t)(dispatch_dtype_itemsize(in_dt[k]) * step);
+                dg[1 + k] = dw[1 + k] = in[k];
+            }
+            if (layout == IN_PLACE) {
+                memcpy(inplace_got, in[0], n * osz);
+                memcpy(inplace_want, in[0], n * osz);
+                dg[0] = dg[1] = inplace_got;
+                dw[0] = dw[1] = inplace_want;
+            } else {
+                memset(got, 0xA5, 2 * MAXN * osz);
+                memset(want, 0xA5, 2 * MAXN * osz);
+            }
+            fn(dg, st, n, ctx);
+            ref(dw, st, n, ctx);
+            compared++;
+            for (int i = 0; i < n * step; i++) {
+                const char *g = dg[0] + (size_t)i * osz, *w = dw[0] + (size_t)i * osz;
+                if (agree(out_dt, g, w, i % step ? 0 : ulps)) continue;
+                if (failures++ < 40)
+                    fprintf(stderr, "FAIL %s, %s, n=%d, element %d: got 0x%llx, reference 0x%llx\n",
+                            what, layout_names[layout], n, i, (unsigned long long)bits_at(g, osz),
+                            (unsigned long long)bits_at(w, osz));
+                break;
+            }
+        }
+    }
+    for (int k = 0; k < nin; k++) free(in[k]);
+    free(got), free(want), free(inplace_got), free(inplace_want);
+}
+
+static void check_loop(const char *where, const dispatch_kernel_export *e) {
+    int loop = e->loop, dtype = e->dtype, nin = dispatch_loop_nin(loop);
+    if (exp_family(loop) && !dispatch_dtype_is_narrow_float(dtype)) return; /* test_kernels.c */
+    int in_dt[3];
+    for (int k = 0; k < nin; k++) in_dt[k] = dispatch_loop_operand_dtype(loop, 1 + k, dtype);
+    int out_dt = dispatch_loop_operand_dtype(loop, 0, dtype);
+    dispatch_loop_fn ref = dispatch_loop_reference(loop, dtype);
+    if (ref == NULL) return; /* the chooser leaves such a pair empty */
+    int ulps = exp_family(loop) ? 1 : 0;
+    char what[160], ctxbuf[3][8];
+    /* ctx: none and a scale of 1 where optional; two other values */
+    int kind = dispatch_loop_ctx_kind(loop);
+    for (int c = 0; c < 3; c++) fill(dtype, ctxbuf[c], 1, NULL);
+    double one = 1.0, three = 3.0;
+    char *d[2] = {ctxbuf[0], (char *)&one};
+    intptr_t st[2] = {0, 0};
+    dispatch_cast_loop_reference(DISPATCH_FLOAT64, dtype)(d, st, 1, NULL);
+    d[0] = ctxbuf[1], d[1] = (char *)&three;
+    dispatch_cast_loop_reference(DISPATCH_FLOAT64, dtype)(d, st, 1, NULL);
+    for (int c = -1; c < 3; c++) {
+        if (c == -1 && kind == DISPATCH_LOOP_CTX_REQUIRED) continue;
+        if (c >= 0 && kind == DISPATCH_LOOP_CTX_NONE) break;
+        snprintf(what, sizeof what, "%s: %s %s (ctx %d)", where, dispatch_loop_name(loop),
+                 dispatch_dtype_name(dtype), c);
+        compare(what, (dispatch_loop_fn)e->fn, ref, nin, out_dt, in_dt, c < 0 ? NULL : ctxbuf[c],
+                ulps);
+    }
+}
+
+static void check_cast(const char *where, const dispatch_kernel_export *e) {
+    char what[160];
+    snprintf(what, sizeof what, "%s: cast %s -> %s", where, dispatch_dtype_name(e->dtype),
+             dispatch_dtype_name(e->named));
+    int in_dt[1] = {e->dtype};
+    compare(what, (dispatch_loop_fn)e->fn, dispatch_cast_loop_reference(e->dtype, e->named), 1,
+            e->named, in_dt, NULL, 0);
+}
+
+int main(void) {
+    long loops = 0, casts = 0, tables = 0;
+    dispatch_kernel_tables all;
+    for (int s = 0; dispatch_kernels_target_tables(s, &all) >= 0; s++) {
+        for (int t = 0; t < all.count; t++, tables++) {
+            char where[96];
+            snprintf(where, sizeof where, "%s [%s]", dispatch_kernels_source_name(s), all.target[t]);
+            for (const dispatch_kernel_export *e = all.table[t]; e->fn != NULL; e++) {
+                if (e->loop >= 0) check_loop(where, e), loops++;
+                else if (e->loop == DISPATCH_KERNELS_CAST_ENTRY) check_cast(where, e), casts++;
+            }
+        }
+    }
+    printf("test_loops_targets: %ld target tables, %ld loop and %ld cast entries, %ld runs compared, "
+           "%ld failures\n", tables, loops, casts, compared, failures);
+    if (tables == 0 || casts == 0) {
+        fprintf(stderr, "no target table or no cast was found: nothing was tested\n");
+        return 1;
+    }
+    return failures != 0;
+}

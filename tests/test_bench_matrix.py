@@ -1,0 +1,125 @@
+"""tools/bench/bench_matrix.py as a user runs it, on a tiny size: with NumPy
+only (torch is not installed in CI; --peers keeps it out where it is) and
+with neither. Checks what it writes, not how fast anything is: every
+operator of the table has rows, the summary's numbers are the rows' own,
+named rows keep their reason, and the heat map is well-formed SVG with one
+cell per measured (operator, dtype)."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+import dispatch
+from dispatch import _dtypes
+
+BENCH = Path(__file__).resolve().parents[1] / "tools" / "bench" / "bench_matrix.py"
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def _run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(BENCH), "--sizes", "4K", "--threads", "1",
+                           "--rounds", "1", "--turn-ms", "0.05", "--out", "m", *args],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False)
+
+
+def _cell(r: dict) -> tuple:
+    return (f"to {r['to']}" if r["op"] == "cast" else r["op"], r["dtype"])
+
+
+def _svg_cells(path: Path) -> tuple[list, list]:
+    root = ET.parse(path).getroot()  # raises on malformed XML
+    assert root.tag == SVG + "svg"
+    groups = list(root.iter(SVG + "g"))
+    measured = [(g.get("data-op"), g.get("data-dtype")) for g in groups if g.get("class") == "cell"]
+    named = [(g.get("data-op"), g.get("data-dtype")) for g in groups if g.get("class") == "none"]
+    return measured, named
+
+
+@pytest.fixture(scope="module")
+def numpy_run(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("numpy_only")
+    p = _run(tmp, "--peers", "numpy")
+    assert p.returncode == 0, p.stderr
+    return tmp, p
+
+
+def test_every_operator_and_dtype_of_the_table_has_rows(numpy_run):
+    tmp, p = numpy_run
+    rows = json.loads((tmp / "m-rows.json").read_text())["rows"]
+    assert {r["op"] for r in rows} == set(dispatch.ops.OPERATORS)
+    dtypes = set(_dtypes.__all__) - {"dtype"}  # a new dtype shows up by itself
+    assert dtypes >= {"bool", "uint8", "int8", "int16", "int32", "int64", "float16",
+                      "bfloat16", "float32", "float64"}
+    assert {r["dtype"] for r in rows} == dtypes
+    casts = {(r["dtype"], r["to"]) for r in rows if r["op"] == "cast"}
+    assert len(casts) == len(dtypes) * (len(dtypes) - 1)  # every ordered pair of two dtypes
+    assert {r["layout"] for r in rows if r["op"] == "add"} == {
+        "contig", "strided", "bcast_col", "bcast_row", "scalar"}
+    assert {r["layout"] for r in rows if r["op"] == "sum"} == {"all", "dim0", "dim1"}
+    # NumPy has no bfloat16: those rows are named with the reason, not dropped
+    bf = [r for r in rows if r["dtype"] == "bfloat16" and r["op"] == "add"]
+    assert bf and all(r["numpy_note"] == "LookupError: NumPy has no bfloat16" for r in bf)
+    assert all("ours_s" in r for r in bf)
+    assert "compared with: numpy" in p.stdout
+
+
+def test_the_summary_is_computed_from_the_rows(numpy_run):
+    tmp, _ = numpy_run
+    rows = json.loads((tmp / "m-rows.json").read_text())["rows"]
+    summary = json.loads((tmp / "m-summary.json").read_text())
+    (group,) = summary["groups"]
+    assert set(group["vs"]) == {"numpy"}
+    s = group["vs"]["numpy"]
+    ratios = [r["ours/numpy"] for r in rows if "ours/numpy" in r]
+    assert all(math.isclose(r["ours/numpy"], r["ours_s"] / r["numpy_s"]) for r in rows
+               if "ours/numpy" in r)
+    assert s["rows"] == len(ratios) > 1000
+    assert s["le1"] == sum(x <= 1.0 for x in ratios)
+    assert math.isclose(s["geomean"], math.exp(sum(map(math.log, ratios)) / len(ratios)))
+    assert s["worst"] == max(ratios)
+    assert [v for _, v in s["worst_rows"]] == sorted(ratios, reverse=True)[:20]
+    casts = [r["ours/numpy"] for r in rows if r["op"] == "cast" and "ours/numpy" in r]
+    assert s["categories"]["casts (.to)"]["rows"] == len(casts)
+    assert s["categories"]["casts (.to)"]["le1"] == sum(x <= 1.0 for x in casts)
+    text = (tmp / "m-summary.txt").read_text()
+    assert f"ours/numpy: {len(ratios)} rows timed on both sides, {s['le1']} <= 1.0" in text
+    # every row one side did not run is listed under its library and reason
+    named = sum(len(v) for v in group["named"].values())
+    assert named == sum(f"{lib}_note" in r for r in rows for lib in ("ours", "torch", "numpy"))
+
+
+def test_the_heat_map_has_one_cell_per_measured_operator_and_dtype(numpy_run):
+    tmp, _ = numpy_run
+    rows = json.loads((tmp / "m-rows.json").read_text())["rows"]
+    measured, named = _svg_cells(tmp / "m-1t-4K.svg")
+    want = {_cell(r) for r in rows if "ours/numpy" in r}
+    assert len(measured) == len(set(measured)) == len(want)
+    assert set(measured) == want
+    assert ("add", "bfloat16") in named  # no ratio (NumPy has none): grey, with its reason
+    assert not set(named) & want
+
+
+def test_without_torch_or_numpy_it_times_ours_alone(tmp_path):
+    p = _run(tmp_path, "--peers", "none", "--ops", "add", "sum", "cast")
+    assert p.returncode == 0, p.stderr
+    assert "compared with: nothing (neither torch nor NumPy): our times alone" in p.stdout
+    rows = json.loads((tmp_path / "m-rows.json").read_text())["rows"]
+    assert {r["op"] for r in rows} == {"add", "sum", "cast"}
+    assert not any("ours/" in k for r in rows for k in r)
+    measured, _ = _svg_cells(tmp_path / "m-1t-4K.svg")
+    assert set(measured) == {_cell(r) for r in rows if "ours_s" in r}
+    assert len(measured) == len(set(measured))
+
+
+def test_an_unknown_operator_is_one_line_and_a_nonzero_exit(tmp_path):
+    p = _run(tmp_path, "--peers", "none", "--ops", "nosuch")
+    assert p.returncode == 2
+    assert "no operator named nosuch" in p.stderr
+    assert "Traceback" not in p.stderr + p.stdout

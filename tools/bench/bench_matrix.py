@@ -1,0 +1,238 @@
+"""The whole matrix beside torch and NumPy: every operator of dispatch.ops x
+every dtype x layout, the reductions, where, every cast pair (issue 44).
+
+    python tools/bench/bench_matrix.py --quick                  # 256K, 1 and 2 threads, minutes
+    python tools/bench/bench_matrix.py                          # 4K to 16M: about an hour
+    python tools/bench/bench_matrix.py --quick --threads 1 --out docs/perf/matrix
+
+The rows come from the operator table (matrix_cases.py says how), so a new
+operator or dtype shows up by itself. Each row is timed in one process, the
+libraries taking turns (ours, torch, NumPy, ours, ...), each turn enough
+calls to last --turn-ms, the best turn of --rounds kept, at each thread count
+of --threads (``dispatch.set_num_threads`` and ``torch.set_num_threads``;
+NumPy has one thread). Calls are out of place, as a user writes them: each
+allocates its result. At 2 threads each turn starts with a pause as long as
+the previous library's workers spin after a call (torch's OpenMP workers
+about 10 ms, ours 1 ms: a spinning worker takes the core the next turn
+needs) and one untimed call.
+
+torch and NumPy are optional: without torch the ratios are ours/NumPy only,
+without either the times are ours alone (the summary and the picture say
+which). A row a library cannot run (torch's bool ``sub``, NumPy's bfloat16,
+an operator we refuse for a dtype) is kept and named with the library's own
+error, never dropped.
+
+Writes, next to --out PREFIX: PREFIX-rows.csv and .json (every row, times
+in seconds and the ratios), PREFIX-summary.txt and .json (per thread count
+and size: rows, rows <= 1.0, geometric mean, the worst 20 rows, the same per
+category) and PREFIX-<T>t-<size>.svg (a heat map of ours/torch per operator
+x dtype, ours/NumPy without torch); prints each row as it is measured, then
+the summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # NumPy's idle BLAS threads spin
+
+import matrix_cases as cases
+import matrix_report as report
+
+# How long each library's idle workers spin after a call (the pause before
+# the next library's turn at more than one thread).
+SPIN_AFTER_S = {"ours": 0.002, "torch": 0.012, "numpy": 0.0}
+
+
+def best_of_turns(fns: dict, rounds: int, turn_s: float, settle: bool) -> dict:
+    """Best seconds per call of each callable, timed in alternating turns."""
+    reps = {}
+    for name, fn in fns.items():
+        fn()
+        t0 = time.perf_counter()
+        fn()
+        reps[name] = max(1, int(turn_s / max(time.perf_counter() - t0, 1e-7)))
+    best = {name: float("inf") for name in fns}
+    prev = None
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            if settle:
+                time.sleep(SPIN_AFTER_S.get(prev, 0.0))
+                fn()  # wakes this library's own workers
+            n = reps[name]
+            t0 = time.perf_counter()
+            for _ in range(n):
+                fn()
+            best[name] = min(best[name], (time.perf_counter() - t0) / n)
+            prev = name
+    return best
+
+
+def _why(e: BaseException) -> str:
+    """One line of a library's refusal, for the row's note."""
+    text = str(e).strip().splitlines()
+    line = text[0] if text else ""
+    return f"{type(e).__name__}: {line}"[:160]
+
+
+def out_dtype(r: Any) -> str:
+    """The result's dtype name (the first of a tuple), or '-'."""
+    if isinstance(r, tuple):
+        r = r[0] if r else None
+    dt = getattr(r, "dtype", None)
+    return str(dt).split(".")[-1] if dt is not None else "-"
+
+
+def measure_row(row: dict, libs: list, vals: cases.Values, args: argparse.Namespace,
+                threads: int) -> dict:
+    fns: dict[str, Callable[[], Any]] = {}
+    for lib in libs:
+        try:
+            ts, scalar = cases.make_inputs(lib, vals, row)
+            fn = lib.call(row, ts, scalar)
+            row[f"{lib.name}_out"] = out_dtype(fn())
+            fns[lib.name] = fn
+        except Exception as e:  # noqa: BLE001 - a library that cannot run the row: named
+            row[f"{lib.name}_note"] = _why(e)
+    if fns:
+        for name, s in best_of_turns(fns, args.rounds, args.turn_ms / 1e3, threads > 1).items():
+            row[f"{name}_s"] = s
+    for peer in ("torch", "numpy"):
+        if "ours_s" in row and f"{peer}_s" in row:
+            row[f"ours/{peer}"] = row["ours_s"] / row[f"{peer}_s"]
+    return row
+
+
+def load_libraries(peers: list) -> tuple:
+    import dispatch
+
+    np = torch = None
+    if "numpy" in peers:
+        try:
+            import numpy as np
+            np.seterr(all="ignore")  # integer division by a 0, float16 overflow: timed as is
+        except ImportError:
+            print("bench_matrix: NumPy not installed: no NumPy column", file=sys.stderr)
+    if "torch" in peers:
+        try:
+            import torch
+        except ImportError:
+            print("bench_matrix: torch not installed: no torch column "
+                  "(pip install torch==2.13.0 for it)", file=sys.stderr)
+    libs: list = [cases.Ours(dispatch, np)]
+    if torch is not None:
+        libs.append(cases.Torch(torch, np))
+    if np is not None:
+        libs.append(cases.NumPy(np))
+    return dispatch, np, torch, libs
+
+
+def machine() -> dict:
+    info = {"python": platform.python_version(), "machine": platform.machine(),
+            "cpus": os.cpu_count()}
+    try:
+        with open("/proc/cpuinfo") as f:
+            text = f.read()
+        for line in text.splitlines():
+            if line.startswith("model name"):
+                info["cpu"] = line.split(":", 1)[1].strip()
+            if line.startswith("flags"):
+                flags = set(line.split(":", 1)[1].split())
+                info["avx"] = " ".join(sorted(f for f in flags if f.startswith(("avx", "f16c",
+                                                                                 "fma"))))
+                break
+    except OSError:
+        pass
+    try:
+        info["load_before"] = os.getloadavg()[0]
+    except OSError:
+        pass
+    return info
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true",
+                    help="one size (256K), 3 rounds of 2 ms turns: a few minutes on 2 cores")
+    ap.add_argument("--sizes", nargs="+", choices=list(cases.SIZES),
+                    help="matrix sizes (default: 4K 64K 1M 16M; --quick: 256K)")
+    ap.add_argument("--threads", nargs="+", type=int, default=[1, 2], help="(1 2)")
+    ap.add_argument("--rounds", type=int, help="turns per library, the best kept (5; --quick 3)")
+    ap.add_argument("--turn-ms", type=float, help="length of a turn (10 ms; --quick 2 ms)")
+    ap.add_argument("--peers", nargs="+", default=["torch", "numpy"],
+                    choices=["torch", "numpy", "none"], help="libraries beside ours")
+    ap.add_argument("--ops", nargs="+", help="only these operators (default: the whole table)")
+    ap.add_argument("--out", default="matrix", metavar="PREFIX", help="output files' prefix")
+    args = ap.parse_args(argv)
+    args.sizes = args.sizes or (["256K"] if args.quick else ["4K", "64K", "1M", "16M"])
+    args.rounds = args.rounds or (3 if args.quick else 5)
+    args.turn_ms = args.turn_ms or (2.0 if args.quick else 10.0)
+    if any(t < 1 or t > 256 for t in args.threads):
+        ap.error(f"--threads: expected 1 to 256, got {args.threads}")
+    if args.rounds < 1 or args.turn_ms <= 0:
+        ap.error("--rounds and --turn-ms must be positive")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(argv)
+    dispatch, np, torch, libs = load_libraries(args.peers)
+    forms = cases.operator_forms(dispatch)
+    if args.ops:
+        unknown = sorted(set(args.ops) - set(forms))
+        if unknown:
+            print(f"bench_matrix: no operator named {', '.join(unknown)} in dispatch.ops "
+                  f"(it has {', '.join(forms)})", file=sys.stderr)
+            return 2
+        forms = {k: v for k, v in forms.items() if k in args.ops}
+    dtypes = cases.dtype_names(dispatch)
+    template = cases.rows_of(forms, dtypes)
+    head = os.path.dirname(args.out)
+    if head:
+        os.makedirs(head, exist_ok=True)
+    meta = {"machine": machine(), "peers": [lib.name for lib in libs[1:]],
+            "torch": getattr(torch, "__version__", None), "numpy": getattr(np, "__version__", None),
+            "dispatch_target": dispatch.probe_target(), "sizes": args.sizes,
+            "threads": args.threads, "rounds": args.rounds, "turn_ms": args.turn_ms,
+            "command": " ".join(["python", "tools/bench/bench_matrix.py", *(argv or sys.argv[1:])])}
+    print(f"bench_matrix: {len(template)} rows a size and thread count; comparing ours with "
+          f"{' and '.join(meta['peers']) or 'nothing (ours alone)'}", flush=True)
+    print(report.row_header(), flush=True)
+    rows = []
+    t0 = time.time()
+    for size in args.sizes:
+        vals = cases.Values(np, cases.SIZES[size])
+        for threads in args.threads:
+            dispatch.set_num_threads(threads)
+            if torch is not None:
+                torch.set_num_threads(threads)
+            for tmpl in template:
+                row = dict(tmpl, size=size, n=cases.SIZES[size], threads=threads)
+                if row["form"] == "none":
+                    row["ours_note"] = "no form: the bench does not know how to call this schema"
+                else:
+                    measure_row(row, libs, vals, args, threads)
+                rows.append(row)
+                print(report.row_line(row), flush=True)
+    try:
+        meta["machine"]["load_after"] = os.getloadavg()[0]
+    except OSError:
+        pass
+    meta["seconds"] = round(time.time() - t0)
+    summary = report.summarize(rows, meta)
+    text = report.summary_text(summary)
+    report.write_all(args.out, rows, summary, text)
+    print()
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
