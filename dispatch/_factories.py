@@ -24,7 +24,7 @@ from ._core import ffi, lib
 from ._devices import _device_num
 from ._dtypes import _DTYPES, _as_dtype, _overflow, bool, dtype, float32, float64, int64
 from ._interop import _tensor_from_numpy_data
-from ._tensor import Tensor, _int64s, _sizes, _wrap
+from ._tensor import Tensor, _cptr, _int64s, _sizes, _wrap
 
 __all__ = ["tensor", "empty", "zeros", "ones", "full", "arange"]
 
@@ -151,16 +151,16 @@ _ARRAY_CODES = {"?": "b", "q": "q", "d": "d"}  # carrier formats -> array.array 
 def _filled(d: dtype, shape: tuple, values: list) -> Tensor:
     """A new cpu tensor of dtype d holding values (C order), packed as d's format."""
     t = empty(*shape, dtype=d)
-    if len(values) != t._p.numel:  # never past the tensor's end: Note [Sequences that lie]
+    if len(values) != _cptr(t).numel:  # never past the tensor's end: Note [Sequences that lie]
         raise ValueError(f"{len(values)} values for a tensor of shape {tuple(shape)} "
-                         f"({t._p.numel} elements)")
+                         f"({_cptr(t).numel} elements)")
     if values:
         code = _ARRAY_CODES.get(d.format)
         if code is not None and array.array(code).itemsize == d.itemsize:
             buf = array.array(code, values)  # (converts in C: no argument tuple)
         else:
             buf = struct.pack(f"={len(values)}{d.format}", *values)
-        ffi.memmove(t._p.data, buf, len(values) * d.itemsize)
+        ffi.memmove(_cptr(t).data, buf, len(values) * d.itemsize)
     return t
 
 

@@ -86,8 +86,16 @@ static PyObject *method_vectorcall(PyObject *self, PyObject *const *args, size_t
         packet = PyObject_GetAttr(m->module, m->name);
         if (!packet) return NULL;
     }
+    /* dispatch.ops.<name> bound to a method (ops.sum = Tensor.sum) calls this
+     * descriptor again with no Python frame between: the limit a Python
+     * function would meet, a RecursionError rather than a stack overflow. */
+    if (Py_EnterRecursiveCall(" while calling an operator method")) {
+        Py_DECREF(packet);
+        return NULL;
+    }
     PyObject *r = nargs ? PyObject_Vectorcall(packet, args, nargsf, kwnames)
                         : method_call_self_keyword(packet, args, kwnames, k);
+    Py_LeaveRecursiveCall();
     Py_DECREF(packet);
     return r;
 }

@@ -22,7 +22,7 @@ from ._core import ffi, lib
 from ._devices import _DEVICE_NAMES, _DL_CPU, _DL_CUDA, _cuda_allocator, _device_num
 from ._dtypes import _DTYPES, _as_dtype, _by_numpy, _overflow, dtype, float64, int64
 from ._errors import _raise
-from ._tensor import Tensor, _copy_on_device, _new_empty, _wrap
+from ._tensor import Tensor, _copy_on_device, _cptr, _new_empty, _wrap
 from ._values import _is_ndarray, _numpy
 
 __all__ = ["from_numpy", "from_dlpack"]
@@ -219,7 +219,7 @@ def _from_capsule(capsule: Any, want: int | None, copy: builtins.bool | None,
         if reason and lib.dispatch_allocator_get(1) == ffi.NULL:
             raise RuntimeError(f"{e}: {reason}") from None
         raise
-    if want is not None and want != t._p.device:
+    if want is not None and want != _cptr(t).device:
         if copy is False:
             raise BufferError(f"from_dlpack: the capsule is on {t.device} and device="
                               f"{_DEVICE_NAMES[want]!r} needs a copy, but copy=False")
@@ -280,7 +280,7 @@ def _tensor_from_numpy_data(data: Any, dtype: Any, device: Any) -> Tensor:
         raise TypeError(f"can't make a tensor from data of type {arr.dtype}")
     d = _as_dtype(arr.dtype if dtype is None else dtype)
     t = _new_empty(arr.shape, d, _device_num(device))
-    if t._p.device == 0 and t._p.numel:
+    if _cptr(t).device == 0 and _cptr(t).numel:
         with np.errstate(over="ignore"):  # floats beyond the dtype: inf, as torch
             np.copyto(t.numpy(), arr, casting="unsafe")
     return t

@@ -30,6 +30,13 @@ from ._dtypes import _DTYPES, _as_dtype, _no_numpy_message, bool, dtype, float32
 from ._errors import _raise
 from ._values import _is_int, _numpy
 
+# The runtime pointer is read from TensorBase's own C slot through its
+# descriptor, never by attribute lookup: a subclass that defines `_p`
+# (property, class or instance attribute, __getattr__) must not choose
+# the memory C reads (issue 45).
+_P = _fastpath.TensorBase.__dict__["_p"]
+_cptr = _P.__get__
+
 __all__ = ["Tensor", "live_storages", "live_tensors"]
 
 if lib.dispatch_init() < 0:
@@ -63,7 +70,7 @@ def _wrap(p: Any) -> Tensor:
     if p == ffi.NULL:
         _raise()
     t = _new_tensor(Tensor)
-    t._p = p
+    _P.__set__(t, p)
     return t
 
 
@@ -127,79 +134,79 @@ class Tensor(_fastpath.TensorBase):
     # Metadata --------------------------------------------------------------------------
     @property
     def shape(self) -> tuple:
-        p = self._p
+        p = _cptr(self)
         return tuple(p.sizes[0:p.ndim])
 
     def size(self, dim: int | None = None) -> Any:
         return self.shape if dim is None else self.shape[dim]
 
     def stride(self, dim: int | None = None) -> Any:
-        p = self._p
+        p = _cptr(self)
         st = tuple(p.strides[0:p.ndim])
         return st if dim is None else st[dim]
 
     @property
     def ndim(self) -> int:
-        return int(self._p.ndim)
+        return int(_cptr(self).ndim)
 
     def dim(self) -> int:
-        return int(self._p.ndim)
+        return int(_cptr(self).ndim)
 
     def numel(self) -> int:
-        return int(self._p.numel)
+        return int(_cptr(self).numel)
 
     def storage_offset(self) -> int:
-        return int(self._p.offset)
+        return int(_cptr(self).offset)
 
     @property
     def dtype(self) -> dtype:
-        return _DTYPES[self._p.dtype]
+        return _DTYPES[_cptr(self).dtype]
 
     @property
     def device(self) -> str:
-        return _DEVICE_NAMES[self._p.device]
+        return _DEVICE_NAMES[_cptr(self).device]
 
     def is_contiguous(self) -> builtins.bool:
-        return builtins.bool(self._p.is_contiguous)
+        return builtins.bool(_cptr(self).is_contiguous)
 
     def data_ptr(self) -> int:
-        return int(ffi.cast("uintptr_t", self._p.data))
+        return int(ffi.cast("uintptr_t", _cptr(self).data))
 
     def _storage_ptr(self) -> int:
         """Identity of the storage (views of one tensor share it)."""
-        return int(ffi.cast("uintptr_t", self._p.storage))
+        return int(ffi.cast("uintptr_t", _cptr(self).storage))
 
     def __len__(self) -> int:
-        if self._p.ndim == 0:
+        if _cptr(self).ndim == 0:
             raise TypeError("len() of a 0-d tensor")
-        return int(self._p.sizes[0])
+        return int(_cptr(self).sizes[0])
 
     # Views ------------------------------------------------------------------------------
     def view(self, *shape: int) -> Tensor:
         shape = _sizes(shape)
-        return _wrap(lib.dispatch_tensor_view(self._p, len(shape), _int64s(shape)))
+        return _wrap(lib.dispatch_tensor_view(_cptr(self), len(shape), _int64s(shape)))
 
     def reshape(self, *shape: int) -> Tensor:
         shape = _sizes(shape)
-        return _wrap(lib.dispatch_tensor_reshape(self._p, len(shape), _int64s(shape)))
+        return _wrap(lib.dispatch_tensor_reshape(_cptr(self), len(shape), _int64s(shape)))
 
     def transpose(self, dim0: int, dim1: int) -> Tensor:
-        return _wrap(lib.dispatch_tensor_transpose(self._p, dim0, dim1))
+        return _wrap(lib.dispatch_tensor_transpose(_cptr(self), dim0, dim1))
 
     def permute(self, *dims: int) -> Tensor:
         dims = _sizes(dims)
-        return _wrap(lib.dispatch_tensor_permute(self._p, len(dims), dims))
+        return _wrap(lib.dispatch_tensor_permute(_cptr(self), len(dims), dims))
 
     @property
     def T(self) -> Tensor:  # noqa: N802
-        return _wrap(lib.dispatch_tensor_t(self._p))
+        return _wrap(lib.dispatch_tensor_t(_cptr(self)))
 
     def unsqueeze(self, dim: int) -> Tensor:
-        return _wrap(lib.dispatch_tensor_unsqueeze(self._p, dim))
+        return _wrap(lib.dispatch_tensor_unsqueeze(_cptr(self), dim))
 
     def expand(self, *sizes: int) -> Tensor:
         sizes = _sizes(sizes)
-        return _wrap(lib.dispatch_tensor_expand(self._p, len(sizes), _int64s(sizes)))
+        return _wrap(lib.dispatch_tensor_expand(_cptr(self), len(sizes), _int64s(sizes)))
 
     def broadcast_to(self, shape: Sequence[int]) -> Tensor:
         return self.expand(*shape)
@@ -208,13 +215,13 @@ class Tensor(_fastpath.TensorBase):
                    storage_offset: int | None = None) -> Tensor:
         if len(size) != len(stride):
             raise ValueError(f"as_strided: {len(size)} sizes but {len(stride)} strides")
-        off = self._p.offset if storage_offset is None else storage_offset
+        off = _cptr(self).offset if storage_offset is None else storage_offset
         _int64s((off,), "storage offset")
-        return _wrap(lib.dispatch_tensor_as_strided(self._p, len(size), _int64s(size),
+        return _wrap(lib.dispatch_tensor_as_strided(_cptr(self), len(size), _int64s(size),
                                                     _int64s(stride, "strides"), off))
 
     def __getitem__(self, index: Any) -> Tensor:
-        return _wrap(_index(self._p, index))
+        return _wrap(_index(_cptr(self), index))
 
     def __setitem__(self, index: Any, value: Any) -> None:
         target = self[index]
@@ -225,28 +232,28 @@ class Tensor(_fastpath.TensorBase):
 
     # Copies ------------------------------------------------------------------------------
     def contiguous(self) -> Tensor:
-        if self._p.device == 1 and not self.is_contiguous():
+        if _cptr(self).device == 1 and not self.is_contiguous():
             return _copy_on_device(self)  # C's contiguous walks host memory
-        return _wrap(lib.dispatch_tensor_contiguous(self._p))
+        return _wrap(lib.dispatch_tensor_contiguous(_cptr(self)))
 
     def clone(self) -> Tensor:
-        if self._p.device == 1:
+        if _cptr(self).device == 1:
             return _copy_on_device(self)  # C's clone walks host memory
-        return _wrap(lib.dispatch_tensor_clone(self._p))
+        return _wrap(lib.dispatch_tensor_clone(_cptr(self)))
 
     def to(self, dtype: Any) -> Tensor:
         """A tensor of another dtype, or on another device ("cuda", "cpu"); self when
         it already is."""
         if isinstance(dtype, str) and dtype.split(":")[0] in _DEVICES:
             return self._to_device(dtype)
-        if self._p.device == 1 and _as_dtype(dtype) != self.dtype:
+        if _cptr(self).device == 1 and _as_dtype(dtype) != self.dtype:
             return _copy_on_device(self, _as_dtype(dtype))  # a cast by the CUDA copy_ kernel
-        return _wrap(lib.dispatch_tensor_to_dtype(self._p, _as_dtype(dtype).num))
+        return _wrap(lib.dispatch_tensor_to_dtype(_cptr(self), _as_dtype(dtype).num))
 
     # NumPy and Python values -------------------------------------------------------------
     @property
     def __array_interface__(self) -> dict:
-        p = self._p
+        p = _cptr(self)
         if p.device == 1:  # torch's words (its __array__ and numpy() say so)
             raise TypeError("can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() "
                             "to copy the tensor to host memory first.")
@@ -274,11 +281,11 @@ class Tensor(_fastpath.TensorBase):
 
         TypeError for a bfloat16 tensor (NumPy has no bfloat16): call .to(float32) first;
         for a cuda tensor, as torch's: .cpu() first (this would not copy)."""
-        if self._p.device == 1:
+        if _cptr(self).device == 1:
             raise TypeError("can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() "
                             "to copy the tensor to host memory first.")
-        if not _DTYPES[self._p.dtype].typestr:
-            raise TypeError(_no_numpy_message(_DTYPES[self._p.dtype]))
+        if not _DTYPES[_cptr(self).dtype].typestr:
+            raise TypeError(_no_numpy_message(_DTYPES[_cptr(self).dtype]))
         return _numpy().asarray(self)
 
     # DLPack (Note [DLPack] in sources/core/dlpack.c) -------------------------------------
@@ -299,7 +306,7 @@ class Tensor(_fastpath.TensorBase):
         ``copy=True`` exports a copy (flagged as one), ``copy=False`` never
         copies, None only to change device.
         """
-        p = self._p
+        p = _cptr(self)
         here = self.__dlpack_device__()  # BufferError for a meta tensor
         target = here
         if dl_device is not None:
@@ -331,10 +338,10 @@ class Tensor(_fastpath.TensorBase):
         keep = self
         if to_host:
             keep = self.cpu()  # synchronous: ready for any host consumer
-            p = keep._p
+            p = _cptr(keep)
         elif copy:
             keep = _copy_on_device(self)  # alive until the capsule holds its storage
-            p = keep._p
+            p = _cptr(keep)
         elif not versioned and lib.dispatch_storage_is_readonly(p.storage):
             raise BufferError("cannot export a read-only tensor as a legacy (unversioned) DLPack "
                               "capsule, which cannot flag it read-only: ask for max_version=(1, 0)")
@@ -351,9 +358,9 @@ class Tensor(_fastpath.TensorBase):
     def __dlpack_device__(self) -> tuple:
         """(device type, device id) as DLPack numbers them: (1, 0) for the CPU,
         (2, 0) for CUDA (this runtime uses CUDA device 0)."""
-        if self._p.device == 1:
+        if _cptr(self).device == 1:
             return (_DL_CUDA, 0)
-        if self._p.device != _CPU:
+        if _cptr(self).device != _CPU:
             raise BufferError(f"a {self.device} tensor has no DLPack device (only cpu and cuda "
                               "tensors)")
         return (_DL_CPU, 0)
@@ -361,13 +368,13 @@ class Tensor(_fastpath.TensorBase):
     def tolist(self) -> Any:
         """The values as (nested lists of) Python bool, int or float; a cuda
         tensor's are copied to the host first (after its queued work, as torch's)."""
-        t = self if self._p.device == _CPU else self.cpu()  # meta: "Cannot copy out ..."
+        t = self if _cptr(self).device == _CPU else self.cpu()  # meta: "Cannot copy out ..."
         return _nest(_flat_values(t), t.shape)
 
     def item(self) -> Any:
         """The one value as a Python bool, int or float (a cuda tensor's is
         copied to the host first, as torch's)."""
-        p = self._p
+        p = _cptr(self)
         if p.numel != 1:
             raise ValueError(f"a Tensor with {p.numel} elements cannot be converted to Scalar")
         if p.device == _DEVICES["meta"]:
@@ -397,9 +404,9 @@ class Tensor(_fastpath.TensorBase):
         # torch's order: values, device (a cuda tensor's as 'cuda:0'), size
         # (meta, which has no values), dtype
         suffix = "" if self.dtype in (float32, int64, bool) else f", dtype={self.dtype!r}"
-        if self._p.device == _DEVICES["meta"]:
+        if _cptr(self).device == _DEVICES["meta"]:
             return f"tensor(..., device='meta', size={self.shape}{suffix})"
-        if self._p.device != _CPU:
+        if _cptr(self).device != _CPU:
             suffix = f", device='{self.device}:0'{suffix}"  # this runtime's CUDA device is 0
         # a cuda tensor's values come to the host through tolist()/item()
         d = self.dtype  # a float struct lacks (bfloat16) prints its float32 values, as torch
@@ -420,17 +427,17 @@ class Tensor(_fastpath.TensorBase):
 
     @property
     def is_cuda(self) -> builtins.bool:
-        return self._p.device == 1
+        return _cptr(self).device == 1
 
     def _to_device(self, device: Any) -> Tensor:
         n = _device_num(device)
-        if n == self._p.device:
+        if n == _cptr(self).device:
             return self
         # The meta device holds shapes only, as torch's: a tensor goes there
         # as a new one of its shape and dtype; nothing comes back from it.
         if n == _META:
             return _new_empty(self.shape, self.dtype, _META)
-        if self._p.device == _META:
+        if _cptr(self).device == _META:
             raise NotImplementedError("Cannot copy out of meta tensor; no data! (the meta "
                                       "device holds shapes only)")
         return _devices.backend("cuda").copy_to_device(self, n)  # Note [Device registry]
@@ -536,7 +543,7 @@ def _new_empty(shape: Sequence[int], d: dtype, device_num: int) -> Tensor:
 def _copy_on_device(t: Tensor, dtype: Any = None) -> Tensor:
     """A copy of t on its own device, of dtype `dtype` (default t's), for a cuda
     tensor through the dispatcher's CUDA copy_ kernel: C's clone walks host memory."""
-    if t._p.device != 1:
+    if _cptr(t).device != 1:
         return t.clone() if dtype is None else t.to(dtype)
     out = _new_empty(t.shape, t.dtype if dtype is None else _as_dtype(dtype), 1)
     try:
@@ -548,7 +555,7 @@ def _copy_on_device(t: Tensor, dtype: Any = None) -> Tensor:
     # else the module's COPY loop directly (one launch, stream-ordered), not
     # copy_'s Python kernel and a ctypes cudaMemcpy: clone of 2^20 float32
     # took 22 us on an H100 against torch's 9 (issue 26)
-    elif out.numel() and lib.dispatch_kernels_copy_(out._p, t._p) < 0:
+    elif out.numel() and lib.dispatch_kernels_copy_(_cptr(out), _cptr(t)) < 0:
         _raise()
     return out
 
@@ -557,13 +564,13 @@ def _copy_on_device(t: Tensor, dtype: Any = None) -> Tensor:
 
 def _flat_values(t: Tensor) -> list:
     """t's values in C order as Python bool / int / float (a cpu tensor)."""
-    p = t._p
+    p = _cptr(t)
     n = int(p.numel)
     if n == 0:
         return []
     if not p.is_contiguous:
         t = t.contiguous()
-        p = t._p
+        p = _cptr(t)
     d = _DTYPES[p.dtype]
     if not d.format:  # no struct format (bfloat16, a narrow float): its float32 values, exact
         return _flat_values(t.to(float32))

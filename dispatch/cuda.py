@@ -22,7 +22,7 @@ from ._core import ffi, lib as core
 from ._devices import _DEVICE_NAMES
 from ._errors import _raise
 from ._factories import empty
-from ._tensor import Tensor
+from ._tensor import Tensor, _cptr
 
 __all__ = ["is_available", "unavailable_reason", "device_count", "get_device_name",
            "get_device_capability", "synchronize", "memory_stats", "empty_cache", "archs",
@@ -409,11 +409,11 @@ def _upload_into(dst, host) -> None:
 def copy_to_device(t, device: int):
     """t on device 0 (cpu) or 1 (cuda): a new tensor, the same shape, dtype and values."""
     _lib()
-    if device == 1 and t._p.device == 0:
+    if device == 1 and _cptr(t).device == 0:
         out = empty(*t.shape, dtype=t.dtype, device="cuda")
         _upload_into(out, t.contiguous())
         return out
-    if device == 0 and t._p.device == 1:
+    if device == 0 and _cptr(t).device == 1:
         return _download(t)
     raise RuntimeError(f"cannot copy a {t.device} tensor to {_DEVICE_NAMES[device]}")
 

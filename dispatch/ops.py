@@ -28,7 +28,7 @@ from ._fastpath import OperatorMethod as _OperatorMethod, resolve as _resolve
 from ._ops_generated import OPERATORS
 from ._errors import _raise
 from ._interop import _tensor_from_numpy_data
-from ._tensor import Tensor, _wrap
+from ._tensor import Tensor, _cptr, _wrap
 from ._values import _is_bool, _is_int, _is_ndarray, _is_number, _loaded_numpy
 
 __all__ = ["OpOverload", "OpOverloadPacket"]
@@ -85,8 +85,8 @@ def ivalue_to_python(iv: Any, owned: builtins.bool) -> Any:
 def python_to_ivalue(iv: Any, v: Any) -> None:
     """Store a kernel's Python return value into a ret slot (tensors: a new reference)."""
     if isinstance(v, Tensor):
-        lib.dispatch_tensor_incref(v._p)
-        iv.tag, iv.v.t = _IV_TENSOR, v._p
+        lib.dispatch_tensor_incref(_cptr(v))
+        iv.tag, iv.v.t = _IV_TENSOR, _cptr(v)
     elif v is None:
         iv.tag = _IV_NONE
     elif _is_number(v):

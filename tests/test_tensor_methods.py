@@ -125,3 +125,19 @@ print("ok")
     r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
                        text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr + r.stdout
+
+
+# Issue 49: dispatch.ops.<op> bound to a method made the C descriptor call
+# itself with no limit (a segfault); it meets Python's recursion limit now.
+@pytest.mark.parametrize("binding", [
+    "d.ops.sum = d.Tensor.sum",
+    "d.ops.sum = d.Tensor.mean; d.ops.mean = d.Tensor.sum",  # each other's methods
+])
+@pytest.mark.parametrize("call", ["d.ones((3,)).sum()", "d.Tensor.sum(self=d.ones((3,)))"])
+def test_an_operator_bound_to_a_method_is_a_recursion_error(binding, call):
+    code = f"import dispatch as d; {binding}; {call}"
+    r = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 1, (r.returncode, r.stderr[-500:])
+    assert r.stderr.rstrip().splitlines()[-1].startswith("RecursionError: maximum recursion"), \
+        r.stderr[-500:]

@@ -15,6 +15,7 @@ from typing import List, Optional
 from . import generate, meson_plan, paths, variants
 from .build_config import BuildConfig
 from .errors import DispatchError, printable, write_stdout
+from .fsutil import check_regular_or_absent
 from .steps import (DEFAULT_BASELINE, DEFAULT_DISPATCH, add_build_options,  # noqa: F401
                     config_from_args, dispatch_objects, report_dict, report_text,
                     resolve_file, runtime_library, write_config)
@@ -198,6 +199,7 @@ def _trace(argv: List[str]) -> None:
     subcommand and its argument count): how tests count generator processes."""
     path = os.environ.get("DISPATCHGEN_TRACE")
     if path:
+        check_regular_or_absent(Path(path), "$DISPATCHGEN_TRACE")  # a FIFO would block
         try:
             with open(path, "a", encoding="utf-8") as fh:
                 fh.write(f"{argv[0] if argv else ''}\t{len(argv)}\n")
@@ -229,7 +231,11 @@ def _attach_raw_values(argv: List[str]) -> List[str]:
 
 def main(argv: Optional[List[str]] = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    _trace(argv)
+    try:
+        _trace(argv)
+    except DispatchError as exc:
+        _error(str(exc))
+        return 2
     args = build_parser().parse_args(_attach_raw_values(argv))
     try:
         write_stdout(args.func(args))

@@ -41,7 +41,13 @@ only, Python >= 3.9); this copy runs, whatever else is installed.
 """
 
 import sys
-from pathlib import Path
+
+if sys.version_info < (3, 9):  # before any import this Python cannot parse: one line
+    sys.stderr.write("dispatchgen: error: needs Python >= 3.9 (%s is %d.%d)\\n"
+                     % (sys.executable, sys.version_info[0], sys.version_info[1]))
+    sys.exit(2)
+
+from pathlib import Path  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .errors import DispatchError
+from .fsutil import read_regular
 
 # Far above any source, groups, variants or configuration file (a dense 1 MB
 # @targets statement already takes half a second to parse).
@@ -17,11 +18,7 @@ def read_input(path: Path, what: str, limit: int = INPUT_LIMIT) -> str:
     """The UTF-8 text of `path`; DispatchError naming the file (and `what`
     it was read as) when it cannot be read, is not UTF-8, or is longer than
     `limit` bytes."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(limit + 1)
-    except OSError as exc:
-        raise DispatchError(f"cannot read {what}: {exc}", str(path)) from None
+    data = read_regular(path, what, limit)
     if len(data) > limit:
         raise DispatchError(f"cannot read {what}: longer than {limit >> 20} MiB "
                             "(is it a regular file?)", str(path))

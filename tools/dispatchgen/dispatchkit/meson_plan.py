@@ -37,7 +37,8 @@ from typing import List, Tuple
 
 from . import generate, paths, variants
 from .build_config import BuildConfig
-from .errors import DispatchError, printable
+from .errors import DispatchError, printable, shown
+from .fsutil import check_no_null
 from .steps import (add_build_options, check_library_names, config_from_args,
                     dispatch_objects, report_text, runtime_library, write_config)
 
@@ -144,12 +145,26 @@ def plan(args: argparse.Namespace, config: BuildConfig) -> Tuple[List[Library], 
     return libraries, notes
 
 
+def _check_strings(args: argparse.Namespace) -> None:
+    """No null byte in any name or path: the setuptools route passes a
+    DispatchExtension's strings in-process, where the OS would refuse them
+    later with a traceback."""
+    for key, value in sorted(vars(args).items()):
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, (str, Path)):
+                check_no_null(str(item), f"--{key.replace('_', '-')}")
+
+
 def libraries_and_summary(args: argparse.Namespace) -> Tuple[List[Library], List[str]]:
     """What `dispatchgen meson` prints, as data: (the libraries, the summary
     lines). The setuptools route (setuptools_ext.py) calls it in-process."""
     if not args.module and not args.name:
         raise DispatchError("--module (a Python extension, e.g. mypkg._ext) or --name (a "
                             "program or library) is required")
+    _check_strings(args)
+    if args.module and not all(part.isidentifier() for part in args.module.split(".")):
+        raise DispatchError(f"--module {shown(args.module)!r} is not a dotted Python module "
+                            "name (identifiers joined by single dots, e.g. mypkg._ext)")
     if args.shared_library and not args.name:
         raise DispatchError("--shared-library goes with --name (a Python module's guard is "
                             "its init already)")

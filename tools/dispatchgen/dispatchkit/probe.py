@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from .errors import DispatchError, printable
-from .fsutil import make_dirs
+from .fsutil import is_regular_file, make_dirs
 
 CHECKS_DIR = Path(__file__).with_name("checks")
 _CACHE_FORMAT = 1
@@ -99,6 +99,8 @@ class Probe:
     def _load_cache(self) -> dict:
         if self._cache_path is None:
             return {}
+        if not is_regular_file(self._cache_path):  # never open a FIFO (it would block): it
+            return {}                              # costs only speed, and save() replaces it
         try:
             data = json.loads(self._cache_path.read_text(encoding="utf-8"))
         except (OSError, ValueError, RecursionError):
