@@ -80,8 +80,8 @@ def cmd_meson_source(args: argparse.Namespace) -> str:
     inputs = [(src, f"the source {src}")]
     if args.groups is not None:
         inputs.append((Path(args.groups), f"the groups file {args.groups}"))
-    generate.check_outputs([(header, str(src))], inputs)
-    generate.write_if_changed(header, generate.source_header(res, src.name))
+    records = generate.check_outputs([(header, str(src))], inputs)
+    generate.write_files([(header, generate.source_header(res, src.name)), *records])
     lines = [f"wrapper\t{stem}_{t.name}\t{t.name}\t{' '.join(t.flags)}\t"
              f"{generate.wrapper_name(src.name, t)}" for t in res.targets]
     if res.baseline:
@@ -107,7 +107,9 @@ def cmd_meson_sources(args: argparse.Namespace) -> str:
     config = BuildConfig.load(args.config)
     files, objects, notes = dispatch_objects(config, args.sources, Path(args.outdir),
                                              args.groups, args.disable_optimization)
-    generate.write_files([(path, text) for path, text, _ in files])
+    # checked by dispatch_objects; again here for the folders' records
+    records = generate.check_outputs([(path, origin) for path, _, origin in files])
+    generate.write_files([(path, text) for path, text, _ in files] + records)
     if not args.sources:
         notes.append("no dispatchable sources")
     lines = [f"lib\t{name}\t{index}\t{' '.join(flags)}" for name, index, flags in objects]

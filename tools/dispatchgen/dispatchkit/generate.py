@@ -17,6 +17,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from .build_config import BuildConfig
 from .errors import DispatchError, os_error_reason, printable
 from .fsutil import make_dirs
+from . import owners
 from .targets import Resolved, Target
 
 _TOOL = "dispatchgen"
@@ -55,23 +56,29 @@ def write_files(files: Sequence[Tuple[Path, str]]) -> List[Path]:
 
 
 def check_outputs(outputs: Sequence[Tuple[Path, str]],
-                  inputs: Sequence[Tuple[Path, str]] = ()) -> None:
-    """Refuse a set of outputs in which two share a path, or one is an input.
+                  inputs: Sequence[Tuple[Path, str]] = ()) -> List[Tuple[Path, str]]:
+    """Refuse a set of outputs in which two share a path, or one is an input,
+    or one an earlier run into its folder generated for another input
+    (owners.py); returns the folders' records to write with the outputs.
 
     Each output and input comes with what asked for it, as the user wrote it
     (``"--dispatch mylib_dispatch.c"``, ``"mylib.ini:2: [library] name = mylib"``),
     so the one line names both. See Note [One path, one output].
 
-    >>> check_outputs([(Path("out/a.h"), "a.c"), (Path("out/b.h"), "b.c")])
+    >>> _ = check_outputs([(Path("out/a.h"), "a.c"), (Path("out/b.h"), "b.c")])
     """
-    seen: Dict[str, Tuple[str, str]] = {}
+    seen: Dict[str, Tuple[str, str, str]] = {}
+    folders: Dict[str, str] = {}  # each folder resolved once, not once per file
     for path, origin in inputs:
-        for key in (_entry(path), os.path.realpath(path)):
-            seen.setdefault(key, ("input", origin))
+        for key in (_entry(path, folders), os.path.realpath(path)):
+            seen.setdefault(key.casefold(), ("input", origin, key))
     for path, origin in outputs:
-        key = _entry(path)
-        kind, other = seen.get(key, ("", ""))
+        key = _entry(path, folders)
+        kind, other, other_key = seen.get(key.casefold(), ("", "", ""))
         what = f"{printable(Path(path).name)} in {printable(str(Path(path).parent))}"
+        if kind and other_key != key:
+            what += (f" (and {printable(os.path.basename(other_key))}: names that differ only "
+                     "in case are one file on Windows and macOS)")
         if kind == "input":
             raise DispatchError(f"{printable(origin)} would generate {what}, which is "
                                 f"{printable(other)} itself; write the generated files into "
@@ -83,14 +90,21 @@ def check_outputs(outputs: Sequence[Tuple[Path, str]],
             raise DispatchError(f"{printable(other)} and {printable(origin)} would both "
                                 f"generate {what}, the second replacing the first; rename one "
                                 "of them")
-        seen[key] = ("output", origin)
+        seen[key.casefold()] = ("output", origin, key)
+    return owners.claim([(key, origin) for _, (kind, origin, key) in seen.items()
+                         if kind == "output"])
 
 
-def _entry(path: Path) -> str:
+def _entry(path: Path, folders: Optional[Dict[str, str]] = None) -> str:
     """The directory entry a write replaces: its folder resolved, its own name
     kept (os.replace swaps a link, it never writes through one)."""
     path = Path(path)
-    return os.path.join(os.path.realpath(path.parent), path.name)
+    parent = str(path.parent)
+    if folders is None:
+        return os.path.join(os.path.realpath(parent), path.name)
+    if parent not in folders:
+        folders[parent] = os.path.realpath(parent)
+    return os.path.join(folders[parent], path.name)
 
 
 # Note [One path, one output]: every command writes its whole set of files

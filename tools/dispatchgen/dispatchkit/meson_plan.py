@@ -134,13 +134,14 @@ def plan(args: argparse.Namespace, config: BuildConfig) -> Tuple[List[Library], 
                     (config_dir / "_cpu_features_table.h", "the build's configuration"),
                     (config_dir / "dispatch_config.json", "the build's configuration")]
     # every check before any file is written
-    generate.check_outputs([(path, origin) for path, _, origin in files] + config_files, inputs)
+    records = generate.check_outputs([(path, origin) for path, _, origin in files] + config_files,
+                                     inputs)
     check_library_names([(name, origin) for (name, *_), origin in zip(libraries, origins)])
     for name, srcs, cflags, lflags in libraries:
         for word in (*srcs, *cflags, *lflags):
             _word(word, f"library {name}:")
     write_config(config, config_dir)
-    generate.write_files([(path, text) for path, text, _ in files])
+    generate.write_files([(path, text) for path, text, _ in files] + records)
     return libraries, notes
 
 

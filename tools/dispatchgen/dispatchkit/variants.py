@@ -104,11 +104,21 @@ def _key_lines(text: str) -> Dict[Tuple[str, str], List[Tuple[int, str]]]:
     return lines
 
 
-def _line_of(value_lines: List[Tuple[int, str]], word: str, default: int) -> int:
-    """The line among a value's lines where ``word`` is (its first), else default."""
+def _word_lines(value_lines: List[Tuple[int, str]]) -> Dict[str, int]:
+    """Each word of a value's lines -> the line where it first appears: one
+    pass, so finding the lines of n sources costs n, not n times the value."""
+    first: Dict[str, int] = {}
     for i, line in value_lines:
-        if word in re.split(r"[\s;#]+", line):
-            return i
+        for word in re.split(r"[\s;#]+", line):
+            first.setdefault(word, i)
+    return first
+
+
+def _line_of(word_lines: Dict[str, int], value_lines: List[Tuple[int, str]], word: str,
+             default: int) -> int:
+    """The line among a value's lines where ``word`` is (its first), else default."""
+    if word in word_lines:
+        return word_lines[word]
     return value_lines[0][0] if value_lines else default
 
 
@@ -217,8 +227,10 @@ def _load(path: Path, config: BuildConfig,
             raise DispatchError(f"[{shown(section)}] lists no sources", loc)
         named = _sources(section, keys, options or {}, loc)
         sources = [src for src, _ in named]
-        source_lines = [_line_of(key_lines.get((section, key), []), src, where.get(section, 1))
-                        for src, key in named]
+        words = {key: _word_lines(key_lines.get((section, key), []))
+                 for key in {k for _, k in named}}
+        source_lines = [_line_of(words[key], key_lines.get((section, key), []), src,
+                                 where.get(section, 1)) for src, key in named]
         if not sources:
             notes.append(f"{path.name}: [{section}] has no sources under these options; "
                          "not built")
@@ -263,7 +275,8 @@ def _load(path: Path, config: BuildConfig,
                                 source_lines))
     rank = _interest(config, [v for v in variants if v.target != "baseline"])
     variants.sort(key=lambda v: rank.get(v.target, -1), reverse=True)
-    name_line = _line_of(key_lines.get(("library", "name"), []), name, where.get("library", 1))
+    name_lines = key_lines.get(("library", "name"), [])
+    name_line = _line_of(_word_lines(name_lines), name_lines, name, where.get("library", 1))
     return name, name_line, variants, notes
 
 
@@ -352,11 +365,11 @@ def cmd_meson_variants(args: argparse.Namespace) -> str:
     check_sources(path, variants)
     out = Path(args.outdir) / f"{name}_dispatch.h"
     base = Path(path).resolve().parent
-    generate.check_outputs(
+    records = generate.check_outputs(
         [(out, f"{path}:{name_line} ([library] name = {name})")],
         [(path, f"the variants file {path}"),
          *((base / s, f"the source {s}") for v in variants for s in v.sources)])
-    generate.write_if_changed(out, header(name, variants, path.name))
+    generate.write_files([(out, header(name, variants, path.name)), *records])
     lines = [f"variant\t{name}_{v.target}\t{v.target}\t{' '.join(v.flags)}\t"
              f"{' '.join(v.sources)}" for v in variants]
     lines.append(f"note\t{printable(path.name)}: builds "
