@@ -93,6 +93,29 @@ DISPATCH_FORALL_DTYPES(RUNS_)
 static inline int32_t int_to_i32(int64_t x) { return (int32_t)(uint32_t)(uint64_t)x; }
 static inline int64_t int_to_i64(int64_t x) { return x; }
 
+/* n copies of the osz bytes at v, `step` bytes apart: a fixed-size store each
+ * (a memcpy of a variable size was a library call per element). */
+#define FILL_AS_(U)                                                                       \
+    do {                                                                                  \
+        U x;                                                                              \
+        memcpy(&x, v, sizeof x);                                                          \
+        if (step == (intptr_t)sizeof x) {                                                 \
+            U *o = (U *)(void *)dst;                                                      \
+            for (intptr_t i = 0; i < n; i++) o[i] = x;                                    \
+        } else {                                                                          \
+            for (intptr_t i = 0; i < n; i++) memcpy(dst + i * step, &x, sizeof x);        \
+        }                                                                                 \
+    } while (0)
+static void fill_bits(char *dst, intptr_t step, intptr_t n, const char *v, intptr_t osz)
+{
+    switch (osz) {
+    case 1: FILL_AS_(uint8_t); break;
+    case 2: FILL_AS_(uint16_t); break;
+    case 4: FILL_AS_(uint32_t); break;
+    default: FILL_AS_(uint64_t); break;
+    }
+}
+
 /* A layout other than contiguous: a broadcast source is cast once (by the
  * reference) and its bits written n times; a strided operand goes through
  * packed chunks, cast by the contiguous path `self`. */
@@ -104,7 +127,7 @@ static void cast_other_layout(dispatch_loop_fn self, dispatch_loop_fn reference,
         char *d[2] = {one, data[1]};
         const intptr_t st[2] = {osz, 0};
         reference(d, st, 1, NULL);
-        for (intptr_t i = 0; i < n; i++) memcpy(data[0] + i * s[0], one, (size_t)osz);
+        fill_bits(data[0], s[0], n, one, osz);
         return;
     }
     uint64_t in[CHUNK], out[CHUNK]; /* 8 bytes an element at most */
