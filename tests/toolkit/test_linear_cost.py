@@ -7,11 +7,16 @@ A quadratic step scans 16x more at 4n; a linear one about 4x.
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 from dispatchkit import variants
 from dispatchkit.features import X86_64
-from test_numpy_parity import table_config
+
+# pytest's importlib mode puts no test folder on sys.path: the sibling's
+# helper is imported by path, as tests/test_kernels_targets.py does
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_numpy_parity import table_config  # noqa: E402
 
 
 class _CountingRe:
