@@ -31,6 +31,10 @@ tools=(
     "s390x-linux-gnu-gcc gcc-s390x-linux-gnu libc6-dev-s390x-cross"
     "riscv64-linux-gnu-gcc gcc-riscv64-linux-gnu libc6-dev-riscv64-cross"
     "clang-19 clang-19 llvm-19"
+    # Windows programs built by mingw-w64 (gcc; clang-19 --target) and run
+    # under wine (test_windows_mingw)
+    "x86_64-w64-mingw32-gcc gcc-mingw-w64-x86-64"
+    "wine wine wine64"
 )
 
 all="" missing=""
