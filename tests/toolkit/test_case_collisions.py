@@ -66,3 +66,21 @@ def test_a_second_run_into_one_outdir_refuses_the_first_runs_header(cli, tmp_pat
     assert "sub/k.dispatch.c would generate k.dispatch.h" in lines[0]
     assert "an earlier run generated for k.dispatch.c" in lines[0]
     assert (tmp_path / "out" / "k.dispatch.h").read_bytes() == header
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc is not installed")
+def test_the_outputs_record_is_the_same_bytes_in_any_clone(cli, tmp_path):
+    """The record names an absolute input relative to its folder: like every
+    generated file it must not hold the clone's path (tests/test_build_cache.py)."""
+    config = tmp_path / "build" / "dispatch_config.json"
+    assert cli(["configure", "--cc", "gcc", "--outdir", str(config.parent)]).returncode == 0
+    records = []
+    for clone in ("one", "two/elsewhere"):
+        root = tmp_path / clone
+        (root / "src").mkdir(parents=True)
+        (root / "src" / "k.dispatch.c").write_text("/*@targets AVX2 SSE41 */\n")
+        r = cli(["meson-sources", str(root / "src" / "k.dispatch.c"), "--config", str(config),
+                 "--outdir", str(root / "out")], cwd=root)
+        assert r.returncode == 0, r.stderr
+        records.append((root / "out" / ".dispatchgen-outputs.json").read_bytes())
+    assert records[0] == records[1] and str(tmp_path).encode() not in records[0], records

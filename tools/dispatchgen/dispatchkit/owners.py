@@ -42,15 +42,30 @@ def _read(folder: str) -> Dict[str, str]:
     return data
 
 
+def _relative(origin: str, folder: str) -> str:
+    """The origin as recorded: its line number dropped ("a.ini:2 ([library]
+    name = m)": the same owner when an edit moves its line) and an absolute
+    path made relative to the output folder, so that the record, like every
+    generated file, is the same bytes in any clone (tests/test_build_cache.py)."""
+    origin = re.sub(r":\d+(?= \()", "", origin)
+    m = re.match(r"^(.*?)( \(.*\))?$", origin, re.S)
+    path, rest = m.group(1), m.group(2) or ""
+    if os.path.isabs(path):
+        try:
+            path = os.path.relpath(path, folder)
+        except ValueError:  # another drive (Windows): kept as given
+            pass
+    return path + rest
+
+
 def claim(outputs: Sequence[Tuple[str, str]]) -> List[Tuple[Path, str]]:
     """Refuse an output (resolved entry, origin) that an earlier run into its
     folder generated for another origin; return the records to write with
     the outputs."""
     by_folder: Dict[str, Dict[str, str]] = {}
     for entry, origin in outputs:
-        # "a.ini:2 ([library] name = m)": the same owner when an edit moves its line
-        origin = re.sub(r":\d+(?= \()", "", origin)
         folder, name = os.path.split(entry)
+        origin = _relative(origin, folder)
         if folder not in by_folder:
             by_folder[folder] = _read(folder)
         record = by_folder[folder]
