@@ -1,10 +1,12 @@
 /*
  * The layouts a dispatched loop takes itself, written once for every (loop,
- * dtype): all operands contiguous, and one input a broadcast scalar (stride
- * 0) with the others contiguous. Each is a plain C loop over typed pointers
- * with unit stride, which the compiler vectorizes under the flags of each
- * @targets target the including *.dispatch.c is compiled for (the build is
- * -O3; tests/test_kernels_isa.py reads the instructions). Every other layout
+ * dtype): all operands contiguous, one input a broadcast scalar (stride 0)
+ * with the others contiguous, and any strides that are whole elements (a
+ * view x[:, ::2], an in-place op on one). Each is a plain C loop over typed
+ * pointers, which the compiler vectorizes under the flags of each @targets
+ * target the including *.dispatch.c is compiled for (the build is -O3;
+ * tests/test_kernels_isa.py reads the instructions): unit stride, or element
+ * strides (Note [Strided paths]). A byte stride that is not a whole element
  * runs the reference loop of the same (loop, dtype), which is also the truth
  * every path is compared with (test_loops_targets.c).
  *
@@ -53,6 +55,21 @@ typedef uint8_t dk_bool8;
 
 #define DK_INLINE static inline __attribute__((always_inline))
 
+/*
+ * Note [Strided paths]
+ * ~~~~~~~~~~~~~~~~~~~~
+ * A strided operand is read as p[i * st], st its stride in elements, in the
+ * same inlined loop as the contiguous path's: the compiler builds vectors by
+ * element (or gathers, where a target has them and they pay) and keeps the
+ * operation in lanes, where the reference loop, compiled at the baseline,
+ * does one element at a time through memcpy. The loop is inlined once more
+ * with constant strides for the layouts of every other column (1 out of 2
+ * in, and in place 2 out of 2 and 1 in), so that the compiler can load two
+ * vectors and permute their even lanes instead of building them by element.
+ * DK_ELEMS is true when every byte stride is a whole number of elements.
+ */
+#define DK_ELEMS(s, z) ((s) % (intptr_t)(z) == 0)
+
 /* The reference loop of (LOOP, DTYPE): every layout the paths do not take. */
 #define DK_REFERENCE(LOOP, DTYPE, data, s, n, ctx) \
     dispatch_loop_reference(DISPATCH_LOOP_##LOOP, DISPATCH_##DTYPE)(data, s, n, ctx)
@@ -63,9 +80,19 @@ typedef uint8_t dk_bool8;
 /*
  * Binary: data = {out (OT), a (T), b (T)}; EXPR of a, b and k, the scale of
  * ctx when SCALED (add, sub), else k is 1. The body is inlined twice, with
- * k == 1 a constant, so the common call has no multiply.
+ * k == 1 a constant, so the common call has no multiply. A broadcast input
+ * (stride 0) with a strided other is a strided path too.
  */
 #define DK_BINARY(NAME, LOOP, DTYPE, T, OT, SCALED, EXPR)                                 \
+    DK_INLINE void NAME##_strided_(OT *o, const T *pa, const T *pb, intptr_t so,          \
+                                   intptr_t sa, intptr_t sb, intptr_t n, const T k)       \
+    {                                                                                     \
+        (void)k;                                                                          \
+        for (intptr_t i = 0; i < n; i++) {                                                \
+            const T a = pa[i * sa], b = pb[i * sb];                                       \
+            o[i * so] = (OT)(EXPR);                                                       \
+        }                                                                                 \
+    }                                                                                     \
     DK_INLINE void NAME##_body_(char **data, const intptr_t *s, intptr_t n, void *ctx,    \
                                 const T k)                                                \
     {                                                                                     \
@@ -92,6 +119,12 @@ typedef uint8_t dk_bool8;
                 const T a = pa[i];                                                        \
                 o[i] = (OT)(EXPR);                                                        \
             }                                                                             \
+        } else if (DK_ELEMS(s[0], oz) && DK_ELEMS(s[1], z) && DK_ELEMS(s[2], z)) {       \
+            const intptr_t so = s[0] / oz, sa = s[1] / z, sb = s[2] / z;                  \
+            if (so == 1 && sa == 2 && sb == 2) NAME##_strided_(o, pa, pb, 1, 2, 2, n, k);  \
+            else if (so == 2 && sa == 2 && sb == 1)                                       \
+                NAME##_strided_(o, pa, pb, 2, 2, 1, n, k);                                \
+            else NAME##_strided_(o, pa, pb, so, sa, sb, n, k);                            \
         } else {                                                                          \
             DK_REFERENCE(LOOP, DTYPE, data, s, n, ctx);                                   \
         }                                                                                 \
@@ -106,31 +139,45 @@ typedef uint8_t dk_bool8;
         else NAME##_body_(data, s, n, ctx, k);                                            \
     }
 
-/* Unary: data = {out (OT), a (T)}; contiguous, else the reference. */
+/* Unary: data = {out (OT), a (T)}; contiguous or element strides, else the
+ * reference. The loop is NAME##_strided_, also for a source that runs it
+ * on a (loop, dtype) of its own (the narrow floats' sign bit). */
 #define DK_UNARY(NAME, LOOP, DTYPE, T, OT, EXPR)                                          \
+    DK_INLINE void NAME##_strided_(OT *o, const T *pa, intptr_t so, intptr_t sa,          \
+                                   intptr_t n)                                            \
+    {                                                                                     \
+        for (intptr_t i = 0; i < n; i++) {                                                \
+            const T a = pa[i * sa];                                                       \
+            o[i * so] = (OT)(EXPR);                                                       \
+        }                                                                                 \
+    }                                                                                     \
     void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *s, intptr_t n,    \
                                            void *ctx);                                    \
     void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *s, intptr_t n,    \
                                            void *ctx)                                     \
     {                                                                                     \
-        if (s[0] == (intptr_t)sizeof(OT) && s[1] == (intptr_t)sizeof(T)) {                \
-            OT *o = (OT *)data[0];                                                        \
-            const T *pa = (const T *)data[1];                                             \
-            for (intptr_t i = 0; i < n; i++) {                                            \
-                const T a = pa[i];                                                        \
-                o[i] = (OT)(EXPR);                                                        \
-            }                                                                             \
+        const intptr_t oz = (intptr_t)sizeof(OT), z = (intptr_t)sizeof(T);                \
+        OT *o = (OT *)data[0];                                                            \
+        const T *pa = (const T *)data[1];                                                 \
+        if (s[0] == oz && s[1] == z) {                                                    \
+            NAME##_strided_(o, pa, 1, 1, n);                                              \
+        } else if (DK_ELEMS(s[0], oz) && DK_ELEMS(s[1], z)) {                             \
+            const intptr_t so = s[0] / oz, sa = s[1] / z;                                 \
+            if (so == 1 && sa == 2) NAME##_strided_(o, pa, 1, 2, n);                      \
+            else if (so == 2 && sa == 2) NAME##_strided_(o, pa, 2, 2, n);                 \
+            else NAME##_strided_(o, pa, so, sa, n);                                       \
         } else {                                                                          \
             DK_REFERENCE(LOOP, DTYPE, data, s, n, ctx);                                   \
         }                                                                                 \
     }
 
 /* addcmul: data = {out, a, b, c}, out = a + value * b * c (value from ctx);
- * all contiguous, or one input a broadcast scalar; else the reference. */
-#define DK_TERNARY_PATH_(T, EXPR, AV, BV, CV)                                             \
+ * all contiguous, one input a broadcast scalar, or element strides (one
+ * loop: the strides are runtime values); else the reference. */
+#define DK_TERNARY_PATH_(T, EXPR, AV, BV, CV, OV)                                         \
     for (intptr_t i = 0; i < n; i++) {                                                    \
         const T a = (AV), b = (BV), c = (CV);                                             \
-        o[i] = (T)(EXPR);                                                                 \
+        OV = (T)(EXPR);                                                                   \
     }
 #define DK_TERNARY(NAME, LOOP, DTYPE, T, EXPR)                                            \
     void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *s, intptr_t n,    \
@@ -148,22 +195,32 @@ typedef uint8_t dk_bool8;
         memcpy(&cs, pc, sizeof cs);                                                       \
         const int zeros = (s[1] == 0) + (s[2] == 0) + (s[3] == 0);                        \
         const int units = (s[1] == z) + (s[2] == z) + (s[3] == z);                        \
-        if (s[0] != z || zeros > 1 || zeros + units != 3) {                               \
+        if (!DK_ELEMS(s[0], z) || !DK_ELEMS(s[1], z) || !DK_ELEMS(s[2], z) ||             \
+            !DK_ELEMS(s[3], z)) {                                                         \
             DK_REFERENCE(LOOP, DTYPE, data, s, n, ctx);                                   \
+        } else if (s[0] != z || zeros > 1 || zeros + units != 3) {                        \
+            DK_TERNARY_PATH_(T, EXPR, pa[i * (s[1] / z)], pb[i * (s[2] / z)],             \
+                             pc[i * (s[3] / z)], o[i * (s[0] / z)])                       \
         } else if (zeros == 0) {                                                          \
-            DK_TERNARY_PATH_(T, EXPR, pa[i], pb[i], pc[i])                                \
+            DK_TERNARY_PATH_(T, EXPR, pa[i], pb[i], pc[i], o[i])                                \
         } else if (s[1] == 0) {                                                           \
-            DK_TERNARY_PATH_(T, EXPR, as, pb[i], pc[i])                                   \
+            DK_TERNARY_PATH_(T, EXPR, as, pb[i], pc[i], o[i])                                   \
         } else if (s[2] == 0) {                                                           \
-            DK_TERNARY_PATH_(T, EXPR, pa[i], bs, pc[i])                                   \
+            DK_TERNARY_PATH_(T, EXPR, pa[i], bs, pc[i], o[i])                                   \
         } else {                                                                          \
-            DK_TERNARY_PATH_(T, EXPR, pa[i], pb[i], cs)                                   \
+            DK_TERNARY_PATH_(T, EXPR, pa[i], pb[i], cs, o[i])                                   \
         }                                                                                 \
     }
 
 /* copy: data = {out, in}, as bits of U; contiguous (memmove, as the
- * reference), or a broadcast input written n times; else the reference. */
+ * reference), a broadcast input written n times, or element strides (a
+ * forward loop: a copy between overlapping strided views is the
+ * reference's order too); else the reference. */
 #define DK_COPY(NAME, DTYPE, U)                                                           \
+    DK_INLINE void NAME##_strided_(U *o, const U *pa, intptr_t so, intptr_t sa, intptr_t n) \
+    {                                                                                     \
+        for (intptr_t i = 0; i < n; i++) o[i * so] = pa[i * sa];                          \
+    }                                                                                     \
     void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *s, intptr_t n,    \
                                            void *ctx);                                    \
     void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *s, intptr_t n,    \
@@ -176,6 +233,12 @@ typedef uint8_t dk_bool8;
             U v, *o = (U *)data[0];                                                       \
             memcpy(&v, data[1], sizeof v);                                                \
             for (intptr_t i = 0; i < n; i++) o[i] = v;                                    \
+        } else if (DK_ELEMS(s[0], z) && DK_ELEMS(s[1], z)) {                              \
+            const intptr_t so = s[0] / z, sa = s[1] / z;                                  \
+            if (so == 1 && sa == 2) NAME##_strided_((U *)data[0], (const U *)data[1], 1, 2, n); \
+            else if (so == 2 && sa == 1)                                                  \
+                NAME##_strided_((U *)data[0], (const U *)data[1], 2, 1, n);               \
+            else NAME##_strided_((U *)data[0], (const U *)data[1], so, sa, n);            \
         } else {                                                                          \
             DK_REFERENCE(COPY, DTYPE, data, s, n, ctx);                                   \
         }                                                                                 \

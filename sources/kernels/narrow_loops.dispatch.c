@@ -7,7 +7,8 @@
  * vector (Note [Narrow floats by vector] in narrow_vector.h), the float32
  * loop registered for this CPU run on the chunk (a broadcast input stays a
  * scalar operand there), and the results narrowed by vector, once each; a
- * comparison writes its bool bytes directly. where, fill and copy move bits.
+ * comparison writes its bool bytes directly. where, fill and copy move bits;
+ * neg and abs flip or clear the sign bit (below).
  * half_arith.dispatch.c's float16 kernels, registered after these, keep
  * their pairs.
  *
@@ -93,6 +94,25 @@ static void f32_to_f16(void *dst, const float *src, intptr_t n) { dk_f32_to_f16_
     }
 DISPATCH_FORALL_BITS_FLOATS(BITS_RUNS_)
 
+/* The storage size of a bits-list row, by its storage type. */
+#define BITS_SIZE_(T) BITS_SIZE_##T
+#define BITS_SIZE_uint8_t 1
+#define BITS_SIZE_uint16_t 2
+#define BITS_SIZE_dispatch_bfloat16 2
+
+/* neg and abs by the sign bit, in every layout DK_UNARY takes: the bits
+ * -x and fabs(x) give in float, rounded back exactly; a NaN stays a NaN of
+ * the same payload (the reference's round trip may quiet it). Every format
+ * of the bits list has a sign bit of its own (IEEE or FN: a NaN of either
+ * sign), so one form serves them all. */
+#define SIGN_LOOPS_(NAME, sfx, size, SIGN)                                                \
+    DK_UNARY(dk_negbits_##sfx, NEG, NAME, DK_U(size), DK_U(size), a ^ (SIGN))             \
+    DK_UNARY(dk_absbits_##sfx, ABS, NAME, DK_U(size), DK_U(size), a & (DK_U(size))~(SIGN))
+SIGN_LOOPS_(FLOAT16, f16, 2, 0x8000u)
+#define SIGN_BITS_(NAME, sfx, T, E, M, NANS)                                              \
+    SIGN_LOOPS_(NAME, sfx, BITS_SIZE_(T), DISPATCH_NARROW_SIGN_(E, M))
+DISPATCH_FORALL_BITS_FLOATS(SIGN_BITS_)
+
 /* The via-float loop of every loop of the table (operators.toml's [[loop]]s,
  * so a new operator's narrow floats get one with no edit here), for float16
  * and each row of the bits list; where, fill and copy move bits (below). */
@@ -102,13 +122,14 @@ DISPATCH_FORALL_BITS_FLOATS(BITS_RUNS_)
     void DISPATCH_CPU_DISPATCH_CURFX(dk_##LOOP##_##sfx)(char **data, const intptr_t *s,   \
                                                         intptr_t n, void *ctx)            \
     {                                                                                     \
-        via_f32(DISPATCH_LOOP_##LOOP, DISPATCH_##NAME, size, sfx##_to_f32, f32_to_##sfx,  \
-                data, s, n, ctx);                                                         \
+        if (DISPATCH_LOOP_##LOOP == DISPATCH_LOOP_NEG)                                    \
+            DISPATCH_CPU_DISPATCH_CURFX(dk_negbits_##sfx)(data, s, n, ctx);               \
+        else if (DISPATCH_LOOP_##LOOP == DISPATCH_LOOP_ABS)                               \
+            DISPATCH_CPU_DISPATCH_CURFX(dk_absbits_##sfx)(data, s, n, ctx);               \
+        else                                                                              \
+            via_f32(DISPATCH_LOOP_##LOOP, DISPATCH_##NAME, size, sfx##_to_f32,            \
+                    f32_to_##sfx, data, s, n, ctx);                                       \
     }
-#define BITS_SIZE_(T) BITS_SIZE_##T
-#define BITS_SIZE_uint8_t 1
-#define BITS_SIZE_uint16_t 2
-#define BITS_SIZE_dispatch_bfloat16 2
 #define VIA_BITS_(LOOP, NAME, sfx, T, E, M, NANS) VIA_(NAME, sfx, BITS_SIZE_(T), LOOP)
 #define VIA_LOOP_(LOOP, name, nin, ctx, bools)                                            \
     VIA_(FLOAT16, f16, 2, LOOP) DISPATCH_FORALL_BITS_FLOATS_WITH(VIA_BITS_, LOOP)

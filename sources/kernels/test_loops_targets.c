@@ -2,7 +2,7 @@
  * Every compiled target of every loop kernel source, against the reference
  * loops and casts: each (loop, dtype) entry and each cast of each target
  * table this CPU runs (not only the chosen one: dispatch_kernels_target_tables),
- * on contiguous, broadcast-operand, strided and in-place layouts, lengths
+ * on contiguous, broadcast-operand, strided (compare's layouts) and in-place layouts, lengths
  * around every vector width and chunk, random bits and special values.
  * Results must be the reference's bits; a float result may be any NaN where
  * the reference's is a NaN (a signalling NaN's quiet bit, or which NaN
@@ -116,11 +116,33 @@ static int exp_family(int loop) {
 }
 
 /* Runs fn and ref on the same operands, laid out as `layout` says, for every
- * length; out_dt and in_dt[k] are the operands' dtypes. */
-enum { CONTIG, BROADCAST1, BROADCAST2, BROADCAST3, BROADCAST23, STRIDED, IN_PLACE, NLAYOUTS };
+ * length; out_dt and in_dt[k] are the operands' dtypes. The strided layouts
+ * are those of loop_paths.h's Note [Strided paths]: every operand by 2, the
+ * inputs by 2 into a contiguous output (x[:, ::2] + y[:, ::2]), in place on
+ * a view by 2 with the other input contiguous (x[:, ::2] += y), by 3 with
+ * input 2 broadcast, and byte strides of no whole element (the reference's). */
+enum { CONTIG, BROADCAST1, BROADCAST2, BROADCAST3, BROADCAST23, STRIDED, STRIDED_INPUTS,
+       STRIDED_IN_PLACE, STRIDE3_BROADCAST2, ODD_BYTES, IN_PLACE, NLAYOUTS };
 static const char *layout_names[] = {"contiguous", "input 1 broadcast", "input 2 broadcast",
                                      "input 3 broadcast", "inputs 2 and 3 broadcast",
-                                     "strided by 2", "in place"};
+                                     "strided by 2", "inputs strided by 2",
+                                     "in place strided by 2", "strided by 3, input 2 broadcast",
+                                     "inputs by itemsize + 1 bytes", "in place"};
+enum { MAXSTEP = 3 }; /* the longest input stride, in elements */
+
+/* The stride in bytes of input k (0-based) of itemsize isz in `layout`. */
+static intptr_t input_stride(int layout, int k, size_t isz) {
+    const intptr_t z = (intptr_t)isz;
+    switch (layout) {
+    case BROADCAST1: case BROADCAST2: case BROADCAST3: return layout - BROADCAST1 == k ? 0 : z;
+    case BROADCAST23: return k >= 1 ? 0 : z;
+    case STRIDED: case STRIDED_INPUTS: return 2 * z;
+    case STRIDED_IN_PLACE: return k == 0 ? 2 * z : z;
+    case STRIDE3_BROADCAST2: return k == 1 ? 0 : 3 * z;
+    case ODD_BYTES: return z + 1;
+    default: return z;
+    }
+}
 
 static void compare(const char *what, dispatch_loop_fn fn, dispatch_loop_fn ref, int nin,
                     int out_dt, const int *in_dt, void *ctx, int ulps) {
@@ -128,27 +150,27 @@ static void compare(const char *what, dispatch_loop_fn fn, dispatch_loop_fn ref,
     char *in[3], *got = malloc(2 * MAXN * 8), *want = malloc(2 * MAXN * 8);
     char *inplace_got = malloc(2 * MAXN * 8), *inplace_want = malloc(2 * MAXN * 8);
     for (int k = 0; k < nin; k++) {
-        in[k] = malloc(2 * MAXN * 8);
+        in[k] = malloc(MAXSTEP * MAXN * 8);
         /* input 2 shares values with input 1 where they have one dtype */
-        fill(in_dt[k], in[k], 2 * MAXN, k == 1 && in_dt[1] == in_dt[0] ? in[0] : NULL);
+        fill(in_dt[k], in[k], MAXSTEP * MAXN, k == 1 && in_dt[1] == in_dt[0] ? in[0] : NULL);
     }
     for (int layout = 0; layout < NLAYOUTS; layout++) {
         if (layout >= BROADCAST1 && layout <= BROADCAST3 && layout - BROADCAST1 >= nin) continue;
         if (layout == BROADCAST23 && nin < 3) continue;
-        if (layout == IN_PLACE && (nin == 0 || in_dt[0] != out_dt)) continue;
+        const int in_place = layout == IN_PLACE || layout == STRIDED_IN_PLACE;
+        if (in_place && (nin == 0 || in_dt[0] != out_dt)) continue;
         for (int li = 0; li < NLENGTHS; li++) {
             int n = lengths[li];
-            int step = layout == STRIDED ? 2 : 1;
+            int step = layout == STRIDED || layout == STRIDED_IN_PLACE ? 2 : 1; /* the output's */
             intptr_t st[4] = {(intptr_t)(osz * step)};
             char *dg[4] = {got}, *dw[4] = {want};
             for (int k = 0; k < nin; k++) {
-                int bc = layout == BROADCAST1 + k || (layout == BROADCAST23 && k >= 1);
-                st[1 + k] = bc ? 0 : (intptr_t)(dispatch_dtype_itemsize(in_dt[k]) * step);
+                st[1 + k] = input_stride(layout, k, dispatch_dtype_itemsize(in_dt[k]));
                 dg[1 + k] = dw[1 + k] = in[k];
             }
-            if (layout == IN_PLACE) {
-                memcpy(inplace_got, in[0], n * osz);
-                memcpy(inplace_want, in[0], n * osz);
+            if (in_place) {
+                memcpy(inplace_got, in[0], n * step * osz);
+                memcpy(inplace_want, in[0], n * step * osz);
                 dg[0] = dg[1] = inplace_got;
                 dw[0] = dw[1] = inplace_want;
             } else {
