@@ -145,9 +145,13 @@ static void run_inner(char **ptrs, const intptr_t *steps, intptr_t n, void *arg)
             lp[k] = bufs[k];
             ls[k] = (intptr_t)r->loop_isz[k];
             if (k > 0) {
+                /* a broadcast input (a column's element over a row) is cast
+                 * once and stays the loop's scalar operand (its stride 0 path) */
+                const int once = steps[k] == 0;
                 char *cd[2] = {bufs[k], at};
                 intptr_t cs[2] = {(intptr_t)r->loop_isz[k], steps[k]};
-                r->cast[k](cd, cs, m, NULL);
+                r->cast[k](cd, cs, once ? 1 : m, NULL);
+                if (once) ls[k] = 0;
             }
         }
         r->loop(lp, ls, m, r->ctx);

@@ -113,6 +113,71 @@ SIGN_LOOPS_(FLOAT16, f16, 2, 0x8000u)
     SIGN_LOOPS_(NAME, sfx, BITS_SIZE_(T), DISPATCH_NARROW_SIGN_(E, M))
 DISPATCH_FORALL_BITS_FLOATS(SIGN_BITS_)
 
+/*
+ * Fused arithmetic of a bits-list format: add, sub, mul and div widen each
+ * element, compute one float result (a + (alpha * b) rounded as the float32
+ * loop rounds it, each step cast to float: Note [Excess precision] in
+ * cpu_loops_reference.c) and round it back, in one pass, in every layout of
+ * whole-element strides, where via_f32 makes three passes over chunk
+ * buffers. The bits are via_f32's: the same float operations, one rounding
+ * to the format. float16's are half_arith.dispatch.c's kernels.
+ */
+enum { FUSED_ADD, FUSED_ADD_K, FUSED_SUB, FUSED_SUB_K, FUSED_MUL, FUSED_DIV };
+#define FUSED_BITS_(NAME, sfx, T, E, M, NANS)                                             \
+    DK_INLINE void fused_run_##sfx(int op, T *o, const T *pa, const T *pb, intptr_t so,   \
+                                   intptr_t sa, intptr_t sb, intptr_t n, const float k)   \
+    {                                                                                     \
+        for (intptr_t i = 0; i < n; i++) {                                                \
+            const float a = dk_##sfx##_to_f32(pa[i * sa]), b = dk_##sfx##_to_f32(pb[i * sb]); \
+            const float r = op == FUSED_ADD     ? a + b                                   \
+                            : op == FUSED_ADD_K ? a + (float)(k * b)                      \
+                            : op == FUSED_SUB   ? a - b                                   \
+                            : op == FUSED_SUB_K ? a - (float)(k * b)                      \
+                            : op == FUSED_MUL   ? a * b                                   \
+                                                : a / b;                                  \
+            o[i * so] = dk_f32_to_##sfx((float)r);                                        \
+        }                                                                                 \
+    }                                                                                     \
+    DK_INLINE void fused_op_##sfx(int op, T *o, const T *pa, const T *pb, intptr_t so,    \
+                                  intptr_t sa, intptr_t sb, intptr_t n, const float k)    \
+    {                                                                                     \
+        if (so == 1 && sa == 1 && sb == 1) fused_run_##sfx(op, o, pa, pb, 1, 1, 1, n, k); \
+        else if (so == 1 && sa == 0 && sb == 1) fused_run_##sfx(op, o, pa, pb, 1, 0, 1, n, k); \
+        else if (so == 1 && sa == 1 && sb == 0) fused_run_##sfx(op, o, pa, pb, 1, 1, 0, n, k); \
+        else if (so == 1 && sa == 2 && sb == 2) fused_run_##sfx(op, o, pa, pb, 1, 2, 2, n, k); \
+        else if (so == 2 && sa == 2 && sb == 1) fused_run_##sfx(op, o, pa, pb, 2, 2, 1, n, k); \
+        else fused_run_##sfx(op, o, pa, pb, so, sa, sb, n, k);                            \
+    }                                                                                     \
+    /* 1 when loop is one of the four and the strides are whole elements. */              \
+    DK_INLINE int fused_##sfx(int loop, char **data, const intptr_t *s, intptr_t n, void *ctx) \
+    {                                                                                     \
+        const intptr_t z = (intptr_t)sizeof(T);                                           \
+        if ((loop != DISPATCH_LOOP_ADD && loop != DISPATCH_LOOP_SUB &&                    \
+             loop != DISPATCH_LOOP_MUL && loop != DISPATCH_LOOP_DIV) ||                   \
+            !DK_ELEMS(s[0], z) || !DK_ELEMS(s[1], z) || !DK_ELEMS(s[2], z))               \
+            return 0;                                                                     \
+        T kb;                                                                             \
+        float k = 1.0f;                                                                   \
+        if (ctx) memcpy(&kb, ctx, sizeof kb), k = dk_##sfx##_to_f32(kb);                  \
+        T *o = (T *)data[0];                                                              \
+        const T *pa = (const T *)data[1], *pb = (const T *)data[2];                       \
+        const intptr_t so = s[0] / z, sa = s[1] / z, sb = s[2] / z;                       \
+        if (loop == DISPATCH_LOOP_MUL) fused_op_##sfx(FUSED_MUL, o, pa, pb, so, sa, sb, n, k); \
+        else if (loop == DISPATCH_LOOP_DIV)                                               \
+            fused_op_##sfx(FUSED_DIV, o, pa, pb, so, sa, sb, n, k);                       \
+        else if (loop == DISPATCH_LOOP_ADD)                                               \
+            fused_op_##sfx(k == 1.0f ? FUSED_ADD : FUSED_ADD_K, o, pa, pb, so, sa, sb, n, k); \
+        else fused_op_##sfx(k == 1.0f ? FUSED_SUB : FUSED_SUB_K, o, pa, pb, so, sa, sb, n, k); \
+        return 1;                                                                         \
+    }
+DISPATCH_FORALL_BITS_FLOATS(FUSED_BITS_)
+/* float16 has none here (half_arith's kernels). */
+DK_INLINE int fused_f16(int loop, char **data, const intptr_t *s, intptr_t n, void *ctx)
+{
+    (void)loop, (void)data, (void)s, (void)n, (void)ctx;
+    return 0;
+}
+
 /* The via-float loop of every loop of the table (operators.toml's [[loop]]s,
  * so a new operator's narrow floats get one with no edit here), for float16
  * and each row of the bits list; where, fill and copy move bits (below). */
@@ -126,10 +191,11 @@ DISPATCH_FORALL_BITS_FLOATS(SIGN_BITS_)
             DISPATCH_CPU_DISPATCH_CURFX(dk_negbits_##sfx)(data, s, n, ctx);               \
         else if (DISPATCH_LOOP_##LOOP == DISPATCH_LOOP_ABS)                               \
             DISPATCH_CPU_DISPATCH_CURFX(dk_absbits_##sfx)(data, s, n, ctx);               \
-        else                                                                              \
+        else if (!fused_##sfx(DISPATCH_LOOP_##LOOP, data, s, n, ctx))                     \
             via_f32(DISPATCH_LOOP_##LOOP, DISPATCH_##NAME, size, sfx##_to_f32,            \
                     f32_to_##sfx, data, s, n, ctx);                                       \
     }
+
 #define VIA_BITS_(LOOP, NAME, sfx, T, E, M, NANS) VIA_(NAME, sfx, BITS_SIZE_(T), LOOP)
 #define VIA_LOOP_(LOOP, name, nin, ctx, bools)                                            \
     VIA_(FLOAT16, f16, 2, LOOP) DISPATCH_FORALL_BITS_FLOATS_WITH(VIA_BITS_, LOOP)

@@ -176,9 +176,18 @@ static inline void dk_f64_to_f16_n(uint16_t *dst, const double *src, intptr_t n)
     for (; i < n; i++) dst[i] = dk_d2h(src[i]);
 }
 
-/* Runs of n: any narrow float of the bits list, by its format (E, M, NANS). */
+/* One value and runs of n: any narrow float of the bits list, by its format (E, M, NANS). */
 #define DK_IS_BF16_(E, M, NANS) ((E) == 8 && (M) == 7 && DISPATCH_NARROW_##NANS == DISPATCH_NARROW_IEEE)
 #define DK_BITS_RUNS_(NAME, sfx, T, E, M, NANS)                                           \
+    static inline float dk_##sfx##_to_f32(T v) {                                          \
+        return DK_IS_BF16_(E, M, NANS) ? dk_bf2f((uint16_t)v)                             \
+                                       : dispatch_narrow_to_float(v, E, M, DISPATCH_NARROW_##NANS); \
+    }                                                                                     \
+    static inline T dk_f32_to_##sfx(float x) {                                            \
+        return DK_IS_BF16_(E, M, NANS)                                                    \
+                   ? (T)dk_f2bf(x)                                                        \
+                   : (T)dispatch_narrow_from_float(x, E, M, DISPATCH_NARROW_##NANS);      \
+    }                                                                                     \
     static inline void dk_##sfx##_to_f32_n(float *dst, const T *src, intptr_t n) {        \
         if (DK_IS_BF16_(E, M, NANS)) {                                                    \
             for (intptr_t i = 0; i < n; i++) dst[i] = dk_bf2f((uint16_t)src[i]);          \
