@@ -52,6 +52,10 @@
         } else if (steps[0] == sz && steps[1] == sz && steps[2] == 0) {                  \
             const T s = b[0];                                                            \
             for (intptr_t i = 0; i < n; i++) o[i] = OP(T, U, a[i], s);                   \
+        } else if (steps[0] % sz == 0 && steps[1] % sz == 0 && steps[2] % sz == 0) {     \
+            /* strides of whole elements (x[:, ::2]): typed, so vectorized */             \
+            const intptr_t so = steps[0] / sz, sa = steps[1] / sz, sb = steps[2] / sz;   \
+            for (intptr_t i = 0; i < n; i++) o[i * so] = OP(T, U, a[i * sa], b[i * sb]);  \
         } else {                                                                         \
             for (intptr_t i = 0; i < n; i++) {                                           \
                 T x, y, r;                                                               \
