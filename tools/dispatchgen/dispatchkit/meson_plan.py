@@ -35,7 +35,7 @@ import sys
 from pathlib import Path
 from typing import List, Tuple
 
-from . import generate, paths, variants
+from . import generate, msvc, paths, variants
 from .build_config import BuildConfig
 from .errors import DispatchError, printable, shown
 from .fsutil import check_no_null
@@ -91,7 +91,8 @@ def plan(args: argparse.Namespace, config: BuildConfig) -> Tuple[List[Library], 
     sources, flags = runtime_library(package, module, args.env_prefix, program=args.name,
                                      shared_library=args.shared_library)
     link: List[str] = []
-    if module:
+    # ELF only: a .pyd exports just its dllexport init (Note [MSVC-style compilers] in msvc.py)
+    if module and config.compiler_family not in msvc.FAMILIES:
         script = outdir / f"{module}.exports"
         files.append((script, version_script(module), who))
         link = [f"-Wl,--version-script={script}"]
