@@ -184,3 +184,25 @@ def test_the_same_flags_without_avx512_give_no_zmm(clang_cl, objdump, stand_in, 
     cmd = [clang_cl, TARGET, FREESTANDING, "-mavx2", "-DDISPATCH_CPU_TARGET_IS_BASELINE=0",
            "/nologo", "/c", f"/Fo{tmp_path / 'x.obj'}", "--", str(src)]
     assert subprocess.run(cmd, capture_output=True, check=False).returncode != 0
+
+
+def test_the_commands_of_the_downstream_manual(clang_cl, objdump, cache_dir, tmp_path):
+    """docs/downstream.md's `<!-- msvc-run -->` block, run with bash as a
+    user would, in a copy of tests/examples/varext; its three counts are the
+    AVX-512 variant's zmm, the AVX2 variant's ymm and its zmm (none)."""
+    text = (ROOT / "docs" / "downstream.md").read_text()
+    block = re.search(r"<!-- msvc-run -->\n```sh\n(.*?)```", text, re.S)
+    assert block, "docs/downstream.md lost its <!-- msvc-run --> block"
+    shutil.copytree(EXAMPLES / "varext", tmp_path / "varext")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    os.symlink(clang_cl, bin_dir / "clang-cl")
+    os.symlink(objdump, bin_dir / "llvm-objdump")
+    env = {**os.environ, "DISPATCHGEN_CACHE_DIR": str(cache_dir),
+           "PATH": os.pathsep.join([str(bin_dir), str(ROOT / "tools" / "dispatchgen"),
+                                    os.environ.get("PATH", "")])}
+    r = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", block[1]], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, check=False)
+    assert r.returncode == 0, r.stderr
+    zmm_512, ymm_2, zmm_2 = (int(n) for n in r.stdout.split())
+    assert zmm_512 > 0 and ymm_2 > 0 and zmm_2 == 0, r.stdout
