@@ -138,6 +138,9 @@ def test_a_pyd_has_no_version_script(tmp_path, family):
     assert "-DDISPATCH_MODULE_NAME=_ext" in runtime[2]
     assert any(s.endswith("cpu_module_guard.c") for s in runtime[1])
     assert not (tmp_path / "_ext.exports").exists()
+    # cl's <stdatomic.h> (the runtime's) wants C11 and its experimental switch
+    atomics = ["/std:c11", "/experimental:c11atomics"]
+    assert (runtime[2][-4:-2] == atomics) == (family == "msvc"), runtime[2]
 
 
 def test_gcc_keeps_its_version_script(tmp_path):

@@ -90,6 +90,8 @@ def plan(args: argparse.Namespace, config: BuildConfig) -> Tuple[List[Library], 
     who = f"--module {args.module}" if module else f"--name {args.name}"
     sources, flags = runtime_library(package, module, args.env_prefix, program=args.name,
                                      shared_library=args.shared_library)
+    if config.compiler_family == msvc.MSVC:  # <stdatomic.h>: Note [MSVC-style compilers]
+        flags = flags + msvc.CL_RUNTIME_FLAGS
     link: List[str] = []
     # ELF only: a .pyd exports just its dllexport init (Note [MSVC-style compilers] in msvc.py)
     if module and config.compiler_family not in msvc.FAMILIES:

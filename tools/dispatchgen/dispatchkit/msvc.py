@@ -33,6 +33,10 @@ family "clang-cl". Everything else is gcc-style, as before.
   - Exports: a `.pyd` exports what is declared `__declspec(dllexport)`, and
     Python's PyMODINIT_FUNC is that on Windows: no version script (Note
     [Exports] in meson_plan.py is for ELF).
+  - The CPU runtime uses C11's <stdatomic.h>, which cl has from Visual Studio
+    2022 17.5 on, behind `/experimental:c11atomics` and with `/std:c11`:
+    the runtime's library gets both (CL_RUNTIME_FLAGS; meson's c_std=c11
+    says /std:c11 too, setuptools says nothing). clang-cl has its own.
   - Assembly (.S) is gcc's syntax, which neither assembles: a variants file's
     `.S` sources need their C alternative (`-Dasm=false` in the examples).
 
@@ -172,4 +176,5 @@ def cl_unsupported_reason(arch) -> str:
     return f"cl has no flag for it on {arch.name} (Note [MSVC-style compilers] in msvc.py)"
 
 
+CL_RUNTIME_FLAGS = ["/std:c11", "/experimental:c11atomics"]
 POLICY_FLAGS = {"$maxopt": ["/O2"], "$werror": ["/WX"], "$autovec": []}
