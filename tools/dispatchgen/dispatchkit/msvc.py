@@ -32,7 +32,12 @@ family "clang-cl". Everything else is gcc-style, as before.
     vectorizes already).
   - Exports: a `.pyd` exports what is declared `__declspec(dllexport)`, and
     Python's PyMODINIT_FUNC is that on Windows: no version script (Note
-    [Exports] in meson_plan.py is for ELF).
+    [Exports] in meson_plan.py is for ELF), so the runtime's link-args field
+    is empty. Meson and setuptools run the linker (link.exe, lld-link)
+    themselves and pass it link arguments as they are: none needs cl's
+    `/link` prefix, which only passes options through cl to the linker.
+    Objects are `.obj` and static libraries `.lib`: meson and setuptools
+    name them; the toolkit only names the probe's objects.
   - The CPU runtime uses C11's <stdatomic.h>, which cl has from Visual Studio
     2022 17.5 on, behind `/experimental:c11atomics` and with `/std:c11`:
     the runtime's library gets both (CL_RUNTIME_FLAGS; meson's c_std=c11
