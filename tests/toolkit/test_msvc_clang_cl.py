@@ -206,3 +206,33 @@ def test_the_commands_of_the_downstream_manual(clang_cl, objdump, cache_dir, tmp
     assert r.returncode == 0, r.stderr
     zmm_512, ymm_2, zmm_2 = (int(n) for n in r.stdout.split())
     assert zmm_512 > 0 and ymm_2 > 0 and zmm_2 == 0, r.stdout
+
+
+def test_hello_for_windows_on_arm(cli, clang_cl, objdump, stand_in, cache_dir, tmp_path):
+    """`--target=aarch64-pc-windows-msvc`: the arch comes from _M_ARM64 (and
+    clang's __aarch64__), and hello's Arm targets compile to arm64 COFF
+    objects, each with its own names (say_hello_SVE, ...)."""
+    r = cli(["meson", "--name", "hello", "--cc", f"{clang_cl} --target=aarch64-pc-windows-msvc",
+             "--cflags", FREESTANDING, "--cache-dir", str(cache_dir),
+             "--outdir", str(tmp_path / "gen"),
+             "--dispatch", str(EXAMPLES / "hello" / "hello.dispatch.c")])
+    assert r.returncode == 0, r.stderr
+    assert "arch:      aarch64" in r.stderr
+    texts = {}
+    for line in r.stdout.strip().split("\n"):
+        name, sources, _, cflags = line.split("\t")
+        if name.endswith("_cpu_runtime"):
+            continue
+        obj = tmp_path / f"{name}.obj"
+        cmd = [clang_cl, "--target=aarch64-pc-windows-msvc", FREESTANDING, f"-I{stand_in}",
+               *cflags.split(), "/nologo", "/c", f"/Fo{obj}", "--", sources]
+        c = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        assert c.returncode == 0, c.stderr
+        d = subprocess.run([objdump, "-d", str(obj)], capture_output=True, text=True, check=True)
+        assert "file format coff-arm64" in d.stdout
+        texts[name] = d.stdout
+    assert set(texts) == {"hello_dispatch_c_SVE", "hello_dispatch_c_ASIMDHP",
+                          "hello_dispatch_c_baseline"}
+    assert "<say_hello_SVE>:" in texts["hello_dispatch_c_SVE"]
+    assert "<say_hello_ASIMDHP>:" in texts["hello_dispatch_c_ASIMDHP"]
+    assert "<say_hello>:" in texts["hello_dispatch_c_baseline"]
