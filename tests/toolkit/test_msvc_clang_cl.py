@@ -15,6 +15,7 @@ module guard, main.c, _pyext.c, the C++ scale.dispatch.cpp, and linking any
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -113,7 +114,6 @@ def test_every_probe_answers_as_clang_does(cli, clang_cl, cache_dir, tmp_path):
     r = cli(["report", "--json", "--exhaustive-probe", "--cc", f"{clang_cl} {TARGET}",
              "--cflags", FREESTANDING, "--cache-dir", str(cache_dir)])
     assert r.returncode == 0, r.stderr
-    import json
     report = json.loads(r.stdout)
     assert report["arch"] == "x86_64"
     assert report["compiler"]["family"] == "clang-cl"
@@ -122,6 +122,21 @@ def test_every_probe_answers_as_clang_does(cli, clang_cl, cache_dir, tmp_path):
                      "AVX512_KNL", "AVX512_KNM"}, report["unsupported"]
     assert {"AVX512_SPR", "AVX512FP16", "VAES", "GFNI", "AVX2", "FMA3"} <= \
         set(report["dispatch"]["features"])
+
+
+def test_arch_in_the_cflags_raises_the_baseline(cli, clang_cl, cache_dir):
+    """`/arch:AVX2` in the flags: clang-cl predefines x86-64-v3's macros, so
+    all of x86-64-v3 joins the baseline, each with a note."""
+    r = cli(["report", "--json", "--cc", f"{clang_cl} {TARGET}", "--cflags",
+             f"{FREESTANDING} /arch:AVX2", "--cpu-dispatch", "avx512_skx",
+             "--cache-dir", str(cache_dir)])
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    v3 = {"AVX2", "FMA3", "F16C", "BMI", "BMI2", "LZCNT", "MOVBE", "CX16", "LAHF"}
+    assert v3 <= set(report["baseline"]["features"])
+    assert "AVX512F" not in report["baseline"]["features"]
+    assert report["dispatch"]["features"] == ["AVX512_SKX"]
+    assert any(n.startswith("cpu-baseline: AVX2 joins the baseline") for n in report["notes"])
 
 
 def test_hello_objects(cli, clang_cl, objdump, stand_in, cache_dir, tmp_path):
