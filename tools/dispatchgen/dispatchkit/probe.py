@@ -158,10 +158,8 @@ class Probe:
             what = " ".join([*self.argv, *self.cflags, *extra])
             how = "/EP" if self.style else "-dM -E"
             raise DispatchError(f"--cc: '{what} {how}' failed: {_first_error(proc.stderr)}")
-        found: Dict[str, str] = {}
-        if self.style:
-            found = msvc.parse_macros(proc.stdout)
-        for line in proc.stdout.splitlines() if not self.style else ():
+        found: Dict[str, str] = msvc.parse_macros(proc.stdout) if self.style else {}
+        for line in [] if self.style else proc.stdout.splitlines():
             parts = line.split(None, 2)
             if len(parts) >= 2 and parts[0] == "#define":
                 found[parts[1]] = parts[2] if len(parts) > 2 else ""
