@@ -57,16 +57,6 @@ def _run(cmd, **kw) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def wine_env(tmp_path_factory):
-    if shutil.which("wine") is None:
-        pytest.skip("needs wine (Debian: wine64)")
-    env = {k: v for k, v in os.environ.items()
-           if k != "LD_PRELOAD" and not k.startswith("DISPATCH_")}
-    env.update(WINEPREFIX=str(tmp_path_factory.mktemp("wineprefix")), WINEDEBUG="-all")
-    return env
-
-
-@pytest.fixture(scope="module")
 def report(tmp_path_factory):
     """report(compiler, baseline) -> cpu_report.exe, built once per pair."""
     programs: dict[tuple[str, str], Path] = {}
