@@ -136,3 +136,35 @@ def test_dll_guard_refuses_the_load_and_the_loader_says_so(tmp_path, wine_env, c
     assert loads.returncode == 0, loads.stdout + loads.stderr
     assert loads.stdout.splitlines() == ["DllMain 523776.0", "payload 523776.0"]
     assert "guarded:" not in loads.stderr
+
+
+# What the runtime's objects (detection, env parsing, report, a DLL's guard)
+# may call on Windows: the C standard library and Win32, no POSIX (write,
+# read, open: an msvcrt compatibility name at best). mingw-w64's stdlib.h
+# maps C's _Exit to the Microsoft C runtime's own _exit.
+ALLOWED_CALLS = {"_exit", "getenv", "strcmp", "strlen", "strncmp", "memcpy", "memset", "snprintf",
+                 "vsnprintf", "__mingw_vsnprintf", "__mingw_snprintf", "__stdio_common_vsprintf",
+                 "_Exit", "__imp_GetStdHandle", "__imp_WriteFile", "DllMainCRTStartup"}
+
+
+@pytest.mark.parametrize("shared", [False, True], ids=["program", "dll"])
+@pytest.mark.parametrize("compiler", sorted(COMPILERS))
+def test_windows_runtime_calls_no_posix_function(tmp_path, compiler, shared):
+    cc = _require(compiler)
+    r = _run(["python3", str(DISPATCHGEN), "meson", "--name", "noposix", "--outdir", str(tmp_path),
+              "--cc", " ".join(cc), "--cpu-baseline", "min", "--cpu-dispatch", "none",
+              *(["--shared-library"] if shared else [])])
+    assert r.returncode == 0, r.stderr
+    _, srcs, _, cargs = r.stdout.splitlines()[0].split("\t")
+    objects = []
+    for src in srcs.split():
+        obj = tmp_path / f"{Path(src).name}.o"
+        c = _run([*cc, "-std=c11", "-O2", *cargs.split(), "-c", src, "-o", str(obj)])
+        assert c.returncode == 0, c.stderr
+        objects.append(str(obj))
+    nm = _run(["x86_64-w64-mingw32-nm", "-u", *objects])
+    assert nm.returncode == 0, nm.stderr
+    calls = {line.split()[-1] for line in nm.stdout.splitlines()
+             if line.strip() and not line.endswith(":")}
+    own = {c for c in calls if c.startswith("dispatch_") or c.startswith("dispatch__")}
+    assert calls - own <= ALLOWED_CALLS, sorted(calls - own - ALLOWED_CALLS)

@@ -7,7 +7,6 @@ Skips, naming what is missing, without mingw-w64 or wine."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from pathlib import Path
