@@ -8,7 +8,9 @@ Each build is what `dispatchgen meson --name NAME [--shared-library]` lists
 as meson would, with a baseline above this CPU and with one this CPU has:
 
 - a program whose constructor runs code built with the baseline flags (a C
-  `__attribute__((constructor))`, with both compilers; a C++ static object's
+  `__attribute__((constructor(101)))`, the first a program may ask for, with
+  both compilers: the guard when it was a constructor of that priority ran
+  after it and the program died of an illegal instruction; a C++ static object's
   constructor, with clang: Debian's mingw-w64 gcc has no C++ compiler) stops
   before that constructor and before main, with one line naming what the CPU
   lacks and status 1, never an illegal instruction; the build of a lower
