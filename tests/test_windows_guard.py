@@ -16,7 +16,8 @@ as meson would, with a baseline above this CPU and with one this CPU has:
   lacks and status 1, never an illegal instruction; the build of a lower
   baseline runs the constructor, then main;
 - a DLL loaded with LoadLibrary: refused at load (LoadLibrary returns NULL,
-  ERROR_DLL_INIT_FAILED) with the guard's one line, its DllMain never run;
+  ERROR_DLL_INIT_FAILED) with the guard's one line, its DllMain never run,
+  and a program linked against it never reaches main;
   the lower build loads, runs DllMain and its export.
 
 Skips, naming what is missing, without mingw-w64, clang-19 or wine."""
@@ -132,6 +133,13 @@ def test_dll_guard_refuses_the_load_and_the_loader_says_so(tmp_path, wine_env, c
     assert refused.stdout.splitlines() == [f"LoadLibrary failed: error {ERROR_DLL_INIT_FAILED}"]
     lines = _own(refused.stderr)
     assert len(lines) == 1 and LACKS[above] in lines[0].split("requires")[0], refused.stderr
+    # linked against the DLL: the loader does not start the program (wine's status: 66)
+    user = refused_dll.parent / "use_dll.exe"
+    c = _run([*cc, "-std=c11", "-O2", str(HERE / "use_dll.c"), str(refused_dll), "-o", str(user)])
+    assert c.returncode == 0, c.stderr
+    linked = _run(["wine", str(user)], env=wine_env)
+    assert linked.returncode != 0 and linked.stdout == "", linked.stdout + linked.stderr
+    assert any(line.startswith("guarded: this CPU lacks ") for line in _own(linked.stderr))
     loads = _run(["wine", str(loader),
                   str(build(tmp_path, compiler, have, "guarded", sources, shared=True))],
                  env=wine_env)

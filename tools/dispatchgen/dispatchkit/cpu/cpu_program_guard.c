@@ -39,8 +39,8 @@
  *   (`dispatchgen meson --shared-library` puts `-Wl,--entry=` for it in the
  *   runtime's link args when the compiler targets Windows). It returns FALSE
  *   to DLL_PROCESS_ATTACH before the C runtime or DllMain runs: LoadLibrary
- *   returns NULL (ERROR_DLL_INIT_FAILED), a program linked against the DLL
- *   does not start, and the loader says so. Otherwise it hands every call to
+ *   returns NULL (ERROR_DLL_INIT_FAILED), and a program linked against the
+ *   DLL fails to start before its main. Otherwise it hands every call to
  *   mingw-w64's own entry, DllMainCRTStartup.
  *
  * Flags of the build's own c_args (CFLAGS) reach every object, this one's
