@@ -143,6 +143,18 @@ def test_a_pyd_has_no_version_script(tmp_path, family):
     assert (runtime[2][-4:-2] == atomics) == (family == "msvc"), runtime[2]
 
 
+@pytest.mark.parametrize("family", ["msvc", "clang-cl"])
+def test_a_dll_has_the_guard_as_its_entry_in_link_exes_syntax(tmp_path, family):
+    """--shared-library: the guard is the DLL's entry point (Note [Program
+    guard]); link.exe and lld-link take /ENTRY:, never gcc's -Wl,--entry=."""
+    args = _meson_args(tmp_path, None)
+    args.name, args.shared_library = "mylib", True
+    libs, _ = meson_plan.plan(args, _config(family))
+    runtime = next(lib for lib in libs if lib[0] == "mylib_cpu_runtime")
+    assert runtime[3] == ["/ENTRY:dispatch__pg_dll_entry"]
+    assert "-DDISPATCH_PROGRAM_GUARD_CONSTRUCTOR" in runtime[2]
+
+
 def test_gcc_keeps_its_version_script(tmp_path):
     libs, _ = meson_plan.plan(_meson_args(tmp_path, "pkg._ext"), _config("gcc"))
     runtime = next(lib for lib in libs if lib[0] == "_ext_cpu_runtime")
