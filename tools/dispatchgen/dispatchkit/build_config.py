@@ -173,9 +173,16 @@ def _configure(probe: Probe, cc: str, cflags: str, baseline: str, dispatch: str,
                             f"(known: {', '.join(ARCHES)})")
     family, version = probe.family_and_version()
 
+    asked: List[List[str]] = []
+
     def native() -> List[str]:
-        nat = probe.macros(["-march=native"])
-        return [f.name for f in arch.features if f.macros and all(m in nat for m in f.macros)]
+        # asked of the compiler once per configure, however often `native` is
+        # written (each ask is a compiler run: 1,000 `native` took 1,000 runs)
+        if not asked:
+            nat = probe.macros(["-march=native"])
+            asked.append([f.name for f in arch.features
+                          if f.macros and all(m in nat for m in f.macros)])
+        return list(asked[0])
 
     base_sel = parse_option(baseline, arch, "cpu-baseline", native)
     disp_sel = parse_option(dispatch, arch, "cpu-dispatch", native)
