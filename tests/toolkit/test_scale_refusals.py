@@ -79,3 +79,20 @@ def test_200000_missing_sources_are_one_line_naming_the_first(configured):
                 "build/dispatch_config.json", "--outdir", "out")
     _refused(proc, "v.ini:4", "'f0.c'", "does not exist")
     assert _tree(configured) == before
+
+
+def test_a_config_naming_a_feature_twice_is_refused_in_one_line(configured):
+    """A configuration's feature lists are read by every later step, per
+    source; configure writes each feature once, so a list that repeats one
+    (a million times here) is refused when read, not paid for per source."""
+    import json
+    data = json.loads((configured / "build" / "dispatch_config.json").read_text())
+    data["baseline"] = data["baseline"] + [data["baseline"][0]] * 1_000_000
+    bad = configured / "bad_config.json"
+    bad.write_text(json.dumps(data))
+    (configured / "k.c").write_text("/*@targets baseline avx2 */\n")
+    before = _tree(configured)
+    proc = _run(configured, "meson-sources", "k.c", "--config", "bad_config.json",
+                "--outdir", "out")
+    _refused(proc, "bad_config.json", f"'baseline' names '{data['baseline'][0]}' twice")
+    assert _tree(configured) == before

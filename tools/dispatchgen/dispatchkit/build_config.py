@@ -129,6 +129,13 @@ def _config_problem(data: Any) -> str:
         unknown = next((n for n in data.get(name, ()) if n not in arch.by_name), None)
         if unknown is not None:
             return f"{name!r} names {unknown!r}, not a feature of {arch.name}"
+    for name in ("baseline", "dispatch"):
+        # each feature once (as configure writes them): every later step's cost
+        # is then bounded by the architecture's features, not by the file
+        seen: set = set()
+        twice = next((n for n in data[name] if n in seen or seen.add(n)), None)
+        if twice is not None:
+            return f"{name!r} names {twice!r} twice"
     texts = [*data["baseline_flags"], *(f for v in data["dispatch_flags"].values() for f in v),
              *data.get("unsupported", {}).values()]
     bad = next((t for t in texts if not t.isprintable()), None)
