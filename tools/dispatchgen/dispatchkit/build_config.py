@@ -153,6 +153,13 @@ def _config_problem(data: Any) -> str:
         unknown = next((n for n in data.get(name, ()) if n not in arch.by_name), None)
         if unknown is not None:
             return f"{name!r} names {unknown!r}, not a feature of {arch.name}"
+    for name in ("baseline", "dispatch"):
+        # each feature once (as configure writes them): every later step's cost
+        # is then bounded by the architecture's features, not by the file
+        seen: set = set()
+        twice = next((n for n in data[name] if n in seen or seen.add(n)), None)
+        if twice is not None:
+            return f"{name!r} names {twice!r} twice"
     texts = [*data["baseline_flags"], *(f for v in data["dispatch_flags"].values() for f in v),
              *data.get("unsupported", {}).values()]
     bad = next((t for t in texts if not t.isprintable()), None)
@@ -197,12 +204,19 @@ def _configure(probe: Probe, cc: str, cflags: str, baseline: str, dispatch: str,
                             f"(known: {', '.join(ARCHES)})")
     family, version = probe.family_and_version()
 
+    asked: List[List[str]] = []
+
     def native() -> List[str]:
         if family == msvc.MSVC:
             raise DispatchError("'native': cl has no flag for the building machine's CPU; "
                                 "name the features (e.g. avx2 fma3)")
-        nat = probe.macros(["-march=native"])
-        return [f.name for f in arch.features if f.macros and all(m in nat for m in f.macros)]
+        # asked of the compiler once per configure, however often `native` is
+        # written (each ask is a compiler run: 1,000 `native` took 1,000 runs)
+        if not asked:
+            nat = probe.macros(["-march=native"])
+            asked.append([f.name for f in arch.features
+                          if f.macros and all(m in nat for m in f.macros)])
+        return list(asked[0])
 
     base_sel = parse_option(baseline, arch, "cpu-baseline", native)
     disp_sel = parse_option(dispatch, arch, "cpu-dispatch", native)

@@ -167,9 +167,12 @@ class _Groups:
 
 
 def parse(text: str, filename: str, arch: Arch,
-          groups: Optional[Dict[str, str]] = None) -> Statement:
-    """Parse the statement of one source for ``arch``."""
+          groups: Optional[Dict[str, str]] = None, first_line: int = 1) -> Statement:
+    """Parse the statement of one source for ``arch``; ``text`` starts on
+    line ``first_line`` of ``filename`` (a variants file's section name is a
+    statement written on its own line: no padding of newlines to reach it)."""
     body, line = find_statement(text, filename)
+    line += first_line - 1
     tokens = tokenize(body, line)
     if not tokens:
         raise DispatchError("empty @targets statement: name at least one target or "
