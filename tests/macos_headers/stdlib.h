@@ -4,3 +4,4 @@
 char *getenv(const char *);
 void abort(void) __attribute__((noreturn));
 void exit(int) __attribute__((noreturn));
+void _Exit(int) __attribute__((noreturn));
