@@ -15,8 +15,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from . import msvc
 from .errors import DispatchError
 from .features import ARCHES, Arch, arch_from_macros
+from .features.base import merge_keep_last
 from .inputs import read_input
 from .options import parse_option
 from .probe import Probe
@@ -29,6 +31,22 @@ POLICY_FLAGS = {
     "$autovec": {"gcc": ["-ftree-vectorize", "-fvect-cost-model=dynamic"],
                  "clang": ["-fvectorize", "-fslp-vectorize"]},
 }
+for _family in msvc.FAMILIES:  # Note [MSVC-style compilers] in msvc.py
+    for _policy, _flags in msvc.POLICY_FLAGS.items():
+        POLICY_FLAGS[_policy][_family] = _flags
+
+
+def feature_flags(family: str, arch: Arch, names: Sequence[str]) -> Optional[List[str]]:
+    """The flags that enable ``names`` (and all they imply) with a compiler of
+    ``family``; None when it has none (cl beyond what its /arch covers on an
+    architecture it has no levels for)."""
+    if family == msvc.MSVC:
+        return msvc.cl_arch_flags(arch, names)
+    return arch.flags_for(names)
+
+
+def flag_merger(family: str, arch: Arch):
+    return merge_keep_last(("/arch:",)) if family == msvc.MSVC else arch.merge
 
 
 @dataclass
@@ -69,13 +87,19 @@ class BuildConfig:
                                 "configure again to rewrite it)", str(path))
         return cls(**data)
 
+    def target_flags(self, features: Sequence[str]) -> List[str]:
+        """The baseline's and ``features``' flags, merged (cl: one /arch for all)."""
+        if self.compiler_family == msvc.MSVC:
+            return msvc.cl_arch_flags(self.table, [*self.baseline, *features]) or []
+        return self.table.merge(self.baseline_flags + self.table.flags_for(features))
+
     def policy_flags(self, policies: Sequence[str], features: Sequence[str]) -> List[str]:
         flags: List[str] = []
         if "$autovec" in policies and "$maxopt" not in policies:
             policies = [*policies, "$maxopt"]  # as in NumPy, $autovec implies $maxopt
         for policy in sorted(policies):
             flags += POLICY_FLAGS.get(policy, {}).get(self.compiler_family, [])
-            if policy == "$autovec":
+            if policy == "$autovec" and self.compiler_family != msvc.MSVC:
                 for name in self.table.sort(self.table.closure(features)):
                     flags += [f for f in self.table.by_name[name].autovec if f not in flags]
         return flags
@@ -174,6 +198,9 @@ def _configure(probe: Probe, cc: str, cflags: str, baseline: str, dispatch: str,
     family, version = probe.family_and_version()
 
     def native() -> List[str]:
+        if family == msvc.MSVC:
+            raise DispatchError("'native': cl has no flag for the building machine's CPU; "
+                                "name the features (e.g. avx2 fma3)")
         nat = probe.macros(["-march=native"])
         return [f.name for f in arch.features if f.macros and all(m in nat for m in f.macros)]
 
@@ -181,7 +208,7 @@ def _configure(probe: Probe, cc: str, cflags: str, baseline: str, dispatch: str,
     disp_sel = parse_option(dispatch, arch, "cpu-dispatch", native)
     notes = base_sel.notes + disp_sel.notes
 
-    unsupported = _validate(probe, arch, exhaustive)
+    unsupported = _validate(probe, arch, family, exhaustive)
 
     # Features the compiler enables on its own (x86_64's SSE2, -mavx2 in CFLAGS)
     # are in every object it builds: they join the baseline.
@@ -224,7 +251,7 @@ def _configure(probe: Probe, cc: str, cflags: str, baseline: str, dispatch: str,
             dispatch_names.append(name)
 
     base_sorted = arch.sort(base)
-    base_flags = arch.flags_for(base_sorted)
+    base_flags = feature_flags(family, arch, base_sorted) or []
     return BuildConfig(
         arch=arch.name,
         compiler=probe.argv,
@@ -236,27 +263,38 @@ def _configure(probe: Probe, cc: str, cflags: str, baseline: str, dispatch: str,
         baseline=base_sorted,
         baseline_flags=base_flags,
         dispatch=dispatch_names,
-        dispatch_flags={n: arch.merge(base_flags + arch.flags_for([n])) for n in dispatch_names},
+        dispatch_flags={n: _with_baseline(family, arch, base_sorted, base_flags, n)
+                        for n in dispatch_names},
         skipped=skipped,
         notes=notes,
         unsupported={k: v for k, v in sorted(unsupported.items()) if v},
     )
 
 
-def _validate(probe: Probe, arch: Arch, exhaustive: bool = False) -> Dict[str, str]:
+def _with_baseline(family: str, arch: Arch, base: List[str], base_flags: List[str],
+                   name: str) -> List[str]:
+    if family == msvc.MSVC:  # one /arch for the baseline and the feature together
+        return msvc.cl_arch_flags(arch, [*base, name]) or []
+    return arch.merge(base_flags + arch.flags_for([name]))
+
+
+def _validate(probe: Probe, arch: Arch, family: str, exhaustive: bool = False) -> Dict[str, str]:
     """feature -> '' when the compiler builds it, else the reason it cannot.
 
     See Notes [Probe validation] and [Union probe] in probe.py.
     """
-    jobs = [(f.name, f.check_source, arch.flags_for([f.name]))
-            for f in arch.features if not f.disable]
-    errors = None if exhaustive else probe.compile_union(jobs, arch.merge)
+    flags = {f.name: feature_flags(family, arch, [f.name]) for f in arch.features}
+    jobs = [(f.name, f.check_source, flags[f.name])
+            for f in arch.features if not f.disable and flags[f.name] is not None]
+    errors = None if exhaustive else probe.compile_union(jobs, flag_merger(family, arch))
     if errors is None:
         errors = probe.compile_checks(jobs)
     reasons: Dict[str, str] = {}
     for f in arch.features:
         if f.disable:
             reasons[f.name] = f.disable
+        elif flags[f.name] is None:
+            reasons[f.name] = msvc.cl_unsupported_reason(arch)
         elif errors[f.name]:
             reasons[f.name] = f"compiler lacks it ({errors[f.name]})"
     # A feature is only as supported as everything it implies.

@@ -51,7 +51,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
+from . import msvc
 from .errors import DispatchError, printable
+from .features import ARCHES
 from .fsutil import is_regular_file, make_dirs
 
 CHECKS_DIR = Path(__file__).with_name("checks")
@@ -76,6 +78,7 @@ class Probe:
             raise DispatchError("--cc: empty compiler command")
         self.argv = list(argv)
         self.cflags = list(cflags)
+        self.style = msvc.style_of(self.argv)  # Note [MSVC-style compilers] in msvc.py
         self.compiles_run = 0
         self._identity = self._compute_identity()
         self._cache_path = (cache_dir / f"probe-{self._identity}.json") if cache_dir else None
@@ -143,13 +146,20 @@ class Probe:
             return cached
         with tempfile.TemporaryDirectory(prefix="dispatchgen-") as tmp:
             src = Path(tmp) / "empty.c"
-            src.write_text("")
-            proc = self._run([*self.argv, *self.cflags, *extra, "-dM", "-E", str(src)])
+            if self.style:  # no -dM: ask for the macros the toolkit reads, by name
+                src.write_text(msvc.macro_source(msvc.wanted_macros(ARCHES.values())))
+                cmd = msvc.preprocess_command(self.argv, self.style, [*self.cflags, *extra],
+                                              str(src))
+            else:
+                src.write_text("")
+                cmd = [*self.argv, *self.cflags, *extra, "-dM", "-E", str(src)]
+            proc = self._run(cmd)
         if proc.returncode != 0:
             what = " ".join([*self.argv, *self.cflags, *extra])
-            raise DispatchError(f"--cc: '{what} -dM -E' failed: {_first_error(proc.stderr)}")
-        found: Dict[str, str] = {}
-        for line in proc.stdout.splitlines():
+            how = "/EP" if self.style else "-dM -E"
+            raise DispatchError(f"--cc: '{what} {how}' failed: {_first_error(proc.stderr)}")
+        found: Dict[str, str] = msvc.parse_macros(proc.stdout) if self.style else {}
+        for line in [] if self.style else proc.stdout.splitlines():
             parts = line.split(None, 2)
             if len(parts) >= 2 and parts[0] == "#define":
                 found[parts[1]] = parts[2] if len(parts) > 2 else ""
@@ -160,6 +170,8 @@ class Probe:
 
     def family_and_version(self) -> Tuple[str, str]:
         m = self.macros()
+        if self.style:
+            return msvc.family_and_version(m)
         if "__clang__" in m:
             return "clang", ".".join(m.get(k, "0") for k in
                                      ("__clang_major__", "__clang_minor__", "__clang_patchlevel__"))
@@ -237,9 +249,14 @@ class Probe:
         self.compiles_run += 1
         src = Path(check) if isinstance(check, Path) else CHECKS_DIR / check
         digest = hashlib.sha1(" ".join(flags).encode()).hexdigest()[:8]
-        obj = Path(tmp) / f"{src.name}.{digest}.o"
-        cmd = [*self.argv, *self.cflags, *flags, "-Werror", "-c", str(src),
-               "-o", str(obj)]
+        if self.style:  # cl's syntax, .obj objects
+            obj = Path(tmp) / f"{src.name}.{digest}.obj"
+            cmd = msvc.compile_command(self.argv, self.style, [*self.cflags, *flags],
+                                       str(src), str(obj))
+        else:
+            obj = Path(tmp) / f"{src.name}.{digest}.o"
+            cmd = [*self.argv, *self.cflags, *flags, "-Werror", "-c", str(src),
+                   "-o", str(obj)]
         proc = self._run(cmd)
         if proc.returncode == 0 and obj.exists():
             return ""

@@ -336,8 +336,8 @@ def resolve(stmt: Statement, config: BuildConfig, disable_optimization: bool = F
             skipped.append({"target": spec.name, "reason": reason})
             skipped_lines[spec.name] = spec.line
             continue
-        flags = arch.merge(config.baseline_flags + arch.flags_for(spec.features)
-                           + config.policy_flags(stmt.policies, spec.features))
+        flags = config.target_flags(spec.features)
+        flags += [f for f in config.policy_flags(stmt.policies, spec.features) if f not in flags]
         targets.append(Target(spec.name, arch.sort(spec.features), arch.sort(closure),
                               arch.sort(closure - base), flags))
     if "$keep_sort" not in stmt.policies:
