@@ -305,6 +305,15 @@ static void test_x86_record(const x86_record *r, const char *on, const char *off
     expect(n, "DISABLE=BMI2", "X86_V2 AVX2 FMA3", 1);
     expect(n, "DISABLE=BMI2", "X86_V3 X86_V4 BMI2", 0);
     expect(n, "DISABLE=BMI2", "AVX512_SKX", v4);
+    /* A group off turns off the groups that hold all its members, not its
+     * members: X86_V4 code is X86_V3 code too. */
+    CHECK(run(r, DISABLE, "X86_V3") == 0, "%s: %s", n, dispatch_cpu_error());
+    expect(n, "DISABLE=X86_V3", "X86_V3 X86_V4", 0);
+    expect(n, "DISABLE=X86_V3", "X86_V2 AVX2 BMI2", 1);
+    expect(n, "DISABLE=X86_V3", "AVX512_SKX", v4);
+    CHECK(run(r, DISABLE, "X86_V2") == 0, "%s: %s", n, dispatch_cpu_error());
+    expect(n, "DISABLE=X86_V2", "X86_V2 X86_V3 X86_V4", 0);
+    expect(n, "DISABLE=X86_V2", "SSE42 POPCNT AVX2", 1);
 
     if (v4) {
         CHECK(run(r, ENABLE, "AVX512_SKX") == 0, "%s: %s", n, dispatch_cpu_error());
