@@ -51,7 +51,7 @@ static inline int64_t f64_to_i64(double x) {
 }
 
 /* Each row read as float (runs), written from float (runs, narrow floats
- * only) and from double (runs, narrow floats only: rounded once), by its
+ * only) and from double or int32 (runs, narrow floats only: rounded once), by its
  * category and size: a narrow float is a float of at most 2 bytes. */
 #define RUNS_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) RUNS_##CAT##_##size(sfx, T)
 #define RUNS_PLAIN_(sfx, T)                                                               \
@@ -62,6 +62,9 @@ static inline int64_t f64_to_i64(double x) {
         (void)d, (void)s, (void)n; /* no narrow float: never called */                    \
     }                                                                                     \
     static inline void write_f64_##sfx(void *d, const double *s, intptr_t n) {            \
+        (void)d, (void)s, (void)n; /* no narrow float: never called */                    \
+    }                                                                                     \
+    static inline void write_i32_##sfx(void *d, const int32_t *s, intptr_t n) {           \
         (void)d, (void)s, (void)n; /* no narrow float: never called */                    \
     }
 #define RUNS_BOOL_1 RUNS_PLAIN_
@@ -80,6 +83,9 @@ static inline int64_t f64_to_i64(double x) {
     }                                                                                     \
     static inline void write_f64_##sfx(void *d, const double *s, intptr_t n) {            \
         dk_f64_to_##sfx##_n(d, s, n);                                                     \
+    }                                                                                     \
+    static inline void write_i32_##sfx(void *d, const int32_t *s, intptr_t n) {           \
+        dk_i32_to_##sfx##_n(d, s, n);                                                     \
     }
 #define RUNS_FLOAT_2(sfx, T) RUNS_NARROW_(sfx, T, 2)
 #define RUNS_FLOAT_1(sfx, T) RUNS_NARROW_(sfx, T, 1)
@@ -173,7 +179,14 @@ static void cast_other_layout(dispatch_loop_fn self, dispatch_loop_fn reference,
                 read_##Ssfx(buf, data[1] + i * Ssize, m);                                 \
                 write_##Dsfx(data[0] + i * Dsize, buf, m);                                \
             }                                                                             \
-        } else if (D_NARROW) { /* int32, int64, float64: from double runs, rounded once */ \
+        } else if (D_NARROW && !S_FLOAT && Ssize == 4 && DISPATCH_INT_IS_SIGNED(ST)) {    \
+            /* int32: rounded once, as from its exact double, in int32 lanes */            \
+            for (intptr_t i = 0; i < n; i += CHUNK) {                                     \
+                const intptr_t m = n - i < CHUNK ? n - i : CHUNK;                          \
+                write_i32_##Dsfx(data[0] + i * Dsize,                                     \
+                                 (const int32_t *)(const void *)(data[1] + i * Ssize), m);    \
+            }                                                                             \
+        } else if (D_NARROW) { /* int64, float64: from double runs, rounded once */       \
             const ST *a = (const ST *)data[1];                                            \
             double dbuf[CHUNK];                                                           \
             for (intptr_t i = 0; i < n; i += CHUNK) {                                     \

@@ -176,6 +176,97 @@ static inline void dk_f64_to_f16_n(uint16_t *dst, const double *src, intptr_t n)
     for (; i < n; i++) dst[i] = dk_d2h(src[i]);
 }
 
+#if defined(__AVX512F__)
+/* 16 float bits (odd: rounded to odd) to bfloat16 bits, to nearest even: an
+ * odd float is never a tie, so the integer rounding of dk_f2bf is exact. */
+static inline __m256i dk_odd_to_bf16_16_(__m512i b) {
+    const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(b, 16), _mm512_set1_epi32(1));
+    const __m512i r = _mm512_add_epi32(_mm512_add_epi32(b, _mm512_set1_epi32(0x7fff)), lsb);
+    return _mm512_cvtepi32_epi16(_mm512_srli_epi32(r, 16));
+}
+
+/* 8 doubles rounded to float to odd (truncation, the last bit set where
+ * inexact); a NaN lane's result is any NaN (the caller makes it again). */
+static inline __m256i dk_d2f_odd_8_(__m512d x) {
+    const __m256 t = _mm512_cvt_roundpd_ps(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    const __mmask8 inexact = _mm512_cmp_pd_mask(_mm512_cvtps_pd(t), x, _CMP_NEQ_UQ);
+    return _mm256_mask_or_epi32(_mm256_castps_si256(t), inexact, _mm256_castps_si256(t),
+                                _mm256_set1_epi32(1));
+}
+
+/* 16 int32 rounded to float to odd: truncation, exact back to int32 (no
+ * larger in magnitude than x), the last bit set where it differs. */
+static inline __m512i dk_i2f_odd_16_(__m512i x) {
+    const __m512 t = _mm512_cvt_roundepi32_ps(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    const __mmask16 inexact = _mm512_cmpneq_epi32_mask(_mm512_cvttps_epi32(t), x);
+    return _mm512_mask_or_epi32(_mm512_castps_si512(t), inexact, _mm512_castps_si512(t),
+                                _mm512_set1_epi32(1));
+}
+#endif
+
+/* Runs of n: float -> bfloat16, dk_f2bf's bits; with AVX512F 16 lanes, a
+ * NaN lane quieted by its mask as dk_f2bf does. */
+static inline void dk_f32_to_bf16_run(uint16_t *dst, const float *src, intptr_t n) {
+    intptr_t i = 0;
+#if defined(__AVX512F__)
+    for (; i + 16 <= n; i += 16) {
+        const __m512 x = _mm512_loadu_ps(src + i);
+        const __m512i b = _mm512_castps_si512(x);
+        const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(b, 16), _mm512_set1_epi32(1));
+        __m512i r = _mm512_srli_epi32(
+            _mm512_add_epi32(_mm512_add_epi32(b, _mm512_set1_epi32(0x7fff)), lsb), 16);
+        const __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+        r = _mm512_mask_or_epi32(r, nan, _mm512_srli_epi32(b, 16), _mm512_set1_epi32(0x0040));
+        _mm256_storeu_si256((__m256i *)(dst + i), _mm512_cvtepi32_epi16(r));
+    }
+#endif
+    for (; i < n; i++) dst[i] = dk_f2bf(src[i]);
+}
+
+/* Runs of n: float64 -> bfloat16, by dk_d2bf's rounding (to odd, then to
+ * nearest even); with AVX512F 16 lanes, a NaN lane made again by dk_d2bf. */
+static inline void dk_f64_to_bf16_run(uint16_t *dst, const double *src, intptr_t n) {
+    intptr_t i = 0;
+#if defined(__AVX512F__)
+    for (; i + 16 <= n; i += 16) {
+        const __m512d x0 = _mm512_loadu_pd(src + i), x1 = _mm512_loadu_pd(src + i + 8);
+        const __m512i odd = _mm512_inserti64x4(_mm512_castsi256_si512(dk_d2f_odd_8_(x0)),
+                                               dk_d2f_odd_8_(x1), 1);
+        _mm256_storeu_si256((__m256i *)(dst + i), dk_odd_to_bf16_16_(odd));
+        unsigned nan = (unsigned)_mm512_cmp_pd_mask(x0, x0, _CMP_UNORD_Q) |
+                       (unsigned)_mm512_cmp_pd_mask(x1, x1, _CMP_UNORD_Q) << 8;
+        for (int j = 0; nan; j++, nan >>= 1)
+            if (nan & 1) dst[i + j] = dk_d2bf(src[i + j]);
+    }
+#endif
+    for (; i < n; i++) dst[i] = dk_d2bf(src[i]);
+}
+
+/* Runs of n: int32 -> float16 / bfloat16, rounded once (as from its exact
+ * double: to odd in float, then to nearest even). With AVX512F 16 lanes,
+ * all in registers; else through double, as the reference. */
+static inline void dk_i32_to_bf16_run(uint16_t *dst, const int32_t *src, intptr_t n) {
+    intptr_t i = 0;
+#if defined(__AVX512F__)
+    for (; i + 16 <= n; i += 16)
+        _mm256_storeu_si256((__m256i *)(dst + i),
+                            dk_odd_to_bf16_16_(dk_i2f_odd_16_(_mm512_loadu_si512(src + i))));
+#endif
+    for (; i < n; i++) dst[i] = dk_d2bf((double)src[i]);
+}
+
+static inline void dk_i32_to_f16_run(uint16_t *dst, const int32_t *src, intptr_t n) {
+    intptr_t i = 0;
+#if defined(__AVX512F__)
+    for (; i + 16 <= n; i += 16)
+        _mm256_storeu_si256((__m256i *)(dst + i),
+                            _mm512_cvtps_ph(_mm512_castsi512_ps(dk_i2f_odd_16_(
+                                                _mm512_loadu_si512(src + i))),
+                                            _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+#endif
+    for (; i < n; i++) dst[i] = dk_d2h((double)src[i]);
+}
+
 /* Runs of n: any narrow float of the bits list, by its format (E, M, NANS). */
 #define DK_IS_BF16_(E, M, NANS) ((E) == 8 && (M) == 7 && DISPATCH_NARROW_##NANS == DISPATCH_NARROW_IEEE)
 #define DK_BITS_RUNS_(NAME, sfx, T, E, M, NANS)                                           \
@@ -188,8 +279,8 @@ static inline void dk_f64_to_f16_n(uint16_t *dst, const double *src, intptr_t n)
         }                                                                                 \
     }                                                                                     \
     static inline void dk_f32_to_##sfx##_n(T *dst, const float *src, intptr_t n) {        \
-        if (DK_IS_BF16_(E, M, NANS)) {                                                    \
-            for (intptr_t i = 0; i < n; i++) dst[i] = (T)dk_f2bf(src[i]);                 \
+        if (DK_IS_BF16_(E, M, NANS) && sizeof(T) == 2) {                                  \
+            dk_f32_to_bf16_run((uint16_t *)(void *)dst, src, n);                          \
         } else {                                                                          \
             for (intptr_t i = 0; i < n; i++)                                              \
                 dst[i] = (T)dispatch_narrow_from_float(src[i], E, M, DISPATCH_NARROW_##NANS); \
@@ -201,11 +292,25 @@ static inline void dk_f64_to_f16_n(uint16_t *dst, const double *src, intptr_t n)
                    : (T)dispatch_narrow_from_double(x, E, M, DISPATCH_NARROW_##NANS);     \
     }                                                                                     \
     static inline void dk_f64_to_##sfx##_n(T *dst, const double *src, intptr_t n) {       \
+        if (DK_IS_BF16_(E, M, NANS) && sizeof(T) == 2) {                                  \
+            dk_f64_to_bf16_run((uint16_t *)(void *)dst, src, n);                          \
+            return;                                                                       \
+        }                                                                                 \
         for (intptr_t i = 0; i < n; i++) dst[i] = dk_f64_to_##sfx(src[i]);                \
+    }                                                                                     \
+    static inline void dk_i32_to_##sfx##_n(T *dst, const int32_t *src, intptr_t n) {      \
+        if (DK_IS_BF16_(E, M, NANS) && sizeof(T) == 2) {                                  \
+            dk_i32_to_bf16_run((uint16_t *)(void *)dst, src, n);                          \
+            return;                                                                       \
+        }                                                                                 \
+        for (intptr_t i = 0; i < n; i++) dst[i] = dk_f64_to_##sfx((double)src[i]);        \
     }
 DISPATCH_FORALL_BITS_FLOATS(DK_BITS_RUNS_)
 
 /* float16 by the same name as the bits list's (f16 is its sfx). */
 static inline uint16_t dk_f64_to_f16(double x) { return dk_d2h(x); }
+static inline void dk_i32_to_f16_n(uint16_t *dst, const int32_t *src, intptr_t n) {
+    dk_i32_to_f16_run(dst, src, n);
+}
 
 #endif /* DISPATCH_KERNELS_NARROW_VECTOR_H_ */
