@@ -19,7 +19,12 @@
  *     when inexact), then to the narrow format: one correct rounding, since
  *     float keeps at least 2 bits more than float16 or bfloat16 (the
  *     argument of dispatch_bfloat16_from_double_inline). A NaN is made from
- *     the double's own bits, as the reference does;
+ *     the double's own bits, as the reference does. With AVX512F the
+ *     rounding to odd is a truncating conversion with the last bit set
+ *     where it was inexact (16 lanes);
+ *   - from an int32: the same, as from its exact double; with AVX512F a
+ *     truncating int32 -> float conversion, exact back to int32, so the
+ *     inexact lanes are those that differ;
  *   - any other narrow format (a row added to DISPATCH_FORALL_BITS_FLOATS):
  *     narrow_float.h's format functions, one element at a time, inline.
  * A NaN may differ from the reference's only in its quiet bit (F16C and
@@ -151,31 +156,6 @@ static inline void dk_f32_to_f16_n(uint16_t *dst, const float *src, intptr_t n) 
     for (; i < n; i++) dst[i] = dk_f2h(src[i]);
 }
 
-/* Runs of n: float64 -> float16. With AVX512F, 8 lanes: rounding to odd
- * is truncation (vcvtpd2ps toward zero) with the last bit set where it was
- * inexact, then vcvtps2ph to nearest even; a NaN lane is made again from
- * its double's bits, as dk_d2h does. */
-static inline void dk_f64_to_f16_n(uint16_t *dst, const double *src, intptr_t n) {
-    intptr_t i = 0;
-#if defined(__AVX512F__)
-    const __m256i one = _mm256_set1_epi32(1);
-    for (; i + 8 <= n; i += 8) {
-        const __m512d x = _mm512_loadu_pd(src + i);
-        const __m256 t = _mm512_cvt_roundpd_ps(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-        const __mmask8 inexact = _mm512_cmp_pd_mask(_mm512_cvtps_pd(t), x, _CMP_NEQ_UQ);
-        const __m256i odd = _mm256_mask_or_epi32(_mm256_castps_si256(t), inexact,
-                                                 _mm256_castps_si256(t), one);
-        _mm_storeu_si128((__m128i *)(dst + i),
-                         _mm256_cvtps_ph(_mm256_castsi256_ps(odd),
-                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-        __mmask8 nan = _mm512_cmp_pd_mask(x, x, _CMP_UNORD_Q);
-        for (int j = 0; nan; j++, nan >>= 1)
-            if (nan & 1) dst[i + j] = dk_d2h(src[i + j]);
-    }
-#endif
-    for (; i < n; i++) dst[i] = dk_d2h(src[i]);
-}
-
 #if defined(__AVX512F__)
 /* 16 float bits (odd: rounded to odd) to bfloat16 bits, to nearest even: an
  * odd float is never a tie, so the integer rounding of dk_f2bf is exact. */
@@ -203,6 +183,29 @@ static inline __m512i dk_i2f_odd_16_(__m512i x) {
                                 _mm512_set1_epi32(1));
 }
 #endif
+
+/* Runs of n: float64 -> float16. With AVX512F, 16 lanes: rounding to odd
+ * is truncation (vcvtpd2ps toward zero) with the last bit set where it was
+ * inexact, then vcvtps2ph to nearest even; a NaN lane is made again from
+ * its double's bits, as dk_d2h does. */
+static inline void dk_f64_to_f16_n(uint16_t *dst, const double *src, intptr_t n) {
+    intptr_t i = 0;
+#if defined(__AVX512F__)
+    for (; i + 16 <= n; i += 16) {
+        const __m512d x0 = _mm512_loadu_pd(src + i), x1 = _mm512_loadu_pd(src + i + 8);
+        const __m512i odd = _mm512_inserti64x4(_mm512_castsi256_si512(dk_d2f_odd_8_(x0)),
+                                               dk_d2f_odd_8_(x1), 1);
+        _mm256_storeu_si256((__m256i *)(dst + i),
+                            _mm512_cvtps_ph(_mm512_castsi512_ps(odd),
+                                            _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+        unsigned nan = (unsigned)_mm512_cmp_pd_mask(x0, x0, _CMP_UNORD_Q) |
+                       (unsigned)_mm512_cmp_pd_mask(x1, x1, _CMP_UNORD_Q) << 8;
+        for (int j = 0; nan; j++, nan >>= 1)
+            if (nan & 1) dst[i + j] = dk_d2h(src[i + j]);
+    }
+#endif
+    for (; i < n; i++) dst[i] = dk_d2h(src[i]);
+}
 
 /* Runs of n: float -> bfloat16, dk_f2bf's bits; with AVX512F 16 lanes, a
  * NaN lane quieted by its mask as dk_f2bf does. */
