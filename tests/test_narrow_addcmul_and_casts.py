@@ -118,9 +118,13 @@ def test_addcmul_with_an_operand_of_another_dtype_and_out(dtype):
 def _int32_edges() -> np.ndarray:
     rng = np.random.default_rng(7)
     near_ties = []
-    for e in range(8, 31):  # just either side of every bfloat16 / float16 tie
-        for m in (1, 3, 0x55, 0x7F):
-            tie = (2 * m + 1) << (e - 8)
+    for e in range(9, 31):  # just either side of bfloat16 ties (m: 8 significant bits)
+        for m in (0x80, 0x81, 0xAA, 0xFF):
+            tie = (2 * m + 1) << (e - 9)
+            near_ties += [tie - 1, tie, tie + 1]
+    for e in range(12, 16):  # and of float16's (11 bits)
+        for m in (0x400, 0x401, 0x7FF):
+            tie = (2 * m + 1) << (e - 12)
             near_ties += [tie - 1, tie, tie + 1]
     v = np.concatenate([rng.integers(-2**31, 2**31, 3000), np.array(near_ties),
                         -np.array(near_ties), [2**31 - 1, -2**31, 65504, 65519, 65520, 65536]])
