@@ -166,7 +166,8 @@ static inline __m256i dk_odd_to_bf16_16_(__m512i b) {
 }
 
 /* 8 doubles rounded to float to odd (truncation, the last bit set where
- * inexact); a NaN lane's result is any NaN (the caller makes it again). */
+ * inexact); a NaN lane gives x's NaN quieted (sign and leading payload
+ * bits kept), its last bit set. */
 static inline __m256i dk_d2f_odd_8_(__m512d x) {
     const __m256 t = _mm512_cvt_roundpd_ps(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
     const __mmask8 inexact = _mm512_cmp_pd_mask(_mm512_cvtps_pd(t), x, _CMP_NEQ_UQ);
@@ -186,8 +187,10 @@ static inline __m512i dk_i2f_odd_16_(__m512i x) {
 
 /* Runs of n: float64 -> float16. With AVX512F, 16 lanes: rounding to odd
  * is truncation (vcvtpd2ps toward zero) with the last bit set where it was
- * inexact, then vcvtps2ph to nearest even; a NaN lane is made again from
- * its double's bits, as dk_d2h does. */
+ * inexact, then vcvtps2ph to nearest even. A NaN lane needs nothing more:
+ * both x86 conversions keep the sign and the payload's leading bits and set
+ * the quiet bit, which is dk_d2h's NaN (sign, 0x7e00, the double's bits
+ * 42-50). */
 static inline void dk_f64_to_f16_n(uint16_t *dst, const double *src, intptr_t n) {
     intptr_t i = 0;
 #if defined(__AVX512F__)
@@ -198,10 +201,6 @@ static inline void dk_f64_to_f16_n(uint16_t *dst, const double *src, intptr_t n)
         _mm256_storeu_si256((__m256i *)(dst + i),
                             _mm512_cvtps_ph(_mm512_castsi512_ps(odd),
                                             _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-        unsigned nan = (unsigned)_mm512_cmp_pd_mask(x0, x0, _CMP_UNORD_Q) |
-                       (unsigned)_mm512_cmp_pd_mask(x1, x1, _CMP_UNORD_Q) << 8;
-        for (int j = 0; nan; j++, nan >>= 1)
-            if (nan & 1) dst[i + j] = dk_d2h(src[i + j]);
     }
 #endif
     for (; i < n; i++) dst[i] = dk_d2h(src[i]);
