@@ -39,6 +39,7 @@ from . import generate, paths, variants
 from .build_config import BuildConfig
 from .errors import DispatchError, printable, shown
 from .fsutil import check_no_null
+from .probe import Probe
 from .steps import (add_build_options, check_library_names, config_from_args,
                     dispatch_objects, report_text, runtime_library, write_config)
 
@@ -64,6 +65,20 @@ def _word(text: str, what: str) -> str:
                             "character; `dispatchgen meson` passes paths as space separated "
                             "words: move it to a path without spaces")
     return text
+
+
+# The entry point of a Windows DLL built with --shared-library: its guard
+# (Note [Program guard] in cpu/cpu_program_guard.c).
+DLL_ENTRY = "dispatch__pg_dll_entry"
+
+
+def _targets_windows(args: argparse.Namespace, config: BuildConfig) -> bool:
+    cache = None if getattr(args, "no_cache", False) else getattr(args, "cache_dir", None)
+    probe = Probe(config.compiler, config.cflags, cache)
+    try:
+        return "_WIN32" in probe.macros()
+    finally:
+        probe.save()
 
 
 def plan(args: argparse.Namespace, config: BuildConfig) -> Tuple[List[Library], List[str]]:
@@ -95,6 +110,8 @@ def plan(args: argparse.Namespace, config: BuildConfig) -> Tuple[List[Library], 
         script = outdir / f"{module}.exports"
         files.append((script, version_script(module), who))
         link = [f"-Wl,--version-script={script}"]
+    elif args.shared_library and _targets_windows(args, config):
+        link = [f"-Wl,--entry={DLL_ENTRY}"]
     libraries.append((f"{stem}_cpu_runtime", sources, flags + includes, link))
     origins.append(who)
 
@@ -197,7 +214,8 @@ def add_parser(sub) -> None:
                      "dispatch_cpu_init() itself")
     p.add_argument("--shared-library", action="store_true",
                    help="with --name, the libraries link into a shared library (which has "
-                   "no .preinit_array): the guard runs as its first constructor")
+                   "no .preinit_array): the guard runs as its first constructor; a Windows DLL's is its "
+                   "entry point, which fails the load")
     p.add_argument("--env-prefix", help="prefix of the env variables (default: the package "
                    "name in upper case)")
     p.add_argument("--sources", type=Path, nargs="*", default=[],
