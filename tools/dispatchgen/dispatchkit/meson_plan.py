@@ -35,7 +35,7 @@ import sys
 from pathlib import Path
 from typing import List, Tuple
 
-from . import generate, paths, variants
+from . import generate, msvc, paths, variants
 from .build_config import BuildConfig
 from .errors import DispatchError, printable, shown
 from .fsutil import check_no_null
@@ -105,11 +105,16 @@ def plan(args: argparse.Namespace, config: BuildConfig) -> Tuple[List[Library], 
     who = f"--module {args.module}" if module else f"--name {args.name}"
     sources, flags = runtime_library(package, module, args.env_prefix, program=args.name,
                                      shared_library=args.shared_library)
+    if config.compiler_family == msvc.MSVC:  # <stdatomic.h>: Note [MSVC-style compilers]
+        flags = flags + msvc.CL_RUNTIME_FLAGS
     link: List[str] = []
-    if module:
+    # ELF only: a .pyd exports just its dllexport init (Note [MSVC-style compilers] in msvc.py)
+    if module and config.compiler_family not in msvc.FAMILIES:
         script = outdir / f"{module}.exports"
         files.append((script, version_script(module), who))
         link = [f"-Wl,--version-script={script}"]
+    elif args.shared_library and config.compiler_family in msvc.FAMILIES:
+        link = [f"/ENTRY:{DLL_ENTRY}"]  # to link.exe or lld-link, which meson runs itself
     elif args.shared_library and _targets_windows(args, config):
         link = [f"-Wl,--entry={DLL_ENTRY}"]
     libraries.append((f"{stem}_cpu_runtime", sources, flags + includes, link))

@@ -161,6 +161,12 @@ static void dispatch__pg_check(void)
 }
 
 #if defined(_WIN32) && defined(DISPATCH_PROGRAM_GUARD_CONSTRUCTOR)
+/* The C runtime's own DLL entry, which this one calls once the CPU passed:
+ * mingw-w64's DllMainCRTStartup, or the Microsoft C runtime's
+ * _DllMainCRTStartup (cl and clang-cl, which define _MSC_VER). */
+#if defined(_MSC_VER)
+    #define DllMainCRTStartup _DllMainCRTStartup
+#endif
 BOOL WINAPI DllMainCRTStartup(HANDLE dll, DWORD reason, LPVOID reserved);
 BOOL WINAPI dispatch__pg_dll_entry(HANDLE dll, DWORD reason, LPVOID reserved);
 
@@ -183,8 +189,16 @@ static int dispatch__pg_initializer(void)
     dispatch__pg_check();
     return 0;
 }
+#if defined(_MSC_VER) && !defined(__clang__)
+/* cl has no GNU attributes: its way to place data in a section; not static,
+ * so that no optimization drops it as unused */
+#pragma section(".CRT$XIB", read)
+int (*const dispatch__pg_entry)(void);
+__declspec(allocate(".CRT$XIB")) int (*const dispatch__pg_entry)(void) = dispatch__pg_initializer;
+#else
 __attribute__((used, section(".CRT$XIB")))
 static int (*const dispatch__pg_entry)(void) = dispatch__pg_initializer;
+#endif
 #elif defined(__ELF__) && !defined(DISPATCH_PROGRAM_GUARD_CONSTRUCTOR)
 /* glibc passes (argc, argv, envp), musl nothing: the guard reads none. */
 static void dispatch__pg_preinit(void)
