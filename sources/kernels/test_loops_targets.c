@@ -54,6 +54,10 @@ static const double specials[] = {
     2147483648.0, -2147483648.0, -2147483649.0, 0x1p63, -0x1p63, 0x1p64, 1e10, -1e19,
     0x1p-14, 0x1p-24, 0x1p-25, 0x1.8p-25, 0x1p-126, 0x1p-149, 1e-310, 3.4028235677973366e38,
     3.4028235677973366e38 * 1.0000001, 1e300, INFINITY, -INFINITY, NAN, -NAN,
+    /* just above a bfloat16 / float16 tie by less than float keeps: rounded
+     * through float to nearest first, they would land on the tie and round
+     * to even (down); once correctly, they round up */
+    16842753.0, -16842753.0, 0x1.01000004p+0, 0x1.00200004p+0,
 };
 enum { NSPECIALS = sizeof specials / sizeof specials[0] };
 
