@@ -102,6 +102,7 @@ def _layouts(dtype, near_one):
     yield "broadcast rows", values(1, 67).expand(900, 67), two  # columns read at stride 0
     yield "every other row", values(800, 67)[::2], two          # columns read at stride 2 rows
     yield "broadcast column", values(67, 1).expand(67, 900), two
+    yield "contiguous", values(300, 1031), two  # the dense row and column kernels
 
 
 @pytest.mark.parametrize("dtype", [d.float16, d.bfloat16])

@@ -95,6 +95,8 @@ static void gather(const rows_job *j, const char *p, int64_t begin, int64_t n, u
             uint16_t v;
             memcpy(&v, q, 2);
             for (int64_t i = 0; i < n; i++) buf[i] = v;
+        } else if (s == 2) {
+            memcpy(buf, q, (size_t)n * 2);
         } else {
             for (int64_t i = 0; i < n; i++) memcpy(&buf[i], q + i * s, 2);
         }
