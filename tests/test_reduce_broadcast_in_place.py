@@ -124,3 +124,21 @@ def test_narrow_float_reductions_of_views_have_the_float32_copy_bits(dtype, op):
             got, want = getattr(x, op)(), getattr(ref_in, op)().to(dtype)
             assert got.to(d.float32).numpy().view(np.uint32) == \
                 want.to(d.float32).numpy().view(np.uint32), f"{name} {op}"
+
+
+@pytest.mark.parametrize("dtype", [d.float16, d.bfloat16])
+def test_a_long_narrow_product_folded_in_chunks_has_the_float32_copy_bits(dtype):
+    # past 2^20 elements a product is folded a chunk at a time in the kernel's 32 lanes
+    rng = np.random.default_rng(44)
+    n = 2**20 + 37
+    x = d.from_numpy(1 + rng.standard_normal(n).astype(np.float32) / 4096).to(dtype)
+    for view in (x, x[::2], x.reshape(1, n).expand(3, n), x.reshape(1, n).expand(2, n)[:, ::3]):
+        want = view.contiguous().to(d.float32).prod().to(dtype)
+        got = view.prod()
+        assert got.to(d.float32).numpy().view(np.uint32) == \
+            want.to(d.float32).numpy().view(np.uint32)
+    v = x.reshape(1, n).expand(3, n)
+    for dim in (0, 1):
+        np.testing.assert_array_equal(
+            d.prod(v, dim).to(d.float32).numpy().view(np.uint32),
+            d.prod(v.contiguous().to(d.float32), dim).to(dtype).to(d.float32).numpy().view(np.uint32))

@@ -21,10 +21,11 @@
  *     of it is summed alone: ranges of up to CHUNK elements are gathered
  *     (an odometer over the reduced dims) and summed by the narrow SUM
  *     kernel, and added back along the same splits (the kernel's own
- *     `lo + hi` in float32). A product is the FOLD kernel's 32 running
- *     products in float64 (element i into lane i % 32, Note [Product order]
- *     in sources/kernels/prod.dispatch.c) carried from chunk to chunk, then
- *     combined pairwise as it combines them.
+ *     `lo + hi` in float32). A product is the FOLD kernel's own call on
+ *     the row widened whole (up to PROD_WHOLE elements), or past that its 32
+ *     running products in float64 (element i into lane i % 32, Note
+ *     [Product order] in sources/kernels/prod.dispatch.c) carried from chunk
+ *     to chunk, then combined pairwise as it combines them.
  * max and min of rows that are not dense are left to the copy: their
  * stride-0 reduced dims are read once already (Note [Broadcast reduced
  * dims]), so the copy holds only what the input holds.
@@ -39,6 +40,7 @@ enum {
     CHUNK = 1 << 16,     /* elements gathered at a time: a multiple of the lanes */
     SUM_LEAF = 1024,     /* sum.dispatch.c's float32 leaf (reduce_float.c's sum_leaf) */
     PROD_LANES = 32,     /* prod.dispatch.c's running products */
+    PROD_WHOLE = 1 << 20 /* up to this many, a product widens its row whole (4 MiB) */
 };
 
 /* One side of the input: dims (size-1 dims dropped), outermost first. */
@@ -136,12 +138,23 @@ static float sum_range(const rows_job *j, const char *p, int64_t begin, int64_t 
     return lo + hi;
 }
 
-/* The FOLD kernel's product of one output's elements, in float64 lanes. */
-static float prod_all(const rows_job *j, const char *p, uint16_t *buf, float *f)
+/* The FOLD kernel's product of one output's elements, in float64 lanes:
+ * a row of up to cap elements widened whole and handed to the kernel
+ * itself, a longer one folded here a chunk at a time in the kernel's lanes. */
+static float prod_all(const rows_job *j, const char *p, uint16_t *buf, float *f, int64_t cap)
 {
+    dispatch_loop_fn widen = dispatch_cast_loop_get(j->dtype, DISPATCH_FLOAT32);
+    if (j->count <= cap) {
+        gather(j, p, 0, j->count, buf);
+        char *data[2] = {(char *)f, (char *)buf};
+        intptr_t steps[2] = {4, 2};
+        widen(data, steps, (intptr_t)j->count, NULL);
+        dispatch_rk_fold_fn fold = (dispatch_rk_fold_fn)reduce_chosen_kernel(
+            DISPATCH_RK_FOLD_OF(j->op), DISPATCH_FLOAT32);
+        return (float)fold((const char *)f, 4, (intptr_t)j->count);
+    }
     double acc[PROD_LANES];
     for (int k = 0; k < PROD_LANES; k++) acc[k] = 1;
-    dispatch_loop_fn widen = dispatch_cast_loop_get(j->dtype, DISPATCH_FLOAT32);
     for (int64_t b = 0; b < j->count; b += CHUNK) { /* CHUNK % PROD_LANES == 0 */
         int64_t n = j->count - b < CHUNK ? j->count - b : CHUNK;
         gather(j, p, b, n, buf);
@@ -161,19 +174,20 @@ static float prod_all(const rows_job *j, const char *p, uint16_t *buf, float *f)
 static void rows_range(void *arg, int64_t b, int64_t e)
 {
     rows_job *j = arg;
-    uint16_t *buf = malloc(CHUNK * sizeof *buf);
-    float *f = malloc(CHUNK * sizeof *f);
+    int fold = dispatch_reduce_is_fold(j->op), mean = dispatch_reduce_is_mean(j->op);
+    int64_t cap = fold && j->count > CHUNK && j->count <= PROD_WHOLE ? j->count : CHUNK;
+    uint16_t *buf = malloc((size_t)cap * sizeof *buf);
+    float *f = malloc((size_t)cap * sizeof *f);
     if (!buf || !f) {
         atomic_store(&j->failed, 1);
         free(buf), free(f);
         return;
     }
-    int fold = dispatch_reduce_is_fold(j->op), mean = dispatch_reduce_is_mean(j->op);
     for (int64_t o = b; o < e; o++) {
         const char *p = j->base + offset_of(&j->kept, o);
         float v;
         if (fold) {
-            v = prod_all(j, p, buf, f);
+            v = prod_all(j, p, buf, f, cap);
         } else {
             v = sum_range(j, p, 0, j->count, buf);
             if (mean) v = v / (float)j->count;
