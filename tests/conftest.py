@@ -103,6 +103,19 @@ def build_tool():
 
 
 @pytest.fixture(scope="session")
+def wine_env(tmp_path_factory):
+    """The environment of a Windows program run under wine (the test_windows_*
+    files): one WINEPREFIX for the session, made on its first run (the slow
+    part), wine's own messages off."""
+    if shutil.which("wine") is None:
+        pytest.skip("needs wine (Debian: wine64)")
+    env = {k: v for k, v in os.environ.items()
+           if k != "LD_PRELOAD" and not k.startswith("DISPATCH_")}
+    env.update(WINEPREFIX=str(tmp_path_factory.mktemp("wineprefix")), WINEDEBUG="-all")
+    return env
+
+
+@pytest.fixture(scope="session")
 def meson_tree(tmp_path_factory):
     """build(cc) -> a build dir of this repository compiled by cc (once per
     session and compiler; a compiler that is not installed skips)."""

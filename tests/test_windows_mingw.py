@@ -2,12 +2,14 @@
 and clang --target=x86_64-w64-mingw32) and run under wine (issue 47, item 1):
 tests/cross/cpu_report.c, the same program the qemu tests run, reports the
 host's features and refuses a baseline above this CPU with its one line and
-exit status 3 before the payload (compiled with the baseline flags) runs.
+exit status 3 before the payload (compiled with the baseline flags) runs;
+the runtime's own C test (tools/dispatchgen/tests/test_cpu_runtime.c) built
+with the cross files by meson (tests/windows/cpu_runtime) passes `meson test`
+under wine.
 Skips, naming what is missing, without mingw-w64 or wine."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -54,16 +56,6 @@ def _baselines() -> tuple[str | None, str | None]:
 
 def _run(cmd, **kw) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, capture_output=True, text=True, timeout=240, **kw)
-
-
-@pytest.fixture(scope="module")
-def wine_env(tmp_path_factory):
-    if shutil.which("wine") is None:
-        pytest.skip("needs wine (Debian: wine64)")
-    env = {k: v for k, v in os.environ.items()
-           if k != "LD_PRELOAD" and not k.startswith("DISPATCH_")}
-    env.update(WINEPREFIX=str(tmp_path_factory.mktemp("wineprefix")), WINEDEBUG="-all")
-    return env
 
 
 @pytest.fixture(scope="module")
@@ -127,3 +119,26 @@ def test_windows_baseline_above_the_cpu_fails_with_one_line(report, wine_env, co
     errors = [line for line in r.stdout.splitlines() if line.startswith("baseline error")]
     assert len(errors) == 1 and "this CPU lacks" in errors[0]
     assert "payload" not in r.stdout
+
+
+@pytest.mark.parametrize("compiler,ini", [("gcc", "x86_64-w64-mingw32.ini"),
+                                          ("clang", "x86_64-w64-mingw32-clang.ini")])
+def test_windows_runtime_c_test_passes_under_meson_test(tmp_path, build_tool, wine_env,
+                                                        compiler, ini):
+    """tools/dispatchgen/tests/test_cpu_runtime.c (table, env parsing through
+    _putenv_s, threads racing into the first detection, the trace) built by
+    tests/windows/cpu_runtime/meson.build with the cross file and run by
+    `meson test` under its exe_wrapper, wine."""
+    cc = COMPILERS[compiler]
+    if shutil.which(cc[0]) is None or shutil.which("x86_64-w64-mingw32-gcc") is None:
+        pytest.skip(f"needs {cc[0]} and mingw-w64 (Debian: gcc-mingw-w64-x86-64)")
+    env = {**wine_env, "DISPATCHGEN_CACHE_DIR": str(tmp_path / "cache")}
+    setup = _run([build_tool("meson"), "setup", str(tmp_path / "build"),
+                  str(REPO / "tests" / "windows" / "cpu_runtime"),
+                  "--cross-file", str(REPO / "tests" / "cross" / ini)], env=env)
+    assert setup.returncode == 0, setup.stdout[-3000:] + setup.stderr[-3000:]
+    test = _run([build_tool("meson"), "test", "-C", str(tmp_path / "build"), "-v",
+                 "--print-errorlogs"], env=env)
+    assert test.returncode == 0, test.stdout[-4000:] + test.stderr[-2000:]
+    assert "test_cpu_runtime.exe" in test.stdout  # the Windows program, run by wine
+    assert "1/1 cpu_runtime:cpu_runtime" in test.stdout and " OK " in test.stdout

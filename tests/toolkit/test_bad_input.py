@@ -183,6 +183,20 @@ def test_cmake_refuses_an_imported_target(project):
     _one_cmake_error(r, "IMPORTED")
 
 
+@needs_cmake
+@needs_gcc
+def test_cmake_passes_a_compiler_whose_path_has_a_space(project):
+    """cl.exe lives under "Program Files": the path reached dispatchgen split
+    at the space, and the probe ran a compiler named "Program"."""
+    folder = project / "Program Files" / "bin"
+    folder.mkdir(parents=True)
+    (folder / "cc").symlink_to(shutil.which("gcc"))
+    r = _cmake(project, "dispatchgen_add_sources(t NAME t DISPATCH add.dispatch.c)\n",
+               f"-DCMAKE_C_COMPILER={folder / 'cc'}")
+    assert r.returncode == 0, r.stderr
+    assert "Program Files/bin/cc" in (project / "build" / "CMakeCache.txt").read_text()
+
+
 def _old_pythons(tmp: Path):
     """Real old interpreters where pyenv has them, and a fake one, as a broken
     PATH would give, that reports 2.7 and fails on anything else."""

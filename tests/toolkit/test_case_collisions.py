@@ -84,3 +84,22 @@ def test_the_outputs_record_is_the_same_bytes_in_any_clone(cli, tmp_path):
         assert r.returncode == 0, r.stderr
         records.append((root / "out" / ".dispatchgen-outputs.json").read_bytes())
     assert records[0] == records[1] and str(tmp_path).encode() not in records[0], records
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc is not installed")
+def test_a_record_with_absolute_origins_names_the_same_input(cli, tmp_path):
+    """A folder written by an earlier toolkit records the input's absolute path:
+    rerunning the same input there regenerates its files, it is not refused."""
+    config = tmp_path / "build" / "dispatch_config.json"
+    assert cli(["configure", "--cc", "gcc", "--outdir", str(config.parent)]).returncode == 0
+    src = tmp_path / "src" / "k.dispatch.c"
+    src.parent.mkdir()
+    src.write_text("/*@targets AVX2 SSE41 */\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / ".dispatchgen-outputs.json").write_text(
+        '{"k.dispatch.h": "%s"}\n' % src)  # what the earlier toolkit wrote
+    r = cli(["meson-sources", str(src), "--config", str(config), "--outdir", str(out)],
+            cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert str(tmp_path) not in (out / ".dispatchgen-outputs.json").read_text()

@@ -15,8 +15,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from . import msvc
 from .errors import DispatchError
 from .features import ARCHES, Arch, arch_from_macros
+from .features.base import merge_keep_last
 from .inputs import read_input
 from .options import parse_option
 from .probe import Probe
@@ -29,6 +31,22 @@ POLICY_FLAGS = {
     "$autovec": {"gcc": ["-ftree-vectorize", "-fvect-cost-model=dynamic"],
                  "clang": ["-fvectorize", "-fslp-vectorize"]},
 }
+for _family in msvc.FAMILIES:  # Note [MSVC-style compilers] in msvc.py
+    for _policy, _flags in msvc.POLICY_FLAGS.items():
+        POLICY_FLAGS[_policy][_family] = _flags
+
+
+def feature_flags(family: str, arch: Arch, names: Sequence[str]) -> Optional[List[str]]:
+    """The flags that enable ``names`` (and all they imply) with a compiler of
+    ``family``; None when it has none (cl beyond what its /arch covers on an
+    architecture it has no levels for)."""
+    if family == msvc.MSVC:
+        return msvc.cl_arch_flags(arch, names)
+    return arch.flags_for(names)
+
+
+def flag_merger(family: str, arch: Arch):
+    return merge_keep_last(("/arch:",)) if family == msvc.MSVC else arch.merge
 
 
 @dataclass
@@ -69,13 +87,19 @@ class BuildConfig:
                                 "configure again to rewrite it)", str(path))
         return cls(**data)
 
+    def target_flags(self, features: Sequence[str]) -> List[str]:
+        """The baseline's and ``features``' flags, merged (cl: one /arch for all)."""
+        if self.compiler_family == msvc.MSVC:
+            return msvc.cl_arch_flags(self.table, [*self.baseline, *features]) or []
+        return self.table.merge(self.baseline_flags + self.table.flags_for(features))
+
     def policy_flags(self, policies: Sequence[str], features: Sequence[str]) -> List[str]:
         flags: List[str] = []
         if "$autovec" in policies and "$maxopt" not in policies:
             policies = [*policies, "$maxopt"]  # as in NumPy, $autovec implies $maxopt
         for policy in sorted(policies):
             flags += POLICY_FLAGS.get(policy, {}).get(self.compiler_family, [])
-            if policy == "$autovec":
+            if policy == "$autovec" and self.compiler_family != msvc.MSVC:
                 for name in self.table.sort(self.table.closure(features)):
                     flags += [f for f in self.table.by_name[name].autovec if f not in flags]
         return flags
@@ -129,6 +153,13 @@ def _config_problem(data: Any) -> str:
         unknown = next((n for n in data.get(name, ()) if n not in arch.by_name), None)
         if unknown is not None:
             return f"{name!r} names {unknown!r}, not a feature of {arch.name}"
+    for name in ("baseline", "dispatch"):
+        # each feature once (as configure writes them): every later step's cost
+        # is then bounded by the architecture's features, not by the file
+        seen: set = set()
+        twice = next((n for n in data[name] if n in seen or seen.add(n)), None)
+        if twice is not None:
+            return f"{name!r} names {twice!r} twice"
     texts = [*data["baseline_flags"], *(f for v in data["dispatch_flags"].values() for f in v),
              *data.get("unsupported", {}).values()]
     bad = next((t for t in texts if not t.isprintable()), None)
@@ -164,24 +195,55 @@ def configure(cc: str, cflags: str, baseline: str, dispatch: str,
         probe.save()
 
 
+def _apple_arches(words: Sequence[str]) -> List[str]:
+    """The values of Apple clang's `-arch X` options in a command line."""
+    return [words[i + 1] for i, w in enumerate(words[:-1]) if w == "-arch"]
+
+
 def _configure(probe: Probe, cc: str, cflags: str, baseline: str, dispatch: str,
                exhaustive: bool = False) -> BuildConfig:
+    arches = _apple_arches([*probe.argv, *probe.cflags])
+    if len(arches) > 1:
+        raise DispatchError(
+            f"--cc/--cflags: '{' '.join([*probe.argv, *probe.cflags])}' compiles for "
+            f"{len(arches)} architectures at once ({', '.join('-arch ' + a for a in arches)}); "
+            "features and flags differ per architecture: configure once per -arch and "
+            "merge the builds (docs/downstream.md, macOS)")
     macros = probe.macros()
     arch = arch_from_macros(macros)
     if arch is None:
         raise DispatchError(f"--cc: cannot tell the target architecture of '{cc}' "
                             f"(known: {', '.join(ARCHES)})")
     family, version = probe.family_and_version()
+    apple_notes: List[str] = []
+    if "__APPLE__" in macros:
+        missing = probe.hosted_headers_error()
+        if missing:  # Note [Apple without an SDK] in probe.py
+            probe.probe_flags = ["-ffreestanding"]
+            apple_notes.append(
+                f"--cc: '{cc}' finds no C library headers for its Apple target ({missing}): "
+                "the feature checks were compiled -ffreestanding, to objects only; building "
+                "needs the macOS SDK (-isysroot \"$(xcrun --show-sdk-path)\")")
+
+    asked: List[List[str]] = []
 
     def native() -> List[str]:
-        nat = probe.macros(["-march=native"])
-        return [f.name for f in arch.features if f.macros and all(m in nat for m in f.macros)]
+        if family == msvc.MSVC:
+            raise DispatchError("'native': cl has no flag for the building machine's CPU; "
+                                "name the features (e.g. avx2 fma3)")
+        # asked of the compiler once per configure, however often `native` is
+        # written (each ask is a compiler run: 1,000 `native` took 1,000 runs)
+        if not asked:
+            nat = probe.macros(["-march=native"])
+            asked.append([f.name for f in arch.features
+                          if f.macros and all(m in nat for m in f.macros)])
+        return list(asked[0])
 
     base_sel = parse_option(baseline, arch, "cpu-baseline", native)
     disp_sel = parse_option(dispatch, arch, "cpu-dispatch", native)
-    notes = base_sel.notes + disp_sel.notes
+    notes = apple_notes + base_sel.notes + disp_sel.notes
 
-    unsupported = _validate(probe, arch, exhaustive)
+    unsupported = _validate(probe, arch, family, exhaustive)
 
     # Features the compiler enables on its own (x86_64's SSE2, -mavx2 in CFLAGS)
     # are in every object it builds: they join the baseline.
@@ -224,7 +286,7 @@ def _configure(probe: Probe, cc: str, cflags: str, baseline: str, dispatch: str,
             dispatch_names.append(name)
 
     base_sorted = arch.sort(base)
-    base_flags = arch.flags_for(base_sorted)
+    base_flags = feature_flags(family, arch, base_sorted) or []
     return BuildConfig(
         arch=arch.name,
         compiler=probe.argv,
@@ -236,27 +298,38 @@ def _configure(probe: Probe, cc: str, cflags: str, baseline: str, dispatch: str,
         baseline=base_sorted,
         baseline_flags=base_flags,
         dispatch=dispatch_names,
-        dispatch_flags={n: arch.merge(base_flags + arch.flags_for([n])) for n in dispatch_names},
+        dispatch_flags={n: _with_baseline(family, arch, base_sorted, base_flags, n)
+                        for n in dispatch_names},
         skipped=skipped,
         notes=notes,
         unsupported={k: v for k, v in sorted(unsupported.items()) if v},
     )
 
 
-def _validate(probe: Probe, arch: Arch, exhaustive: bool = False) -> Dict[str, str]:
+def _with_baseline(family: str, arch: Arch, base: List[str], base_flags: List[str],
+                   name: str) -> List[str]:
+    if family == msvc.MSVC:  # one /arch for the baseline and the feature together
+        return msvc.cl_arch_flags(arch, [*base, name]) or []
+    return arch.merge(base_flags + arch.flags_for([name]))
+
+
+def _validate(probe: Probe, arch: Arch, family: str, exhaustive: bool = False) -> Dict[str, str]:
     """feature -> '' when the compiler builds it, else the reason it cannot.
 
     See Notes [Probe validation] and [Union probe] in probe.py.
     """
-    jobs = [(f.name, f.check_source, arch.flags_for([f.name]))
-            for f in arch.features if not f.disable]
-    errors = None if exhaustive else probe.compile_union(jobs, arch.merge)
+    flags = {f.name: feature_flags(family, arch, [f.name]) for f in arch.features}
+    jobs = [(f.name, f.check_source, flags[f.name])
+            for f in arch.features if not f.disable and flags[f.name] is not None]
+    errors = None if exhaustive else probe.compile_union(jobs, flag_merger(family, arch))
     if errors is None:
         errors = probe.compile_checks(jobs)
     reasons: Dict[str, str] = {}
     for f in arch.features:
         if f.disable:
             reasons[f.name] = f.disable
+        elif flags[f.name] is None:
+            reasons[f.name] = msvc.cl_unsupported_reason(arch)
         elif errors[f.name]:
             reasons[f.name] = f"compiler lacks it ({errors[f.name]})"
     # A feature is only as supported as everything it implies.

@@ -254,13 +254,15 @@ def cpu_dispatch_header(config: BuildConfig) -> str:
     out += ["#endif", "",
             "/* Beyond the baseline: defined only inside a target's compilation",
             " * (its -D flags define DISPATCH__CPU_TARGET_<F> for all it enables). */"]
+    baseline = set(config.baseline)
+    base_headers = set(arch.headers_for(config.baseline))  # once, not once per header
     beyond = [f.name for f in arch.features
-              if f.name not in config.baseline and f.name not in config.unsupported]
+              if f.name not in baseline and f.name not in config.unsupported]
     for name in beyond:
         out += [f"#ifdef DISPATCH__CPU_TARGET_{name}", f"    #define DISPATCH_HAVE_{name} 1",
                 "    #ifndef DISPATCH_NO_CPU_INTRINSICS_HEADERS"]
         out += [f"        #include <{h}>" for h in arch.headers_for([name])
-                if h not in arch.headers_for(config.baseline)]
+                if h not in base_headers]
         out += ["    #endif", "#endif"]
     out += ["", "#endif /* DISPATCH__CPU_DISPATCH_CONFIG_H_ */", ""]
     return "\n".join(out)

@@ -35,10 +35,11 @@ import sys
 from pathlib import Path
 from typing import List, Tuple
 
-from . import generate, paths, variants
+from . import generate, msvc, paths, variants
 from .build_config import BuildConfig
 from .errors import DispatchError, printable, shown
 from .fsutil import check_no_null
+from .probe import Probe
 from .steps import (add_build_options, check_library_names, config_from_args,
                     dispatch_objects, report_text, runtime_library, write_config)
 
@@ -66,6 +67,20 @@ def _word(text: str, what: str) -> str:
     return text
 
 
+# The entry point of a Windows DLL built with --shared-library: its guard
+# (Note [Program guard] in cpu/cpu_program_guard.c).
+DLL_ENTRY = "dispatch__pg_dll_entry"
+
+
+def _targets_windows(args: argparse.Namespace, config: BuildConfig) -> bool:
+    cache = None if getattr(args, "no_cache", False) else getattr(args, "cache_dir", None)
+    probe = Probe(config.compiler, config.cflags, cache)
+    try:
+        return "_WIN32" in probe.macros()
+    finally:
+        probe.save()
+
+
 def plan(args: argparse.Namespace, config: BuildConfig) -> Tuple[List[Library], List[str]]:
     outdir = Path(args.outdir).resolve()
     if args.module:  # pkg.sub._ext: the package pkg.sub, the module _ext
@@ -90,11 +105,18 @@ def plan(args: argparse.Namespace, config: BuildConfig) -> Tuple[List[Library], 
     who = f"--module {args.module}" if module else f"--name {args.name}"
     sources, flags = runtime_library(package, module, args.env_prefix, program=args.name,
                                      shared_library=args.shared_library)
+    if config.compiler_family == msvc.MSVC:  # <stdatomic.h>: Note [MSVC-style compilers]
+        flags = flags + msvc.CL_RUNTIME_FLAGS
     link: List[str] = []
-    if module:
+    # ELF only: a .pyd exports just its dllexport init (Note [MSVC-style compilers] in msvc.py)
+    if module and config.compiler_family not in msvc.FAMILIES:
         script = outdir / f"{module}.exports"
         files.append((script, version_script(module), who))
         link = [f"-Wl,--version-script={script}"]
+    elif args.shared_library and config.compiler_family in msvc.FAMILIES:
+        link = [f"/ENTRY:{DLL_ENTRY}"]  # to link.exe or lld-link, which meson runs itself
+    elif args.shared_library and _targets_windows(args, config):
+        link = [f"-Wl,--entry={DLL_ENTRY}"]
     libraries.append((f"{stem}_cpu_runtime", sources, flags + includes, link))
     origins.append(who)
 
@@ -197,7 +219,8 @@ def add_parser(sub) -> None:
                      "dispatch_cpu_init() itself")
     p.add_argument("--shared-library", action="store_true",
                    help="with --name, the libraries link into a shared library (which has "
-                   "no .preinit_array): the guard runs as its first constructor")
+                   "no .preinit_array): the guard runs as its first constructor; a Windows DLL's is its "
+                   "entry point, which fails the load")
     p.add_argument("--env-prefix", help="prefix of the env variables (default: the package "
                    "name in upper case)")
     p.add_argument("--sources", type=Path, nargs="*", default=[],

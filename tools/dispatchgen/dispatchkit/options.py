@@ -81,19 +81,21 @@ def _tokens(value: str, option: str) -> List[Tuple[str, str]]:
     """(operator, token as written) pairs: NumPy's split on spaces, commas, and
     around every `+` and `-`; ``token`` keeps the operators written before it."""
     out: List[Tuple[str, str]] = []
-    op, ops = "+", ""
-    for part in _OPERATOR.split(value):
+    op, ops = "+", []  # the operators since the last name (a list: `+ + + ...` was
+    for part in _OPERATOR.split(value):  # a string grown by copying, quadratic)
         if not part or _SEPARATORS.fullmatch(part):
             continue
         if part in "+-":
-            op, ops = part, ops + part
+            op = part
+            ops.append(part)
             continue
         for word in _SEPARATORS.split(part.strip()):
             if word:
-                out.append((op, ops + word))
-                op, ops = "+", ""
+                out.append((op, "".join(ops) + word))
+                op, ops = "+", []
     if ops:
-        raise DispatchError(f"'{shown(ops)}' is an operator without a feature name", option)
+        raise DispatchError(f"'{shown(''.join(ops))}' is an operator without a feature name",
+                            option)
     return out
 
 

@@ -70,6 +70,9 @@ def claim(outputs: Sequence[Tuple[str, str]]) -> List[Tuple[Path, str]]:
             by_folder[folder] = _read(folder)
         record = by_folder[folder]
         other = record.get(name.casefold())
+        if other is not None:
+            # a record of an earlier toolkit holds absolute origins: the same input
+            other = _relative(other, folder)
         if other is not None and other != origin:
             raise DispatchError(f"{printable(origin)} would generate {printable(name)} in "
                                 f"{printable(folder)}, which an earlier run generated for "

@@ -37,6 +37,15 @@ AVX512_KNM), nothing is concluded from it and each feature is checked on its
 own, in parallel, as before, so every reason names its feature. Both the union
 result and the per-feature results are cached; per-feature answers already in
 the cache (from an exhaustive run) are used without compiling the union.
+
+Note [Apple without an SDK]: clang builds for macOS anywhere
+(`--target=arm64-apple-macos11`), but its <stdint.h> goes on to the C
+library's, which only the macOS SDK has: off a Mac every check would fail on
+a missing header, not on the instruction set. When the target is Apple and a
+plain `#include <stdint.h>` does not compile, the checks are compiled
+-ffreestanding (probe_flags): clang's own intrinsics headers need nothing
+else, and the checks are objects only (-c), never linked. The flags a build
+gets are unchanged; building the package still needs the SDK.
 """
 
 from __future__ import annotations
@@ -45,17 +54,53 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 import subprocess
+import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
+from . import msvc
 from .errors import DispatchError, printable
-from .fsutil import is_regular_file, make_dirs
+from .features import ARCHES
+from .fsutil import make_dirs
 
 CHECKS_DIR = Path(__file__).with_name("checks")
 _CACHE_FORMAT = 1
+# Note [Probe cache file]: a real cache is a few hundred KiB (one answer per
+# feature, a few macro lists); 16 MiB bounds what a planted or runaway file
+# costs to read. The cache is only a cache, so every fault in it is a miss,
+# never an error: a link is neither followed nor replaced, one warning line;
+# a file over the limit, not JSON (truncated, not UTF-8, nested too deep) or
+# not a JSON object is ignored and rewritten, one warning line; entries of
+# the wrong type are asked again, one warning line for them all.
+CACHE_LIMIT = 16 << 20
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+
+
+def _warn(text: str) -> dict:
+    """One warning line on stderr; returns an empty cache."""
+    if sys.stderr is not None:
+        try:
+            print(f"dispatchgen: warning: {text}", file=sys.stderr, flush=True)
+        except OSError:
+            pass
+    return {}
+
+
+def _entry_ok(key, value) -> bool:
+    """Whether a cache entry has the type its kind of key stores."""
+    if not isinstance(key, str):
+        return False
+    if key.startswith("macros "):
+        return isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str)
+                                               for k, v in value.items())
+    if key.startswith(("compile ", "union ")):
+        return isinstance(value, str) and value.isprintable()
+    return False
 
 
 def default_cache_dir() -> Optional[Path]:
@@ -76,11 +121,14 @@ class Probe:
             raise DispatchError("--cc: empty compiler command")
         self.argv = list(argv)
         self.cflags = list(cflags)
+        self.style = msvc.style_of(self.argv)  # Note [MSVC-style compilers] in msvc.py
         self.compiles_run = 0
+        # Note [Apple without an SDK]: flags for the checks only, never the build's.
+        self.probe_flags: List[str] = []
         self._identity = self._compute_identity()
         self._cache_path = (cache_dir / f"probe-{self._identity}.json") if cache_dir else None
-        self._cache = self._load_cache()
         self._dirty = False
+        self._cache = self._load_cache()
 
     # -- identity and cache ------------------------------------------------
     def _compute_identity(self) -> str:
@@ -97,30 +145,74 @@ class Probe:
         return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
     def _load_cache(self) -> dict:
+        """The cache file's entries; see Note [Probe cache file]."""
+        self._refused = False
         if self._cache_path is None:
             return {}
-        if not is_regular_file(self._cache_path):  # never open a FIFO (it would block): it
-            return {}                              # costs only speed, and save() replaces it
+        path = self._cache_path
         try:
-            data = json.loads(self._cache_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError, RecursionError):
+            st = os.lstat(path)
+        except FileNotFoundError:
             return {}
-        return data if isinstance(data, dict) else {}
+        except (OSError, ValueError):
+            return {}  # unreachable: save() says nothing either, it only costs speed
+        if stat.S_ISLNK(st.st_mode):
+            self._refused = True  # neither read nor replaced: whoever made it decides
+            return _warn(f"probe cache {printable(str(path))} is a symbolic link; not read "
+                         "and not written (remove it to cache again)")
+        if not stat.S_ISREG(st.st_mode):  # never open a FIFO (it would block): it
+            return {}                      # costs only speed, and save() replaces it
+        if st.st_size > CACHE_LIMIT:
+            return _warn(f"probe cache {printable(str(path))} is {st.st_size} bytes, over "
+                         f"the limit of {CACHE_LIMIT >> 20} MiB; ignored (rewritten)")
+        try:
+            fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK)
+            with os.fdopen(fd, "rb") as fh:
+                raw = fh.read(CACHE_LIMIT + 1)
+        except OSError:
+            return {}
+        if len(raw) > CACHE_LIMIT:  # grown since the lstat
+            return _warn(f"probe cache {printable(str(path))} is over the limit of "
+                         f"{CACHE_LIMIT >> 20} MiB; ignored (rewritten)")
+        try:
+            data = json.loads(raw.decode("utf-8"))
+        except (ValueError, RecursionError) as exc:
+            why = printable(str(exc))[:120]
+            return _warn(f"probe cache {printable(str(path))} is corrupt ({why}); ignored "
+                         "(rewritten)")
+        if not isinstance(data, dict):
+            return _warn(f"probe cache {printable(str(path))} is corrupt (a JSON "
+                         f"{type(data).__name__}, not an object); ignored (rewritten)")
+        good = {k: v for k, v in data.items() if _entry_ok(k, v)}
+        if len(good) != len(data):
+            self._dirty = True  # rewritten without them
+            _warn(f"probe cache {printable(str(path))} holds {len(data) - len(good)} "
+                  "entries of the wrong type; they are asked again (rewritten)")
+        return good
 
     def save(self) -> None:
-        """Write the cache atomically; an unwritable cache dir only costs speed."""
-        if self._cache_path is None or not self._dirty:
+        """Write the cache atomically (a temporary file beside it, flushed to
+        disk, then renamed over it: a run killed at any point leaves the old
+        cache or the new one, never a part); an unwritable cache dir only
+        costs speed. A cache refused as a link is left alone."""
+        if self._cache_path is None or not self._dirty or self._refused:
             return
         tmp = None
         try:
             make_dirs(self._cache_path.parent)
-            fd, tmp = tempfile.mkstemp(dir=self._cache_path.parent, suffix=".tmp")
+            fd, tmp = tempfile.mkstemp(dir=self._cache_path.parent,
+                                       prefix=f".{self._cache_path.name}.", suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 json.dump(self._cache, fh, sort_keys=True)
+                fh.flush()
+                os.fsync(fh.fileno())
             os.replace(tmp, self._cache_path)
+            tmp = None
             self._dirty = False
         except OSError:
-            if tmp is not None:
+            pass
+        finally:
+            if tmp is not None:  # any failure, an interrupt too: no temporary left
                 try:
                     os.unlink(tmp)
                 except OSError:
@@ -143,13 +235,25 @@ class Probe:
             return cached
         with tempfile.TemporaryDirectory(prefix="dispatchgen-") as tmp:
             src = Path(tmp) / "empty.c"
-            src.write_text("")
-            proc = self._run([*self.argv, *self.cflags, *extra, "-dM", "-E", str(src)])
+            if self.style:  # no -dM: ask for the macros the toolkit reads, by name
+                src.write_text(msvc.macro_source(msvc.wanted_macros(ARCHES.values())))
+                cmd = msvc.preprocess_command(self.argv, self.style, [*self.cflags, *extra],
+                                              str(src))
+            else:
+                src.write_text("")
+                cmd = [*self.argv, *self.cflags, *extra, "-dM", "-E", str(src)]
+            proc = self._run(cmd)
         if proc.returncode != 0:
             what = " ".join([*self.argv, *self.cflags, *extra])
-            raise DispatchError(f"--cc: '{what} -dM -E' failed: {_first_error(proc.stderr)}")
-        found: Dict[str, str] = {}
-        for line in proc.stdout.splitlines():
+            how = "/EP" if self.style else "-dM -E"
+            hint = ""
+            if "-arch" in [*self.argv, *self.cflags] and "-arch" in proc.stderr:
+                hint = ("; -arch is Apple clang's option: elsewhere name the target as well "
+                        "(--target=arm64-apple-macos11 or --target=x86_64-apple-macos11)")
+            raise DispatchError(f"--cc: '{what} {how}' failed: "
+                                f"{_first_error(proc.stderr)}{hint}")
+        found: Dict[str, str] = msvc.parse_macros(proc.stdout) if self.style else {}
+        for line in [] if self.style else proc.stdout.splitlines():
             parts = line.split(None, 2)
             if len(parts) >= 2 and parts[0] == "#define":
                 found[parts[1]] = parts[2] if len(parts) > 2 else ""
@@ -160,6 +264,8 @@ class Probe:
 
     def family_and_version(self) -> Tuple[str, str]:
         m = self.macros()
+        if self.style:
+            return msvc.family_and_version(m)
         if "__clang__" in m:
             return "clang", ".".join(m.get(k, "0") for k in
                                      ("__clang_major__", "__clang_minor__", "__clang_patchlevel__"))
@@ -168,12 +274,29 @@ class Probe:
                                    ("__GNUC__", "__GNUC_MINOR__", "__GNUC_PATCHLEVEL__"))
         return "unknown", ""
 
+    def hosted_headers_error(self) -> str:
+        """'' when the compiler finds the C library's headers, else its error (cached).
+
+        Asked for Apple targets only: Note [Apple without an SDK].
+        """
+        key = "hosted headers"
+        cached = self._cache.get(key)
+        if isinstance(cached, str) and cached.isprintable():
+            return cached
+        with tempfile.TemporaryDirectory(prefix="dispatchgen-") as tmp:
+            src = Path(tmp) / "hosted.c"
+            src.write_text("#include <stdint.h>\n#include <stdlib.h>\n")
+            err = self._run_compile(tmp, src, [])
+        self._cache[key] = err
+        self._dirty = True
+        return err
+
     def compile_checks(self, jobs: Iterable[Tuple[str, str, Sequence[str]]]) -> Dict[str, str]:
         """Compile each (key, check source name, flags); returns key -> error ('' = ok).
 
         Uncached jobs run in parallel, one compiler process each.
         """
-        version = self.family_and_version()
+        version = self._key_version()
         results: Dict[str, str] = {}
         todo = []
         for key, check, flags in jobs:
@@ -202,7 +325,7 @@ class Probe:
         jobs = list(jobs)
         if not jobs:
             return {}
-        version = self.family_and_version()
+        version = self._key_version()
         texts = {check: (CHECKS_DIR / check).read_text() for _, check, _ in jobs}
         known = {}
         for key, check, flags in jobs:  # all answered already (an exhaustive run)?
@@ -227,19 +350,32 @@ class Probe:
         return {key: "" for key, _, _ in jobs} if cached == "" else None
 
     # -- plumbing ----------------------------------------------------------
+    def _key_version(self) -> Tuple[str, ...]:
+        """What keys a check's answer besides its flags and text: the compiler's
+        version, and the probe-only flags when there are any."""
+        return (*self.family_and_version(), *self.probe_flags)
+
     @staticmethod
-    def _check_key(version: Tuple[str, str], flags: Sequence[str], text: str) -> str:
+    def _check_key(version: Tuple[str, ...], flags: Sequence[str], text: str) -> str:
         return "compile " + hashlib.sha256(
             json.dumps([version, list(flags), text]).encode()).hexdigest()[:32]
 
     def _compile(self, tmp: str, check, flags: List[str]) -> str:
         """Compile ``check`` (a name under checks/, or a path) to an object."""
+        return self._run_compile(tmp, check, [*self.probe_flags, *flags])
+
+    def _run_compile(self, tmp: str, check, flags: List[str]) -> str:
         self.compiles_run += 1
         src = Path(check) if isinstance(check, Path) else CHECKS_DIR / check
         digest = hashlib.sha1(" ".join(flags).encode()).hexdigest()[:8]
-        obj = Path(tmp) / f"{src.name}.{digest}.o"
-        cmd = [*self.argv, *self.cflags, *flags, "-Werror", "-c", str(src),
-               "-o", str(obj)]
+        if self.style:  # cl's syntax, .obj objects
+            obj = Path(tmp) / f"{src.name}.{digest}.obj"
+            cmd = msvc.compile_command(self.argv, self.style, [*self.cflags, *flags],
+                                       str(src), str(obj))
+        else:
+            obj = Path(tmp) / f"{src.name}.{digest}.o"
+            cmd = [*self.argv, *self.cflags, *flags, "-Werror", "-c", str(src),
+                   "-o", str(obj)]
         proc = self._run(cmd)
         if proc.returncode == 0 and obj.exists():
             return ""

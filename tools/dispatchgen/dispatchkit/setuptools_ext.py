@@ -24,6 +24,7 @@ defaults (`min`, `max -xop -fma4`).
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence
@@ -73,6 +74,29 @@ class DispatchExtension(Extension):
             self.language = "c++"  # linked by the C++ driver, as meson links a C++ target
 
 
+def _is_msvc(compiler) -> bool:
+    """setuptools' MSVC compiler class (cl.exe, /c, /Fo<obj>, extra_postargs last)."""
+    return getattr(compiler, "compiler_type", "") == "msvc"
+
+
+def _compiler_command(compiler, plat_name: Optional[str]) -> str:
+    """The --cc of the probe, as one shell-quoted string.
+
+    gcc-style: compiler_so up to its first flag (Python's own -O3 -Wall ...
+    left out). MSVC: the cl.exe that setuptools found (it finds it on
+    initialize, which compile() would otherwise do later), quoted so that the
+    backslashes and spaces of its path survive the split (Note [MSVC-style
+    compilers] in msvc.py).
+    """
+    if _is_msvc(compiler):
+        if not compiler.initialized:
+            compiler.initialize(plat_name)
+        return shlex.quote(compiler.cc)
+    words = list(compiler.compiler_so)
+    cut = next((i for i, w in enumerate(words) if w.startswith("-")), len(words))
+    return " ".join(words[:cut])
+
+
 class build_ext(_build_ext):
     """setuptools' build_ext, plus the CPU options and DispatchExtension."""
 
@@ -108,9 +132,12 @@ class build_ext(_build_ext):
             return
         outdir = Path(self.build_temp).resolve() / "dispatchgen" / ext.name
         libraries = self._plan(ext, outdir)
-        # a variants file's assembly: the C driver preprocesses .S and assembles .s
-        self.compiler.src_extensions = [*self.compiler.src_extensions,
-                                        *(e for e in _ASM if e not in self.compiler.src_extensions)]
+        msvc_style = _is_msvc(self.compiler)
+        if not msvc_style:  # a variants file's assembly: the C driver preprocesses .S and assembles .s
+            self.compiler.src_extensions = [*self.compiler.src_extensions,
+                                            *(e for e in _ASM if e not in self.compiler.src_extensions)]
+        # ELF's hidden symbols; a .pyd exports only what is dllexport (PyInit_<module>)
+        hidden = [] if msvc_style else ["-fvisibility=hidden"]
         macros = [*ext.define_macros, *((name,) for name in ext.undef_macros)]
         objects: List[str] = []
         link: List[str] = []
@@ -118,7 +145,7 @@ class build_ext(_build_ext):
             objects += self.compiler.compile(
                 sources, output_dir=str(outdir / name), macros=macros,
                 include_dirs=ext.include_dirs, debug=self.debug, depends=ext.depends,
-                extra_postargs=[*cflags, "-fvisibility=hidden", *ext.extra_compile_args])
+                extra_postargs=[*cflags, *hidden, *ext.extra_compile_args])
             link += lflags
         # setuptools links what it compiled: here nothing, the objects above
         # coming in as extra objects (and as the inputs its up-to-date check reads)
@@ -136,11 +163,9 @@ class build_ext(_build_ext):
         setuptools' one line (`error: add.dispatch.c:1: unknown target ...`)."""
         # The compiler without Python's own flags (-O3 -Wall ...): the probe
         # gets what Meson's and CMake's get, the user's CFLAGS and extra args.
-        words = list(self.compiler.compiler_so)
-        cut = next((i for i, w in enumerate(words) if w.startswith("-")), len(words))
         cflags = " ".join([os.environ.get("CFLAGS", ""), *ext.extra_compile_args]).strip()
         argv = ["meson", "--module", ext.name, "--outdir", str(outdir),
-                "--cc", " ".join(words[:cut]), "--cflags", cflags,
+                "--cc", _compiler_command(self.compiler, self.plat_name), "--cflags", cflags,
                 "--cpu-baseline", self.cpu_baseline, "--cpu-dispatch", self.cpu_dispatch,
                 "--sources", *ext.sources, "--dispatch", *ext.dispatch,
                 "--variants", *ext.variants,

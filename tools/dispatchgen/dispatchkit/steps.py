@@ -24,7 +24,8 @@ DEFAULT_DISPATCH = "max -xop -fma4"
 
 def add_build_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cc", default=os.environ.get("CC", "cc"),
-                   help="compiler command, e.g. 'gcc' or 'ccache clang' (default: $CC or cc)")
+                   help="compiler command, e.g. 'gcc', 'ccache clang', 'cl' or 'clang-cl' (those two "
+                        "get cl's syntax) (default: $CC or cc)")
     p.add_argument("--cflags", default=os.environ.get("CFLAGS", ""),
                    help="extra compiler flags the build uses (default: $CFLAGS)")
     p.add_argument("--cpu-baseline", default=DEFAULT_BASELINE,

@@ -167,9 +167,12 @@ class _Groups:
 
 
 def parse(text: str, filename: str, arch: Arch,
-          groups: Optional[Dict[str, str]] = None) -> Statement:
-    """Parse the statement of one source for ``arch``."""
+          groups: Optional[Dict[str, str]] = None, first_line: int = 1) -> Statement:
+    """Parse the statement of one source for ``arch``; ``text`` starts on
+    line ``first_line`` of ``filename`` (a variants file's section name is a
+    statement written on its own line: no padding of newlines to reach it)."""
     body, line = find_statement(text, filename)
+    line += first_line - 1
     tokens = tokenize(body, line)
     if not tokens:
         raise DispatchError("empty @targets statement: name at least one target or "
@@ -336,8 +339,8 @@ def resolve(stmt: Statement, config: BuildConfig, disable_optimization: bool = F
             skipped.append({"target": spec.name, "reason": reason})
             skipped_lines[spec.name] = spec.line
             continue
-        flags = arch.merge(config.baseline_flags + arch.flags_for(spec.features)
-                           + config.policy_flags(stmt.policies, spec.features))
+        flags = config.target_flags(spec.features)
+        flags += [f for f in config.policy_flags(stmt.policies, spec.features) if f not in flags]
         targets.append(Target(spec.name, arch.sort(spec.features), arch.sort(closure),
                               arch.sort(closure - base), flags))
     if "$keep_sort" not in stmt.policies:

@@ -9,13 +9,22 @@
 #endif
 #include "cpu_internal.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #if defined(__linux__)
     #include <sys/auxv.h>
     #include <unistd.h>
+#endif
+#if defined(_WIN32)
+    /* The Microsoft C runtime has neither setenv nor pthreads: its own calls
+     * (tests/windows/cpu_runtime runs this file under wine). An empty value
+     * removes the variable there, which is what unsetenv means. */
+    #include <windows.h>
+    #define setenv(NAME, VALUE, OVERWRITE) _putenv_s((NAME), (VALUE))
+    #define unsetenv(NAME) _putenv_s((NAME), "")
+#else
+    #include <pthread.h>
 #endif
 
 static int failures;
@@ -105,7 +114,7 @@ static void test_proc_readers(void)
 }
 #endif
 
-#if defined(__x86_64__) || defined(__i386__)
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__linux__)
 static void test_x86_matches_cpuinfo(void)
 {
     static const struct {
@@ -153,7 +162,9 @@ static void test_x86_matches_cpuinfo(void)
         }
     }
 }
+#endif
 
+#if defined(__x86_64__) || defined(__i386__)
 static void test_env(void)
 {
     /* Keep only AVX2 and what it implies. */
@@ -241,15 +252,44 @@ static void *racer(void *arg)
     return NULL;
 }
 
+#if defined(_WIN32)
+typedef HANDLE test_thread;
+static DWORD WINAPI racer_thread(LPVOID arg)
+{
+    (void)racer(arg);
+    return 0;
+}
+static int thread_start(test_thread *t, void *arg)
+{
+    *t = CreateThread(NULL, 0, racer_thread, arg, 0, NULL);
+    return *t != NULL ? 0 : -1;
+}
+static void thread_join(test_thread t)
+{
+    WaitForSingleObject(t, INFINITE);
+    CloseHandle(t);
+}
+#else
+typedef pthread_t test_thread;
+static int thread_start(test_thread *t, void *arg)
+{
+    return pthread_create(t, NULL, racer, arg);
+}
+static void thread_join(test_thread t)
+{
+    pthread_join(t, NULL);
+}
+#endif
+
 static void test_first_detection_races(void)
 {
     static unsigned char seen[RACERS][DISPATCH_CPU_FEATURE_MAX];
-    pthread_t threads[RACERS];
+    test_thread threads[RACERS];
     for (int i = 0; i < RACERS; ++i) {
-        CHECK(pthread_create(&threads[i], NULL, racer, seen[i]) == 0, "thread %d", i);
+        CHECK(thread_start(&threads[i], seen[i]) == 0, "thread %d", i);
     }
     for (int i = 0; i < RACERS; ++i) {
-        pthread_join(threads[i], NULL);
+        thread_join(threads[i]);
     }
     for (int i = 1; i < RACERS; ++i) {
         CHECK(memcmp(seen[0], seen[i], sizeof(seen[0])) == 0, "thread %d saw another result", i);
@@ -290,7 +330,9 @@ int main(void)
     test_proc_readers();
 #endif
 #if defined(__x86_64__) || defined(__i386__)
+    #if defined(__linux__)
     test_x86_matches_cpuinfo();
+    #endif
     test_env();
 #endif
     test_trace();

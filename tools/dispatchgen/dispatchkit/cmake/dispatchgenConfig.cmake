@@ -132,7 +132,9 @@ function(dispatchgen_add_sources target)
   if(DG_NAME AND (type STREQUAL "SHARED_LIBRARY" OR type STREQUAL "MODULE_LIBRARY"))
     list(APPEND inputs --shared-library)  # no .preinit_array there: Note [Program guard]
   endif()
-  string(STRIP "${CMAKE_C_COMPILER_LAUNCHER} ${CMAKE_C_COMPILER}" cc)
+  # --cc is split as a shell would: the compiler's path quoted whole, since
+  # Windows installs compilers under "Program Files" (CMake writes / there)
+  string(STRIP "${CMAKE_C_COMPILER_LAUNCHER} '${CMAKE_C_COMPILER}'" cc)
   get_filename_component(package "${CMAKE_CURRENT_FUNCTION_LIST_DIR}" DIRECTORY)
   set(outdir "${CMAKE_CURRENT_BINARY_DIR}/dispatchgen/${target}")
   execute_process(

@@ -24,6 +24,24 @@
  *   a user have: it runs before the library's other constructors, and before
  *   any code of the program that loads it calls into the library.
  * - Other object formats (Mach-O): that constructor too.
+ * - Windows executables (PE, mingw-w64 gcc or clang): an entry of
+ *   .CRT$XIB, a C initializer. The C runtime's start code runs the
+ *   .CRT$XI* entries in name order (its own in .CRT$XIA*, then this one),
+ *   then .CRT$XC*, and only then main's __main runs the constructors of
+ *   .ctors (a C constructor of any priority and C++ static objects, with
+ *   gcc and clang alike). The start code ignores what an entry returns, so
+ *   the guard exits itself. Before it run only the loader, the TLS callbacks
+ *   (a C++ thread_local's dynamic initializer among them) and the CRT's own
+ *   set-up.
+ * - Windows DLLs (DISPATCH_PROGRAM_GUARD_CONSTRUCTOR on _WIN32): no C
+ *   initializer can fail a load (the C runtime's DLL start code ignores them
+ *   too), so the guard is the DLL's entry point, dispatch__pg_dll_entry
+ *   (`dispatchgen meson --shared-library` puts `-Wl,--entry=` for it in the
+ *   runtime's link args when the compiler targets Windows). It returns FALSE
+ *   to DLL_PROCESS_ATTACH before the C runtime or DllMain runs: LoadLibrary
+ *   returns NULL (ERROR_DLL_INIT_FAILED), and a program linked against the
+ *   DLL fails to start before its main. Otherwise it hands every call to
+ *   mingw-w64's own entry, DllMainCRTStartup.
  *
  * Flags of the build's own c_args (CFLAGS) reach every object, this one's
  * too: a baseline raised there (`-mavx2` in CFLAGS joins the baseline) is
@@ -41,7 +59,8 @@
  * the cached result would ignore the program's <PREFIX>_DISABLE/ENABLE
  * variables for good. A refused env request is still dispatch_cpu_init()'s
  * error, which the program reports itself. Output
- * is snprintf + write(2): no stdio stream is touched before main.
+ * is snprintf + write(2) (WriteFile on Windows): no stdio stream is touched
+ * before main.
  */
 #ifndef _GNU_SOURCE
     #define _GNU_SOURCE
@@ -54,7 +73,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+#if defined(_WIN32)
+    #include <windows.h>
+#else
+    #include <unistd.h>
+#endif
 
 /* The name as its character codes (`hello` -> 104,101,108,108,111): a name
  * passed as a token would be macro-expanded (`linux` is 1 under -std=gnu11)
@@ -72,7 +95,33 @@ static const int dispatch__pg_baseline[] = {
     DISPATCH_CPU_FEATURE_NONE
 };
 
-static void dispatch__pg_check(void)
+/* All of `text` to stderr, unbuffered. */
+static void dispatch__pg_write(const char *text, size_t todo)
+{
+#if defined(_WIN32)
+    HANDLE err = GetStdHandle(STD_ERROR_HANDLE);
+    while (todo > 0) {
+        DWORD wrote = 0;
+        if (!WriteFile(err, text, (DWORD)todo, &wrote, NULL) || wrote == 0) {
+            break;
+        }
+        text += wrote;
+        todo -= wrote;
+    }
+#else
+    while (todo > 0) {
+        ssize_t wrote = write(2, text, todo);
+        if (wrote <= 0) {
+            break;
+        }
+        text += wrote;
+        todo -= (size_t)wrote;
+    }
+#endif
+}
+
+/* 0 when the CPU has every baseline feature; else the one line, and 1. */
+static int dispatch__pg_refuses(void)
 {
     char missing[512];
     unsigned char hardware[DISPATCH_CPU_FEATURE_MAX];
@@ -90,7 +139,7 @@ static void dispatch__pg_check(void)
         }
     }
     if (len == 0) {
-        return;
+        return 0;
     }
     char line[1536];
     int n = snprintf(line, sizeof(line),
@@ -99,21 +148,58 @@ static void dispatch__pg_check(void)
         "or run it on a CPU that has them\n",
         DISPATCH__PG_NAME, missing, DISPATCH__PG_NAME, DISPATCH_WITH_CPU_BASELINE);
     if (n > 0) {
-        size_t todo = (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1;
-        const char *p = line;
-        while (todo > 0) {
-            ssize_t wrote = write(2, p, todo);
-            if (wrote <= 0) {
-                break;
-            }
-            p += wrote;
-            todo -= (size_t)wrote;
-        }
+        dispatch__pg_write(line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
     }
-    _exit(1); /* no atexit handler or destructor of the user's code may run either */
+    return 1;
 }
 
-#if defined(__ELF__) && !defined(DISPATCH_PROGRAM_GUARD_CONSTRUCTOR)
+static void dispatch__pg_check(void)
+{
+    if (dispatch__pg_refuses()) {
+        _Exit(1); /* no atexit handler or destructor of the user's code may run either */
+    }
+}
+
+#if defined(_WIN32) && defined(DISPATCH_PROGRAM_GUARD_CONSTRUCTOR)
+/* The C runtime's own DLL entry, which this one calls once the CPU passed:
+ * mingw-w64's DllMainCRTStartup, or the Microsoft C runtime's
+ * _DllMainCRTStartup (cl and clang-cl, which define _MSC_VER). */
+#if defined(_MSC_VER)
+    #define DllMainCRTStartup _DllMainCRTStartup
+#endif
+BOOL WINAPI DllMainCRTStartup(HANDLE dll, DWORD reason, LPVOID reserved);
+BOOL WINAPI dispatch__pg_dll_entry(HANDLE dll, DWORD reason, LPVOID reserved);
+
+static int dispatch__pg_refused;
+
+BOOL WINAPI dispatch__pg_dll_entry(HANDLE dll, DWORD reason, LPVOID reserved)
+{
+    if (reason == DLL_PROCESS_ATTACH && dispatch__pg_refuses()) {
+        dispatch__pg_refused = 1;
+        return FALSE;
+    }
+    if (dispatch__pg_refused) {
+        return TRUE; /* the loader's DLL_PROCESS_DETACH: the C runtime never started */
+    }
+    return DllMainCRTStartup(dll, reason, reserved);
+}
+#elif defined(_WIN32)
+static int dispatch__pg_initializer(void)
+{
+    dispatch__pg_check();
+    return 0;
+}
+#if defined(_MSC_VER) && !defined(__clang__)
+/* cl has no GNU attributes: its way to place data in a section; not static,
+ * so that no optimization drops it as unused */
+#pragma section(".CRT$XIB", read)
+int (*const dispatch__pg_entry)(void);
+__declspec(allocate(".CRT$XIB")) int (*const dispatch__pg_entry)(void) = dispatch__pg_initializer;
+#else
+__attribute__((used, section(".CRT$XIB")))
+static int (*const dispatch__pg_entry)(void) = dispatch__pg_initializer;
+#endif
+#elif defined(__ELF__) && !defined(DISPATCH_PROGRAM_GUARD_CONSTRUCTOR)
 /* glibc passes (argc, argv, envp), musl nothing: the guard reads none. */
 static void dispatch__pg_preinit(void)
 {
@@ -127,5 +213,5 @@ __attribute__((constructor(101))) static void dispatch__pg_constructor(void)
     dispatch__pg_check();
 }
 #else
-    #error "the program guard needs an ELF .preinit_array or GCC/clang constructors"
+    #error "the program guard needs an ELF .preinit_array, a Windows .CRT$XI entry or GCC/clang constructors"
 #endif
