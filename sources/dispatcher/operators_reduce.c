@@ -111,6 +111,41 @@ static int run_reduce(int kind, const dispatch_tensor *in, uint32_t mask, int ke
 static int reduce_values(const dispatch_operator *op, dispatch_ivalue *args,
                          dispatch_ivalue *rets, void *ctx, reduce_call *call);
 
+/* dtype= of a view with broadcast (stride-0) dims, on the CPU: only its
+ * distinct elements cast (the view cut to size 1 in those dims, cast, then
+ * expanded back), so a sum of a 2^31-element broadcast reads the one
+ * element it holds instead of a cast copy of 2^31. Taken where the result
+ * cannot depend on the cast's layout: an integer or bool result (exact), a
+ * narrow float (its reduction is the dense copy's whatever the layout: Note
+ * [Narrow floats without the copy] in sources/iterator/reduce_narrow.c), or
+ * a full reduction (one row-major sequence in every layout). */
+static dispatch_tensor *cast_for_reduce(dispatch_tensor *in, int dtype, uint32_t mask) {
+    int any = 0, all_reduced = 1;
+    for (int d = 0; d < in->ndim; d++) {
+        if (in->sizes[d] > 1 && in->strides[d] == 0) any = 1;
+        if (in->sizes[d] > 1 && !((mask >> d) & 1u)) all_reduced = 0;
+    }
+    int layout_free = dispatch_dtype_category_of(dtype) != DISPATCH_CAT_FLOAT ||
+                      dispatch_dtype_is_narrow_float(dtype) || all_reduced;
+    if (!any || !layout_free || in->device != DISPATCH_DEVICE_CPU)
+        return operator_to_dtype(in, dtype);
+    dispatch_tensor *small = in;
+    dispatch_tensor_incref(small);
+    for (int d = 0; d < in->ndim && small; d++) {
+        if (in->sizes[d] <= 1 || in->strides[d] != 0) continue;
+        dispatch_tensor *cut = dispatch_tensor_slice(small, d, 0, 1, 1, 1, 1);
+        dispatch_tensor_decref(small);
+        small = cut;
+    }
+    if (!small) return NULL;
+    dispatch_tensor *cast = operator_to_dtype(small, dtype);
+    dispatch_tensor_decref(small);
+    if (!cast) return NULL;
+    dispatch_tensor *wide = dispatch_tensor_expand(cast, (int)in->ndim, in->sizes);
+    dispatch_tensor_decref(cast);
+    return wide;
+}
+
 /* A reduction's out= (Note [out=]): as PyTorch, out's dtype is the dtype=
  * when none is given (sum(int32 x, out=int32) sums in int32's result
  * dtype; mean into an integer out is refused as mean(dtype=int64) is);
@@ -215,7 +250,7 @@ static int reduce_values(const dispatch_operator *op, dispatch_ivalue *args,
         /* dtype=: as PyTorch, cast the input first, then reduce in that
          * dtype (sum(dtype=int8) of 300. is int8 44; float16 of 70000 is
          * inf). The same call again on the cast input. */
-        dispatch_tensor *cast = operator_to_dtype(in, src);
+        dispatch_tensor *cast = cast_for_reduce(in, src, mask);
         if (!cast) return -1;
         args[0].v.t = cast;
         int rc = reduce_values(op, args, rets, ctx, call);

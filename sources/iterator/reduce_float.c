@@ -387,8 +387,8 @@ static void reduce_range(void *arg, int64_t begin, int64_t end)
     dispatch_strided_plan_walk(&w->p, begin, end, reduce_inner, w->j);
 }
 
-/* The leaf size of sum.dispatch.c's tree (256-byte rows x 16; float16
- * adds in float32, on the float32 tree). */
+/* The leaf size of sum.dispatch.c's tree (256-byte rows x 16; float16 and
+ * bfloat16 add in float32, on the float32 tree). */
 static int64_t sum_leaf(int dtype) { return dtype == DISPATCH_FLOAT64 ? 512 : 1024; }
 
 /* How deep a sum's tree is cut for the threads: at most 2^SPLIT_DEPTH parts. */
@@ -448,21 +448,21 @@ static void split_sum_range(void *arg, int64_t begin, int64_t end)
         s->part[i] =
             s->dtype == DISPATCH_FLOAT64
                 ? CHOSEN_KERNEL(SUM, FLOAT64, dispatch_rk_sum_f64_fn)(p, s->stride, n)
-            : s->dtype == DISPATCH_FLOAT16
-                ? (double)CHOSEN_KERNEL(SUM, FLOAT16, dispatch_rk_sum_f32_fn)(p, s->stride, n)
-                : (double)CHOSEN_KERNEL(SUM, FLOAT32, dispatch_rk_sum_f32_fn)(p, s->stride, n);
+                : (double)((dispatch_rk_sum_f32_fn)reduce_chosen_kernel(DISPATCH_RK_SUM, s->dtype))(
+                      p, s->stride, n); /* float32, or a narrow float summed in float32 */
     }
 }
 
-/* The sum of n >= 1 contiguous float16 (bits) in float32, its top levels
- * split across the threads along the kernel's own tree (as a float32 sum
- * over one output is): the float16 SUM kernel's bits for any count. */
-float reduce_sum_f16(const uint16_t *p, int64_t n)
+/* The sum of n >= 1 narrow floats (float16 or bfloat16 bits) `stride`
+ * bytes apart in float32, its top levels split across the threads along the
+ * kernel's own tree (as a float32 sum over one output is): the narrow SUM
+ * kernel's bits for any count, that is the bits of summing a float32 copy. */
+float reduce_sum_narrow(int dtype, const char *p, intptr_t stride, int64_t n)
 {
     if (n < 2 * DISPATCH_ITER_GRAIN || dispatch_get_num_threads() < 2)
-        return CHOSEN_KERNEL(SUM, FLOAT16, dispatch_rk_sum_f32_fn)((const char *)p, 2, (intptr_t)n);
-    split_sum s = {.op = DISPATCH_REDUCE_SUM, .dtype = DISPATCH_FLOAT16, .p = (const char *)p,
-                   .stride = 2};
+        return ((dispatch_rk_sum_f32_fn)reduce_chosen_kernel(DISPATCH_RK_SUM, dtype))(
+            p, stride, (intptr_t)n);
+    split_sum s = {.op = DISPATCH_REDUCE_SUM, .dtype = dtype, .p = p, .stride = stride};
     int parts = 0;
     split_points(&s, 0, n, SPLIT_DEPTH, &parts);
     dispatch_parallel_for(parts, 1, 1, split_sum_range, &s);
