@@ -371,6 +371,25 @@ DISPATCH_BOXED_KERNEL(unary_float) {
                        operator_out_arg(op, args));
 }
 
+/* 1 when addcmul of the narrow float dtype can run the dtype's own loop with
+ * the bits of the float32 one: every operand on the CPU and the value, in
+ * float32 (f32), the same number once rounded to dtype (1, 0.5, -2, ...).
+ * The narrow loop takes its value in dtype (written to narrow) and widens it
+ * to float32. */
+static int narrow_value_is_exact(int dtype, const char *f32, char *narrow,
+                                 dispatch_tensor *const *ins) {
+    for (int k = 0; k < 3; k++)
+        if (ins[k]->device != DISPATCH_DEVICE_CPU) return 0;
+    char back[8];
+    char *data[2] = {narrow, (char *)f32};
+    intptr_t strides[2] = {0, 0};
+    dispatch_cast_loop_get(DISPATCH_FLOAT32, dtype)(data, strides, 1, NULL);
+    data[0] = back;
+    data[1] = narrow;
+    dispatch_cast_loop_get(dtype, DISPATCH_FLOAT32)(data, strides, 1, NULL);
+    return memcmp(back, f32, sizeof(float)) == 0;
+}
+
 DISPATCH_BOXED_KERNEL(addcmul) {
     UNUSED_KS;
     (void)ctx;
@@ -397,6 +416,15 @@ DISPATCH_BOXED_KERNEL(addcmul) {
      * self + value * t1 * t2 in float32 with value in float32, rounded once
      * (Note [float16 with a scalar]). */
     operator_scalar_to(&args[3], DISPATCH_FLOAT32, value);
+    char narrow[8];
+    if (narrow_value_is_exact(dtype, value, narrow, ins)) {
+        /* The dtype's own loop (narrow_loops.dispatch.c) widens the operands and
+         * its ctx (the value in dtype, here equal to the float32 value) to float32
+         * by vector chunks and runs the float32 loop: the same bits, no cast
+         * buffers of the engine. */
+        return elementwise(op, DISPATCH_LOOP_ADDCMUL, dtype, dtype, ins, 3, narrow, rets,
+                           operator_out_arg(op, args));
+    }
     dispatch_tensor *h[3] = {NULL, NULL, NULL};
     int rc = 0;
     for (int k = 0; k < 3 && rc == 0; k++)

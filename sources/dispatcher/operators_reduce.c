@@ -10,7 +10,9 @@
 #include <string.h>
 
 #include "dispatch/error.h"
+#include "dispatch/kernels.h"
 #include "dispatch/reduce_engine.h"
+#include "dispatch/reduce_kernel_table.h"
 
 /* t as an engine operand, its strides in bytes (into strides). */
 static void byte_operand(const dispatch_tensor *t, int64_t *strides, dispatch_iter_operand *o) {
@@ -108,6 +110,41 @@ static int run_reduce(int kind, const dispatch_tensor *in, uint32_t mask, int ke
 
 static int reduce_values(const dispatch_operator *op, dispatch_ivalue *args,
                          dispatch_ivalue *rets, void *ctx, reduce_call *call);
+
+/* dtype= of a view with broadcast (stride-0) dims, on the CPU: only its
+ * distinct elements cast (the view cut to size 1 in those dims, cast, then
+ * expanded back), so a sum of a 2^31-element broadcast reads the one
+ * element it holds instead of a cast copy of 2^31. Taken where the result
+ * cannot depend on the cast's layout: an integer or bool result (exact), a
+ * narrow float (its reduction is the dense copy's whatever the layout: Note
+ * [Narrow floats without the copy] in sources/iterator/reduce_narrow.c), or
+ * a full reduction (one row-major sequence in every layout). */
+static dispatch_tensor *cast_for_reduce(dispatch_tensor *in, int dtype, uint32_t mask) {
+    int any = 0, all_reduced = 1;
+    for (int d = 0; d < in->ndim; d++) {
+        if (in->sizes[d] > 1 && in->strides[d] == 0) any = 1;
+        if (in->sizes[d] > 1 && !((mask >> d) & 1u)) all_reduced = 0;
+    }
+    int layout_free = dispatch_dtype_category_of(dtype) != DISPATCH_CAT_FLOAT ||
+                      dispatch_dtype_is_narrow_float(dtype) || all_reduced;
+    if (!any || !layout_free || in->device != DISPATCH_DEVICE_CPU)
+        return operator_to_dtype(in, dtype);
+    dispatch_tensor *small = in;
+    dispatch_tensor_incref(small);
+    for (int d = 0; d < in->ndim && small; d++) {
+        if (in->sizes[d] <= 1 || in->strides[d] != 0) continue;
+        dispatch_tensor *cut = dispatch_tensor_slice(small, d, 0, 1, 1, 1, 1);
+        dispatch_tensor_decref(small);
+        small = cut;
+    }
+    if (!small) return NULL;
+    dispatch_tensor *cast = operator_to_dtype(small, dtype);
+    dispatch_tensor_decref(small);
+    if (!cast) return NULL;
+    dispatch_tensor *wide = dispatch_tensor_expand(cast, (int)in->ndim, in->sizes);
+    dispatch_tensor_decref(cast);
+    return wide;
+}
 
 /* A reduction's out= (Note [out=]): as PyTorch, out's dtype is the dtype=
  * when none is given (sum(int32 x, out=int32) sums in int32's result
@@ -213,7 +250,7 @@ static int reduce_values(const dispatch_operator *op, dispatch_ivalue *args,
         /* dtype=: as PyTorch, cast the input first, then reduce in that
          * dtype (sum(dtype=int8) of 300. is int8 44; float16 of 70000 is
          * inf). The same call again on the cast input. */
-        dispatch_tensor *cast = operator_to_dtype(in, src);
+        dispatch_tensor *cast = cast_for_reduce(in, src, mask);
         if (!cast) return -1;
         args[0].v.t = cast;
         int rc = reduce_values(op, args, rets, ctx, call);
@@ -299,15 +336,15 @@ DISPATCH_BOXED_KERNEL(reduce_index) {
     return 0;
 }
 
-/* dot on CPU, through the engine: the products by its MUL loop in float64
- * for floats (exact for float16/float32 inputs; a and b cast chunk by chunk
- * on the way in) or in wrapping int64 for integers, then for floats the
- * engine's pairwise float64 sum of them (Note [Deterministic reductions] in
- * reduce_float.c: the same bits for any thread count), for integers their
- * wrapping sum; rounded once to out's dtype. */
-static int dot_cpu(const dispatch_tensor *a, const dispatch_tensor *b, dispatch_tensor *out) {
-    int is_float = dispatch_dtype_category_of(a->dtype) == DISPATCH_CAT_FLOAT;
-    int compute = is_float ? DISPATCH_FLOAT64 : DISPATCH_INT64;
+/* dot on CPU without a DOT kernel for its dtype (none is missing today):
+ * the products by the engine's MUL loop in float64 for floats (exact for
+ * float16/float32 inputs; a and b cast chunk by chunk on the way in) or in
+ * wrapping int64 for integers, then for floats the engine's pairwise
+ * float64 sum of them, for integers their wrapping sum, into *total (a
+ * double or an int64_t). The DOT kernels give the same bits in one pass
+ * (Note [Dot order] in sources/kernels/dot.dispatch.c). */
+static int dot_via_buffer(const dispatch_tensor *a, const dispatch_tensor *b, int compute,
+                          void *total) {
     int64_t n = a->sizes[0];
     size_t bytes;
     if (__builtin_mul_overflow((size_t)n, (size_t)8, &bytes))
@@ -323,10 +360,8 @@ static int dot_cpu(const dispatch_tensor *a, const dispatch_tensor *b, dispatch_
                                     {a->data, 1, a->sizes, &sa, a->dtype},
                                     {b->data, 1, b->sizes, &sb, b->dtype}};
     int rc = n ? dispatch_iter_elementwise_op(DISPATCH_LOOP_MUL, compute, 3, ops, NULL) : 0;
-    double dtotal = 0;
-    int64_t itotal = 0;
-    if (rc == 0 && n && is_float) {
-        dispatch_iter_operand dst = {(char *)&dtotal, 0, NULL, &zero_stride, DISPATCH_FLOAT64};
+    if (rc == 0 && n && compute == DISPATCH_FLOAT64) {
+        dispatch_iter_operand dst = {(char *)total, 0, NULL, &zero_stride, DISPATCH_FLOAT64};
         rc = dispatch_iter_reduce(DISPATCH_REDUCE_SUM, &ops[0], 1u, 0, &dst);
     } else if (rc == 0) {
         uint64_t acc = 0;
@@ -335,11 +370,98 @@ static int dot_cpu(const dispatch_tensor *a, const dispatch_tensor *b, dispatch_
             memcpy(&x, prod + i * 8, 8);
             acc += (uint64_t)x;
         }
-        itotal = (int64_t)acc;
+        int64_t itotal = (int64_t)acc;
+        memcpy(total, &itotal, 8);
     }
     free(prod);
-    if (rc < 0) return -1;
-    char *data[2] = {out->data, is_float ? (char *)&dtotal : (char *)&itotal};
+    return rc;
+}
+
+/* A long dot cut for the threads along the top levels of its kernel's
+ * tree (Note [Dot order]: leaves of DOT_TREE_LEAF products), at most
+ * 2^DOT_SPLIT_DEPTH parts, and added back in the tree's order: the bits of
+ * one call. Integers add their parts wrapping, in any order. */
+#define DOT_TREE_LEAF 512
+#define DOT_SPLIT_DEPTH 4
+
+typedef struct dot_split {
+    dispatch_rk_dot_fn fn;
+    const char *a, *b;
+    intptr_t sa, sb;
+    int nparts;
+    int64_t begin[1 << DOT_SPLIT_DEPTH], count[1 << DOT_SPLIT_DEPTH];
+    double fpart[1 << DOT_SPLIT_DEPTH];
+    int64_t ipart[1 << DOT_SPLIT_DEPTH];
+    int is_float;
+} dot_split;
+
+static void dot_cut(dot_split *s, int64_t begin, int64_t n, int depth) {
+    if (depth == 0 || n <= DOT_TREE_LEAF * 8) {
+        s->begin[s->nparts] = begin;
+        s->count[s->nparts++] = n;
+        return;
+    }
+    int64_t h = ((n / DOT_TREE_LEAF + 1) / 2) * DOT_TREE_LEAF;
+    dot_cut(s, begin, h, depth - 1);
+    dot_cut(s, begin + h, n - h, depth - 1);
+}
+
+static double dot_join(const dot_split *s, int64_t n, int depth, int *i) {
+    if (depth == 0 || n <= DOT_TREE_LEAF * 8) return s->fpart[(*i)++];
+    int64_t h = ((n / DOT_TREE_LEAF + 1) / 2) * DOT_TREE_LEAF;
+    double lo = dot_join(s, h, depth - 1, i);
+    double hi = dot_join(s, n - h, depth - 1, i);
+    return lo + hi;
+}
+
+static void dot_parts(void *arg, int64_t begin, int64_t end) {
+    dot_split *s = arg;
+    for (int64_t p = begin; p < end; p++) {
+        s->fn(s->a + s->begin[p] * s->sa, s->sa, s->b + s->begin[p] * s->sb, s->sb,
+              (intptr_t)s->count[p], s->is_float ? (void *)&s->fpart[p] : (void *)&s->ipart[p]);
+    }
+}
+
+/* dot on CPU: the dtype's DOT kernel (multiply and sum in one pass, Note
+ * [Dot order] in sources/kernels/dot.dispatch.c: for floats the products
+ * in float64 summed pairwise as the engine sums, the same bits for any
+ * thread count; for integers the wrapping sum), its float result stored
+ * as a sum is (Note [The NaN and the zero of a sum] in reduce_float.c) and
+ * rounded once to out's dtype. */
+static int dot_cpu(const dispatch_tensor *a, const dispatch_tensor *b, dispatch_tensor *out) {
+    int is_float = dispatch_dtype_category_of(a->dtype) == DISPATCH_CAT_FLOAT;
+    int compute = is_float ? DISPATCH_FLOAT64 : DISPATCH_INT64;
+    int64_t n = a->sizes[0];
+    double dtotal = 0;
+    int64_t itotal = 0;
+    dispatch_rk_dot_fn fn = dispatch_kernels_simd_init() == 0
+                                ? (dispatch_rk_dot_fn)dispatch_reduce_kernel_get(DISPATCH_RK_DOT,
+                                                                                 a->dtype)
+                                : NULL;
+    void *total = is_float ? (void *)&dtotal : (void *)&itotal;
+    if (!fn) {
+        if (dot_via_buffer(a, b, compute, total) < 0) return -1;
+    } else if (n > 0) {
+        int64_t isz = (int64_t)dispatch_dtype_itemsize(a->dtype);
+        dot_split s = {.fn = fn, .a = a->data, .b = b->data, .is_float = is_float,
+                       .sa = (intptr_t)(a->strides[0] * isz), .sb = (intptr_t)(b->strides[0] * isz)};
+        if (n >= 2 * DISPATCH_ITER_GRAIN && dispatch_get_num_threads() > 1) {
+            dot_cut(&s, 0, n, DOT_SPLIT_DEPTH);
+            dispatch_parallel_for(s.nparts, 1, 1, dot_parts, &s);
+            int i = 0;
+            if (is_float) {
+                dtotal = dot_join(&s, n, DOT_SPLIT_DEPTH, &i);
+            } else {
+                uint64_t acc = 0;
+                for (int p = 0; p < s.nparts; p++) acc += (uint64_t)s.ipart[p];
+                itotal = (int64_t)acc;
+            }
+        } else {
+            fn(s.a, s.sa, s.b, s.sb, (intptr_t)n, total);
+        }
+    }
+    if (is_float) dtotal = dtotal != dtotal ? __builtin_nan("") : dtotal + 0.0;
+    char *data[2] = {out->data, (char *)total};
     intptr_t zero[2] = {0, 0};
     dispatch_cast_loop_get(compute, out->dtype)(data, zero, 1, NULL);
     return 0;

@@ -101,18 +101,24 @@ static double extreme_one(const reduce_job *j, const char *p)
  * column blocks to give every thread work), and the parts' results are
  * combined in the tree's order: the bits are those of one call over all
  * rows, and neither the cut, the blocks nor the threads that take them
- * change one.
+ * change one. A FOLD row with a column kernel (FOLD_COLS_<NAME>: Note
+ * [Product columns] in sources/kernels/prod.dispatch.c) runs here too, its
+ * rows never cut (its order is not a tree of parts) and its columns in
+ * blocks of FOLD_COL_BLOCK, so that threads still share a matrix of few
+ * columns.
  */
 #define COL_BLOCK_BYTES 4096
 #define COL_LEAF 16
 #define ROW_PART_MIN 2048
 #define ROW_PART_MIN_FEW 256
 #define ROW_PART_DEPTH 3
+#define FOLD_COL_BLOCK 128
 
 typedef struct cols_job {
     const reduce_job *j;
     int col;          /* index of the contiguous kept dim in j->oshape */
     int kop;          /* the kernels' combine: dispatch_reduce_kernel_op */
+    dispatch_rk_fold_cols_fn fold; /* a FOLD row's column kernel, else NULL */
     int64_t ncols, nblocks, bcols;
     int nparts;
     int64_t part_min; /* rows: ROW_PART_MIN, or fewer when threads need units */
@@ -197,7 +203,9 @@ static void cols_range(void *arg, int64_t begin, int64_t end)
         cols_unit_base(c, plane, c0, &ip, &op);
         ip += c->pbegin[part] * j->rstride;
         char *dst = c->nparts > 1 ? c->parts + (size_t)u * COL_BLOCK_BYTES : buf;
-        if (f32)
+        if (c->fold)
+            c->fold(ip, j->rstride, (intptr_t)c->pcount[part], (intptr_t)w, dst);
+        else if (f32)
             CHOSEN_KERNEL(COLS, FLOAT32, dispatch_rk_cols_f32_fn)(
                 c->kop, ip, j->rstride, (intptr_t)c->pcount[part], (intptr_t)w,
                 (float *)(void *)dst, scratch);
@@ -262,12 +270,12 @@ static void cols_finish(void *arg, int64_t begin, int64_t end)
     }
 }
 
-static int reduce_cols(const reduce_job *j, int col, int64_t nout)
+static int reduce_cols(const reduce_job *j, int col, int64_t nout, dispatch_rk_fold_cols_fn fold)
 {
     size_t isz = j->dtype == DISPATCH_FLOAT32 ? 4 : 8;
-    cols_job c = {.j = j, .col = col, .ncols = j->oshape[col]};
+    cols_job c = {.j = j, .col = col, .ncols = j->oshape[col], .fold = fold};
     c.kop = dispatch_reduce_kernel_op(j->op);
-    c.bcols = (int64_t)(COL_BLOCK_BYTES / isz);
+    c.bcols = fold ? FOLD_COL_BLOCK : (int64_t)(COL_BLOCK_BYTES / isz);
     c.nblocks = (c.ncols + c.bcols - 1) / c.bcols;
     c.levels = dispatch_reduce_cols_scratch(j->count);
     atomic_init(&c.failed, 0);
@@ -277,7 +285,7 @@ static int reduce_cols(const reduce_job *j, int col, int64_t nout)
      * bits are the same however fine the cut (the note above). */
     int threads = dispatch_get_num_threads();
     c.part_min = threads > 1 && pbs < 2 * threads ? ROW_PART_MIN_FEW : ROW_PART_MIN;
-    cut_rows(&c, 0, j->count, ROW_PART_DEPTH);
+    cut_rows(&c, 0, j->count, fold ? 0 : ROW_PART_DEPTH);
     int64_t units = pbs * c.nparts;
     if (c.nparts > 1) {
         size_t bytes;
@@ -379,8 +387,8 @@ static void reduce_range(void *arg, int64_t begin, int64_t end)
     dispatch_strided_plan_walk(&w->p, begin, end, reduce_inner, w->j);
 }
 
-/* The leaf size of sum.dispatch.c's tree (256-byte rows x 16; float16
- * adds in float32, on the float32 tree). */
+/* The leaf size of sum.dispatch.c's tree (256-byte rows x 16; float16 and
+ * bfloat16 add in float32, on the float32 tree). */
 static int64_t sum_leaf(int dtype) { return dtype == DISPATCH_FLOAT64 ? 512 : 1024; }
 
 /* How deep a sum's tree is cut for the threads: at most 2^SPLIT_DEPTH parts. */
@@ -440,21 +448,21 @@ static void split_sum_range(void *arg, int64_t begin, int64_t end)
         s->part[i] =
             s->dtype == DISPATCH_FLOAT64
                 ? CHOSEN_KERNEL(SUM, FLOAT64, dispatch_rk_sum_f64_fn)(p, s->stride, n)
-            : s->dtype == DISPATCH_FLOAT16
-                ? (double)CHOSEN_KERNEL(SUM, FLOAT16, dispatch_rk_sum_f32_fn)(p, s->stride, n)
-                : (double)CHOSEN_KERNEL(SUM, FLOAT32, dispatch_rk_sum_f32_fn)(p, s->stride, n);
+                : (double)((dispatch_rk_sum_f32_fn)reduce_chosen_kernel(DISPATCH_RK_SUM, s->dtype))(
+                      p, s->stride, n); /* float32, or a narrow float summed in float32 */
     }
 }
 
-/* The sum of n >= 1 contiguous float16 (bits) in float32, its top levels
- * split across the threads along the kernel's own tree (as a float32 sum
- * over one output is): the float16 SUM kernel's bits for any count. */
-float reduce_sum_f16(const uint16_t *p, int64_t n)
+/* The sum of n >= 1 narrow floats (float16 or bfloat16 bits) `stride`
+ * bytes apart in float32, its top levels split across the threads along the
+ * kernel's own tree (as a float32 sum over one output is): the narrow SUM
+ * kernel's bits for any count, that is the bits of summing a float32 copy. */
+float reduce_sum_narrow(int dtype, const char *p, intptr_t stride, int64_t n)
 {
     if (n < 2 * DISPATCH_ITER_GRAIN || dispatch_get_num_threads() < 2)
-        return CHOSEN_KERNEL(SUM, FLOAT16, dispatch_rk_sum_f32_fn)((const char *)p, 2, (intptr_t)n);
-    split_sum s = {.op = DISPATCH_REDUCE_SUM, .dtype = DISPATCH_FLOAT16, .p = (const char *)p,
-                   .stride = 2};
+        return ((dispatch_rk_sum_f32_fn)reduce_chosen_kernel(DISPATCH_RK_SUM, dtype))(
+            p, stride, (intptr_t)n);
+    split_sum s = {.op = DISPATCH_REDUCE_SUM, .dtype = dtype, .p = p, .stride = stride};
     int parts = 0;
     split_points(&s, 0, n, SPLIT_DEPTH, &parts);
     dispatch_parallel_for(parts, 1, 1, split_sum_range, &s);
@@ -508,10 +516,16 @@ int reduce_float(int op, const dispatch_iter_operand *in, uint32_t dim_mask, int
     j.in = in->data;
     j.rstride = rstride;
     intptr_t isz0 = (intptr_t)dispatch_dtype_itemsize(in->dtype);
-    if (one_stride && count > 1 && rstride != isz0 && !dispatch_reduce_is_fold(op)) {
+    dispatch_rk_fold_cols_fn fold_cols =
+        dispatch_reduce_is_fold(op)
+            ? (dispatch_rk_fold_cols_fn)reduce_chosen_kernel(DISPATCH_RK_FOLD_COLS_OF(op),
+                                                             in->dtype)
+            : NULL;
+    if (one_stride && count > 1 && rstride != isz0 &&
+        (!dispatch_reduce_is_fold(op) || fold_cols)) {
         /* The outer-dim case: vectorize across a contiguous kept dim. */
         for (int d = 0; d < j.no; d++) {
-            if (j.istrides[d] == isz0) return reduce_cols(&j, d, nout);
+            if (j.istrides[d] == isz0) return reduce_cols(&j, d, nout, fold_cols);
         }
     }
     if (!one_stride) {

@@ -1,10 +1,10 @@
 /*
- * The reduction engine's float16 paths: the rows and columns of a dense
- * float16 input read as halves, accumulated in float32 by the float16
- * kernels (the bits of the float32 copy's reduction that the general path
- * computes, without writing the copy), rounded once. Chosen by
- * reduce_plan.c; any other float16 or bfloat16 layout goes through a
- * float32 copy there.
+ * The reduction engine's narrow-float paths (float16 and bfloat16: "half"
+ * below means either): the rows and columns of a dense input read as they
+ * are, accumulated in float32 by the narrow kernels (the bits of the float32
+ * copy's reduction that the general path computes, without writing the
+ * copy), rounded once. Chosen by reduce_plan.c; other layouts go to
+ * reduce_narrow.c.
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -14,6 +14,7 @@
 /* The float16 row loops' shared state: rows of `count` halves at p, one
  * result each at out. */
 typedef struct half_rows_job {
+    int dtype; /* float16 or bfloat16 */
     const uint16_t *p;
     int64_t count;
     int op; /* the reduction: a sum, mean, max or min */
@@ -23,12 +24,12 @@ typedef struct half_rows_job {
 
 static void half_sum_rows_range(void *arg, int64_t b, int64_t e) {
     half_rows_job *j = arg;
-    dispatch_loop_fn narrow = dispatch_cast_loop_get(DISPATCH_FLOAT32, DISPATCH_FLOAT16);
+    dispatch_loop_fn narrow = dispatch_cast_loop_get(DISPATCH_FLOAT32, j->dtype);
     enum { CHUNK = 256 }; /* rows summed per kernel call, into float32 */
     float s[CHUNK];
     for (int64_t r = b; r < e; r += CHUNK) {
         intptr_t n = (intptr_t)(e - r < CHUNK ? e - r : CHUNK);
-        CHOSEN_KERNEL(SUM_ROWS, FLOAT16, dispatch_rk_rows_fn)(
+        ((dispatch_rk_rows_fn)reduce_chosen_kernel(DISPATCH_RK_SUM_ROWS, j->dtype))(
             (const char *)(j->p + r * j->count), (intptr_t)j->count * 2, 2, (intptr_t)j->count,
             n, (char *)s, sizeof(float));
         int mean = dispatch_reduce_is_mean(j->op);
@@ -46,18 +47,18 @@ static void half_sum_rows_range(void *arg, int64_t b, int64_t e) {
  * a float32 copy, as the general path does, without writing the copy; the
  * mean divided in float32 as the float32 path divides), rounded once to
  * float16. */
-void reduce_half_sum_rows(const uint16_t *p, int op, int64_t nout, int64_t count,
+void reduce_half_sum_rows(int dtype, const uint16_t *p, int op, int64_t nout, int64_t count,
                           uint16_t *out)
 {
-    half_rows_job j = {.p = p, .count = count, .op = op, .out = out};
+    half_rows_job j = {.dtype = dtype, .p = p, .count = count, .op = op, .out = out};
     int mean = dispatch_reduce_is_mean(op);
     if (nout == 1) { /* one row: its tree's top levels split across the threads */
-        float s = reduce_sum_f16(j.p, count);
+        float s = reduce_sum_narrow(dtype, (const char *)p, 2, count);
         if (mean) s = s / (float)count;
         s = sum_store_f32(s);
         char *data[2] = {(char *)out, (char *)&s};
         intptr_t steps[2] = {2, 4};
-        dispatch_cast_loop_get(DISPATCH_FLOAT32, DISPATCH_FLOAT16)(data, steps, 1, NULL);
+        dispatch_cast_loop_get(DISPATCH_FLOAT32, dtype)(data, steps, 1, NULL);
     } else {
         dispatch_parallel_for(nout, dispatch_parallel_grain(count), 1, half_sum_rows_range, &j);
     }
@@ -66,7 +67,7 @@ void reduce_half_sum_rows(const uint16_t *p, int op, int64_t nout, int64_t count
 static void half_ext_rows_range(void *arg, int64_t b, int64_t e) {
     half_rows_job *j = arg;
     for (int64_t r = b; r < e && !atomic_load_explicit(&j->nan, memory_order_relaxed); r++)
-        if (!CHOSEN_KERNEL(EXT, FLOAT16, dispatch_rk_ext_f16_fn)(
+        if (!((dispatch_rk_ext_f16_fn)reduce_chosen_kernel(DISPATCH_RK_EXT, j->dtype))(
                 dispatch_reduce_kernel_op(j->op) == DISPATCH_COMBINE_MIN, j->p + r * j->count,
                 (intptr_t)j->count, &j->out[r]))
             atomic_store(&j->nan, 1);
@@ -78,12 +79,12 @@ static void half_ext_rows_range(void *arg, int64_t b, int64_t e) {
  * sources/kernels/sum.dispatch.c), with no float32 copy. 1 when done; 0
  * when a row holds a NaN (the caller takes the float32 path, which
  * propagates it, and writes every output again). */
-int reduce_half_ext_rows(const uint16_t *p, int kind, int64_t nout, int64_t count,
+int reduce_half_ext_rows(int dtype, const uint16_t *p, int kind, int64_t nout, int64_t count,
                          uint16_t *out)
 {
-    dispatch_rk_ext_f16_fn ext = CHOSEN_KERNEL(EXT, FLOAT16, dispatch_rk_ext_f16_fn);
+    dispatch_rk_ext_f16_fn ext = (dispatch_rk_ext_f16_fn)reduce_chosen_kernel(DISPATCH_RK_EXT, dtype);
     int is_min = dispatch_reduce_kernel_op(kind) == DISPATCH_COMBINE_MIN;
-    half_rows_job j = {.p = p, .count = count, .op = kind, .out = out};
+    half_rows_job j = {.dtype = dtype, .p = p, .count = count, .op = kind, .out = out};
     atomic_init(&j.nan, 0);
     int threads = dispatch_get_num_threads();
     if (nout == 1 && threads > 1 && count >= 2 * DISPATCH_ITER_GRAIN) {
@@ -94,7 +95,7 @@ int reduce_half_ext_rows(const uint16_t *p, int kind, int64_t nout, int64_t coun
         int64_t nparts = count / DISPATCH_ITER_GRAIN;
         if (nparts > threads) nparts = threads;
         if (nparts > MAX_PARTS - 1) nparts = MAX_PARTS - 1; /* room for the remainder */
-        half_rows_job pj = {.p = j.p, .count = count / nparts, .op = kind, .out = part};
+        half_rows_job pj = {.dtype = dtype, .p = j.p, .count = count / nparts, .op = kind, .out = part};
         atomic_init(&pj.nan, 0);
         dispatch_parallel_for(nparts, 1, 1, half_ext_rows_range, &pj);
         int64_t done = pj.count * nparts; /* the remainder (< nparts halves) joins last */
@@ -109,7 +110,9 @@ int reduce_half_ext_rows(const uint16_t *p, int kind, int64_t nout, int64_t coun
 
 
 typedef struct half_cols_job {
+    int dtype;
     const char *p;
+    intptr_t rstride; /* bytes between rows: 0 for a broadcast */
     int64_t count, ncols;
     int kop;
     float *vals;
@@ -131,8 +134,8 @@ static void half_cols_range(void *arg, int64_t b, int64_t e) {
     }
     for (int64_t c0 = b; c0 < e; c0 += HALF_COLS_BLOCK) {
         int64_t w = e - c0 < HALF_COLS_BLOCK ? e - c0 : HALF_COLS_BLOCK;
-        CHOSEN_KERNEL(COLS, FLOAT16, dispatch_rk_cols_f32_fn)(
-            j->kop, j->p + c0 * 2, (intptr_t)j->ncols * 2, (intptr_t)j->count, (intptr_t)w,
+        ((dispatch_rk_cols_f32_fn)reduce_chosen_kernel(DISPATCH_RK_COLS, j->dtype))(
+            j->kop, j->p + c0 * 2, j->rstride, (intptr_t)j->count, (intptr_t)w,
             j->vals + c0, scratch);
     }
     free(scratch);
@@ -143,14 +146,14 @@ static void half_cols_range(void *arg, int64_t b, int64_t e) {
  * as they are (the bits of the float32 copy's columns, as the general path
  * computes them, without the copy), in blocks of 1024 columns as the
  * iterator takes them, rounded once to float16. */
-int reduce_half_cols(const char *p, int kind, int64_t ncols, int64_t count,
-                     uint16_t *out)
+int reduce_half_cols(int dtype, const char *p, intptr_t rstride, int kind, int64_t ncols,
+                     int64_t count, uint16_t *out)
 {
     float *vals = malloc((size_t)ncols * sizeof *vals);
     if (!vals) return reduce_out_of_memory(kind);
     /* Columns are reduced each on its own, so any split of them between
      * threads gives the same bits; cuts fall on 64-column boundaries. */
-    half_cols_job j = {.p = p, .count = count, .ncols = ncols,
+    half_cols_job j = {.dtype = dtype, .p = p, .rstride = rstride, .count = count, .ncols = ncols,
                        .kop = dispatch_reduce_kernel_op(kind), .vals = vals};
     atomic_init(&j.failed, 0);
     dispatch_parallel_for(ncols, dispatch_parallel_grain(count), 64, half_cols_range, &j);
@@ -165,7 +168,7 @@ int reduce_half_cols(const char *p, int kind, int64_t ncols, int64_t count,
     }
     char *data[2] = {(char *)out, (char *)vals};
     intptr_t steps[2] = {2, 4};
-    dispatch_cast_loop_get(DISPATCH_FLOAT32, DISPATCH_FLOAT16)(data, steps, (intptr_t)ncols, NULL);
+    dispatch_cast_loop_get(DISPATCH_FLOAT32, dtype)(data, steps, (intptr_t)ncols, NULL);
     free(vals);
     return 0;
 }

@@ -81,23 +81,32 @@ int reduce_planned(int op, const dispatch_iter_operand *in, uint32_t dim_mask,
 /* reduce_float.c: float32/float64 of one or more dims into out (any strides). */
 int reduce_float(int op, const dispatch_iter_operand *in, uint32_t dim_mask,
                  int keepdim, const dispatch_iter_operand *out, int ond, int64_t count);
-/* reduce_float.c: the float16 SUM kernel's sum of n >= 1 contiguous halves,
- * its tree's top levels split across the threads. */
-float reduce_sum_f16(const uint16_t *p, int64_t n);
+/* reduce_float.c: the narrow SUM kernel's sum (dtype float16 or bfloat16)
+ * of n >= 1 elements `stride` bytes apart (0 for a broadcast), its tree's
+ * top levels split across the threads. */
+float reduce_sum_narrow(int dtype, const char *p, intptr_t stride, int64_t n);
 
 /* reduce_integer.c: every element folded into its output's scalar
  * accumulator, then cast into nout dense outputs of out_dtype. */
 int reduce_accumulate(int op, const dispatch_iter_operand *in, uint32_t mask,
                       int64_t count, int64_t nout, char *out, int out_dtype);
 
-/* reduce_half.c: float16 over trailing dims (rows) or leading dims
- * (columns) of a dense input into dense halves. ext_rows: 1 when done, 0
- * when a row holds a NaN (the caller takes another path). */
-void reduce_half_sum_rows(const uint16_t *p, int op, int64_t nout, int64_t count,
+/* reduce_half.c: float16 or bfloat16 (dtype) over trailing dims (rows) of
+ * a dense input, or down rows `rstride` bytes apart of ncols contiguous
+ * columns, into dense narrow outputs. ext_rows: 1 when done, 0 when a row
+ * holds a NaN (the caller takes another path). */
+void reduce_half_sum_rows(int dtype, const uint16_t *p, int op, int64_t nout, int64_t count,
                           uint16_t *out);
-int reduce_half_ext_rows(const uint16_t *p, int op, int64_t nout, int64_t count,
+int reduce_half_ext_rows(int dtype, const uint16_t *p, int op, int64_t nout, int64_t count,
                          uint16_t *out);
-int reduce_half_cols(const char *p, int op, int64_t ncols, int64_t count,
-                     uint16_t *out);
+int reduce_half_cols(int dtype, const char *p, intptr_t rstride, int op, int64_t ncols,
+                     int64_t count, uint16_t *out);
+
+/* reduce_narrow.c: a narrow float's reduction read in place, in bounded
+ * chunks, with the bits of reducing its dense float32 copy; 1 when the
+ * layout or reduction is not one it takes (the caller copies), else 0 or
+ * -1 (an error set). */
+int reduce_narrow_in_place(int op, const dispatch_iter_operand *in, uint32_t mask,
+                           int64_t count, int64_t nout, uint16_t *out);
 
 #endif /* DISPATCH_REDUCE_INTERNAL_H_ */

@@ -5,9 +5,10 @@
  * [One reduction check] in reduce_check.c: by its operator, or by
  * dispatch_iter_reduce for a raw caller) and goes on to the file of its
  * path by dtype, layout and the row of its reduction (dispatch/
- * reduction_table.h): float32/float64 (reduce_float.c), float16 rows and
- * columns (reduce_half.c), any other narrow float or layout through a
- * float32 copy, integers, bool, 0-dim and FOLD rows off their kernels
+ * reduction_table.h): float32/float64 (reduce_float.c), float16 and
+ * bfloat16 dense rows and columns (reduce_half.c), other layouts of theirs
+ * read in place in chunks (reduce_narrow.c), what is left of narrow floats
+ * through a float32 copy, integers, bool, 0-dim and FOLD rows off their kernels
  * (reduce_integer.c), then max/min indices (reduce_indices.c). Device
  * reductions hang off the hook below. The files' jobs: reduce_internal.h.
  */
@@ -85,8 +86,10 @@ static int trailing_dims(int ndim, uint32_t mask)
 
 
 /* A narrow float (Note [Narrow floats] in dtype.h) accumulates in float32,
- * as PyTorch's float16 and bfloat16: the same
- * reduction of a float32 copy, rounded once into out (any strides). */
+ * as PyTorch's float16 and bfloat16: the same reduction of a float32 copy,
+ * rounded once into out (any strides). The last resort: max/min off the
+ * dense rows, and columns whose layout no one stride steps (reduce_narrow.c
+ * reads the rest in place with these bits). */
 static int reduce_via_float32(int op, const dispatch_iter_operand *in, uint32_t mask,
                               int keepdim, const dispatch_iter_operand *out, int64_t nout,
                               int64_t count)
@@ -120,20 +123,26 @@ static int reduce_dense(int op, const dispatch_iter_operand *in, uint32_t mask, 
                         int64_t count, const dispatch_iter_operand *out, int64_t nout)
 {
     int64_t numel = nout * count;
-    int half = in->dtype == DISPATCH_FLOAT16 && in->ndim > 0 && numel > 0 &&
-               reduce_is_dense(in);
+    int narrow = (in->dtype == DISPATCH_FLOAT16 || in->dtype == DISPATCH_BFLOAT16) &&
+                 in->ndim > 0 && numel > 0;
+    int half = narrow && reduce_is_dense(in);
     uint16_t *hout = (uint16_t *)(void *)out->data;
     const uint16_t *hin = (const uint16_t *)(const void *)in->data;
     if (half && dispatch_reduce_is_sum(op) && trailing_dims(in->ndim, mask)) {
-        reduce_half_sum_rows(hin, op, nout, count, hout);
+        reduce_half_sum_rows(in->dtype, hin, op, nout, count, hout);
         return 0;
     }
     if (dispatch_reduce_is_fold(op)) half = 0; /* FOLD rows: float32 kernels only */
     if (half && trailing_dims(in->ndim, mask) &&
-        reduce_half_ext_rows(hin, op, nout, count, hout))
+        reduce_half_ext_rows(in->dtype, hin, op, nout, count, hout))
         return 0;
     if (half && count > 1 && nout > 1 && leading_dims(in, mask))
-        return reduce_half_cols(in->data, op, nout, count, hout);
+        return reduce_half_cols(in->dtype, in->data, (intptr_t)(nout * 2), op, nout, count,
+                                hout);
+    if (narrow) { /* any other layout, read in place where it can be */
+        int rc = reduce_narrow_in_place(op, in, mask, count, nout, hout);
+        if (rc != 1) return rc;
+    }
     if (dispatch_dtype_is_narrow_float(in->dtype))
         return reduce_via_float32(op, in, mask, keepdim, out, nout, count);
     return reduce_accumulate(op, in, mask, count, nout, out->data, out->dtype);

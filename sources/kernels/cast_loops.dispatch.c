@@ -50,8 +50,41 @@ static inline int64_t f64_to_i64(double x) {
     return fits ? v : INT64_MIN;
 }
 
+/* A float (ssize 4 or 8 bytes) to an integer of dsize bytes that takes the
+ * int32 rule (TO_INT_ below) over a leading run of n: with AVX512F 16 lanes
+ * by vcvttps2dq / vcvttpd2dq, whose out-of-range and NaN result is INT32_MIN
+ * as f32_to_i32 / f64_to_i32 give, then truncated to dsize bytes (vpmovdb,
+ * vpmovdw), as the wrap of TO_INT_. Returns how many it wrote (0 without
+ * AVX512F); the caller's loop does the rest. */
+static inline intptr_t float_to_i32_rule_run(void *dst, const void *src, intptr_t n,
+                                             intptr_t ssize, intptr_t dsize)
+{
+    intptr_t i = 0;
+#if defined(__AVX512F__)
+    for (; i + 16 <= n; i += 16) {
+        __m512i v;
+        if (ssize == 4) {
+            v = _mm512_cvttps_epi32(_mm512_loadu_ps((const float *)src + i));
+        } else {
+            const __m256i lo = _mm512_cvttpd_epi32(_mm512_loadu_pd((const double *)src + i));
+            const __m256i hi = _mm512_cvttpd_epi32(_mm512_loadu_pd((const double *)src + i + 8));
+            v = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+        }
+        if (dsize == 1)
+            _mm_storeu_si128((__m128i *)(void *)((char *)dst + i), _mm512_cvtepi32_epi8(v));
+        else if (dsize == 2)
+            _mm256_storeu_si256((__m256i *)(void *)((char *)dst + 2 * i), _mm512_cvtepi32_epi16(v));
+        else
+            _mm512_storeu_si512((char *)dst + 4 * i, v);
+    }
+#else
+    (void)dst, (void)src, (void)n, (void)ssize, (void)dsize;
+#endif
+    return i;
+}
+
 /* Each row read as float (runs), written from float (runs, narrow floats
- * only) and from double (runs, narrow floats only: rounded once), by its
+ * only) and from double or int32 (runs, narrow floats only: rounded once), by its
  * category and size: a narrow float is a float of at most 2 bytes. */
 #define RUNS_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) RUNS_##CAT##_##size(sfx, T)
 #define RUNS_PLAIN_(sfx, T)                                                               \
@@ -62,6 +95,9 @@ static inline int64_t f64_to_i64(double x) {
         (void)d, (void)s, (void)n; /* no narrow float: never called */                    \
     }                                                                                     \
     static inline void write_f64_##sfx(void *d, const double *s, intptr_t n) {            \
+        (void)d, (void)s, (void)n; /* no narrow float: never called */                    \
+    }                                                                                     \
+    static inline void write_i32_##sfx(void *d, const int32_t *s, intptr_t n) {           \
         (void)d, (void)s, (void)n; /* no narrow float: never called */                    \
     }
 #define RUNS_BOOL_1 RUNS_PLAIN_
@@ -80,6 +116,9 @@ static inline int64_t f64_to_i64(double x) {
     }                                                                                     \
     static inline void write_f64_##sfx(void *d, const double *s, intptr_t n) {            \
         dk_f64_to_##sfx##_n(d, s, n);                                                     \
+    }                                                                                     \
+    static inline void write_i32_##sfx(void *d, const int32_t *s, intptr_t n) {           \
+        dk_i32_to_##sfx##_n(d, s, n);                                                     \
     }
 #define RUNS_FLOAT_2(sfx, T) RUNS_NARROW_(sfx, T, 2)
 #define RUNS_FLOAT_1(sfx, T) RUNS_NARROW_(sfx, T, 1)
@@ -173,7 +212,14 @@ static void cast_other_layout(dispatch_loop_fn self, dispatch_loop_fn reference,
                 read_##Ssfx(buf, data[1] + i * Ssize, m);                                 \
                 write_##Dsfx(data[0] + i * Dsize, buf, m);                                \
             }                                                                             \
-        } else if (D_NARROW) { /* int32, int64, float64: from double runs, rounded once */ \
+        } else if (D_NARROW && !S_FLOAT && Ssize == 4 && DISPATCH_INT_IS_SIGNED(ST)) {    \
+            /* int32: rounded once, as from its exact double, in int32 lanes */            \
+            for (intptr_t i = 0; i < n; i += CHUNK) {                                     \
+                const intptr_t m = n - i < CHUNK ? n - i : CHUNK;                          \
+                write_i32_##Dsfx(data[0] + i * Dsize,                                     \
+                                 (const int32_t *)(const void *)(data[1] + i * Ssize), m);    \
+            }                                                                             \
+        } else if (D_NARROW) { /* int64, float64: from double runs, rounded once */       \
             const ST *a = (const ST *)data[1];                                            \
             double dbuf[CHUNK];                                                           \
             for (intptr_t i = 0; i < n; i += CHUNK) {                                     \
@@ -197,7 +243,11 @@ static void cast_other_layout(dispatch_loop_fn self, dispatch_loop_fn reference,
         } else {                                                                          \
             DT *o = (DT *)data[0];                                                        \
             const ST *a = (const ST *)data[1];                                            \
-            for (intptr_t i = 0; i < n; i++)                                              \
+            intptr_t i = 0;                                                               \
+            if (S_FLOAT && !D_FLOAT && !D_BOOL &&                                         \
+                (Dsize < 4 || (Dsize == 4 && DISPATCH_INT_IS_SIGNED(DT))))                \
+                i = float_to_i32_rule_run(o, a, n, Ssize, Dsize);                         \
+            for (; i < n; i++)                                                            \
                 o[i] = D_BOOL ? (DT)(a[i] != 0)                                           \
                        : D_FLOAT ? (DT)a[i]                                               \
                        : !S_FLOAT ? TO_INT_(DT, Dsize, a[i], int_to)                      \

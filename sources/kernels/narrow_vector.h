@@ -19,7 +19,12 @@
  *     when inexact), then to the narrow format: one correct rounding, since
  *     float keeps at least 2 bits more than float16 or bfloat16 (the
  *     argument of dispatch_bfloat16_from_double_inline). A NaN is made from
- *     the double's own bits, as the reference does;
+ *     the double's own bits, as the reference does. With AVX512F the
+ *     rounding to odd is a truncating conversion with the last bit set
+ *     where it was inexact (16 lanes);
+ *   - from an int32: the same, as from its exact double; with AVX512F a
+ *     truncating int32 -> float conversion, exact back to int32, so the
+ *     inexact lanes are those that differ;
  *   - any other narrow format (a row added to DISPATCH_FORALL_BITS_FLOATS):
  *     narrow_float.h's format functions, one element at a time, inline.
  * A NaN may differ from the reference's only in its quiet bit (F16C and
@@ -151,29 +156,117 @@ static inline void dk_f32_to_f16_n(uint16_t *dst, const float *src, intptr_t n) 
     for (; i < n; i++) dst[i] = dk_f2h(src[i]);
 }
 
-/* Runs of n: float64 -> float16. With AVX512F, 8 lanes: rounding to odd
+#if defined(__AVX512F__)
+/* 16 float bits (odd: rounded to odd) to bfloat16 bits, to nearest even: an
+ * odd float is never a tie, so the integer rounding of dk_f2bf is exact. */
+static inline __m256i dk_odd_to_bf16_16_(__m512i b) {
+    const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(b, 16), _mm512_set1_epi32(1));
+    const __m512i r = _mm512_add_epi32(_mm512_add_epi32(b, _mm512_set1_epi32(0x7fff)), lsb);
+    return _mm512_cvtepi32_epi16(_mm512_srli_epi32(r, 16));
+}
+
+/* 8 doubles rounded to float to odd (truncation, the last bit set where
+ * inexact); a NaN lane gives x's NaN quieted (sign and leading payload
+ * bits kept), its last bit set. */
+static inline __m256i dk_d2f_odd_8_(__m512d x) {
+    const __m256 t = _mm512_cvt_roundpd_ps(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    const __mmask8 inexact = _mm512_cmp_pd_mask(_mm512_cvtps_pd(t), x, _CMP_NEQ_UQ);
+    return _mm256_mask_or_epi32(_mm256_castps_si256(t), inexact, _mm256_castps_si256(t),
+                                _mm256_set1_epi32(1));
+}
+
+/* 16 int32 rounded to float to odd: truncation, exact back to int32 (no
+ * larger in magnitude than x), the last bit set where it differs. */
+static inline __m512i dk_i2f_odd_16_(__m512i x) {
+    const __m512 t = _mm512_cvt_roundepi32_ps(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    const __mmask16 inexact = _mm512_cmpneq_epi32_mask(_mm512_cvttps_epi32(t), x);
+    return _mm512_mask_or_epi32(_mm512_castps_si512(t), inexact, _mm512_castps_si512(t),
+                                _mm512_set1_epi32(1));
+}
+#endif
+
+/* Runs of n: float64 -> float16. With AVX512F, 16 lanes: rounding to odd
  * is truncation (vcvtpd2ps toward zero) with the last bit set where it was
- * inexact, then vcvtps2ph to nearest even; a NaN lane is made again from
- * its double's bits, as dk_d2h does. */
+ * inexact, then vcvtps2ph to nearest even. A NaN lane needs nothing more:
+ * both x86 conversions keep the sign and the payload's leading bits and set
+ * the quiet bit, which is dk_d2h's NaN (sign, 0x7e00, the double's bits
+ * 42-50). */
 static inline void dk_f64_to_f16_n(uint16_t *dst, const double *src, intptr_t n) {
     intptr_t i = 0;
 #if defined(__AVX512F__)
-    const __m256i one = _mm256_set1_epi32(1);
-    for (; i + 8 <= n; i += 8) {
-        const __m512d x = _mm512_loadu_pd(src + i);
-        const __m256 t = _mm512_cvt_roundpd_ps(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-        const __mmask8 inexact = _mm512_cmp_pd_mask(_mm512_cvtps_pd(t), x, _CMP_NEQ_UQ);
-        const __m256i odd = _mm256_mask_or_epi32(_mm256_castps_si256(t), inexact,
-                                                 _mm256_castps_si256(t), one);
-        _mm_storeu_si128((__m128i *)(dst + i),
-                         _mm256_cvtps_ph(_mm256_castsi256_ps(odd),
-                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-        __mmask8 nan = _mm512_cmp_pd_mask(x, x, _CMP_UNORD_Q);
-        for (int j = 0; nan; j++, nan >>= 1)
-            if (nan & 1) dst[i + j] = dk_d2h(src[i + j]);
+    for (; i + 16 <= n; i += 16) {
+        const __m512d x0 = _mm512_loadu_pd(src + i), x1 = _mm512_loadu_pd(src + i + 8);
+        const __m512i odd = _mm512_inserti64x4(_mm512_castsi256_si512(dk_d2f_odd_8_(x0)),
+                                               dk_d2f_odd_8_(x1), 1);
+        _mm256_storeu_si256((__m256i *)(dst + i),
+                            _mm512_cvtps_ph(_mm512_castsi512_ps(odd),
+                                            _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
     }
 #endif
     for (; i < n; i++) dst[i] = dk_d2h(src[i]);
+}
+
+/* Runs of n: float -> bfloat16, dk_f2bf's bits; with AVX512F 16 lanes, a
+ * NaN lane quieted by its mask as dk_f2bf does. */
+static inline void dk_f32_to_bf16_run(uint16_t *dst, const float *src, intptr_t n) {
+    intptr_t i = 0;
+#if defined(__AVX512F__)
+    for (; i + 16 <= n; i += 16) {
+        const __m512 x = _mm512_loadu_ps(src + i);
+        const __m512i b = _mm512_castps_si512(x);
+        const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(b, 16), _mm512_set1_epi32(1));
+        __m512i r = _mm512_srli_epi32(
+            _mm512_add_epi32(_mm512_add_epi32(b, _mm512_set1_epi32(0x7fff)), lsb), 16);
+        const __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+        r = _mm512_mask_or_epi32(r, nan, _mm512_srli_epi32(b, 16), _mm512_set1_epi32(0x0040));
+        _mm256_storeu_si256((__m256i *)(dst + i), _mm512_cvtepi32_epi16(r));
+    }
+#endif
+    for (; i < n; i++) dst[i] = dk_f2bf(src[i]);
+}
+
+/* Runs of n: float64 -> bfloat16, by dk_d2bf's rounding (to odd, then to
+ * nearest even); with AVX512F 16 lanes, a NaN lane made again by dk_d2bf. */
+static inline void dk_f64_to_bf16_run(uint16_t *dst, const double *src, intptr_t n) {
+    intptr_t i = 0;
+#if defined(__AVX512F__)
+    for (; i + 16 <= n; i += 16) {
+        const __m512d x0 = _mm512_loadu_pd(src + i), x1 = _mm512_loadu_pd(src + i + 8);
+        const __m512i odd = _mm512_inserti64x4(_mm512_castsi256_si512(dk_d2f_odd_8_(x0)),
+                                               dk_d2f_odd_8_(x1), 1);
+        _mm256_storeu_si256((__m256i *)(dst + i), dk_odd_to_bf16_16_(odd));
+        unsigned nan = (unsigned)_mm512_cmp_pd_mask(x0, x0, _CMP_UNORD_Q) |
+                       (unsigned)_mm512_cmp_pd_mask(x1, x1, _CMP_UNORD_Q) << 8;
+        for (int j = 0; nan; j++, nan >>= 1)
+            if (nan & 1) dst[i + j] = dk_d2bf(src[i + j]);
+    }
+#endif
+    for (; i < n; i++) dst[i] = dk_d2bf(src[i]);
+}
+
+/* Runs of n: int32 -> float16 / bfloat16, rounded once (as from its exact
+ * double: to odd in float, then to nearest even). With AVX512F 16 lanes,
+ * all in registers; else through double, as the reference. */
+static inline void dk_i32_to_bf16_run(uint16_t *dst, const int32_t *src, intptr_t n) {
+    intptr_t i = 0;
+#if defined(__AVX512F__)
+    for (; i + 16 <= n; i += 16)
+        _mm256_storeu_si256((__m256i *)(dst + i),
+                            dk_odd_to_bf16_16_(dk_i2f_odd_16_(_mm512_loadu_si512(src + i))));
+#endif
+    for (; i < n; i++) dst[i] = dk_d2bf((double)src[i]);
+}
+
+static inline void dk_i32_to_f16_run(uint16_t *dst, const int32_t *src, intptr_t n) {
+    intptr_t i = 0;
+#if defined(__AVX512F__)
+    for (; i + 16 <= n; i += 16)
+        _mm256_storeu_si256((__m256i *)(dst + i),
+                            _mm512_cvtps_ph(_mm512_castsi512_ps(dk_i2f_odd_16_(
+                                                _mm512_loadu_si512(src + i))),
+                                            _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+#endif
+    for (; i < n; i++) dst[i] = dk_d2h((double)src[i]);
 }
 
 /* One value and runs of n: any narrow float of the bits list, by its format (E, M, NANS). */
@@ -197,8 +290,8 @@ static inline void dk_f64_to_f16_n(uint16_t *dst, const double *src, intptr_t n)
         }                                                                                 \
     }                                                                                     \
     static inline void dk_f32_to_##sfx##_n(T *dst, const float *src, intptr_t n) {        \
-        if (DK_IS_BF16_(E, M, NANS)) {                                                    \
-            for (intptr_t i = 0; i < n; i++) dst[i] = (T)dk_f2bf(src[i]);                 \
+        if (DK_IS_BF16_(E, M, NANS) && sizeof(T) == 2) {                                  \
+            dk_f32_to_bf16_run((uint16_t *)(void *)dst, src, n);                          \
         } else {                                                                          \
             for (intptr_t i = 0; i < n; i++)                                              \
                 dst[i] = (T)dispatch_narrow_from_float(src[i], E, M, DISPATCH_NARROW_##NANS); \
@@ -210,11 +303,25 @@ static inline void dk_f64_to_f16_n(uint16_t *dst, const double *src, intptr_t n)
                    : (T)dispatch_narrow_from_double(x, E, M, DISPATCH_NARROW_##NANS);     \
     }                                                                                     \
     static inline void dk_f64_to_##sfx##_n(T *dst, const double *src, intptr_t n) {       \
+        if (DK_IS_BF16_(E, M, NANS) && sizeof(T) == 2) {                                  \
+            dk_f64_to_bf16_run((uint16_t *)(void *)dst, src, n);                          \
+            return;                                                                       \
+        }                                                                                 \
         for (intptr_t i = 0; i < n; i++) dst[i] = dk_f64_to_##sfx(src[i]);                \
+    }                                                                                     \
+    static inline void dk_i32_to_##sfx##_n(T *dst, const int32_t *src, intptr_t n) {      \
+        if (DK_IS_BF16_(E, M, NANS) && sizeof(T) == 2) {                                  \
+            dk_i32_to_bf16_run((uint16_t *)(void *)dst, src, n);                          \
+            return;                                                                       \
+        }                                                                                 \
+        for (intptr_t i = 0; i < n; i++) dst[i] = dk_f64_to_##sfx((double)src[i]);        \
     }
 DISPATCH_FORALL_BITS_FLOATS(DK_BITS_RUNS_)
 
 /* float16 by the same name as the bits list's (f16 is its sfx). */
 static inline uint16_t dk_f64_to_f16(double x) { return dk_d2h(x); }
+static inline void dk_i32_to_f16_n(uint16_t *dst, const int32_t *src, intptr_t n) {
+    dk_i32_to_f16_run(dst, src, n);
+}
 
 #endif /* DISPATCH_KERNELS_NARROW_VECTOR_H_ */

@@ -201,6 +201,34 @@ static inline dv_f32 dispatch_load_half_f32(const uint16_t *p)
 #endif
 }
 
+/* The same for bfloat16: its bits are a float's top half (a shift, exact). */
+static inline ds_f32 dispatch_ds_load_bf16(const uint16_t *p)
+{
+#if defined(__AVX2__) && (DV_WIDTH == 32 || DV_WIDTH == 64)
+    return _mm256_castsi256_ps(_mm256_slli_epi32(
+        _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)p)), 16));
+#else
+    float f[DS_LANES_f32];
+    for (int k = 0; k < DS_LANES_f32; k++) f[k] = dispatch_bfloat16_to_float_inline(p[k]);
+    return ds_load_f32(f);
+#endif
+}
+
+static inline dv_f32 dispatch_load_bf16_f32(const uint16_t *p)
+{
+#if defined(__AVX2__) && DV_WIDTH == 32
+    return _mm256_castsi256_ps(_mm256_slli_epi32(
+        _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)p)), 16));
+#elif defined(__AVX512F__) && DV_WIDTH == 64
+    return _mm512_castsi512_ps(_mm512_slli_epi32(
+        _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(const void *)p)), 16));
+#else
+    float f[DV_LANES_F32];
+    for (int k = 0; k < DV_LANES_F32; k++) f[k] = dispatch_bfloat16_to_float_inline(p[k]);
+    return dv_load_f32(f);
+#endif
+}
+
 #define DISPATCH_KERNELS_SUM_LANES_f32 DV_LANES_F32
 #define DISPATCH_KERNELS_SUM_LANES_f64 DV_LANES_F64
 
@@ -359,10 +387,14 @@ float DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f16)(const char *p, intptr
 DISPATCH_SUM_ROWS_PROTO(dispatch_kernel_sum_f32)
 DISPATCH_SUM_ROWS_PROTO(dispatch_kernel_sum_f64)
 DISPATCH_SUM_ROWS_PROTO(dispatch_kernel_sum_f16)
+float DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_bf16)(const char *p, intptr_t stride, intptr_t n);
+DISPATCH_SUM_ROWS_PROTO(dispatch_kernel_sum_bf16)
 DISPATCH_KERNELS_SUM(dispatch_kernel_sum_f32, float, float, f32, ds_load_f32, DISPATCH_AS_STORED)
 DISPATCH_KERNELS_SUM(dispatch_kernel_sum_f64, double, double, f64, ds_load_f64, DISPATCH_AS_STORED)
 DISPATCH_KERNELS_SUM(dispatch_kernel_sum_f16, uint16_t, float, f32, dispatch_ds_load_half,
                      dispatch_half_to_float_inline)
+DISPATCH_KERNELS_SUM(dispatch_kernel_sum_bf16, uint16_t, float, f32, dispatch_ds_load_bf16,
+                     dispatch_bfloat16_to_float_inline)
 
 /*
  * Note [Column reductions]
@@ -881,9 +913,12 @@ void DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f32_cols)(int op, const cha
 void DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f64_cols)(int op, const char *p, intptr_t rs,
                                                                intptr_t nrows, intptr_t ncols,
                                                                double *out, void *scratch);
-/* float16 columns accumulate in float32 (out, scratch: float32), each
- * column reduced in the float32 kernel's order and tree: the bits of
- * reducing a float32 copy, without writing the copy. */
+/* float16 and bfloat16 columns accumulate in float32 (out, scratch:
+ * float32), each column reduced in the float32 kernel's order and tree: the
+ * bits of reducing a float32 copy, without writing the copy. */
+void DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_bf16_cols)(int op, const char *p, intptr_t rs,
+                                                                intptr_t nrows, intptr_t ncols,
+                                                                float *out, void *scratch);
 void DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f16_cols)(int op, const char *p, intptr_t rs,
                                                                intptr_t nrows, intptr_t ncols,
                                                                float *out, void *scratch);
@@ -903,6 +938,8 @@ DISPATCH_KERNELS_COLS(dispatch_kernel_sum_f32, float, float, f32, dv_load_f32, D
 DISPATCH_KERNELS_COLS(dispatch_kernel_sum_f64, double, double, f64, dv_load_f64, DISPATCH_AS_STORED)
 DISPATCH_KERNELS_COLS(dispatch_kernel_sum_f16, uint16_t, float, f32, dispatch_load_half_f32,
                       dispatch_half_to_float_inline)
+DISPATCH_KERNELS_COLS(dispatch_kernel_sum_bf16, uint16_t, float, f32, dispatch_load_bf16_f32,
+                      dispatch_bfloat16_to_float_inline)
 DISPATCH_KERNELS_EXT(dispatch_kernel_sum_f32, float, f32)
 DISPATCH_KERNELS_EXT(dispatch_kernel_sum_f64, double, f64)
 
@@ -918,7 +955,8 @@ DISPATCH_KERNELS_EXT(dispatch_kernel_sum_f64, double, f64)
  * the elements, with no widening and no float32 copy. The keys put +0
  * above -0, so a zero answer is then replaced by the first zero, as every
  * max/min answers (Note [Which zero, which NaN]). NaN is
- * told apart by the largest magnitude (above 0x7c00 is a NaN): then the
+ * told apart by the largest magnitude (above 0x7c00 is a NaN; bfloat16,
+ * whose keys order the same way: above 0x7f80): then the
  * kernel returns 0 and the caller takes the float32 path, which propagates
  * it. The reduction is exact, so every target gives the same bits.
  */
@@ -927,10 +965,8 @@ static inline int16_t dispatch_half_key(uint16_t h)
     int16_t s = (int16_t)h;
     return (int16_t)(s ^ ((s >> 15) & 0x7fff));
 }
-int DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f16_ext)(int is_min, const uint16_t *p,
-                                                            intptr_t n, uint16_t *r);
-int DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f16_ext)(int is_min, const uint16_t *p,
-                                                            intptr_t n, uint16_t *r)
+static inline int dispatch_half_ext_(int is_min, const uint16_t *p, intptr_t n, uint16_t *r,
+                                     int16_t inf_bits)
 {
     enum { K = 64 }; /* 128 bytes of lanes: four ymm or two zmm chains */
     int16_t m[K], g[K];
@@ -962,7 +998,7 @@ int DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f16_ext)(int is_min, const u
         best = is_min ? (x < best ? x : best) : (x > best ? x : best);
         mag = a > mag ? a : mag;
     }
-    if (mag > 0x7c00) return 0;
+    if (mag > inf_bits) return 0;
     if (best == 0 || best == -1) { /* +0 or -0: the first zero (Note [Which zero, which NaN]) */
         for (i = 0; (p[i] & 0x7fff) != 0; i++) {
         }
@@ -971,6 +1007,22 @@ int DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f16_ext)(int is_min, const u
     }
     *r = (uint16_t)dispatch_half_key((uint16_t)best);
     return 1;
+}
+
+int DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f16_ext)(int is_min, const uint16_t *p,
+                                                            intptr_t n, uint16_t *r);
+int DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f16_ext)(int is_min, const uint16_t *p,
+                                                            intptr_t n, uint16_t *r)
+{
+    return dispatch_half_ext_(is_min, p, n, r, 0x7c00);
+}
+/* bfloat16 is ordered by its bits the same way; above 0x7f80 is a NaN. */
+int DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_bf16_ext)(int is_min, const uint16_t *p,
+                                                             intptr_t n, uint16_t *r);
+int DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_bf16_ext)(int is_min, const uint16_t *p,
+                                                             intptr_t n, uint16_t *r)
+{
+    return dispatch_half_ext_(is_min, p, n, r, 0x7f80);
 }
 
 /* The kernels of this source (Note [Exported kernel tables] in kernels_export.h). */
@@ -984,6 +1036,10 @@ DISPATCH_KERNELS_EXPORT(sum,
     DISPATCH_KERNELS_REDUCE(SUM_ROWS, FLOAT16, dispatch_kernel_sum_f16_rows, 0)
     DISPATCH_KERNELS_REDUCE(COLS, FLOAT16, dispatch_kernel_sum_f16_cols, 0)
     DISPATCH_KERNELS_REDUCE(EXT, FLOAT16, dispatch_kernel_sum_f16_ext, 0)
+    DISPATCH_KERNELS_REDUCE(SUM, BFLOAT16, dispatch_kernel_sum_bf16, 1)
+    DISPATCH_KERNELS_REDUCE(SUM_ROWS, BFLOAT16, dispatch_kernel_sum_bf16_rows, 0)
+    DISPATCH_KERNELS_REDUCE(COLS, BFLOAT16, dispatch_kernel_sum_bf16_cols, 0)
+    DISPATCH_KERNELS_REDUCE(EXT, BFLOAT16, dispatch_kernel_sum_bf16_ext, 0)
     DISPATCH_KERNELS_REDUCE(COLS, FLOAT32, dispatch_kernel_sum_f32_cols, 0)
     DISPATCH_KERNELS_REDUCE(COLS, FLOAT64, dispatch_kernel_sum_f64_cols, 0)
     DISPATCH_KERNELS_REDUCE(EXT, FLOAT32, dispatch_kernel_sum_f32_ext, 0)

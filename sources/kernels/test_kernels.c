@@ -164,7 +164,20 @@ static void check_sum(void) {
         float sf2 = dispatch_kernels_sum_f32((const char *)(f + n), 8, n);
         double sd2 = dispatch_kernels_sum_f64((const char *)(d + n), 16, n);
         /* Higham's bound with depth h <= 64 (Note in sum.dispatch.c) */
-        int ok = fabsl(sf - exact_f) <= 64 * 0x1p-24L * abs_f &&
+        /* bfloat16 (f's top halves): the float32 kernel's bits on the widened copy */
+        uint16_t *bh = malloc(sizeof(uint16_t) * (size_t)n + 2);
+        float *bw = malloc(sizeof(float) * (size_t)n + 4);
+        for (int i = 0; i < n; i++) {
+            uint32_t u;
+            memcpy(&u, &f[i], 4);
+            bh[i] = (uint16_t)(u >> 16), u &= 0xffff0000u;
+            memcpy(&bw[i], &u, 4);
+        }
+        float sb = RK(SUM, BFLOAT16, dispatch_rk_sum_f32_fn)((const char *)bh, 2, n);
+        float sbw = dispatch_kernels_sum_f32((const char *)bw, 4, n);
+        int bf_ok = memcmp(&sb, &sbw, 4) == 0;
+        free(bh), free(bw);
+        int ok = bf_ok && fabsl(sf - exact_f) <= 64 * 0x1p-24L * abs_f &&
                  fabsl(sd - exact_d) <= 64 * 0x1p-53L * abs_d &&
                  memcmp(&sf, &sf2, 4) == 0 && memcmp(&sd, &sd2, 8) == 0;
         checked++;
@@ -190,6 +203,7 @@ static void check_extremes(void) {
         float *f = malloc(sizeof(float) * ((size_t)n * 2 + 2));
         double *d = malloc(sizeof(double) * ((size_t)n * 2 + 2));
         uint16_t *h = malloc(sizeof(uint16_t) * (size_t)n);
+        uint16_t *hb = malloc(sizeof(uint16_t) * (size_t)n); /* the same as bfloat16 */
         for (int trial = 0; trial < 6; trial++) {
             int first = (int)(next() % (uint64_t)n), nan = trial >= 4;
             for (int i = 0; i < n; i++) { /* zeros of random signs, or -1 before `first` */
@@ -197,6 +211,7 @@ static void check_extremes(void) {
                 if (nan && i >= first) x = (double)(i % 5) - 2.0;
                 f[i] = (float)x, d[i] = x;
                 h[i] = (uint16_t)(x == 0 ? (signbit(x) ? 0x8000 : 0) : x < 0 ? 0xbc00 : 0x3c00);
+                hb[i] = (uint16_t)(x == 0 ? (signbit(x) ? 0x8000 : 0) : x < 0 ? 0xbf80 : 0x3f80);
             }
             if (nan) { /* two NaNs of other bits: the first must answer */
                 uint32_t b32 = trial == 4 ? 0xffc01234u : 0x7fc00077u;
@@ -229,13 +244,14 @@ static void check_extremes(void) {
                 ok = ok && memcmp(&rf, &f[at], 4) == 0 && memcmp(&rd, &d[at], 8) == 0;
                 uint16_t rh;
                 if (!nan) ok = ok && RK(EXT, FLOAT16, dispatch_rk_ext_f16_fn)(is_min, h, n, &rh) && rh == h[at];
+                if (!nan) ok = ok && RK(EXT, BFLOAT16, dispatch_rk_ext_f16_fn)(is_min, hb, n, &rh) && rh == hb[at];
                 extremes_checked++;
                 if (!ok && failures++ < 20)
                     printf("FAIL %s n %d trial %d: want element %d\n", is_min ? "min" : "max", n,
                            trial, at);
             }
         }
-        free(f), free(d), free(h);
+        free(f), free(d), free(h), free(hb);
     }
 }
 

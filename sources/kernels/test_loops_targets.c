@@ -12,6 +12,13 @@
  * exp family of float32 and float64 itself is test_kernels.c's, with its
  * bounds against the C library.
  *
+ * The reduction kernels with an order of their own are checked the same way:
+ * the column product (FOLD_COLS_PROD, Note [Product columns] in
+ * prod.dispatch.c) and the row product (FOLD_PROD) against Note [Product
+ * order] written out here, dot (DOT, Note [Dot order] in dot.dispatch.c)
+ * against the reference's products summed by the float64 sum kernel, or
+ * for integers against the wrapping int64 sum of the reference's products.
+ *
  * It runs natively (every x86 target this CPU has) and, cross-compiled,
  * under qemu for aarch64, ppc64le, s390x and riscv64 (tests/test_cross_matrix.py
  * runs every meson test of the C runtime there).
@@ -47,6 +54,10 @@ static const double specials[] = {
     2147483648.0, -2147483648.0, -2147483649.0, 0x1p63, -0x1p63, 0x1p64, 1e10, -1e19,
     0x1p-14, 0x1p-24, 0x1p-25, 0x1.8p-25, 0x1p-126, 0x1p-149, 1e-310, 3.4028235677973366e38,
     3.4028235677973366e38 * 1.0000001, 1e300, INFINITY, -INFINITY, NAN, -NAN,
+    /* just above a bfloat16 / float16 tie by less than float keeps: rounded
+     * through float to nearest first, they would land on the tie and round
+     * to even (down); once correctly, they round up */
+    16842753.0, -16842753.0, 0x1.01000004p+0, 0x1.00200004p+0,
 };
 enum { NSPECIALS = sizeof specials / sizeof specials[0] };
 
@@ -233,8 +244,158 @@ static void check_cast(const char *where, const dispatch_kernel_export *e) {
             e->named, in_dt, NULL, 0);
 }
 
+/* Note [Product order] written out: element i into running product i % 32
+ * (from 1), then pairwise (p0 p1)(p2 p3)... until one is left. */
+static double prod_reference(int dtype, const char *p, intptr_t stride, intptr_t n) {
+    double acc[32];
+    for (int k = 0; k < 32; k++) acc[k] = 1;
+    for (intptr_t i = 0; i < n; i++) acc[i % 32] *= value_at(dtype, p + i * stride);
+    for (int w = 16; w >= 1; w /= 2)
+        for (int k = 0; k < w; k++) acc[k] = acc[2 * k] * acc[2 * k + 1];
+    return acc[0];
+}
+
+/* One float32/float64 value of a double, as the engine stores a fold. */
+static void store_as(int dtype, char *p, double v) {
+    if (dtype == DISPATCH_FLOAT32) { float f = (float)v; memcpy(p, &f, 4); }
+    else memcpy(p, &v, 8);
+}
+
+static long reduce_entries;
+
+static void report(const char *what, int n, int m, const char *got, const char *want,
+                   size_t isz) {
+    if (failures++ < 40)
+        fprintf(stderr, "FAIL %s, n=%d, m=%d: got 0x%llx, reference 0x%llx\n", what, n, m,
+                (unsigned long long)bits_at(got, isz), (unsigned long long)bits_at(want, isz));
+}
+
+/* FOLD_PROD over strided runs and FOLD_COLS_PROD over (rows, cols) shapes
+ * with a row stride wider than the columns: the order's bits per column. */
+static void check_prod(const char *where, const dispatch_kernel_export *e) {
+    int dtype = e->dtype;
+    size_t isz = dispatch_dtype_itemsize(dtype);
+    static const int rows[] = {1, 2, 3, 31, 32, 33, 65, 100};
+    static const int cols[] = {1, 2, 7, 63, 64, 65, 130};
+    char *in = malloc(101 * 140 * 8), *got = malloc(140 * 8), *want = malloc(140 * 8);
+    char what[160];
+    snprintf(what, sizeof what, "%s: %s %s", where,
+             e->named == DISPATCH_RK_FOLD_PROD ? "prod" : "prod columns", dispatch_dtype_name(dtype));
+    for (int ri = 0; ri < 8; ri++) {
+        for (int ci = 0; ci < 7; ci++) {
+            int n = rows[ri], m = cols[ci];
+            intptr_t rstride = (intptr_t)((m + 3) * isz); /* rows with a gap */
+            fill(dtype, in, (int)(n * (m + 3)), NULL);
+            for (int t = 0; t < n * (m + 3); t++) { /* mostly near 1: products stay finite */
+                if (next() % 4 == 0) continue;
+                double x = 1.0 + (double)((int64_t)(next() % 2001) - 1000) * 0x1p-12;
+                store_as(dtype, in + t * isz, next() % 7 ? x : -x);
+            }
+            for (int c = 0; c < m; c++)
+                store_as(dtype, want + c * isz, prod_reference(dtype, in + c * isz, rstride, n));
+            if (e->named == DISPATCH_RK_FOLD_PROD) {
+                for (int c = 0; c < m; c++)
+                    store_as(dtype, got + c * isz,
+                             ((dispatch_rk_fold_fn)e->fn)(in + c * isz, rstride, n));
+            } else {
+                memset(got, 0xA5, 140 * 8);
+                ((dispatch_rk_fold_cols_fn)e->fn)(in, rstride, n, m, got);
+            }
+            compared++;
+            for (int c = 0; c < m; c++) {
+                if (agree(dtype, got + c * isz, want + c * isz, 0)) continue;
+                report(what, n, c, got + c * isz, want + c * isz, isz);
+                break;
+            }
+        }
+    }
+    free(in), free(got), free(want);
+}
+
+/* DOT over contiguous and strided operands of every length class. */
+static void check_dot(const char *where, const dispatch_kernel_export *e) {
+    int dtype = e->dtype, fl = is_float(dtype);
+    size_t isz = dispatch_dtype_itemsize(dtype);
+    enum { DMAX = 5000 };
+    char *a = malloc(2 * DMAX * 8), *b = malloc(2 * DMAX * 8), *pa = malloc(DMAX * 8),
+         *pb = malloc(DMAX * 8), *prod = malloc(DMAX * 8);
+    static const int dlens[] = {0, 1, 2, 3, 31, 32, 33, 511, 512, 513, 1029, 1537, 4097, DMAX};
+    char what[160];
+    snprintf(what, sizeof what, "%s: dot %s", where, dispatch_dtype_name(dtype));
+    int compute = fl ? DISPATCH_FLOAT64 : DISPATCH_INT64;
+    dispatch_loop_fn to = dispatch_cast_loop_reference(dtype, compute);
+    dispatch_loop_fn mul = dispatch_loop_reference(DISPATCH_LOOP_MUL, compute);
+    dispatch_loop_fn from_f64 = dispatch_cast_loop_reference(DISPATCH_FLOAT64, dtype);
+    /* values: random bits and specials (a float sum is then mostly NaN or
+     * inf), and for floats ordinary values of many magnitudes (rounded sums) */
+    for (int run = 0; run < (fl ? 4 : 2); run++) {
+        int step = run % 2 ? 3 : 1;
+        fill(dtype, a, 2 * DMAX, NULL);
+        fill(dtype, b, 2 * DMAX, NULL);
+        for (int i = 0; run >= 2 && i < 2 * DMAX; i++) {
+            double x[2];
+            for (int k = 0; k < 2; k++)
+                x[k] = ldexp((double)(next() >> 11) * 0x1p-53 - 0.5, (int)(next() % 21) - 10);
+            char *d[2] = {a + i * isz, (char *)&x[0]};
+            intptr_t zs[2] = {0, 0};
+            from_f64(d, zs, 1, NULL);
+            d[0] = b + i * isz, d[1] = (char *)&x[1];
+            from_f64(d, zs, 1, NULL);
+        }
+        for (int li = 0; li < 14; li++) {
+            int n = dlens[li];
+            intptr_t st[3] = {8, (intptr_t)(isz * step), (intptr_t)(isz * step)};
+            char *d[3] = {pa, a};
+            to(d, st, n, NULL);
+            d[0] = pb, d[1] = b;
+            to(d, st, n, NULL);
+            char *m[3] = {prod, pa, pb};
+            intptr_t ms[3] = {8, 8, 8};
+            mul(m, ms, n, NULL);
+            char want[8], got[8];
+            if (fl) {
+                double v = dispatch_kernels_sum_f64(prod, 8, n);
+                memcpy(want, &v, 8);
+            } else {
+                uint64_t acc = 0;
+                for (int i = 0; i < n; i++) {
+                    int64_t x;
+                    memcpy(&x, prod + i * 8, 8);
+                    acc += (uint64_t)x;
+                }
+                int64_t v = (int64_t)acc;
+                memcpy(want, &v, 8);
+            }
+            ((dispatch_rk_dot_fn)e->fn)(a, (intptr_t)(isz * step), b, (intptr_t)(isz * step), n,
+                                         got);
+            /* integers: equal in the dtype's width (the result is rounded to it) */
+            char wt[8] = {0}, gt[8] = {0};
+            char *cw[2] = {wt, want}, *cg[2] = {gt, got};
+            intptr_t zs[2] = {0, 0};
+            dispatch_loop_fn back = dispatch_cast_loop_reference(compute, fl ? compute : dtype);
+            back(cw, zs, 1, NULL);
+            back(cg, zs, 1, NULL);
+            compared++;
+            if (!agree(fl ? compute : dtype, gt, wt, 0))
+                report(what, n, step, gt, wt, fl ? 8 : isz);
+        }
+    }
+    free(a), free(b), free(pa), free(pb), free(prod);
+}
+
+static void check_reduce(const char *where, const dispatch_kernel_export *e) {
+    if (e->named == DISPATCH_RK_FOLD_PROD || e->named == DISPATCH_RK_FOLD_COLS_PROD)
+        check_prod(where, e), reduce_entries++;
+    else if (e->named == DISPATCH_RK_DOT)
+        check_dot(where, e), reduce_entries++;
+}
+
 int main(void) {
     long loops = 0, casts = 0, tables = 0;
+    if (dispatch_kernels_simd_init() != 0) { /* the sum kernel, dot's reference */
+        fprintf(stderr, "the kernels did not initialise\n");
+        return 1;
+    }
     dispatch_kernel_tables all;
     for (int s = 0; dispatch_kernels_target_tables(s, &all) >= 0; s++) {
         for (int t = 0; t < all.count; t++, tables++) {
@@ -243,13 +404,15 @@ int main(void) {
             for (const dispatch_kernel_export *e = all.table[t]; e->fn != NULL; e++) {
                 if (e->loop >= 0) check_loop(where, e), loops++;
                 else if (e->loop == DISPATCH_KERNELS_CAST_ENTRY) check_cast(where, e), casts++;
+                else if (e->loop == DISPATCH_KERNELS_REDUCE_ENTRY) check_reduce(where, e);
             }
         }
     }
-    printf("test_loops_targets: %ld target tables, %ld loop and %ld cast entries, %ld runs compared, "
-           "%ld failures\n", tables, loops, casts, compared, failures);
-    if (tables == 0 || casts == 0) {
-        fprintf(stderr, "no target table or no cast was found: nothing was tested\n");
+    printf("test_loops_targets: %ld target tables, %ld loop, %ld cast and %ld reduction entries, "
+           "%ld runs compared, %ld failures\n", tables, loops, casts, reduce_entries, compared,
+           failures);
+    if (tables == 0 || casts == 0 || reduce_entries == 0) {
+        fprintf(stderr, "no target table, cast or product/dot kernel was found: nothing was tested\n");
         return 1;
     }
     return failures != 0;

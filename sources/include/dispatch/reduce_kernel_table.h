@@ -22,7 +22,11 @@ extern "C" {
  * Each FOLD row of the reduction table (dispatch/reduction_table.h) has a kind
  * of its own, FOLD_<NAME>: its kernel source registers
  * DISPATCH_KERNELS_REDUCE(FOLD_<NAME>, FLOAT32, ...), and the engine finds it
- * by the reduction's id (DISPATCH_RK_FOLD_OF), with no edit here.
+ * by the reduction's id (DISPATCH_RK_FOLD_OF), with no edit here. A FOLD row
+ * may also register FOLD_COLS_<NAME>: the same fold of each of ncols
+ * contiguous columns down nrows rows, the bits of FOLD_<NAME> per column
+ * (DISPATCH_RK_FOLD_COLS_OF); the engine's outer-dim path runs it, and runs
+ * FOLD_<NAME> per output where a dtype has none.
  */
 #define DISPATCH_FORALL_REDUCE_KERNELS(X)                                                   \
     X(SUM)      /* the pairwise sum of n elements `stride` apart */                         \
@@ -30,7 +34,8 @@ extern "C" {
     X(COLS)     /* sum/max/min down the rows of contiguous columns (Note [Column reductions]) */ \
     X(EXT)      /* max or min of n contiguous elements */                                   \
     X(EXT_ROWS) /* nrows of those, as SUM_ROWS */                                           \
-    X(INT)      /* integer and bool sum/max/min into accumulators (Note [Integer reductions]) */
+    X(INT)      /* integer and bool sum/max/min into accumulators (Note [Integer reductions]) */ \
+    X(DOT)      /* the sum of n products a[i] * b[i] (dot: Note [Dot order] in dot.dispatch.c) */
 
 enum dispatch_reduce_kernel_kind {
 #define DISPATCH_REDUCE_KERNEL_ENUM_(K) DISPATCH_RK_##K,
@@ -42,16 +47,33 @@ enum dispatch_reduce_kernel_kind {
 #define DISPATCH_REDUCE_KERNEL_FOLD_ENUM_(NAME, ...) DISPATCH_RK_FOLD_##NAME,
     DISPATCH_FORALL_REDUCTIONS(DISPATCH_REDUCE_KERNEL_FOLD_ENUM_)
 #undef DISPATCH_REDUCE_KERNEL_FOLD_ENUM_
+    /* FOLD_COLS_<NAME>, in the same order: the fold of each of ncols
+     * contiguous columns, with FOLD_<NAME>'s bits per column */
+#define DISPATCH_REDUCE_KERNEL_FOLD_COLS_ENUM_(NAME, ...) DISPATCH_RK_FOLD_COLS_##NAME,
+    DISPATCH_FORALL_REDUCTIONS(DISPATCH_REDUCE_KERNEL_FOLD_COLS_ENUM_)
+#undef DISPATCH_REDUCE_KERNEL_FOLD_COLS_ENUM_
     DISPATCH_NUM_REDUCE_KERNELS
 };
-/* The FOLD kind of reduction op. */
+/* The FOLD and FOLD_COLS kinds of reduction op. */
 #define DISPATCH_RK_FOLD_OF(op) (DISPATCH_RK_FOLD_SUM + (op))
+#define DISPATCH_RK_FOLD_COLS_OF(op) (DISPATCH_RK_FOLD_COLS_SUM + (op))
 
 typedef void (*dispatch_reduce_kernel_fn)(void);
 typedef float (*dispatch_rk_sum_f32_fn)(const char *p, intptr_t stride, intptr_t n);
 typedef double (*dispatch_rk_sum_f64_fn)(const char *p, intptr_t stride, intptr_t n);
 /* FOLD_<NAME>, float32 and float64 alike. */
 typedef double (*dispatch_rk_fold_fn)(const char *p, intptr_t stride, intptr_t n);
+/* FOLD_COLS_<NAME>: column c is the nrows elements at p + c * itemsize +
+ * r * rstride; its fold is written to out[c], in the input's dtype (the
+ * float64 fold rounded once, as the engine stores FOLD_<NAME>'s). */
+typedef void (*dispatch_rk_fold_cols_fn)(const char *p, intptr_t rstride, intptr_t nrows,
+                                         intptr_t ncols, void *out);
+/* DOT: the n products of a and b (sa, sb bytes apart), summed; *out is a
+ * double for a float dtype (the float64 sum, before rounding to the
+ * dtype), an int64_t for an integer one (the wrapping sum, congruent to the
+ * exact sum modulo 2^bits of the dtype: rounding it to the dtype is exact). */
+typedef void (*dispatch_rk_dot_fn)(const char *a, intptr_t sa, const char *b, intptr_t sb,
+                                   intptr_t n, void *out);
 typedef void (*dispatch_rk_rows_fn)(const char *p, intptr_t rstep, intptr_t stride, intptr_t n,
                                     intptr_t nrows, char *out, intptr_t ostep);
 /* op: dispatch_reduce_kernel_op; scratch as dispatch_reduce_cols_scratch. */

@@ -195,14 +195,35 @@ def configure(cc: str, cflags: str, baseline: str, dispatch: str,
         probe.save()
 
 
+def _apple_arches(words: Sequence[str]) -> List[str]:
+    """The values of Apple clang's `-arch X` options in a command line."""
+    return [words[i + 1] for i, w in enumerate(words[:-1]) if w == "-arch"]
+
+
 def _configure(probe: Probe, cc: str, cflags: str, baseline: str, dispatch: str,
                exhaustive: bool = False) -> BuildConfig:
+    arches = _apple_arches([*probe.argv, *probe.cflags])
+    if len(arches) > 1:
+        raise DispatchError(
+            f"--cc/--cflags: '{' '.join([*probe.argv, *probe.cflags])}' compiles for "
+            f"{len(arches)} architectures at once ({', '.join('-arch ' + a for a in arches)}); "
+            "features and flags differ per architecture: configure once per -arch and "
+            "merge the builds (docs/downstream.md, macOS)")
     macros = probe.macros()
     arch = arch_from_macros(macros)
     if arch is None:
         raise DispatchError(f"--cc: cannot tell the target architecture of '{cc}' "
                             f"(known: {', '.join(ARCHES)})")
     family, version = probe.family_and_version()
+    apple_notes: List[str] = []
+    if "__APPLE__" in macros:
+        missing = probe.hosted_headers_error()
+        if missing:  # Note [Apple without an SDK] in probe.py
+            probe.probe_flags = ["-ffreestanding"]
+            apple_notes.append(
+                f"--cc: '{cc}' finds no C library headers for its Apple target ({missing}): "
+                "the feature checks were compiled -ffreestanding, to objects only; building "
+                "needs the macOS SDK (-isysroot \"$(xcrun --show-sdk-path)\")")
 
     asked: List[List[str]] = []
 
@@ -220,7 +241,7 @@ def _configure(probe: Probe, cc: str, cflags: str, baseline: str, dispatch: str,
 
     base_sel = parse_option(baseline, arch, "cpu-baseline", native)
     disp_sel = parse_option(dispatch, arch, "cpu-dispatch", native)
-    notes = base_sel.notes + disp_sel.notes
+    notes = apple_notes + base_sel.notes + disp_sel.notes
 
     unsupported = _validate(probe, arch, family, exhaustive)
 

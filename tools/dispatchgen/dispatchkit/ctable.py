@@ -43,7 +43,12 @@ _TOOL = "dispatchgen configure"
 def _entries(arch: Arch) -> List[Tuple[str, int, Tuple[str, ...], bool]]:
     """(name, cid, direct implications or members, is_group), table order, groups last."""
     rows = [(f.name, f.cid, f.implies, False) for f in arch.features]
-    return rows + [(g.name, g.cid, g.members, True) for g in arch.groups]
+    # a group holding all of a smaller group's members implies it, so that
+    # DISABLE of X86_V3 also turns X86_V4 off (the runtime's upward closure)
+    return rows + [(g.name, g.cid,
+                    g.members + tuple(h.name for h in arch.groups
+                                      if h is not g and set(h.members) < set(g.members)),
+                    True) for g in arch.groups]
 
 
 def c_ids(arches: Mapping[str, Arch] = ARCHES) -> Dict[str, int]:

@@ -37,6 +37,15 @@ AVX512_KNM), nothing is concluded from it and each feature is checked on its
 own, in parallel, as before, so every reason names its feature. Both the union
 result and the per-feature results are cached; per-feature answers already in
 the cache (from an exhaustive run) are used without compiling the union.
+
+Note [Apple without an SDK]: clang builds for macOS anywhere
+(`--target=arm64-apple-macos11`), but its <stdint.h> goes on to the C
+library's, which only the macOS SDK has: off a Mac every check would fail on
+a missing header, not on the instruction set. When the target is Apple and a
+plain `#include <stdint.h>` does not compile, the checks are compiled
+-ffreestanding (probe_flags): clang's own intrinsics headers need nothing
+else, and the checks are objects only (-c), never linked. The flags a build
+gets are unchanged; building the package still needs the SDK.
 """
 
 from __future__ import annotations
@@ -114,6 +123,8 @@ class Probe:
         self.cflags = list(cflags)
         self.style = msvc.style_of(self.argv)  # Note [MSVC-style compilers] in msvc.py
         self.compiles_run = 0
+        # Note [Apple without an SDK]: flags for the checks only, never the build's.
+        self.probe_flags: List[str] = []
         self._identity = self._compute_identity()
         self._cache_path = (cache_dir / f"probe-{self._identity}.json") if cache_dir else None
         self._dirty = False
@@ -235,7 +246,12 @@ class Probe:
         if proc.returncode != 0:
             what = " ".join([*self.argv, *self.cflags, *extra])
             how = "/EP" if self.style else "-dM -E"
-            raise DispatchError(f"--cc: '{what} {how}' failed: {_first_error(proc.stderr)}")
+            hint = ""
+            if "-arch" in [*self.argv, *self.cflags] and "-arch" in proc.stderr:
+                hint = ("; -arch is Apple clang's option: elsewhere name the target as well "
+                        "(--target=arm64-apple-macos11 or --target=x86_64-apple-macos11)")
+            raise DispatchError(f"--cc: '{what} {how}' failed: "
+                                f"{_first_error(proc.stderr)}{hint}")
         found: Dict[str, str] = msvc.parse_macros(proc.stdout) if self.style else {}
         for line in [] if self.style else proc.stdout.splitlines():
             parts = line.split(None, 2)
@@ -258,12 +274,29 @@ class Probe:
                                    ("__GNUC__", "__GNUC_MINOR__", "__GNUC_PATCHLEVEL__"))
         return "unknown", ""
 
+    def hosted_headers_error(self) -> str:
+        """'' when the compiler finds the C library's headers, else its error (cached).
+
+        Asked for Apple targets only: Note [Apple without an SDK].
+        """
+        key = "hosted headers"
+        cached = self._cache.get(key)
+        if isinstance(cached, str) and cached.isprintable():
+            return cached
+        with tempfile.TemporaryDirectory(prefix="dispatchgen-") as tmp:
+            src = Path(tmp) / "hosted.c"
+            src.write_text("#include <stdint.h>\n#include <stdlib.h>\n")
+            err = self._run_compile(tmp, src, [])
+        self._cache[key] = err
+        self._dirty = True
+        return err
+
     def compile_checks(self, jobs: Iterable[Tuple[str, str, Sequence[str]]]) -> Dict[str, str]:
         """Compile each (key, check source name, flags); returns key -> error ('' = ok).
 
         Uncached jobs run in parallel, one compiler process each.
         """
-        version = self.family_and_version()
+        version = self._key_version()
         results: Dict[str, str] = {}
         todo = []
         for key, check, flags in jobs:
@@ -292,7 +325,7 @@ class Probe:
         jobs = list(jobs)
         if not jobs:
             return {}
-        version = self.family_and_version()
+        version = self._key_version()
         texts = {check: (CHECKS_DIR / check).read_text() for _, check, _ in jobs}
         known = {}
         for key, check, flags in jobs:  # all answered already (an exhaustive run)?
@@ -317,13 +350,21 @@ class Probe:
         return {key: "" for key, _, _ in jobs} if cached == "" else None
 
     # -- plumbing ----------------------------------------------------------
+    def _key_version(self) -> Tuple[str, ...]:
+        """What keys a check's answer besides its flags and text: the compiler's
+        version, and the probe-only flags when there are any."""
+        return (*self.family_and_version(), *self.probe_flags)
+
     @staticmethod
-    def _check_key(version: Tuple[str, str], flags: Sequence[str], text: str) -> str:
+    def _check_key(version: Tuple[str, ...], flags: Sequence[str], text: str) -> str:
         return "compile " + hashlib.sha256(
             json.dumps([version, list(flags), text]).encode()).hexdigest()[:32]
 
     def _compile(self, tmp: str, check, flags: List[str]) -> str:
         """Compile ``check`` (a name under checks/, or a path) to an object."""
+        return self._run_compile(tmp, check, [*self.probe_flags, *flags])
+
+    def _run_compile(self, tmp: str, check, flags: List[str]) -> str:
         self.compiles_run += 1
         src = Path(check) if isinstance(check, Path) else CHECKS_DIR / check
         digest = hashlib.sha1(" ".join(flags).encode()).hexdigest()[:8]

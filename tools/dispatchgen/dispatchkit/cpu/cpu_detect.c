@@ -151,8 +151,171 @@ static int dispatch__cpu_hwcap(unsigned long type, unsigned long *value)
 #endif
 
 /* ------------------------------------------------------------------------
- * x86: CPUID leaves 1, 7.0, 7.1 and 0x80000001, plus XCR0.
+ * sysctl answers (macOS): one reader, and the pure mappings below that take
+ * it as a callback (Note [Recorded detection] in cpu_internal.h).
  * ------------------------------------------------------------------------ */
+
+/* 1 when the first of `name`, `fallback` (may be NULL) that the kernel knows
+ * answers non-zero; 0 when it answers 0 or neither is known. */
+static int dispatch__cpu_sysctl_on(dispatch__cpu_sysctl_fn sysctl, void *ctx, const char *name,
+                                   const char *fallback)
+{
+    long long value = 0;
+    if (sysctl(ctx, name, &value) == 0) {
+        return value != 0;
+    }
+    if (fallback && sysctl(ctx, fallback, &value) == 0) {
+        return value != 0;
+    }
+    return 0;
+}
+
+#if defined(__APPLE__)
+    #include <sys/sysctl.h>
+/* The hw.optional.* values are 32-bit ints; 64-bit answers are taken too. */
+static int dispatch__cpu_sysctlbyname(void *ctx, const char *name, long long *value)
+{
+    (void)ctx;
+    union {
+        int i32;
+        long long i64;
+    } v;
+    v.i64 = 0;
+    size_t len = sizeof(v);
+    if (sysctlbyname(name, &v, &len, NULL, 0) != 0) {
+        return -1;
+    }
+    if (len == sizeof(v.i32)) {
+        *value = v.i32;
+    } else if (len == sizeof(v.i64)) {
+        *value = v.i64;
+    } else {
+        return -1;
+    }
+    return 0;
+}
+#endif
+
+/* ------------------------------------------------------------------------
+ * Apple arm64 (M1 and later): AdvSIMD is part of every Apple core; the
+ * optional extensions are answered by hw.optional.arm.FEAT_* (macOS 12 and
+ * later), some by older names on macOS 11. No Apple core has SVE outside
+ * SME's streaming mode, and macOS has no FEAT_SVE name: SVE/SVE2 stay 0.
+ * ------------------------------------------------------------------------ */
+void dispatch__cpu_apple_arm64_from_sysctl(dispatch__cpu_sysctl_fn sysctl, void *ctx,
+                                           unsigned char raw[DISPATCH_CPU_FEATURE_MAX])
+{
+    raw[FEATURE(NEON)] = raw[FEATURE(NEON_FP16)] = raw[FEATURE(NEON_VFPV4)] = 1;
+    raw[FEATURE(ASIMD)] = 1;
+    /* hw.optional.neon_fp16 is half-precision arithmetic (neon_hpfp is only
+     * the conversions); macOS 11 has no name for DotProd, I8MM or BF16. */
+    raw[FEATURE(ASIMDHP)] = (unsigned char)dispatch__cpu_sysctl_on(
+        sysctl, ctx, "hw.optional.arm.FEAT_FP16", "hw.optional.neon_fp16");
+    raw[FEATURE(ASIMDFHM)] = (unsigned char)dispatch__cpu_sysctl_on(
+        sysctl, ctx, "hw.optional.arm.FEAT_FHM", "hw.optional.armv8_2_fhm");
+    raw[FEATURE(ASIMDDP)] = (unsigned char)dispatch__cpu_sysctl_on(
+        sysctl, ctx, "hw.optional.arm.FEAT_DotProd", NULL);
+    raw[FEATURE(I8MM)] = (unsigned char)dispatch__cpu_sysctl_on(
+        sysctl, ctx, "hw.optional.arm.FEAT_I8MM", NULL);
+    raw[FEATURE(BF16)] = (unsigned char)dispatch__cpu_sysctl_on(
+        sysctl, ctx, "hw.optional.arm.FEAT_BF16", NULL);
+}
+
+/* ------------------------------------------------------------------------
+ * x86: CPUID leaves 1, 7.0, 7.1 and 0x80000001, plus XCR0. The mapping is
+ * compiled everywhere; the reading only on x86.
+ * ------------------------------------------------------------------------ */
+#define BIT(REG, N) (((REG) >> (N)) & 1u)
+
+void dispatch__cpu_x86_from_regs(const dispatch__cpu_x86_regs *regs, dispatch__cpu_sysctl_fn sysctl,
+                                 void *ctx, unsigned char raw[DISPATCH_CPU_FEATURE_MAX])
+{
+    const unsigned int max_leaf = regs->leaf0[0];
+    if (max_leaf < 1) {
+        return;
+    }
+    const unsigned int ecx1 = regs->leaf1[2], edx1 = regs->leaf1[3];
+
+    /* Note [OS register state]: CPUID says what the silicon can do, XCR0 what
+     * the OS saves on a context switch. Without OSXSAVE there is no XCR0 and
+     * no AVX at all; AVX needs XMM|YMM state (bits 1,2), AVX-512 additionally
+     * opmask, ZMM_Hi256 and Hi16_ZMM (bits 5,6,7). macOS sets those three
+     * bits for a thread only at its first AVX-512 instruction: there the
+     * kernel's hw.optional.avx512f answers instead. */
+    unsigned long long xcr0 = BIT(ecx1, 27) ? regs->xcr0 : 0;
+    const int os_avx = (xcr0 & 0x06) == 0x06;
+    int os_avx512 = (xcr0 & 0xe6) == 0xe6;
+    if (!os_avx512 && os_avx && sysctl) {
+        os_avx512 = dispatch__cpu_sysctl_on(sysctl, ctx, "hw.optional.avx512f", NULL);
+    }
+
+    raw[FEATURE(SSE)] = BIT(edx1, 25);
+    raw[FEATURE(SSE2)] = BIT(edx1, 26);
+    raw[FEATURE(SSE3)] = BIT(ecx1, 0);
+    raw[FEATURE(SSSE3)] = BIT(ecx1, 9);
+    raw[FEATURE(SSE41)] = BIT(ecx1, 19);
+    raw[FEATURE(POPCNT)] = BIT(ecx1, 23);
+    raw[FEATURE(SSE42)] = BIT(ecx1, 20);
+    raw[FEATURE(AVX)] = BIT(ecx1, 28) && os_avx;
+    raw[FEATURE(F16C)] = BIT(ecx1, 29) && os_avx;
+    raw[FEATURE(FMA3)] = BIT(ecx1, 12) && os_avx;
+    raw[FEATURE(MOVBE)] = BIT(ecx1, 22);
+#if defined(__x86_64__) || defined(_M_X64) || !(defined(__i386__) || defined(_M_IX86))
+    raw[FEATURE(CX16)] = BIT(ecx1, 13); /* cmpxchg16b: 64-bit mode only */
+#endif
+
+    if (regs->ext0[0] >= 0x80000001u) {
+        const unsigned int ecx_e1 = regs->ext1[2];
+        raw[FEATURE(LAHF)] = BIT(ecx_e1, 0);  /* LAHF/SAHF in 64-bit mode */
+        raw[FEATURE(LZCNT)] = BIT(ecx_e1, 5); /* ABM */
+        raw[FEATURE(XOP)] = BIT(ecx_e1, 11) && os_avx;
+        raw[FEATURE(FMA4)] = BIT(ecx_e1, 16) && os_avx;
+    }
+
+    if (max_leaf < 7) {
+        return;
+    }
+    const unsigned int max_sub7 = regs->leaf7[0], ebx7 = regs->leaf7[1];
+    const unsigned int ecx7 = regs->leaf7[2], edx7 = regs->leaf7[3];
+    raw[FEATURE(AVX2)] = BIT(ebx7, 5) && os_avx;
+    raw[FEATURE(BMI)] = BIT(ebx7, 3);
+    raw[FEATURE(BMI2)] = BIT(ebx7, 8);
+    /* VEX-encoded 256-bit forms exist without AVX-512 (Zen 3); GFNI's SSE
+     * form needs no AVX state at all. */
+    raw[FEATURE(GFNI)] = BIT(ecx7, 8);
+    raw[FEATURE(VAES)] = BIT(ecx7, 9) && os_avx;
+    raw[FEATURE(VPCLMULQDQ)] = BIT(ecx7, 10) && os_avx;
+    if (!os_avx512) {
+        return; /* no AVX-512 feature at all, single or generation */
+    }
+    /* Leaf 7.1 (AVX512_BF16 in EAX bit 5) exists where leaf 7.0 says so. */
+    const unsigned int eax71 = max_sub7 >= 1 ? regs->leaf7_1[0] : 0;
+
+    /* One line per single extension; the NumPy generations (AVX512_SKX, ...)
+     * have no bits of their own: they are present when all they imply is
+     * (the closure in cpu_features.c). */
+    raw[FEATURE(AVX512F)] = BIT(ebx7, 16);
+    raw[FEATURE(AVX512DQ)] = BIT(ebx7, 17);
+    raw[FEATURE(AVX512IFMA)] = BIT(ebx7, 21);
+    raw[FEATURE(AVX512PF)] = BIT(ebx7, 26);
+    raw[FEATURE(AVX512ER)] = BIT(ebx7, 27);
+    raw[FEATURE(AVX512CD)] = BIT(ebx7, 28);
+    raw[FEATURE(AVX512BW)] = BIT(ebx7, 30);
+    raw[FEATURE(AVX512VL)] = BIT(ebx7, 31);
+    raw[FEATURE(AVX512VBMI)] = BIT(ecx7, 1);
+    raw[FEATURE(AVX512VBMI2)] = BIT(ecx7, 6);
+    raw[FEATURE(AVX512VNNI)] = BIT(ecx7, 11);
+    raw[FEATURE(AVX512BITALG)] = BIT(ecx7, 12);
+    raw[FEATURE(AVX512VPOPCNTDQ)] = BIT(ecx7, 14);
+    raw[FEATURE(AVX5124VNNIW)] = BIT(edx7, 2);
+    raw[FEATURE(AVX5124FMAPS)] = BIT(edx7, 3);
+    raw[FEATURE(AVX512FP16)] = BIT(edx7, 23);
+    raw[FEATURE(AVX512BF16)] = BIT(eax71, 5);
+    raw[FEATURE(AVX512_KNL)] = raw[FEATURE(AVX512_KNM)] = 1;
+    raw[FEATURE(AVX512_SKX)] = raw[FEATURE(AVX512_CLX)] = raw[FEATURE(AVX512_CNL)] = 1;
+    raw[FEATURE(AVX512_ICL)] = raw[FEATURE(AVX512_SPR)] = 1;
+}
+
 #if defined(__x86_64__) || defined(__i386__) || defined(_M_X64) || defined(_M_IX86)
 
     #if defined(_MSC_VER) && !defined(__clang__)
@@ -184,97 +347,40 @@ static unsigned long long dispatch__cpu_xgetbv(void)
 }
     #endif
 
-    #define BIT(REG, N) (((REG) >> (N)) & 1u)
+/* The answers dispatch__cpu_x86_from_regs reads, each leaf only where the
+ * CPU says it exists. */
+static void dispatch__cpu_x86_read(dispatch__cpu_x86_regs *regs)
+{
+    memset(regs, 0, sizeof(*regs));
+    dispatch__cpu_cpuid(0, 0, regs->leaf0);
+    if (regs->leaf0[0] < 1) {
+        return;
+    }
+    dispatch__cpu_cpuid(1, 0, regs->leaf1);
+    if (BIT(regs->leaf1[2], 27)) {
+        regs->xcr0 = dispatch__cpu_xgetbv();
+    }
+    dispatch__cpu_cpuid(0x80000000u, 0, regs->ext0);
+    if (regs->ext0[0] >= 0x80000001u) {
+        dispatch__cpu_cpuid(0x80000001u, 0, regs->ext1);
+    }
+    if (regs->leaf0[0] >= 7) {
+        dispatch__cpu_cpuid(7, 0, regs->leaf7);
+        if (regs->leaf7[0] >= 1) {
+            dispatch__cpu_cpuid(7, 1, regs->leaf7_1);
+        }
+    }
+}
 
 static void dispatch__cpu_detect_x86(unsigned char raw[DISPATCH_CPU_FEATURE_MAX])
 {
-    unsigned int r[4]; /* eax ebx ecx edx */
-    dispatch__cpu_cpuid(0, 0, r);
-    const unsigned int max_leaf = r[0];
-    if (max_leaf < 1) {
-        return;
-    }
-    dispatch__cpu_cpuid(1, 0, r);
-    const unsigned int ecx1 = r[2], edx1 = r[3];
-
-    /* Note [OS register state]: CPUID says what the silicon can do, XCR0 what
-     * the OS saves on a context switch. Without OSXSAVE there is no XCR0 and
-     * no AVX at all; AVX needs XMM|YMM state (bits 1,2), AVX-512 additionally
-     * opmask, ZMM_Hi256 and Hi16_ZMM (bits 5,6,7). */
-    unsigned long long xcr0 = BIT(ecx1, 27) ? dispatch__cpu_xgetbv() : 0;
-    const int os_avx = (xcr0 & 0x06) == 0x06;
-    const int os_avx512 = (xcr0 & 0xe6) == 0xe6;
-
-    raw[FEATURE(SSE)] = BIT(edx1, 25);
-    raw[FEATURE(SSE2)] = BIT(edx1, 26);
-    raw[FEATURE(SSE3)] = BIT(ecx1, 0);
-    raw[FEATURE(SSSE3)] = BIT(ecx1, 9);
-    raw[FEATURE(SSE41)] = BIT(ecx1, 19);
-    raw[FEATURE(POPCNT)] = BIT(ecx1, 23);
-    raw[FEATURE(SSE42)] = BIT(ecx1, 20);
-    raw[FEATURE(AVX)] = BIT(ecx1, 28) && os_avx;
-    raw[FEATURE(F16C)] = BIT(ecx1, 29) && os_avx;
-    raw[FEATURE(FMA3)] = BIT(ecx1, 12) && os_avx;
-    raw[FEATURE(MOVBE)] = BIT(ecx1, 22);
-    #if defined(__x86_64__) || defined(_M_X64)
-    raw[FEATURE(CX16)] = BIT(ecx1, 13); /* cmpxchg16b: 64-bit mode only */
+    dispatch__cpu_x86_regs regs;
+    dispatch__cpu_x86_read(&regs);
+    #if defined(__APPLE__)
+    dispatch__cpu_x86_from_regs(&regs, dispatch__cpu_sysctlbyname, NULL, raw);
+    #else
+    dispatch__cpu_x86_from_regs(&regs, NULL, NULL, raw);
     #endif
-
-    dispatch__cpu_cpuid(0x80000000u, 0, r);
-    if (r[0] >= 0x80000001u) {
-        dispatch__cpu_cpuid(0x80000001u, 0, r);
-        raw[FEATURE(LAHF)] = BIT(r[2], 0);  /* LAHF/SAHF in 64-bit mode */
-        raw[FEATURE(LZCNT)] = BIT(r[2], 5); /* ABM */
-        raw[FEATURE(XOP)] = BIT(r[2], 11) && os_avx;
-        raw[FEATURE(FMA4)] = BIT(r[2], 16) && os_avx;
-    }
-
-    if (max_leaf < 7) {
-        return;
-    }
-    dispatch__cpu_cpuid(7, 0, r);
-    const unsigned int max_sub7 = r[0], ebx7 = r[1], ecx7 = r[2], edx7 = r[3];
-    raw[FEATURE(AVX2)] = BIT(ebx7, 5) && os_avx;
-    raw[FEATURE(BMI)] = BIT(ebx7, 3);
-    raw[FEATURE(BMI2)] = BIT(ebx7, 8);
-    /* VEX-encoded 256-bit forms exist without AVX-512 (Zen 3); GFNI's SSE
-     * form needs no AVX state at all. */
-    raw[FEATURE(GFNI)] = BIT(ecx7, 8);
-    raw[FEATURE(VAES)] = BIT(ecx7, 9) && os_avx;
-    raw[FEATURE(VPCLMULQDQ)] = BIT(ecx7, 10) && os_avx;
-    if (!os_avx512) {
-        return; /* no AVX-512 feature at all, single or generation */
-    }
-    /* Leaf 7.1 (AVX512_BF16 in EAX bit 5) exists where leaf 7.0 says so. */
-    unsigned int eax71 = 0;
-    if (max_sub7 >= 1) {
-        dispatch__cpu_cpuid(7, 1, r);
-        eax71 = r[0];
-    }
-
-    /* One line per single extension; the NumPy generations (AVX512_SKX, ...)
-     * have no bits of their own: they are present when all they imply is
-     * (the closure in cpu_features.c). */
-    raw[FEATURE(AVX512F)] = BIT(ebx7, 16);
-    raw[FEATURE(AVX512DQ)] = BIT(ebx7, 17);
-    raw[FEATURE(AVX512IFMA)] = BIT(ebx7, 21);
-    raw[FEATURE(AVX512PF)] = BIT(ebx7, 26);
-    raw[FEATURE(AVX512ER)] = BIT(ebx7, 27);
-    raw[FEATURE(AVX512CD)] = BIT(ebx7, 28);
-    raw[FEATURE(AVX512BW)] = BIT(ebx7, 30);
-    raw[FEATURE(AVX512VL)] = BIT(ebx7, 31);
-    raw[FEATURE(AVX512VBMI)] = BIT(ecx7, 1);
-    raw[FEATURE(AVX512VBMI2)] = BIT(ecx7, 6);
-    raw[FEATURE(AVX512VNNI)] = BIT(ecx7, 11);
-    raw[FEATURE(AVX512BITALG)] = BIT(ecx7, 12);
-    raw[FEATURE(AVX512VPOPCNTDQ)] = BIT(ecx7, 14);
-    raw[FEATURE(AVX5124VNNIW)] = BIT(edx7, 2);
-    raw[FEATURE(AVX5124FMAPS)] = BIT(edx7, 3);
-    raw[FEATURE(AVX512FP16)] = BIT(edx7, 23);
-    raw[FEATURE(AVX512BF16)] = BIT(eax71, 5);
-    raw[FEATURE(AVX512_KNL)] = raw[FEATURE(AVX512_KNM)] = 1;
-    raw[FEATURE(AVX512_SKX)] = raw[FEATURE(AVX512_CLX)] = raw[FEATURE(AVX512_CNL)] = 1;
-    raw[FEATURE(AVX512_ICL)] = raw[FEATURE(AVX512_SPR)] = 1;
 }
 #endif /* x86 */
 
@@ -282,7 +388,7 @@ static void dispatch__cpu_detect_x86(unsigned char raw[DISPATCH_CPU_FEATURE_MAX]
  * aarch64: ASIMD is part of the architecture; the rest from AT_HWCAP and
  * AT_HWCAP2.
  * ------------------------------------------------------------------------ */
-#if defined(__aarch64__)
+#if defined(__aarch64__) && !defined(__APPLE__)
 static void dispatch__cpu_detect_aarch64(unsigned char raw[DISPATCH_CPU_FEATURE_MAX])
 {
     raw[FEATURE(NEON)] = raw[FEATURE(NEON_FP16)] = raw[FEATURE(NEON_VFPV4)] = 1;
@@ -400,11 +506,24 @@ static void dispatch__cpu_detect_loongarch64(unsigned char raw[DISPATCH_CPU_FEAT
 }
 #endif
 
+static void (*dispatch__cpu_detect_for_tests)(unsigned char raw[DISPATCH_CPU_FEATURE_MAX]);
+
+void dispatch__cpu_set_detect_for_tests(void (*detect)(unsigned char raw[DISPATCH_CPU_FEATURE_MAX]))
+{
+    dispatch__cpu_detect_for_tests = detect;
+}
+
 void dispatch__cpu_detect(unsigned char raw[DISPATCH_CPU_FEATURE_MAX])
 {
     memset(raw, 0, DISPATCH_CPU_FEATURE_MAX);
+    if (dispatch__cpu_detect_for_tests) {
+        dispatch__cpu_detect_for_tests(raw);
+        return;
+    }
 #if defined(__x86_64__) || defined(__i386__) || defined(_M_X64) || defined(_M_IX86)
     dispatch__cpu_detect_x86(raw);
+#elif defined(__aarch64__) && defined(__APPLE__)
+    dispatch__cpu_apple_arm64_from_sysctl(dispatch__cpu_sysctlbyname, NULL, raw);
 #elif defined(__aarch64__)
     dispatch__cpu_detect_aarch64(raw);
 #elif defined(__arm__) && defined(__linux__)

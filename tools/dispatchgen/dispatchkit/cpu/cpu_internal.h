@@ -39,4 +39,41 @@ int dispatch__cpu_redetect(void);
 int dispatch__cpu_auxv_read(const char *path, unsigned long type, unsigned long *value);
 int dispatch__cpu_cpuinfo_has(const char *path, const char *key, const char *flag);
 
+/* Note [Recorded detection]
+ * What the hardware answers (CPUID registers, sysctl values) is read in one
+ * place and mapped to features in another: the mapping functions below are
+ * pure, compiled on every platform, so the C test feeds them recorded
+ * answers of CPUs and Macs that CI does not have
+ * (tools/dispatchgen/tests/test_cpu_recorded.c). */
+
+/* The CPUID answers the x86 mapping reads, each as {eax, ebx, ecx, edx}:
+ * leaf 0, 1, 7 subleaf 0, 7 subleaf 1, 0x80000000, 0x80000001; and XCR0
+ * (XGETBV 0), meaningful only when leaf 1 sets OSXSAVE. */
+typedef struct {
+    unsigned int leaf0[4], leaf1[4], leaf7[4], leaf7_1[4], ext0[4], ext1[4];
+    unsigned long long xcr0;
+} dispatch__cpu_x86_regs;
+
+/* A sysctlbyname-like reader: 0 and *value when `name` exists, -1 when the
+ * kernel does not know it. */
+typedef int (*dispatch__cpu_sysctl_fn)(void *ctx, const char *name, long long *value);
+
+/* x86: raw features from recorded CPUID answers. `sysctl` is NULL except on
+ * macOS, whose kernel gives a thread AVX-512 state on its first AVX-512
+ * instruction, so XCR0 lacks the opmask/ZMM bits until then
+ * (Note [OS register state]); there hw.optional.avx512f says whether the
+ * kernel supports that state. */
+void dispatch__cpu_x86_from_regs(const dispatch__cpu_x86_regs *regs, dispatch__cpu_sysctl_fn sysctl,
+                                 void *ctx, unsigned char raw[DISPATCH_CPU_FEATURE_MAX]);
+
+/* Apple arm64: raw features from the hw.optional.arm.FEAT_* answers (macOS
+ * 12 and later) or the older hw.optional.* names (macOS 11). */
+void dispatch__cpu_apple_arm64_from_sysctl(dispatch__cpu_sysctl_fn sysctl, void *ctx,
+                                           unsigned char raw[DISPATCH_CPU_FEATURE_MAX]);
+
+/* Test hook: while `detect` is not NULL, dispatch__cpu_detect calls it
+ * instead of reading the hardware (then dispatch_cpu_redetect_for_tests()
+ * runs groups and env variables on a recorded CPU). Never set in a build. */
+void dispatch__cpu_set_detect_for_tests(void (*detect)(unsigned char raw[DISPATCH_CPU_FEATURE_MAX]));
+
 #endif /* DISPATCH_CPU_INTERNAL_H_ */

@@ -1,0 +1,289 @@
+/*
+ * The reduction engine's narrow floats (float16, bfloat16) in layouts
+ * other than the dense rows and columns of reduce_half.c: strided views,
+ * broadcasts (a stride-0 dim of 2^31 elements), gathers. Read in place, a
+ * bounded chunk at a time, with the bits of what the engine did before: the
+ * float32 reduction of a dense float32 copy (reduce_via_float32 in
+ * reduce_plan.c, still the last resort for what is not taken here).
+ *
+ * Note [Narrow floats without the copy]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * On a dense float32 copy, reduce_float takes one of two orders, decided by
+ * the shape and the reduced dims alone:
+ *   - columns (reduced dims consecutive, a kept dim after them, not FOLD):
+ *     the column kernel down each column (Note [Column reductions]). Taken
+ *     here when the input's reduced dims step with one stride (0 for a
+ *     broadcast) and the kept dims after them are one contiguous run: the
+ *     narrow column kernel reads the halves with that stride.
+ *   - rows (otherwise): each output the SUM kernel's pairwise tree (or the
+ *     FOLD kernel's 32 lanes) over its elements in row-major order of the
+ *     reduced dims. The tree's splits depend on the count only, so a range
+ *     of it is summed alone: ranges of up to CHUNK elements are gathered
+ *     (an odometer over the reduced dims) and summed by the narrow SUM
+ *     kernel, and added back along the same splits (the kernel's own
+ *     `lo + hi` in float32). A product is the FOLD kernel's own call on
+ *     the row widened whole (up to PROD_WHOLE elements), or past that its 32
+ *     running products in float64 (element i into lane i % 32, Note
+ *     [Product order] in sources/kernels/prod.dispatch.c) carried from chunk
+ *     to chunk, then combined pairwise as it combines them.
+ * max and min of rows that are not dense are left to the copy: their
+ * stride-0 reduced dims are read once already (Note [Broadcast reduced
+ * dims]), so the copy holds only what the input holds.
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reduce_internal.h"
+
+enum {
+    CHUNK = 1 << 16,     /* elements gathered at a time: a multiple of the lanes */
+    SUM_LEAF = 1024,     /* sum.dispatch.c's float32 leaf (reduce_float.c's sum_leaf) */
+    PROD_LANES = 32,     /* prod.dispatch.c's running products */
+    PROD_WHOLE = 1 << 20 /* up to this many, a product widens its row whole (4 MiB) */
+};
+
+/* One side of the input: dims (size-1 dims dropped), outermost first. */
+typedef struct dims {
+    int n;
+    int64_t shape[MAXD], stride[MAXD];
+} dims;
+
+/* Merge dims that one stride steps (a stride-0 run stays one stride 0). */
+static void merge_dims(dims *d)
+{
+    int k = 0;
+    for (int i = 0; i < d->n; i++) {
+        if (k > 0 && d->stride[k - 1] == d->stride[i] * d->shape[i]) {
+            d->shape[k - 1] *= d->shape[i];
+            d->stride[k - 1] = d->stride[i];
+            continue;
+        }
+        d->shape[k] = d->shape[i], d->stride[k] = d->stride[i];
+        k++;
+    }
+    d->n = k;
+}
+
+/* The byte offset of element `index` in row-major order of d. */
+static int64_t offset_of(const dims *d, int64_t index)
+{
+    int64_t off = 0;
+    for (int i = d->n - 1; i >= 0; i--) {
+        off += (index % d->shape[i]) * d->stride[i];
+        index /= d->shape[i];
+    }
+    return off;
+}
+
+typedef struct rows_job {
+    int op, dtype;
+    const char *base;
+    dims kept, red; /* red merged */
+    int64_t count;
+    float *vals;    /* one float32 result per output */
+    atomic_int failed;
+} rows_job;
+
+/* Elements [begin, begin + n) of one output's row-major sequence, as
+ * halves, into buf (n <= CHUNK). */
+static void gather(const rows_job *j, const char *p, int64_t begin, int64_t n, uint16_t *buf)
+{
+    const dims *r = &j->red;
+    if (r->n <= 1) {
+        int64_t s = r->n ? r->stride[0] : 0;
+        const char *q = p + begin * s;
+        if (s == 0) {
+            uint16_t v;
+            memcpy(&v, q, 2);
+            for (int64_t i = 0; i < n; i++) buf[i] = v;
+        } else if (s == 2) {
+            memcpy(buf, q, (size_t)n * 2);
+        } else {
+            for (int64_t i = 0; i < n; i++) memcpy(&buf[i], q + i * s, 2);
+        }
+        return;
+    }
+    int64_t idx[MAXD], rest = begin;
+    for (int i = r->n - 1; i >= 0; i--) {
+        idx[i] = rest % r->shape[i];
+        rest /= r->shape[i];
+    }
+    const char *q = p + offset_of(r, begin);
+    const int in = r->n - 1;
+    for (int64_t i = 0; i < n; i++) {
+        memcpy(&buf[i], q, 2);
+        q += r->stride[in];
+        if (++idx[in] < r->shape[in]) continue;
+        for (int d = in; d > 0 && idx[d] == r->shape[d]; d--) { /* carry */
+            q -= idx[d] * r->stride[d];
+            idx[d] = 0;
+            idx[d - 1]++;
+            q += r->stride[d - 1];
+        }
+    }
+}
+
+/* The SUM kernel's tree over elements [begin, begin + n) of one output. */
+static float sum_range(const rows_job *j, const char *p, int64_t begin, int64_t n, uint16_t *buf)
+{
+    if (n <= CHUNK) {
+        gather(j, p, begin, n, buf);
+        return ((dispatch_rk_sum_f32_fn)reduce_chosen_kernel(DISPATCH_RK_SUM, j->dtype))(
+            (const char *)buf, 2, (intptr_t)n);
+    }
+    int64_t h = ((n / SUM_LEAF + 1) / 2) * SUM_LEAF; /* the kernel's split */
+    float lo = sum_range(j, p, begin, h, buf);
+    float hi = sum_range(j, p, begin + h, n - h, buf);
+    return lo + hi;
+}
+
+/* The FOLD kernel's product of one output's elements, in float64 lanes:
+ * a row of up to cap elements widened whole and handed to the kernel
+ * itself, a longer one folded here a chunk at a time in the kernel's lanes. */
+static float prod_all(const rows_job *j, const char *p, uint16_t *buf, float *f, int64_t cap)
+{
+    dispatch_loop_fn widen = dispatch_cast_loop_get(j->dtype, DISPATCH_FLOAT32);
+    if (j->count <= cap) {
+        gather(j, p, 0, j->count, buf);
+        char *data[2] = {(char *)f, (char *)buf};
+        intptr_t steps[2] = {4, 2};
+        widen(data, steps, (intptr_t)j->count, NULL);
+        dispatch_rk_fold_fn fold = (dispatch_rk_fold_fn)reduce_chosen_kernel(
+            DISPATCH_RK_FOLD_OF(j->op), DISPATCH_FLOAT32);
+        return (float)fold((const char *)f, 4, (intptr_t)j->count);
+    }
+    double acc[PROD_LANES];
+    for (int k = 0; k < PROD_LANES; k++) acc[k] = 1;
+    for (int64_t b = 0; b < j->count; b += CHUNK) { /* CHUNK % PROD_LANES == 0 */
+        int64_t n = j->count - b < CHUNK ? j->count - b : CHUNK;
+        gather(j, p, b, n, buf);
+        char *data[2] = {(char *)f, (char *)buf};
+        intptr_t steps[2] = {4, 2};
+        widen(data, steps, (intptr_t)n, NULL);
+        int64_t i = 0;
+        for (; i + PROD_LANES <= n; i += PROD_LANES)
+            for (int k = 0; k < PROD_LANES; k++) acc[k] *= (double)f[i + k];
+        for (; i < n; i++) acc[i % PROD_LANES] *= (double)f[i];
+    }
+    for (int w = PROD_LANES / 2; w >= 1; w /= 2)
+        for (int k = 0; k < w; k++) acc[k] = acc[2 * k] * acc[2 * k + 1];
+    return (float)acc[0];
+}
+
+static void rows_range(void *arg, int64_t b, int64_t e)
+{
+    rows_job *j = arg;
+    int fold = dispatch_reduce_is_fold(j->op), mean = dispatch_reduce_is_mean(j->op);
+    int64_t cap = fold && j->count > CHUNK && j->count <= PROD_WHOLE ? j->count : CHUNK;
+    uint16_t *buf = malloc((size_t)cap * sizeof *buf);
+    float *f = malloc((size_t)cap * sizeof *f);
+    if (!buf || !f) {
+        atomic_store(&j->failed, 1);
+        free(buf), free(f);
+        return;
+    }
+    for (int64_t o = b; o < e; o++) {
+        const char *p = j->base + offset_of(&j->kept, o);
+        float v;
+        if (fold) {
+            v = prod_all(j, p, buf, f, cap);
+        } else {
+            v = sum_range(j, p, 0, j->count, buf);
+            if (mean) v = v / (float)j->count;
+            v = sum_store_f32(v);
+        }
+        j->vals[o] = v;
+    }
+    free(buf), free(f);
+}
+
+/* One long row alone: the tree's top halves on two threads where it pays
+ * (the same splits, so the same bits). */
+typedef struct half_pair {
+    rows_job *j;
+    int64_t begin[2], n[2];
+    float part[2];
+} half_pair;
+
+static void pair_range(void *arg, int64_t b, int64_t e)
+{
+    half_pair *h = arg;
+    uint16_t *buf = malloc(CHUNK * sizeof *buf);
+    if (!buf) {
+        atomic_store(&h->j->failed, 1);
+        return;
+    }
+    for (int64_t i = b; i < e; i++)
+        h->part[i] = sum_range(h->j, h->j->base, h->begin[i], h->n[i], buf);
+    free(buf);
+}
+
+static int reduce_rows(rows_job *j, int64_t nout)
+{
+    int sum = !dispatch_reduce_is_fold(j->op);
+    if (nout == 1 && sum && j->count > CHUNK && dispatch_get_num_threads() > 1) {
+        int64_t h = ((j->count / SUM_LEAF + 1) / 2) * SUM_LEAF;
+        half_pair hp = {.j = j, .begin = {0, h}, .n = {h, j->count - h}};
+        dispatch_parallel_for(2, 1, 1, pair_range, &hp);
+        float v = hp.part[0] + hp.part[1];
+        if (dispatch_reduce_is_mean(j->op)) v = v / (float)j->count;
+        j->vals[0] = sum_store_f32(v);
+    } else {
+        dispatch_parallel_for(nout, dispatch_parallel_grain(j->count), 1, rows_range, j);
+    }
+    return atomic_load(&j->failed) ? reduce_out_of_memory(j->op) : 0;
+}
+
+int reduce_narrow_in_place(int op, const dispatch_iter_operand *in, uint32_t mask,
+                           int64_t count, int64_t nout, uint16_t *out)
+{
+    if (count < 1 || nout < 1) return 1;
+    /* The dense copy's order (the note above): columns or rows. */
+    int first = -1, last = -1, gap = 0, kept_after = 0;
+    for (int d = 0; d < in->ndim; d++) {
+        if (in->shape[d] == 1) continue;
+        if ((mask >> d) & 1u) {
+            if (last >= 0 && kept_after) gap = 1;
+            if (first < 0) first = d;
+            last = d;
+        } else if (first >= 0) {
+            kept_after = 1;
+        }
+    }
+    int cols = !gap && first >= 0 && kept_after && count > 1 && !dispatch_reduce_is_fold(op);
+    dims kept = {0}, red = {0}, after = {0};
+    for (int d = 0; d < in->ndim; d++) {
+        if (in->shape[d] == 1) continue;
+        dims *to = (mask >> d) & 1u ? &red : cols && d > last ? &after : &kept;
+        to->shape[to->n] = in->shape[d];
+        to->stride[to->n++] = in->strides[d];
+    }
+    merge_dims(&red);
+    if (cols) {
+        merge_dims(&after);
+        if (red.n != 1 || after.n != 1 || after.stride[0] != 2) return 1; /* the copy's */
+        int64_t ncols = after.shape[0];
+        for (int64_t plane = 0; plane < nout / ncols; plane++) {
+            const char *p = in->data + offset_of(&kept, plane);
+            if (reduce_half_cols(in->dtype, p, (intptr_t)red.stride[0], op, ncols, count,
+                                 out + plane * ncols) < 0)
+                return -1;
+        }
+        return 0;
+    }
+    if (dispatch_reduce_is_extreme(op)) return 1; /* the copy's (the note above) */
+    rows_job j = {.op = op, .dtype = in->dtype, .base = in->data, .kept = kept, .red = red,
+                  .count = count};
+    atomic_init(&j.failed, 0);
+    j.vals = malloc((size_t)nout * sizeof *j.vals);
+    if (!j.vals) return reduce_out_of_memory(op);
+    int rc = reduce_rows(&j, nout);
+    if (rc == 0) {
+        char *data[2] = {(char *)out, (char *)j.vals};
+        intptr_t steps[2] = {2, 4};
+        dispatch_cast_loop_get(DISPATCH_FLOAT32, in->dtype)(data, steps, (intptr_t)nout, NULL);
+    }
+    free(j.vals);
+    return rc;
+}

@@ -1,0 +1,182 @@
+/*@targets baseline sse42 (avx2 fma3) avx512_skx */
+/*
+ * dot: the sum of n products a[i] * b[i], multiplied and summed in one pass
+ * (the DOT kernels of the reduction kernel table, dispatch/
+ * reduce_kernel_table.h, which dot_cpu in sources/dispatcher/
+ * operators_reduce.c runs).
+ *
+ * Note [Dot order]
+ * ~~~~~~~~~~~~~~~~
+ * Floats: each product in float64 (exact for float32 and narrower inputs),
+ * and the n products summed in the order of the float64 sum of
+ * sum.dispatch.c (Note [Sum order independent of the vector width]):
+ * leaves of DOT_LEAF = 512 products read as rows of 32 lanes, lane j
+ * accumulating products j, j+32, ... from -0.0, a partial last row padded
+ * with -0.0, the lanes added in the tree 16, 8, 4, 2, 1; a longer range
+ * split at ((n / 512 + 1) / 2) * 512 and the halves added. So the result
+ * has the bits of summing a float64 buffer of the products with the sum
+ * kernel (what dot did before it had a kernel of its own), on every target
+ * and for any stride; a range cut at the tree's split points gives the
+ * same bits, so dot_cpu may split the top levels across threads.
+ * Multiplies and adds are never contracted (-ffp-contract=off).
+ * Integers: the products and their sum wrap; only the low bits of the
+ * dtype's width reach the result, so the lanes are as wide as the dtype
+ * and not wider (8-bit inputs in 16-bit lanes), where the vectors hold the
+ * most of them. Their order does not matter: wrapping addition is exact.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "dispatch/cpu_dispatch.h"
+#include "narrow_vector.h"
+
+#define DOT_LANES 32               /* 256 bytes of float64 lanes */
+#define DOT_LEAF (DOT_LANES * 16)  /* the sum's float64 leaf */
+
+/* One leaf of n <= DOT_LEAF products of contiguous a and b (float32 or
+ * float64, widened to float64): the sum's leaf over the products. */
+#define DEF_DOT_LEAF(NAME, T)                                                              \
+    static double NAME(const T *restrict a, const T *restrict b, intptr_t n)               \
+    {                                                                                      \
+        double acc[DOT_LANES];                                                             \
+        for (int k = 0; k < DOT_LANES; k++) acc[k] = -0.0;                                 \
+        intptr_t i = 0;                                                                    \
+        for (; i + DOT_LANES <= n; i += DOT_LANES)                                         \
+            for (int k = 0; k < DOT_LANES; k++)                                            \
+                acc[k] = acc[k] + (double)a[i + k] * (double)b[i + k];                     \
+        if (i < n) {                                                                       \
+            double row[DOT_LANES];                                                         \
+            for (int k = 0; k < DOT_LANES; k++)                                            \
+                row[k] = i + k < n ? (double)a[i + k] * (double)b[i + k] : -0.0;           \
+            for (int k = 0; k < DOT_LANES; k++) acc[k] = acc[k] + row[k];                  \
+        }                                                                                  \
+        for (int w = DOT_LANES / 2; w >= 1; w /= 2)                                        \
+            for (int k = 0; k < w; k++) acc[k] = acc[k] + acc[k + w];                      \
+        return acc[0];                                                                     \
+    }
+DEF_DOT_LEAF(dot_leaf_f32, float)
+DEF_DOT_LEAF(dot_leaf_f64, double)
+
+/* A leaf of a dtype's operands at any strides: contiguous float32 and
+ * float64 read in place, anything else gathered (and a narrow float
+ * widened to float32, exact) into a leaf of float32 or float64 first. */
+typedef double (*dot_leaf_fn)(const char *a, intptr_t sa, const char *b, intptr_t sb,
+                              intptr_t n);
+
+#define DEF_DOT_LEAF_OF(NAME, T, LEAF)                                                     \
+    static double NAME(const char *a, intptr_t sa, const char *b, intptr_t sb, intptr_t n) \
+    {                                                                                      \
+        if (sa == (intptr_t)sizeof(T) && sb == (intptr_t)sizeof(T))                        \
+            return LEAF((const T *)(const void *)a, (const T *)(const void *)b, n);        \
+        T x[DOT_LEAF], y[DOT_LEAF];                                                        \
+        for (intptr_t i = 0; i < n; i++) {                                                 \
+            memcpy(&x[i], a + i * sa, sizeof(T));                                          \
+            memcpy(&y[i], b + i * sb, sizeof(T));                                          \
+        }                                                                                  \
+        return LEAF(x, y, n);                                                              \
+    }
+DEF_DOT_LEAF_OF(dot_leaf_of_f32, float, dot_leaf_f32)
+DEF_DOT_LEAF_OF(dot_leaf_of_f64, double, dot_leaf_f64)
+
+/* Narrow floats: widened to float32 by vector (narrow_vector.h), a leaf at a time. */
+#define DEF_DOT_LEAF_NARROW(sfx, ST)                                                       \
+    static double dot_leaf_of_##sfx(const char *a, intptr_t sa, const char *b, intptr_t sb, \
+                                    intptr_t n)                                            \
+    {                                                                                      \
+        ST ga[DOT_LEAF], gb[DOT_LEAF];                                                     \
+        const ST *pa = (const ST *)(const void *)a, *pb = (const ST *)(const void *)b;     \
+        if (sa != (intptr_t)sizeof(ST)) {                                                  \
+            for (intptr_t i = 0; i < n; i++) memcpy(&ga[i], a + i * sa, sizeof(ST));       \
+            pa = ga;                                                                       \
+        }                                                                                  \
+        if (sb != (intptr_t)sizeof(ST)) {                                                  \
+            for (intptr_t i = 0; i < n; i++) memcpy(&gb[i], b + i * sb, sizeof(ST));       \
+            pb = gb;                                                                       \
+        }                                                                                  \
+        float x[DOT_LEAF], y[DOT_LEAF];                                                    \
+        dk_##sfx##_to_f32_n(x, pa, n);                                                     \
+        dk_##sfx##_to_f32_n(y, pb, n);                                                     \
+        return dot_leaf_f32(x, y, n);                                                      \
+    }
+DEF_DOT_LEAF_NARROW(f16, uint16_t)
+#define DOT_BITS_LEAF_(NAME, sfx, T, E, M, NANS) DEF_DOT_LEAF_NARROW(sfx, T)
+DISPATCH_FORALL_BITS_FLOATS(DOT_BITS_LEAF_)
+
+/* The sum's tree over leaves (Note [Dot order]). */
+static double dot_tree(dot_leaf_fn leaf, const char *a, intptr_t sa, const char *b,
+                       intptr_t sb, intptr_t n)
+{
+    if (n <= DOT_LEAF) return leaf(a, sa, b, sb, n);
+    intptr_t h = ((n / DOT_LEAF + 1) / 2) * DOT_LEAF;
+    double lo = dot_tree(leaf, a, sa, b, sb, h);
+    double hi = dot_tree(leaf, a + h * sa, sa, b + h * sb, sb, n - h);
+    return lo + hi;
+}
+
+#define DEF_DOT_FLOAT(NAME, LEAF)                                                          \
+    void DISPATCH_CPU_DISPATCH_CURFX(NAME)(const char *a, intptr_t sa, const char *b,      \
+                                           intptr_t sb, intptr_t n, void *out);            \
+    void DISPATCH_CPU_DISPATCH_CURFX(NAME)(const char *a, intptr_t sa, const char *b,      \
+                                           intptr_t sb, intptr_t n, void *out)             \
+    {                                                                                      \
+        double s = n > 0 ? dot_tree(LEAF, a, sa, b, sb, n) : 0.0;                          \
+        memcpy(out, &s, sizeof s);                                                         \
+    }
+DEF_DOT_FLOAT(dispatch_kernel_dot_f32, dot_leaf_of_f32)
+DEF_DOT_FLOAT(dispatch_kernel_dot_f64, dot_leaf_of_f64)
+DEF_DOT_FLOAT(dispatch_kernel_dot_f16, dot_leaf_of_f16)
+#define DOT_BITS_FLOAT_(NAME, sfx, T, E, M, NANS) \
+    DEF_DOT_FLOAT(dispatch_kernel_dot_##sfx, dot_leaf_of_##sfx)
+DISPATCH_FORALL_BITS_FLOATS(DOT_BITS_FLOAT_)
+
+/* Integers: products and sum in unsigned lanes U of the dtype's width
+ * (16 bits for 8-bit dtypes: x86 has no 8-bit multiply), which wrap; the
+ * result sign-extended from T to int64. W: the type U multiplies in (not
+ * int, where a uint16_t would promote and overflow). */
+#define DEF_DOT_INT(NAME, T, U, W)                                                          \
+    void DISPATCH_CPU_DISPATCH_CURFX(NAME)(const char *a, intptr_t sa, const char *b,      \
+                                           intptr_t sb, intptr_t n, void *out);            \
+    void DISPATCH_CPU_DISPATCH_CURFX(NAME)(const char *a, intptr_t sa, const char *b,      \
+                                           intptr_t sb, intptr_t n, void *out)             \
+    {                                                                                      \
+        U acc = 0;                                                                         \
+        if (sa == (intptr_t)sizeof(T) && sb == (intptr_t)sizeof(T)) {                      \
+            const T *restrict x = (const T *)(const void *)a;                              \
+            const T *restrict y = (const T *)(const void *)b;                              \
+            for (intptr_t i = 0; i < n; i++) acc += (U)((W)(U)x[i] * (W)(U)y[i]);                \
+        } else {                                                                           \
+            for (intptr_t i = 0; i < n; i++) {                                             \
+                T x, y;                                                                    \
+                memcpy(&x, a + i * sa, sizeof x);                                          \
+                memcpy(&y, b + i * sb, sizeof y);                                          \
+                acc += (U)((W)(U)x * (W)(U)y);                                                 \
+            }                                                                              \
+        }                                                                                  \
+        int64_t r = (int64_t)(T)acc;                                                       \
+        memcpy(out, &r, sizeof r);                                                         \
+    }
+DEF_DOT_INT(dispatch_kernel_dot_u8, uint8_t, uint16_t, uint32_t)
+DEF_DOT_INT(dispatch_kernel_dot_i8, int8_t, uint16_t, uint32_t)
+DEF_DOT_INT(dispatch_kernel_dot_i16, int16_t, uint16_t, uint32_t)
+DEF_DOT_INT(dispatch_kernel_dot_i32, int32_t, uint32_t, uint32_t)
+DEF_DOT_INT(dispatch_kernel_dot_i64, int64_t, uint64_t, uint64_t)
+
+/* The kernels of this source (Note [Exported kernel tables] in kernels_export.h). */
+#include "kernels_export.h"
+#define DOT_BITS_ENTRY_(NAME, sfx, T, E, M, NANS) \
+    DISPATCH_KERNELS_REDUCE(DOT, NAME, dispatch_kernel_dot_##sfx, 1)
+DISPATCH_KERNELS_EXPORT(dot,
+    DISPATCH_KERNELS_REDUCE(DOT, UINT8, dispatch_kernel_dot_u8, 1)
+    DISPATCH_KERNELS_REDUCE(DOT, INT8, dispatch_kernel_dot_i8, 1)
+    DISPATCH_KERNELS_REDUCE(DOT, INT16, dispatch_kernel_dot_i16, 1)
+    DISPATCH_KERNELS_REDUCE(DOT, INT32, dispatch_kernel_dot_i32, 1)
+    DISPATCH_KERNELS_REDUCE(DOT, INT64, dispatch_kernel_dot_i64, 1)
+    DISPATCH_KERNELS_REDUCE(DOT, FLOAT16, dispatch_kernel_dot_f16, 1)
+    DISPATCH_FORALL_BITS_FLOATS(DOT_BITS_ENTRY_)
+    DISPATCH_KERNELS_REDUCE(DOT, FLOAT32, dispatch_kernel_dot_f32, 1)
+    DISPATCH_KERNELS_REDUCE(DOT, FLOAT64, dispatch_kernel_dot_f64, 1)
+)
+#if DISPATCH_CPU_TARGET_IS_BASELINE
+#include "dot.dispatch.h"
+DISPATCH_KERNELS_CHOOSER(dot)
+#endif

@@ -1,0 +1,80 @@
+"""Apple targets planned off a Mac: `--target=*-apple-macos*` (and Apple clang's
+`-arch`) with clang-19 and no macOS SDK here. The feature checks compile
+-ffreestanding to objects (Note [Apple without an SDK] in probe.py); a command
+for two architectures at once is refused in one line."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+
+import pytest
+from dispatchkit.build_config import configure
+from dispatchkit.cli import DEFAULT_BASELINE, DEFAULT_DISPATCH
+
+CLANG = shutil.which("clang-19")
+pytestmark = pytest.mark.skipif(CLANG is None, reason="clang-19 is not installed")
+
+FREESTANDING_NOTE = "compiled -ffreestanding"
+
+
+def _configure(cc, cache_dir, cflags=""):
+    return configure(cc, cflags, DEFAULT_BASELINE, DEFAULT_DISPATCH, cache_dir)
+
+
+def test_arm64_macos_plans_with_the_m1_baseline(cache_dir):
+    cfg = _configure("clang-19 --target=arm64-apple-macos11", cache_dir)
+    assert cfg.arch == "aarch64"
+    # clang's default CPU for arm64 macOS is the M1: its extensions join the baseline
+    assert {"ASIMD", "ASIMDHP", "ASIMDDP", "ASIMDFHM"} <= set(cfg.baseline)
+    assert {"I8MM", "BF16"} <= set(cfg.dispatch)
+    assert any(FREESTANDING_NOTE in n for n in cfg.notes)
+    assert "-ffreestanding" not in " ".join(f for v in cfg.dispatch_flags.values() for f in v)
+
+
+def test_x86_64_macos_plans_every_avx512_generation(cache_dir):
+    cfg = _configure("clang-19 --target=x86_64-apple-macos11", cache_dir)
+    assert cfg.arch == "x86_64"
+    assert {"SSE2", "SSE3"} <= set(cfg.baseline)
+    assert {"AVX2", "AVX512_SKX", "AVX512_SPR"} <= set(cfg.dispatch)
+    assert not cfg.unsupported.get("AVX2"), cfg.unsupported
+
+
+def test_arch_picks_the_architecture_with_an_apple_target(cache_dir):
+    cfg = _configure("clang-19 --target=x86_64-apple-macos11", cache_dir, cflags="-arch arm64")
+    assert cfg.arch == "aarch64"
+
+
+def test_a_linux_target_probes_hosted_as_before(cache_dir):
+    cfg = _configure("clang-19", cache_dir)
+    assert not any(FREESTANDING_NOTE in n for n in cfg.notes)
+
+
+def test_two_archs_in_one_command_is_one_line(cli, cache_dir, tmp_path):
+    proc = cli(["configure", "--cc", "clang-19 --target=arm64-apple-macos11",
+                "--cflags", "-arch arm64 -arch x86_64", "--cache-dir", str(cache_dir),
+                "--outdir", str(tmp_path / "out")])
+    assert proc.returncode != 0
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert "2 architectures" in lines[0] and "configure once per -arch" in lines[0]
+
+
+@pytest.mark.skipif(sys.platform == "darwin", reason="-arch alone is fine on a Mac")
+def test_arch_alone_off_a_mac_says_to_name_the_target(cli, cache_dir, tmp_path):
+    proc = cli(["configure", "--cc", "clang-19 -arch arm64", "--cache-dir", str(cache_dir),
+                "--outdir", str(tmp_path / "out")])
+    assert proc.returncode != 0
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--target=arm64-apple-macos11" in lines[0], proc.stderr
+
+
+def test_the_cli_writes_the_plan(cli, cache_dir, tmp_path):
+    out = tmp_path / "out"
+    proc = cli(["configure", "--cc", "clang-19 --target=arm64-apple-macos11",
+                "--cache-dir", str(cache_dir), "--outdir", str(out)])
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads((out / "dispatch_config.json").read_text())
+    assert data["arch"] == "aarch64" and "BF16" in data["dispatch"]
+    assert (out / "_cpu_dispatch.h").is_file()
