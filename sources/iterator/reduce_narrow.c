@@ -28,7 +28,11 @@
  *     to chunk, then combined pairwise as it combines them.
  * max and min of rows that are not dense are left to the copy: their
  * stride-0 reduced dims are read once already (Note [Broadcast reduced
- * dims]), so the copy holds only what the input holds.
+ * dims]), so the copy holds only what the input holds. So is a product in
+ * the columns layout of an input without a broadcast dim: the float32
+ * engine's column kernel (FOLD_COLS_PROD) beats folding each column here
+ * (prod(dim=0) of (512, 512) float16: 315 -> 69 us), with the same bits
+ * (Note [Product columns]), and the copy has the input's element count.
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -251,7 +255,17 @@ int reduce_narrow_in_place(int op, const dispatch_iter_operand *in, uint32_t mas
             kept_after = 1;
         }
     }
-    int cols = !gap && first >= 0 && kept_after && count > 1 && !dispatch_reduce_is_fold(op);
+    int cols_layout = !gap && first >= 0 && kept_after && count > 1;
+    /* A product over columns (prod(dim=0)) folds column by column here,
+     * element by element; the float32 engine has a column kernel for it
+     * (FOLD_COLS, Note [Product columns]). Without a broadcast dim the copy
+     * it reduces holds as many elements as the input itself: take it. */
+    if (cols_layout && dispatch_reduce_is_fold(op)) {
+        int broadcast = 0;
+        for (int d = 0; d < in->ndim; d++) broadcast |= in->shape[d] > 1 && in->strides[d] == 0;
+        if (!broadcast) return 1; /* the copy's */
+    }
+    int cols = cols_layout && !dispatch_reduce_is_fold(op);
     dims kept = {0}, red = {0}, after = {0};
     for (int d = 0; d < in->ndim; d++) {
         if (in->shape[d] == 1) continue;
