@@ -142,3 +142,84 @@ def test_a_long_narrow_product_folded_in_chunks_has_the_float32_copy_bits(dtype)
         np.testing.assert_array_equal(
             d.prod(v, dim).to(d.float32).numpy().view(np.uint32),
             d.prod(v.contiguous().to(d.float32), dim).to(dtype).to(d.float32).numpy().view(np.uint32))
+
+
+# float32 and float64: reduced dims that no one stride steps (a stride-0 dim
+# beside a strided one) used to be copied whole, every repeat of the
+# broadcast included; they are read in place in the copy's order.
+
+_CHILD_2D = """
+import resource, sys
+import numpy as np
+import dispatch as d
+soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+with open("/proc/self/statm") as f:
+    vm = int(f.read().split()[0]) * resource.getpagesize()
+resource.setrlimit(resource.RLIMIT_AS, (vm + {extra}, hard))
+x = d.from_numpy(np.full({small}, {value!r}, np.{dtype})).expand(*{big})
+r = {expr}
+print(repr(r.item()), r.dtype)
+"""
+
+
+@pytest.mark.parametrize("small, big", [((1, 8), (N, 8)), ((8, 1), (8, N))],
+                         ids=["rows", "column"])
+@pytest.mark.parametrize("dtype, value, expr, want", [
+    ("float32", 1.5, "x.sum()", 1.5 * 8 * N),   # every partial sum exact
+    ("float32", 1.5, "x.mean()", 1.5),
+    ("float32", -1.0, "x.prod()", 1.0),        # an even count of -1
+    ("float64", 1.5, "x.sum()", 1.5 * 8 * N),
+    ("float64", 1.5, "x.mean()", 1.5),
+    ("float64", -1.0, "x.prod()", 1.0),
+    ("int32", 3, "x.sum(dtype=d.float64)", 3.0 * 8 * N),
+    ("int32", 3, "x.mean(dtype=d.float64)", 3.0),
+])
+def test_float_reduction_of_a_huge_2d_broadcast_reads_in_place(limited, small, big, dtype,
+                                                               value, expr, want):
+    code = _CHILD_2D.format(extra=LIMIT_EXTRA, small=small, big=big, value=value,
+                            dtype=dtype, expr=expr)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, cwd=tempfile.gettempdir())
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert float(proc.stdout.split()[0]) == want, proc.stdout
+
+
+def _float_layouts(dtype, near_one):
+    """(name, view, dims to reduce): broadcasts beside strided dims, whose
+    reduced dims one stride cannot step; counts past the 2^16-element chunk."""
+    rng = np.random.default_rng(4502)
+    npd = np.float32 if dtype == d.float32 else np.float64
+
+    def values(*shape):
+        r = rng.standard_normal(shape)
+        return d.from_numpy((1 + r / 4096 if near_one else r * 7).astype(npd))
+
+    yield "broadcast rows", values(1, 8).expand(2**14, 8), ()          # 2^17 elements
+    yield "broadcast column", values(8, 1).expand(8, 2**14 + 5), ()
+    yield "odd rows", values(1, 13).expand(10007, 13), ()
+    b4 = values(3, 1, 5, 1).expand(3, 700, 5, 301)
+    yield "broadcast 4-d", b4, ([0, 1], [1, 2], [0, 1, 2], [0, 2, 3], [1, 2, 3])
+    yield "strided", values(6, 1, 9).expand(6, 9000, 9)[::2, :, 1::3], ([0, 1], [1, 2])
+    yield "permuted", values(5, 1, 7).expand(5, 3000, 7).permute(2, 1, 0), ([0, 1], [1, 2])
+
+
+@pytest.mark.parametrize("nthreads", [1, 2])
+@pytest.mark.parametrize("dtype", [d.float32, d.float64])
+@pytest.mark.parametrize("op", ["sum", "mean", "prod"])
+def test_float_reductions_of_broadcast_views_have_the_copy_bits(threads, nthreads, dtype, op):
+    threads(nthreads)
+    bits = np.uint32 if dtype == d.float32 else np.uint64
+    for name, x, some_dims in _float_layouts(dtype, op == "prod"):
+        # the whole view: its row-major dense copy is what the old path reduced
+        got, want = getattr(x, op)(), getattr(x.contiguous(), op)()
+        assert got.numpy().view(bits) == want.numpy().view(bits), f"{name} {op}"
+        if op == "prod":
+            continue  # one dim at a time: one stride steps it, no copy
+        for dims in some_dims:
+            # the copy: kept dims first, then the reduced ones, row-major
+            kept = [k for k in range(x.ndim) if k not in dims]
+            ref = x.permute(*kept, *dims).contiguous()
+            want = getattr(d, op)(ref, list(range(len(kept), x.ndim)))
+            got = getattr(d, op)(x, dims)
+            np.testing.assert_array_equal(got.numpy().view(bits), want.numpy().view(bits),
+                                          err_msg=f"{name} {op} dims={dims}")

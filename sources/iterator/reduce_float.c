@@ -471,6 +471,30 @@ float reduce_sum_narrow(int dtype, const char *p, intptr_t stride, int64_t n)
 }
 
 
+/* A sum, mean or prod whose reduced dims no one stride steps, of an input
+ * with a broadcast dim: its dense copy would hold every repeat (2^31
+ * elements of one), so reduce_narrow.c reads it in place in the copy's
+ * order (Note [Narrow floats without the copy]); the values are stored
+ * here through the output's strides. 1 when not taken. */
+static int reduce_float_in_place(const reduce_job *j, const dispatch_iter_operand *in,
+                                 uint32_t mask, int64_t nout)
+{
+    double *vals = malloc((size_t)nout * sizeof *vals);
+    if (!vals) return 1; /* the copy's path reports its own */
+    int rc = reduce_float_rows_in_place(j->op, in, mask, j->count, nout, vals);
+    for (int64_t o = 0; rc == 0 && o < nout; o++) {
+        char *op = j->out; /* output o: row-major over the kept dims */
+        int64_t rest = o;
+        for (int d = 0; d < j->no; d++) {
+            op += (rest % j->oshape[d]) * j->ostrides[d];
+            rest /= j->oshape[d];
+        }
+        store_real(op, j->dtype, vals[o]);
+    }
+    free(vals);
+    return rc;
+}
+
 /* float32/float64 of one or more dims: the SIMD pairwise sums and extremes
  * over any layout, out of any strides (Note [Deterministic reductions]). */
 int reduce_float(int op, const dispatch_iter_operand *in, uint32_t dim_mask, int keepdim,
@@ -527,6 +551,10 @@ int reduce_float(int op, const dispatch_iter_operand *in, uint32_t dim_mask, int
         for (int d = 0; d < j.no; d++) {
             if (j.istrides[d] == isz0) return reduce_cols(&j, d, nout, fold_cols);
         }
+    }
+    if (!one_stride) { /* a broadcast read in place, with the copy's bits */
+        int rc = reduce_float_in_place(&j, in, dim_mask, nout);
+        if (rc != 1) return rc;
     }
     if (!one_stride) {
         /* Gather: tmp[o][r] row-major over the reduced dims, per output o. */

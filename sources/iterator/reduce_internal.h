@@ -108,5 +108,11 @@ int reduce_half_cols(int dtype, const char *p, intptr_t rstride, int op, int64_t
  * -1 (an error set). */
 int reduce_narrow_in_place(int op, const dispatch_iter_operand *in, uint32_t mask,
                            int64_t count, int64_t nout, uint16_t *out);
+/* reduce_narrow.c: a float32/float64 sum, mean or prod of an input with a
+ * broadcast dim whose reduced dims no one stride steps, read in place with
+ * the bits of its dense copy; one value per output (row-major over the kept
+ * dims) into vals; 1 when not taken (the caller copies), else 0 or -1. */
+int reduce_float_rows_in_place(int op, const dispatch_iter_operand *in, uint32_t mask,
+                               int64_t count, int64_t nout, double *vals);
 
 #endif /* DISPATCH_REDUCE_INTERNAL_H_ */

@@ -43,6 +43,7 @@
 enum {
     CHUNK = 1 << 16,     /* elements gathered at a time: a multiple of the lanes */
     SUM_LEAF = 1024,     /* sum.dispatch.c's float32 leaf (reduce_float.c's sum_leaf) */
+    SUM_LEAF_F64 = 512,  /* and its float64 leaf */
     PROD_LANES = 32,     /* prod.dispatch.c's running products */
     PROD_WHOLE = 1 << 20 /* up to this many, a product widens its row whole (4 MiB) */
 };
@@ -82,29 +83,29 @@ static int64_t offset_of(const dims *d, int64_t index)
 
 typedef struct rows_job {
     int op, dtype;
+    size_t isz;     /* the element's size: 2 (narrow), 4 or 8 */
     const char *base;
     dims kept, red; /* red merged */
     int64_t count;
-    float *vals;    /* one float32 result per output */
+    double *vals;   /* one result per output (a narrow float's in float32) */
     atomic_int failed;
 } rows_job;
 
 /* Elements [begin, begin + n) of one output's row-major sequence, as
- * halves, into buf (n <= CHUNK). */
-static void gather(const rows_job *j, const char *p, int64_t begin, int64_t n, uint16_t *buf)
+ * they are (isz bytes each), into buf (n <= CHUNK). */
+static void gather(const rows_job *j, const char *p, int64_t begin, int64_t n, char *buf)
 {
     const dims *r = &j->red;
+    const size_t isz = j->isz;
     if (r->n <= 1) {
         int64_t s = r->n ? r->stride[0] : 0;
         const char *q = p + begin * s;
         if (s == 0) {
-            uint16_t v;
-            memcpy(&v, q, 2);
-            for (int64_t i = 0; i < n; i++) buf[i] = v;
-        } else if (s == 2) {
-            memcpy(buf, q, (size_t)n * 2);
+            for (int64_t i = 0; i < n; i++) memcpy(buf + i * isz, q, isz);
+        } else if (s == (int64_t)isz) {
+            memcpy(buf, q, (size_t)n * isz);
         } else {
-            for (int64_t i = 0; i < n; i++) memcpy(&buf[i], q + i * s, 2);
+            for (int64_t i = 0; i < n; i++) memcpy(buf + i * isz, q + i * s, isz);
         }
         return;
     }
@@ -116,7 +117,7 @@ static void gather(const rows_job *j, const char *p, int64_t begin, int64_t n, u
     const char *q = p + offset_of(r, begin);
     const int in = r->n - 1;
     for (int64_t i = 0; i < n; i++) {
-        memcpy(&buf[i], q, 2);
+        memcpy(buf + i * isz, q, isz);
         q += r->stride[in];
         if (++idx[in] < r->shape[in]) continue;
         for (int d = in; d > 0 && idx[d] == r->shape[d]; d--) { /* carry */
@@ -128,76 +129,107 @@ static void gather(const rows_job *j, const char *p, int64_t begin, int64_t n, u
     }
 }
 
-/* The SUM kernel's tree over elements [begin, begin + n) of one output. */
-static float sum_range(const rows_job *j, const char *p, int64_t begin, int64_t n, uint16_t *buf)
+/* Two halves of the tree added as the kernel adds them: in float32 but for
+ * float64. */
+static double add_halves(int dtype, double lo, double hi)
 {
+    return dtype == DISPATCH_FLOAT64 ? lo + hi : (double)((float)lo + (float)hi);
+}
+
+/* The SUM kernel's tree over elements [begin, begin + n) of one output. */
+static double sum_range(const rows_job *j, const char *p, int64_t begin, int64_t n, char *buf)
+{
+    int f64 = j->dtype == DISPATCH_FLOAT64;
     if (n <= CHUNK) {
         gather(j, p, begin, n, buf);
+        if (f64) return CHOSEN_KERNEL(SUM, FLOAT64, dispatch_rk_sum_f64_fn)(buf, 8, (intptr_t)n);
         return ((dispatch_rk_sum_f32_fn)reduce_chosen_kernel(DISPATCH_RK_SUM, j->dtype))(
-            (const char *)buf, 2, (intptr_t)n);
+            buf, (intptr_t)j->isz, (intptr_t)n);
     }
-    int64_t h = ((n / SUM_LEAF + 1) / 2) * SUM_LEAF; /* the kernel's split */
-    float lo = sum_range(j, p, begin, h, buf);
-    float hi = sum_range(j, p, begin + h, n - h, buf);
-    return lo + hi;
+    int64_t leaf = f64 ? SUM_LEAF_F64 : SUM_LEAF;
+    int64_t h = ((n / leaf + 1) / 2) * leaf; /* the kernel's split */
+    double lo = sum_range(j, p, begin, h, buf);
+    double hi = sum_range(j, p, begin + h, n - h, buf);
+    return add_halves(j->dtype, lo, hi);
+}
+
+/* Multiply n gathered elements into the product's lanes (element i into
+ * lane i % PROD_LANES; chunks start at multiples of PROD_LANES). A narrow
+ * float's are widened to float32 (f) first. */
+static void fold_lanes(const rows_job *j, double *acc, const char *buf, float *f, int64_t n)
+{
+    if (j->dtype == DISPATCH_FLOAT64) {
+        const double *x = (const double *)(const void *)buf;
+        for (int64_t i = 0; i < n; i++) acc[i % PROD_LANES] *= x[i];
+        return;
+    }
+    const float *x = (const float *)(const void *)buf;
+    if (j->dtype != DISPATCH_FLOAT32) {
+        char *data[2] = {(char *)f, (char *)buf};
+        intptr_t steps[2] = {4, 2};
+        dispatch_cast_loop_get(j->dtype, DISPATCH_FLOAT32)(data, steps, (intptr_t)n, NULL);
+        x = f;
+    }
+    int64_t i = 0;
+    for (; i + PROD_LANES <= n; i += PROD_LANES)
+        for (int k = 0; k < PROD_LANES; k++) acc[k] *= (double)x[i + k];
+    for (; i < n; i++) acc[i % PROD_LANES] *= (double)x[i];
 }
 
 /* The FOLD kernel's product of one output's elements, in float64 lanes:
  * a row of up to cap elements widened whole and handed to the kernel
  * itself, a longer one folded here a chunk at a time in the kernel's lanes. */
-static float prod_all(const rows_job *j, const char *p, uint16_t *buf, float *f, int64_t cap)
+static double prod_all(const rows_job *j, const char *p, char *buf, float *f, int64_t cap)
 {
-    dispatch_loop_fn widen = dispatch_cast_loop_get(j->dtype, DISPATCH_FLOAT32);
-    if (j->count <= cap) {
+    if (j->isz == 2 && j->count <= cap) {
+        dispatch_loop_fn widen = dispatch_cast_loop_get(j->dtype, DISPATCH_FLOAT32);
         gather(j, p, 0, j->count, buf);
         char *data[2] = {(char *)f, (char *)buf};
         intptr_t steps[2] = {4, 2};
         widen(data, steps, (intptr_t)j->count, NULL);
         dispatch_rk_fold_fn fold = (dispatch_rk_fold_fn)reduce_chosen_kernel(
             DISPATCH_RK_FOLD_OF(j->op), DISPATCH_FLOAT32);
-        return (float)fold((const char *)f, 4, (intptr_t)j->count);
+        return (double)(float)fold((const char *)f, 4, (intptr_t)j->count);
     }
     double acc[PROD_LANES];
     for (int k = 0; k < PROD_LANES; k++) acc[k] = 1;
     for (int64_t b = 0; b < j->count; b += CHUNK) { /* CHUNK % PROD_LANES == 0 */
         int64_t n = j->count - b < CHUNK ? j->count - b : CHUNK;
         gather(j, p, b, n, buf);
-        char *data[2] = {(char *)f, (char *)buf};
-        intptr_t steps[2] = {4, 2};
-        widen(data, steps, (intptr_t)n, NULL);
-        int64_t i = 0;
-        for (; i + PROD_LANES <= n; i += PROD_LANES)
-            for (int k = 0; k < PROD_LANES; k++) acc[k] *= (double)f[i + k];
-        for (; i < n; i++) acc[i % PROD_LANES] *= (double)f[i];
+        fold_lanes(j, acc, buf, f, n);
     }
     for (int w = PROD_LANES / 2; w >= 1; w /= 2)
         for (int k = 0; k < w; k++) acc[k] = acc[2 * k] * acc[2 * k + 1];
-    return (float)acc[0];
+    return j->dtype == DISPATCH_FLOAT64 ? acc[0] : (double)(float)acc[0];
+}
+
+/* A sum's or mean's value as stored (Note [The NaN and the zero of a sum]). */
+static double sum_stored(const rows_job *j, double v)
+{
+    int mean = dispatch_reduce_is_mean(j->op);
+    if (j->dtype == DISPATCH_FLOAT64)
+        return sum_store_f64(mean ? v / (double)j->count : v);
+    float s = (float)v;
+    return (double)sum_store_f32(mean ? s / (float)j->count : s);
 }
 
 static void rows_range(void *arg, int64_t b, int64_t e)
 {
     rows_job *j = arg;
-    int fold = dispatch_reduce_is_fold(j->op), mean = dispatch_reduce_is_mean(j->op);
-    int64_t cap = fold && j->count > CHUNK && j->count <= PROD_WHOLE ? j->count : CHUNK;
-    uint16_t *buf = malloc((size_t)cap * sizeof *buf);
-    float *f = malloc((size_t)cap * sizeof *f);
-    if (!buf || !f) {
+    int fold = dispatch_reduce_is_fold(j->op);
+    int64_t cap = fold && j->isz == 2 && j->count > CHUNK && j->count <= PROD_WHOLE ? j->count
+                                                                                    : CHUNK;
+    char *buf = malloc((size_t)cap * j->isz);
+    float *f = j->isz == 2 ? malloc((size_t)cap * sizeof *f) : NULL;
+    if (!buf || (j->isz == 2 && !f)) {
         atomic_store(&j->failed, 1);
         free(buf), free(f);
         return;
     }
     for (int64_t o = b; o < e; o++) {
         const char *p = j->base + offset_of(&j->kept, o);
-        float v;
-        if (fold) {
-            v = prod_all(j, p, buf, f, cap);
-        } else {
-            v = sum_range(j, p, 0, j->count, buf);
-            if (mean) v = v / (float)j->count;
-            v = sum_store_f32(v);
-        }
-        j->vals[o] = v;
+        j->vals[o] = fold ? prod_all(j, p, buf, f, cap)
+                          : sum_stored(j, sum_range(j, p, 0, j->count, buf));
     }
     free(buf), free(f);
 }
@@ -207,13 +239,13 @@ static void rows_range(void *arg, int64_t b, int64_t e)
 typedef struct half_pair {
     rows_job *j;
     int64_t begin[2], n[2];
-    float part[2];
+    double part[2];
 } half_pair;
 
 static void pair_range(void *arg, int64_t b, int64_t e)
 {
     half_pair *h = arg;
-    uint16_t *buf = malloc(CHUNK * sizeof *buf);
+    char *buf = malloc(CHUNK * h->j->isz);
     if (!buf) {
         atomic_store(&h->j->failed, 1);
         return;
@@ -227,17 +259,19 @@ static int reduce_rows(rows_job *j, int64_t nout)
 {
     int sum = !dispatch_reduce_is_fold(j->op);
     if (nout == 1 && sum && j->count > CHUNK && dispatch_get_num_threads() > 1) {
-        int64_t h = ((j->count / SUM_LEAF + 1) / 2) * SUM_LEAF;
+        int64_t leaf = j->dtype == DISPATCH_FLOAT64 ? SUM_LEAF_F64 : SUM_LEAF;
+        int64_t h = ((j->count / leaf + 1) / 2) * leaf;
         half_pair hp = {.j = j, .begin = {0, h}, .n = {h, j->count - h}};
         dispatch_parallel_for(2, 1, 1, pair_range, &hp);
-        float v = hp.part[0] + hp.part[1];
-        if (dispatch_reduce_is_mean(j->op)) v = v / (float)j->count;
-        j->vals[0] = sum_store_f32(v);
+        j->vals[0] = sum_stored(j, add_halves(j->dtype, hp.part[0], hp.part[1]));
     } else {
         dispatch_parallel_for(nout, dispatch_parallel_grain(j->count), 1, rows_range, j);
     }
     return atomic_load(&j->failed) ? reduce_out_of_memory(j->op) : 0;
 }
+
+static int rows_in_place(int op, int dtype, size_t isz, const char *base, const dims *kept,
+                         const dims *red, int64_t count, int64_t nout, double *vals);
 
 int reduce_narrow_in_place(int op, const dispatch_iter_operand *in, uint32_t mask,
                            int64_t count, int64_t nout, uint16_t *out)
@@ -287,17 +321,45 @@ int reduce_narrow_in_place(int op, const dispatch_iter_operand *in, uint32_t mas
         return 0;
     }
     if (dispatch_reduce_is_extreme(op)) return 1; /* the copy's (the note above) */
-    rows_job j = {.op = op, .dtype = in->dtype, .base = in->data, .kept = kept, .red = red,
-                  .count = count};
-    atomic_init(&j.failed, 0);
-    j.vals = malloc((size_t)nout * sizeof *j.vals);
-    if (!j.vals) return reduce_out_of_memory(op);
-    int rc = reduce_rows(&j, nout);
-    if (rc == 0) {
-        char *data[2] = {(char *)out, (char *)j.vals};
-        intptr_t steps[2] = {2, 4};
-        dispatch_cast_loop_get(DISPATCH_FLOAT32, in->dtype)(data, steps, (intptr_t)nout, NULL);
+    double *vals = malloc((size_t)nout * sizeof *vals);
+    if (!vals) return reduce_out_of_memory(op);
+    int rc = rows_in_place(op, in->dtype, 2, in->data, &kept, &red, count, nout, vals);
+    if (rc == 0) { /* float32 values in doubles: rounded once */
+        char *data[2] = {(char *)out, (char *)vals};
+        intptr_t steps[2] = {2, 8};
+        dispatch_cast_loop_get(DISPATCH_FLOAT64, in->dtype)(data, steps, (intptr_t)nout, NULL);
     }
-    free(j.vals);
+    free(vals);
     return rc;
+}
+
+/* The rows order (the note above) read in place: one value per output, in
+ * row-major order of the kept dims, into vals. */
+static int rows_in_place(int op, int dtype, size_t isz, const char *base, const dims *kept,
+                         const dims *red, int64_t count, int64_t nout, double *vals)
+{
+    rows_job j = {.op = op, .dtype = dtype, .isz = isz, .base = base, .kept = *kept,
+                  .red = *red, .count = count, .vals = vals};
+    atomic_init(&j.failed, 0);
+    return reduce_rows(&j, nout);
+}
+
+int reduce_float_rows_in_place(int op, const dispatch_iter_operand *in, uint32_t mask,
+                               int64_t count, int64_t nout, double *vals)
+{
+    if (count < 1 || nout < 1 || dispatch_reduce_is_extreme(op)) return 1;
+    if (dispatch_reduce_is_fold(op) && op != DISPATCH_REDUCE_PROD) return 1; /* lanes: prod's */
+    int broadcast = 0;
+    for (int d = 0; d < in->ndim; d++) broadcast |= in->shape[d] > 1 && in->strides[d] == 0;
+    if (!broadcast) return 1; /* the copy holds no more than the input's memory */
+    dims kept = {0}, red = {0};
+    for (int d = 0; d < in->ndim; d++) {
+        if (in->shape[d] == 1) continue;
+        dims *to = (mask >> d) & 1u ? &red : &kept;
+        to->shape[to->n] = in->shape[d];
+        to->stride[to->n++] = in->strides[d];
+    }
+    merge_dims(&red);
+    return rows_in_place(op, in->dtype, dispatch_dtype_itemsize(in->dtype), in->data, &kept,
+                         &red, count, nout, vals);
 }
