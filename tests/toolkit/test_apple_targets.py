@@ -78,3 +78,15 @@ def test_the_cli_writes_the_plan(cli, cache_dir, tmp_path):
     data = json.loads((out / "dispatch_config.json").read_text())
     assert data["arch"] == "aarch64" and "BF16" in data["dispatch"]
     assert (out / "_cpu_dispatch.h").is_file()
+
+
+def test_a_warm_cache_plans_an_apple_target_without_a_warning(cli, tmp_path):
+    """The answer "are the C library's headers there" is cached like every
+    other answer: the cache's type check once dropped it, so every run
+    after the first warned that the cache held an entry of the wrong type."""
+    cmd = ["configure", "--cc", "clang-19 --target=x86_64-apple-macos11",
+           "--cache-dir", str(tmp_path / "cache"), "--outdir", str(tmp_path / "out")]
+    assert cli(cmd).returncode == 0
+    again = cli(cmd)
+    assert again.returncode == 0, again.stderr
+    assert "warning" not in again.stderr, again.stderr
