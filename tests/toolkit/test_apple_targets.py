@@ -155,3 +155,25 @@ def test_arm64_macos_hello_variants_compile_with_their_names(cli, cache_dir, tmp
     assert set(objs) == {"hello_dispatch_c_SVE", "hello_dispatch_c_baseline"}
     assert "_say_hello_SVE>:" in objs["hello_dispatch_c_SVE"]
     assert "_say_hello>:" in objs["hello_dispatch_c_baseline"]
+
+
+def test_the_commands_of_the_downstream_manual(cache_dir, tmp_path):
+    """docs/downstream.md's `<!-- macos-run -->` block, run with bash as a
+    user would from a checkout (here: a folder that links the checkout's
+    tools/ and tests/): both plans written, the guard a Mach-O initializer."""
+    if OBJDUMP is None:
+        pytest.skip("llvm-objdump-19 is not installed")
+    import os
+    import re
+    text = (ROOT / "docs" / "downstream.md").read_text()
+    block = re.search(r"<!-- macos-run -->\n```sh\n(.*?)```", text, re.S)
+    assert block, "docs/downstream.md lost its <!-- macos-run --> block"
+    for name in ("tools", "tests"):
+        (tmp_path / name).symlink_to(ROOT / name)
+    env = {**os.environ, "DISPATCHGEN_CACHE_DIR": str(cache_dir)}
+    r = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", block[1]], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, check=False)
+    assert r.returncode == 0, r.stderr
+    assert "__mod_init_func" in r.stdout, r.stdout
+    for arch in ("arm64", "x86_64"):
+        assert (tmp_path / "build" / arch / "dispatch" / "dispatch_config.json").is_file()
