@@ -98,7 +98,7 @@ def _entry_ok(key, value) -> bool:
     if key.startswith("macros "):
         return isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str)
                                                for k, v in value.items())
-    if key.startswith(("compile ", "union ")):
+    if key.startswith(("compile ", "union ")) or key == "hosted headers":
         return isinstance(value, str) and value.isprintable()
     return False
 

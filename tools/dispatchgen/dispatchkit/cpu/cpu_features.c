@@ -23,8 +23,9 @@
 
 /* The rows come from the generated header (dispatch/_cpu_features_table.h,
  * through cpu_features.h): this architecture's table in its order, groups
- * last, a group's `implies` being its members; then the names only other
- * architectures have, so env values can tell them from typos. The closure
+ * last, a group's `implies` being its members and the smaller groups it
+ * holds; then the names only other architectures have, so env values can
+ * tell them from typos. The closure
  * code iterates to a fixed point, so neither order nor cycles matter for
  * correctness. */
 #define ROW_HERE(NAME, IMPLIES, IS_GROUP) \
