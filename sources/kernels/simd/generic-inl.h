@@ -98,17 +98,28 @@ DV_INLINE DV_V DV_(ldexp_gradual)(DV_V p, DV_V n)
  * ternary does; qemu 7.2 (Debian 12's, where CI proves these targets) gives
  * a, so there the choice is made on the bits, which no emulator can miss. */
 #if defined(__POWER9_VECTOR__)
-DV_INLINE DV_T DV_(spick_)(int first, DV_T a, DV_T b)
+#ifndef DV_PICK_BITS_ /* r = first ? a : b, on the bits (a, b, r of type DV_T) */
+#define DV_PICK_BITS_(r, first, a, b)                                                     \
+    do {                                                                                  \
+        DV_UT ua_, ub_, m_ = (DV_UT)0 - (DV_UT)(first);                                   \
+        memcpy(&ua_, &(a), sizeof ua_);                                                   \
+        memcpy(&ub_, &(b), sizeof ub_);                                                   \
+        ua_ = (ua_ & m_) | (ub_ & ~m_);                                                   \
+        memcpy(&(r), &ua_, sizeof ua_);                                                   \
+    } while (0)
+#endif
+DV_INLINE DV_T DV_(smax)(DV_T a, DV_T b)
 {
-    DV_UT ua, ub, m = (DV_UT)0 - (DV_UT)first;
-    memcpy(&ua, &a, sizeof a);
-    memcpy(&ub, &b, sizeof b);
-    ua = (ua & m) | (ub & ~m);
-    memcpy(&a, &ua, sizeof a);
-    return a;
+    DV_T r;
+    DV_PICK_BITS_(r, (a != a) | (b < a), a, b);
+    return r;
 }
-DV_INLINE DV_T DV_(smax)(DV_T a, DV_T b) { return DV_(spick_)((a != a) | (b < a), a, b); }
-DV_INLINE DV_T DV_(smin)(DV_T a, DV_T b) { return DV_(spick_)((a != a) | (a < b), a, b); }
+DV_INLINE DV_T DV_(smin)(DV_T a, DV_T b)
+{
+    DV_T r;
+    DV_PICK_BITS_(r, (a != a) | (a < b), a, b);
+    return r;
+}
 #else
 DV_INLINE DV_T DV_(smax)(DV_T a, DV_T b) { return a != a ? a : (b < a ? a : b); }
 DV_INLINE DV_T DV_(smin)(DV_T a, DV_T b) { return a != a ? a : (a < b ? a : b); }
