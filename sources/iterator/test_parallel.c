@@ -253,12 +253,21 @@ int main(void)
     }
     failures += check_call(100000, 100, 1, 0, "after fork");
 
-    pid = fork(); /* a fresh pool: Note [A spinning worker yields] */
-    if (pid == 0) _exit(worker_starts_off_the_callers_cpu() ? 3 : 0);
-    status = 0;
-    waitpid(pid, &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        fprintf(stderr, "the worker started beside its caller (status %d)\n", status);
+    /* A fresh pool each try: Note [A spinning worker yields]. Once started,
+     * the worker is placed by the kernel, which on a machine loaded by other
+     * processes (CI runs two suites at once) may move it beside its caller;
+     * the old pool started it there every time, so one try in three off the
+     * caller's CPU shows the start mask works. */
+    int placed = 0;
+    for (int attempt = 0; attempt < 3 && !placed; attempt++) {
+        pid = fork();
+        if (pid == 0) _exit(worker_starts_off_the_callers_cpu() ? 3 : 0);
+        status = 0;
+        waitpid(pid, &status, 0);
+        placed = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    }
+    if (!placed) {
+        fprintf(stderr, "the worker started beside its caller in three fresh pools\n");
         failures++;
     }
 
