@@ -479,11 +479,7 @@ float reduce_sum_narrow(int dtype, const char *p, intptr_t stride, int64_t n)
 static int reduce_float_in_place(const reduce_job *j, const dispatch_iter_operand *in,
                                  uint32_t mask, int64_t nout)
 {
-    /* Past 2^34 elements (seconds of reading) a view of 2^62 would read for
-     * years: it keeps the copy's answer, a MemoryError naming its shape
-     * (tests/test_hostile_sizes.py). */
-    int64_t total;
-    if (__builtin_mul_overflow(j->count, nout, &total) || total > ((int64_t)1 << 34)) return 1;
+    if (reduce_in_place_too_long(j->count, nout)) return 1;
     double *vals = malloc((size_t)nout * sizeof *vals);
     if (!vals) return 1; /* the copy's path reports its own */
     int rc = reduce_float_rows_in_place(j->op, in, mask, j->count, nout, vals);

@@ -277,10 +277,7 @@ int reduce_narrow_in_place(int op, const dispatch_iter_operand *in, uint32_t mas
                            int64_t count, int64_t nout, uint16_t *out)
 {
     if (count < 1 || nout < 1) return 1;
-    /* Past 2^34 elements a broadcast of 2^62 would read for years: the
-     * copy's answer, a MemoryError naming its shape (as reduce_float.c). */
-    int64_t total;
-    if (__builtin_mul_overflow(count, nout, &total) || total > ((int64_t)1 << 34)) return 1;
+    if (reduce_in_place_too_long(count, nout)) return 1;
     /* The dense copy's order (the note above): columns or rows. */
     int first = -1, last = -1, gap = 0, kept_after = 0;
     for (int d = 0; d < in->ndim; d++) {
