@@ -136,6 +136,21 @@ def _preprocess(text: str, defines: list, tmp_path: Path) -> str:
     return proc.stdout.split("ROWS", 1)[1]
 
 
+def _group_row(arch, group) -> list:
+    """A group's row: its members, then every smaller group all of whose members
+    it holds (X86_V4 implies X86_V3 and X86_V2), so DISABLE of a group turns off
+    the groups above it."""
+    smaller = [h.name for h in arch.groups
+               if set(h.members) < set(group.members)]
+    return list(group.members) + smaller
+
+
+def test_each_larger_x86_group_names_the_smaller_ones():
+    rows = {g.name: _group_row(ARCHES["x86_64"], g) for g in ARCHES["x86_64"].groups}
+    assert "X86_V2" in rows["X86_V3"] and "X86_V2" not in rows["X86_V2"]
+    assert {"X86_V2", "X86_V3"} <= set(rows["X86_V4"])
+
+
 @needs_gcc
 @pytest.mark.parametrize("arch", ARCHES.values(), ids=ARCHES)
 def test_the_rows_of_each_arch_are_its_table(arch, header, tmp_path):
@@ -143,7 +158,7 @@ def test_the_rows_of_each_arch_are_its_table(arch, header, tmp_path):
     here = [(n, i.split(), int(g))
             for n, i, g in re.findall(r'\[here (\w+) "([^"]*)" (\d)\]', out)]
     expected = [(f.name, list(f.implies), 0) for f in arch.features]
-    expected += [(g.name, list(g.members), 1) for g in arch.groups]
+    expected += [(g.name, _group_row(arch, g), 1) for g in arch.groups]
     assert here == expected
     elsewhere = re.findall(r"\[elsewhere (\w+) \d\]", out)
     assert sorted(elsewhere) == sorted(table_names() - {n for n, *_ in expected})
@@ -194,6 +209,6 @@ def test_the_built_runtime_table_is_the_toolkit_table_of_this_arch(tmp_path):
     arch = ARCHES[arch_name]
     ids = ctable.c_ids()
     here = [[ids[f.name], f.name, " ".join(f.implies), 0, 1] for f in arch.features]
-    here += [[ids[g.name], g.name, " ".join(g.members), 1, 1] for g in arch.groups]
+    here += [[ids[g.name], g.name, " ".join(_group_row(arch, g)), 1, 1] for g in arch.groups]
     assert [r for r in rows if r[4]] == here
     assert {r[1]: r[0] for r in rows} == ids

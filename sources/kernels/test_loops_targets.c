@@ -316,8 +316,9 @@ static void check_prod(const char *where, const dispatch_kernel_export *e) {
 static void check_dot(const char *where, const dispatch_kernel_export *e) {
     int dtype = e->dtype, fl = is_float(dtype);
     size_t isz = dispatch_dtype_itemsize(dtype);
-    enum { DMAX = 5000 };
-    char *a = malloc(2 * DMAX * 8), *b = malloc(2 * DMAX * 8), *pa = malloc(DMAX * 8),
+    /* SPAN elements cover DMAX read at the largest step (3) */
+    enum { DMAX = 5000, STEP_MAX = 3, SPAN = STEP_MAX * DMAX };
+    char *a = malloc(SPAN * 8), *b = malloc(SPAN * 8), *pa = malloc(DMAX * 8),
          *pb = malloc(DMAX * 8), *prod = malloc(DMAX * 8);
     static const int dlens[] = {0, 1, 2, 3, 31, 32, 33, 511, 512, 513, 1029, 1537, 4097, DMAX};
     char what[160];
@@ -329,10 +330,10 @@ static void check_dot(const char *where, const dispatch_kernel_export *e) {
     /* values: random bits and specials (a float sum is then mostly NaN or
      * inf), and for floats ordinary values of many magnitudes (rounded sums) */
     for (int run = 0; run < (fl ? 4 : 2); run++) {
-        int step = run % 2 ? 3 : 1;
-        fill(dtype, a, 2 * DMAX, NULL);
-        fill(dtype, b, 2 * DMAX, NULL);
-        for (int i = 0; run >= 2 && i < 2 * DMAX; i++) {
+        int step = run % 2 ? STEP_MAX : 1;
+        fill(dtype, a, SPAN, NULL);
+        fill(dtype, b, SPAN, NULL);
+        for (int i = 0; run >= 2 && i < SPAN; i++) {
             double x[2];
             for (int k = 0; k < 2; k++)
                 x[k] = ldexp((double)(next() >> 11) * 0x1p-53 - 0.5, (int)(next() % 21) - 10);
