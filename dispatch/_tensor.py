@@ -234,12 +234,12 @@ class Tensor(_fastpath.TensorBase):
     def contiguous(self) -> Tensor:
         if _cptr(self).device == 1 and not self.is_contiguous():
             return _copy_on_device(self)  # C's contiguous walks host memory
-        return _wrap(lib.dispatch_tensor_contiguous(_cptr(self)))
+        return _wrap(lib.dispatch_kernels_contiguous(_cptr(self)))
 
     def clone(self) -> Tensor:
         if _cptr(self).device == 1:
             return _copy_on_device(self)  # C's clone walks host memory
-        return _wrap(lib.dispatch_tensor_clone(_cptr(self)))
+        return _wrap(lib.dispatch_kernels_clone(_cptr(self)))
 
     def to(self, dtype: Any) -> Tensor:
         """A tensor of another dtype, or on another device ("cuda", "cpu"); self when
@@ -248,7 +248,7 @@ class Tensor(_fastpath.TensorBase):
             return self._to_device(dtype)
         if _cptr(self).device == 1 and _as_dtype(dtype) != self.dtype:
             return _copy_on_device(self, _as_dtype(dtype))  # a cast by the CUDA copy_ kernel
-        return _wrap(lib.dispatch_tensor_to_dtype(_cptr(self), _as_dtype(dtype).num))
+        return _wrap(lib.dispatch_kernels_to_dtype(_cptr(self), _as_dtype(dtype).num))
 
     # NumPy and Python values -------------------------------------------------------------
     @property

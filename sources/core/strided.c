@@ -115,10 +115,8 @@ void dispatch_strided_plan_walk(const dispatch_strided_plan *p, int64_t begin, i
     }
 }
 
-int dispatch_strided_run(dispatch_loop_fn loop, int nops, dispatch_tensor *const *ops, void *ctx) {
-    if (!loop) return dispatch_error_set(DISPATCH_ERR_TYPE, "no loop for this operation and dtype");
+void dispatch_strided_plan_of(dispatch_strided_plan *p, int nops, dispatch_tensor *const *ops) {
     const dispatch_tensor *out = ops[0];
-    if (out->numel == 0) return 0;
     intptr_t bs[DISPATCH_MAX_OPERANDS][DISPATCH_MAX_DIMS];
     char *data[DISPATCH_MAX_OPERANDS];
     for (int k = 0; k < nops; k++) {
@@ -127,8 +125,14 @@ int dispatch_strided_run(dispatch_loop_fn loop, int nops, dispatch_tensor *const
             bs[k][d] = out->sizes[d] == 1 ? 0 : (intptr_t)ops[k]->strides[d] * isz;
         data[k] = ops[k]->data;
     }
+    dispatch_strided_plan_init(p, nops, data, (int)out->ndim, out->sizes, bs);
+}
+
+int dispatch_strided_run(dispatch_loop_fn loop, int nops, dispatch_tensor *const *ops, void *ctx) {
+    if (!loop) return dispatch_error_set(DISPATCH_ERR_TYPE, "no loop for this operation and dtype");
+    if (ops[0]->numel == 0) return 0;
     dispatch_strided_plan p;
-    dispatch_strided_plan_init(&p, nops, data, (int)out->ndim, out->sizes, bs);
+    dispatch_strided_plan_of(&p, nops, ops);
     dispatch_strided_plan_walk(&p, 0, p.numel, loop, ctx);
     return 0;
 }

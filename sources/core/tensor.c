@@ -601,7 +601,9 @@ int dispatch_tensor_check_writable(const dispatch_tensor *t, const char *what) {
                               "to from_numpy", what);
 }
 
-int dispatch_tensor_copy_(dispatch_tensor *dst, dispatch_tensor *src) {
+int dispatch_tensor_copy_prepare(dispatch_tensor *dst, dispatch_tensor *src,
+                                 dispatch_tensor **view, dispatch_loop_fn *loop) {
+    *view = NULL;
     if (dispatch_tensor_check_writable(dst, "copy_") < 0) return -1;
     if (dispatch_tensor_check_no_internal_overlap(dst) < 0) return -1;
     dispatch_tensor *e = dispatch_tensor_expand(src, (int)dst->ndim, dst->sizes);
@@ -641,8 +643,17 @@ int dispatch_tensor_copy_(dispatch_tensor *dst, dispatch_tensor *src) {
             e = c;
         }
     }
-    dispatch_loop_fn fn = src->dtype == dst->dtype ? dispatch_loop_get(DISPATCH_LOOP_COPY, dst->dtype)
-                                                   : dispatch_cast_loop_get(src->dtype, dst->dtype);
+    *loop = src->dtype == dst->dtype ? dispatch_loop_get(DISPATCH_LOOP_COPY, dst->dtype)
+                                     : dispatch_cast_loop_get(src->dtype, dst->dtype);
+    *view = e;
+    return 1;
+}
+
+int dispatch_tensor_copy_(dispatch_tensor *dst, dispatch_tensor *src) {
+    dispatch_tensor *e;
+    dispatch_loop_fn fn;
+    int work = dispatch_tensor_copy_prepare(dst, src, &e, &fn);
+    if (work <= 0) return work;
     dispatch_tensor *ops[2] = {dst, e};
     int rc = dispatch_strided_run(fn, 2, ops, NULL);
     dispatch_tensor_decref(e);

@@ -89,7 +89,7 @@ static int upload(dispatch_tensor *dst, dispatch_tensor *src) {
     dispatch_tensor *host =
         dispatch_tensor_empty((int)dst->ndim, dst->sizes, dst->dtype, DISPATCH_DEVICE_CPU);
     if (!host) return -1;
-    int rc = dispatch_tensor_copy_(host, src); /* the host's casts and broadcasting */
+    int rc = dispatch_kernels_host_copy_(host, src); /* the host's casts and broadcasting */
     if (rc == 0 && dst->is_contiguous) {
         rc = dispatch_iter_device_memcpy((int)dst->device, dst->data, host->data,
                                          (size_t)nbytes_of(dst), DISPATCH_MEMCPY_HOST_TO_DEVICE);
@@ -126,7 +126,7 @@ static int download(dispatch_tensor *dst, dispatch_tensor *src) {
     rc = host ? dispatch_iter_device_memcpy((int)src->device, host->data, dense->data,
                                             (size_t)nbytes_of(src), DISPATCH_MEMCPY_DEVICE_TO_HOST)
               : -1;
-    if (rc == 0) rc = dispatch_tensor_copy_(dst, host); /* the host's casts and broadcasting */
+    if (rc == 0) rc = dispatch_kernels_host_copy_(dst, host); /* the host's casts and broadcasting */
     if (host) dispatch_tensor_decref(host);
     dispatch_tensor_decref(dense);
     return rc;
@@ -137,7 +137,7 @@ int dispatch_kernels_copy_(dispatch_tensor *dst, dispatch_tensor *src) {
     int host_value = src_dev == DISPATCH_DEVICE_CPU && src->ndim == 0;
     if (dst_dev == DISPATCH_DEVICE_META || src_dev == DISPATCH_DEVICE_META ||
         (dst_dev == DISPATCH_DEVICE_CPU && src_dev == DISPATCH_DEVICE_CPU))
-        return dispatch_tensor_copy_(dst, src);
+        return dispatch_kernels_host_copy_(dst, src);
     if (dispatch_tensor_check_writable(dst, "copy_") < 0) return -1;
     if (dispatch_tensor_check_no_internal_overlap(dst) < 0) return -1;
     if (dst_dev == src_dev) return copy_within_device(dst, src);

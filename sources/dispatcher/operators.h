@@ -38,6 +38,12 @@ DISPATCH_BOXED_KERNEL(copy_);
 DISPATCH_BOXED_KERNEL(fill_);
 DISPATCH_BOXED_KERNEL(cast);
 
+/* host_copy.c: core's dispatch_strided_run and dispatch_tensor_copy_ split
+ * across the pool's threads (Note [Copies across threads]). */
+int dispatch_kernels_strided_run(dispatch_loop_fn loop, int nops, dispatch_tensor *const *ops,
+                                 void *ctx);
+int dispatch_kernels_host_copy_(dispatch_tensor *dst, dispatch_tensor *src);
+
 /* What the families share (operators_shared.c). ------------------------------ */
 
 #define UNUSED_KS (void)ks
@@ -63,7 +69,5 @@ int operator_into_out(const dispatch_operator *op, dispatch_tensor *out,
 int operator_return_self(dispatch_tensor *self, dispatch_ivalue *rets);
 /* 0 when v is a tensor, else -1 with a TypeError naming arg. */
 int operator_expect_tensor(const dispatch_operator *op, const dispatch_ivalue *v, const char *arg);
-/* t as dtype (a new reference), on its own device. */
-dispatch_tensor *operator_to_dtype(dispatch_tensor *t, int dtype);
 
 #endif

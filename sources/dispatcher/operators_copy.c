@@ -31,8 +31,8 @@ DISPATCH_BOXED_KERNEL(fill_) {
     } else if (self->device == DISPATCH_DEVICE_CPU) {
         char value[8];
         operator_scalar_to(v, self->dtype, value);
-        if (dispatch_strided_run(dispatch_loop_get(DISPATCH_LOOP_FILL, self->dtype), 1, &self,
-                                 value) < 0)
+        if (dispatch_kernels_strided_run(dispatch_loop_get(DISPATCH_LOOP_FILL, self->dtype), 1,
+                                         &self, value) < 0)
             return -1;
     } else if (self->device != DISPATCH_DEVICE_META) { /* a device's FILL loop */
         _Alignas(8) char value[8];

@@ -428,7 +428,7 @@ DISPATCH_BOXED_KERNEL(addcmul) {
     dispatch_tensor *h[3] = {NULL, NULL, NULL};
     int rc = 0;
     for (int k = 0; k < 3 && rc == 0; k++)
-        if (!(h[k] = operator_to_dtype(ins[k], dtype))) rc = -1;
+        if (!(h[k] = dispatch_kernels_to_dtype(ins[k], dtype))) rc = -1;
     if (rc == 0)
         rc = elementwise(op, DISPATCH_LOOP_ADDCMUL, DISPATCH_FLOAT32, dtype, h, 3, value, rets,
                          operator_out_arg(op, args));

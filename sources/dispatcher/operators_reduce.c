@@ -28,7 +28,7 @@ typedef int (*kernel_fn)(const dispatch_operator *, dispatch_keyset, dispatch_iv
 static int call_on_cast(kernel_fn kernel, int dtype, const dispatch_operator *op,
                         dispatch_keyset ks, dispatch_ivalue *args, dispatch_ivalue *rets,
                         void *ctx) {
-    dispatch_tensor *saved = args[0].v.t, *cast = operator_to_dtype(saved, dtype);
+    dispatch_tensor *saved = args[0].v.t, *cast = dispatch_kernels_to_dtype(saved, dtype);
     if (!cast) return -1;
     args[0].v.t = cast;
     int rc = kernel(op, ks, args, rets, ctx);
@@ -40,7 +40,7 @@ static int call_on_cast(kernel_fn kernel, int dtype, const dispatch_operator *op
 /* rets[0] rounded once to dtype (a narrow float) in place; on failure all
  * nrets released. */
 static int round_first_ret_to_narrow(dispatch_ivalue *rets, int nrets, int dtype) {
-    dispatch_tensor *narrow = dispatch_tensor_to_dtype(rets[0].v.t, dtype);
+    dispatch_tensor *narrow = dispatch_kernels_to_dtype(rets[0].v.t, dtype);
     if (!narrow) {
         dispatch_ivalue_release(rets, nrets);
         return -1;
@@ -128,7 +128,7 @@ static dispatch_tensor *cast_for_reduce(dispatch_tensor *in, int dtype, uint32_t
     int layout_free = dispatch_dtype_category_of(dtype) != DISPATCH_CAT_FLOAT ||
                       dispatch_dtype_is_narrow_float(dtype) || all_reduced;
     if (!any || !layout_free || in->device != DISPATCH_DEVICE_CPU)
-        return operator_to_dtype(in, dtype);
+        return dispatch_kernels_to_dtype(in, dtype);
     dispatch_tensor *small = in;
     dispatch_tensor_incref(small);
     for (int d = 0; d < in->ndim && small; d++) {
@@ -138,7 +138,7 @@ static dispatch_tensor *cast_for_reduce(dispatch_tensor *in, int dtype, uint32_t
         small = cut;
     }
     if (!small) return NULL;
-    dispatch_tensor *cast = operator_to_dtype(small, dtype);
+    dispatch_tensor *cast = dispatch_kernels_to_dtype(small, dtype);
     dispatch_tensor_decref(small);
     if (!cast) return NULL;
     dispatch_tensor *wide = dispatch_tensor_expand(cast, (int)in->ndim, in->sizes);

@@ -227,20 +227,3 @@ int operator_expect_tensor(const dispatch_operator *op, const dispatch_ivalue *v
     return 0;
 }
 
-/* t as dtype (a new reference): core's dispatch_tensor_to_dtype for a CPU
- * tensor; a device tensor is cast by the device's copy (core's walks host
- * memory and refuses device memory). */
-dispatch_tensor *operator_to_dtype(dispatch_tensor *t, int dtype) {
-    if (t->device == DISPATCH_DEVICE_CPU || t->device == DISPATCH_DEVICE_META)
-        return dispatch_tensor_to_dtype(t, dtype);
-    if (t->dtype == dtype) {
-        dispatch_tensor_incref(t);
-        return t;
-    }
-    dispatch_tensor *cast = dispatch_tensor_empty((int)t->ndim, t->sizes, dtype, t->device);
-    if (cast && dispatch_kernels_copy_(cast, t) < 0) {
-        dispatch_tensor_decref(cast);
-        cast = NULL;
-    }
-    return cast;
-}

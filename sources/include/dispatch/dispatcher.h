@@ -136,6 +136,13 @@ int dispatch_kernels_register_device(int key);
  * through the device's byte copy (Note [Copies that touch a device] in
  * sources/dispatcher/device_copy.c). */
 int dispatch_kernels_copy_(dispatch_tensor *dst, dispatch_tensor *src);
+/* clone, contiguous (t itself, a new reference, when it is) and to (t itself
+ * when of dtype already) through dispatch_kernels_copy_: on the host split
+ * across the pool's threads (Note [Copies across threads] in
+ * sources/dispatcher/host_copy.c), core's functions of the same names on one. */
+dispatch_tensor *dispatch_kernels_clone(dispatch_tensor *t);
+dispatch_tensor *dispatch_kernels_contiguous(dispatch_tensor *t);
+dispatch_tensor *dispatch_kernels_to_dtype(dispatch_tensor *t, int dtype);
 
 /* Copy the parsed default of argument i into out; -1 (TypeError) when it has none. */
 int dispatch_op_default(const dispatch_operator *op, int i, dispatch_ivalue *out);

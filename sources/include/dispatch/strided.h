@@ -38,9 +38,23 @@ void dispatch_strided_plan_init(dispatch_strided_plan *p, int nops, char *const 
 void dispatch_strided_plan_walk(const dispatch_strided_plan *p, int64_t begin, int64_t end,
                                 dispatch_loop_fn inner, void *ctx);
 
-/* ops[0] is the output; every operand has the output's sizes (expand first).
- * Returns 0 (nothing can fail but a NULL loop, reported as a TypeError). */
+/* The plan of tensors: ops[0] is the output; every operand has the output's
+ * sizes (expand first). */
+void dispatch_strided_plan_of(dispatch_strided_plan *p, int nops, dispatch_tensor *const *ops);
+
+/* Walk the plan of ops on this thread (the dispatcher's
+ * dispatch_kernels_strided_run splits it across threads). Returns 0
+ * (nothing can fail but a NULL loop, reported as a TypeError). */
 int dispatch_strided_run(dispatch_loop_fn loop, int nops, dispatch_tensor *const *ops, void *ctx);
+
+/* copy_'s checks and plan without the walk: 1 with *view (a new reference:
+ * src expanded to dst's shape, or a private copy of it where it may share
+ * memory with dst) and *loop (dst = src's cast or copy loop) when there are
+ * elements to copy, 0 when there are none (meta, empty), -1 with the error
+ * set (read-only or self-overlapping dst, shapes that do not broadcast,
+ * another device). */
+int dispatch_tensor_copy_prepare(dispatch_tensor *dst, dispatch_tensor *src,
+                                 dispatch_tensor **view, dispatch_loop_fn *loop);
 
 /* Whether two elements of a layout (sizes, strides in BYTES, elements of
  * itemsize bytes) share a byte: 1 when they do, 0 when no two do, -1 with a

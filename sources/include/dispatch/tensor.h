@@ -72,7 +72,10 @@ dispatch_tensor *dispatch_tensor_expand(dispatch_tensor *t, int ndim, const int6
 dispatch_tensor *dispatch_tensor_contiguous(dispatch_tensor *t); /* t itself (new ref) if contiguous */
 dispatch_tensor *dispatch_tensor_clone(dispatch_tensor *t);
 dispatch_tensor *dispatch_tensor_to_dtype(dispatch_tensor *t, int dtype); /* new ref to t if same */
-/* Elementwise dst[...] = (dst dtype) src[...], src broadcast to dst; handles overlap. */
+/* Elementwise dst[...] = (dst dtype) src[...], src broadcast to dst; handles
+ * overlap. One thread: the dispatcher's dispatch_kernels_copy_ (and its
+ * clone, contiguous, to) split the same walk across the pool's threads
+ * (dispatch_tensor_copy_prepare in strided.h). */
 int dispatch_tensor_copy_(dispatch_tensor *dst, dispatch_tensor *src);
 /* 0 when t may be written, else -1 with a ValueError naming `what` (an
  * operator's name): t's storage is read-only (dispatch_storage_set_readonly).
