@@ -10,6 +10,26 @@
 #include "simd.h"
 #include "kernels_loops.h"
 
+/* Element strides: the same three roundings (-ffp-contract=off: no fused
+ * multiply-add), typed, in one inlined loop (out stride so, inputs sa). */
+#define ADDCMUL_STRIDED(T, S)                                                          \
+    static inline __attribute__((always_inline)) void addcmul_strided_##S(            \
+        T *o, const T *a, const T *b, const T *c, intptr_t so, intptr_t sa, intptr_t n, \
+        T value)                                                                       \
+    {                                                                                  \
+        for (intptr_t i = 0; i < n; i++)                                               \
+            o[i * so] = a[i * sa] + (value * b[i * sa]) * c[i * sa];                   \
+    }                                                                                  \
+    static void addcmul_strided4_##S(T *o, const T *a, const T *b, const T *c,         \
+                                     intptr_t so, intptr_t sa, intptr_t sb, intptr_t sc, \
+                                     intptr_t n, T value)                              \
+    {                                                                                  \
+        for (intptr_t i = 0; i < n; i++)                                               \
+            o[i * so] = a[i * sa] + (value * b[i * sb]) * c[i * sc];                   \
+    }
+ADDCMUL_STRIDED(float, f32)
+ADDCMUL_STRIDED(double, f64)
+
 #define DISPATCH_KERNELS_ADDCMUL_LOOP(NAME, T, S)                                      \
     void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *steps,         \
                                            intptr_t n, void *ctx)                      \
@@ -33,6 +53,20 @@
                 const dv_##S va = ua ? dv_load_##S(a + i) : sa;                        \
                 dv_store_##S(o + i, dv_add_##S(va, dv_mul_##S(dv_mul_##S(v, vb), vc))); \
             }                                                                          \
+        }                                                                              \
+        else if (steps[0] == sz && steps[1] == 2 * sz && steps[2] == 2 * sz &&          \
+                 steps[3] == 2 * sz) {                                                 \
+            /* every other column (Note [Strided paths] in loop_paths.h): typed, with  \
+             * constant strides, so the compiler vectorizes it */                      \
+            addcmul_strided_##S((T *)data[0], (const T *)data[1], (const T *)data[2],   \
+                                (const T *)data[3], 1, 2, n, value);                   \
+            return;                                                                    \
+        } else if (steps[0] % sz == 0 && steps[1] % sz == 0 && steps[2] % sz == 0 &&    \
+                   steps[3] % sz == 0 && (steps[0] != 0 || n == 1)) {                  \
+            addcmul_strided4_##S((T *)data[0], (const T *)data[1], (const T *)data[2],  \
+                                 (const T *)data[3], steps[0] / sz, steps[1] / sz,     \
+                                 steps[2] / sz, steps[3] / sz, n, value);              \
+            return;                                                                    \
         }                                                                              \
         char *po = data[0] + i * steps[0];                                             \
         const char *pa = data[1] + i * steps[1], *pb = data[2] + i * steps[2];         \

@@ -198,6 +198,9 @@ typedef uint8_t dk_bool8;
         if (!DK_ELEMS(s[0], z) || !DK_ELEMS(s[1], z) || !DK_ELEMS(s[2], z) ||             \
             !DK_ELEMS(s[3], z)) {                                                         \
             DK_REFERENCE(LOOP, DTYPE, data, s, n, ctx);                                   \
+        } else if (s[0] == z && s[1] == 2 * z && s[2] == 2 * z && s[3] == 2 * z) {        \
+            /* every other column (Note [Strided paths]): constant strides */             \
+            DK_TERNARY_PATH_(T, EXPR, pa[2 * i], pb[2 * i], pc[2 * i], o[i])              \
         } else if (s[0] != z || zeros > 1 || zeros + units != 3) {                        \
             DK_TERNARY_PATH_(T, EXPR, pa[i * (s[1] / z)], pb[i * (s[2] / z)],             \
                              pc[i * (s[3] / z)], o[i * (s[0] / z)])                       \
