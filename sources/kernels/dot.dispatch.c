@@ -69,6 +69,17 @@ typedef double (*dot_leaf_fn)(const char *a, intptr_t sa, const char *b, intptr_
         if (sa == (intptr_t)sizeof(T) && sb == (intptr_t)sizeof(T))                        \
             return LEAF((const T *)(const void *)a, (const T *)(const void *)b, n);        \
         T x[DOT_LEAF], y[DOT_LEAF];                                                        \
+        const intptr_t z = (intptr_t)sizeof(T);                                            \
+        if (sa % z == 0 && sb % z == 0 && ((uintptr_t)a | (uintptr_t)b) % _Alignof(T) == 0) { \
+            /* element strides, typed (Note [Strided paths] in loop_paths.h) */            \
+            const T *pa = (const T *)(const void *)a, *pb = (const T *)(const void *)b;    \
+            const intptr_t ea = sa / z, eb = sb / z;                                       \
+            if (ea == 2 && eb == 2)                                                        \
+                for (intptr_t i = 0; i < n; i++) x[i] = pa[2 * i], y[i] = pb[2 * i];       \
+            else                                                                           \
+                for (intptr_t i = 0; i < n; i++) x[i] = pa[i * ea], y[i] = pb[i * eb];     \
+            return LEAF(x, y, n);                                                          \
+        }                                                                                  \
         for (intptr_t i = 0; i < n; i++) {                                                 \
             memcpy(&x[i], a + i * sa, sizeof(T));                                          \
             memcpy(&y[i], b + i * sb, sizeof(T));                                          \
