@@ -152,21 +152,12 @@ static dispatch_tensor *copy_as(dispatch_tensor *t, int dtype) {
 dispatch_tensor *dispatch_kernels_clone(dispatch_tensor *t) { return copy_as(t, t->dtype); }
 
 dispatch_tensor *dispatch_kernels_contiguous(dispatch_tensor *t) {
-    if (t->is_contiguous) {
-        dispatch_tensor_incref(t);
-        return t;
-    }
+    if (t->is_contiguous) return dispatch_tensor_contiguous(t); /* t itself */
     return copy_as(t, t->dtype);
 }
 
 dispatch_tensor *dispatch_kernels_to_dtype(dispatch_tensor *t, int dtype) {
-    if (!dispatch_dtype_is_valid(dtype)) {
-        dispatch_error_set(DISPATCH_ERR_TYPE, "invalid dtype %d", dtype);
-        return NULL;
-    }
-    if (dtype == t->dtype) {
-        dispatch_tensor_incref(t);
-        return t;
-    }
+    if (!dispatch_dtype_is_valid(dtype) || dtype == t->dtype)
+        return dispatch_tensor_to_dtype(t, dtype); /* its TypeError, or t itself */
     return copy_as(t, dtype);
 }
