@@ -10,7 +10,8 @@
  * Note [One strided engine]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~
  * Every CPU walk over strided operands goes through the plan of this file:
- * copy_ and fill_ (dispatch_strided_run below), the elementwise engine of
+ * copy_ and fill_ (dispatch_strided_run below on one thread, the plan's ranges
+ * on the pool in sources/dispatcher/host_copy.c), the elementwise engine of
  * sources/iterator (which adds broadcasting, chunked casting, the overlap
  * rules and threads: each thread walks its own range of the same plan), the
  * reductions' walk over their output elements and their gather of

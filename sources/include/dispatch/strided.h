@@ -6,9 +6,11 @@
  * |stride| (innermost first) and merged where every operand steps through
  * them as one, so contiguous operands (in any common order) make one call of
  * n = numel. Walking a plan calls one loop of loops.h (or any function of
- * that shape) per inner run. copy_ and fill_ run here directly; the
- * elementwise engine and the reductions of sources/iterator build on the
- * same plan, adding broadcasting, casting, overlap checks and threads.
+ * that shape) per inner run. core's copies run it on one thread, the
+ * dispatcher's copy_, fill_, clone, contiguous and to in ranges on the
+ * pool's threads (sources/dispatcher/host_copy.c); the elementwise engine
+ * and the reductions of sources/iterator build on the same plan, adding
+ * broadcasting, casting, overlap checks and threads.
  */
 #ifndef DISPATCH_STRIDED_H_
 #define DISPATCH_STRIDED_H_
