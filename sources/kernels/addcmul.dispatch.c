@@ -11,21 +11,27 @@
 #include "kernels_loops.h"
 
 /* Element strides: the same three roundings (-ffp-contract=off: no fused
- * multiply-add), typed, in one inlined loop (out stride so, inputs sa). */
+ * multiply-add; each product assigned to a T, so a target that evaluates
+ * float in double, s390x's C11 mode, rounds it as the reference does),
+ * typed, in one inlined loop (out stride so, inputs sa). */
 #define ADDCMUL_STRIDED(T, S)                                                          \
     static inline __attribute__((always_inline)) void addcmul_strided_##S(            \
         T *o, const T *a, const T *b, const T *c, intptr_t so, intptr_t sa, intptr_t n, \
         T value)                                                                       \
     {                                                                                  \
-        for (intptr_t i = 0; i < n; i++)                                               \
-            o[i * so] = a[i * sa] + (value * b[i * sa]) * c[i * sa];                   \
+        for (intptr_t i = 0; i < n; i++) {                                             \
+            const T vb = value * b[i * sa], vbc = vb * c[i * sa];                      \
+            o[i * so] = a[i * sa] + vbc;                                               \
+        }                                                                              \
     }                                                                                  \
     static void addcmul_strided4_##S(T *o, const T *a, const T *b, const T *c,         \
                                      intptr_t so, intptr_t sa, intptr_t sb, intptr_t sc, \
                                      intptr_t n, T value)                              \
     {                                                                                  \
-        for (intptr_t i = 0; i < n; i++)                                               \
-            o[i * so] = a[i * sa] + (value * b[i * sb]) * c[i * sc];                   \
+        for (intptr_t i = 0; i < n; i++) {                                             \
+            const T vb = value * b[i * sb], vbc = vb * c[i * sc];                      \
+            o[i * so] = a[i * sa] + vbc;                                               \
+        }                                                                              \
     }
 ADDCMUL_STRIDED(float, f32)
 ADDCMUL_STRIDED(double, f64)
