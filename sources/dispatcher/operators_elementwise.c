@@ -204,22 +204,6 @@ static int binary_setup(int loop, dispatch_tensor *const *ins, const dispatch_iv
     return 0;
 }
 
-/*
- * Note [float16 with a scalar]
- * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
- * PyTorch's CPU mul and div of a float16 tensor by a scalar (a Python
- * number, or a 0-dim tensor, as the second operand; a Python number on
- * either side of *) keep the scalar in float32 and round the float32 result
- * once: h * 0.1 is 0.6001 for h = 6, where rounding 0.1 to float16 first
- * gives 0.5996. Those calls run the loops of dispatch_kernels_half_scalar_loop
- * (kernels.h): the float16 operand widened, the float32 scalar, one rounding.
- * A number on the left of / is the same, s / x in float rounded once (PyTorch
- * multiplies by a rounded reciprocal there). add and sub round the scalar to
- * float16 first, as PyTorch does, and so keep the float16 loop. bfloat16
- * and every other narrow float (Note [Narrow floats] in dtype.h) the same,
- * through the engine: the float32 loop over its operand and the scalar,
- * both cast to float32, into its result.
- */
 /* 1 when the float32 at f32 is a value of the narrow float dtype, whose
  * bits are then in *narrow; 0 when rounding would change it (or a NaN). */
 static int float32_is_exact_in(int dtype, const char *f32, char *narrow) {
@@ -259,6 +243,23 @@ static dispatch_tensor *narrow_exact_scalar(int dtype, const dispatch_tensor *sc
     return t;
 }
 
+/*
+ * Note [float16 with a scalar]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * PyTorch's CPU mul and div of a float16 tensor by a scalar (a Python
+ * number, or a 0-dim tensor, as the second operand; a Python number on
+ * either side of *) keep the scalar in float32 and round the float32 result
+ * once: h * 0.1 is 0.6001 for h = 6, where rounding 0.1 to float16 first
+ * gives 0.5996. Those calls run the loops of dispatch_kernels_half_scalar_loop
+ * (kernels.h): the float16 operand widened, the float32 scalar, one rounding.
+ * A number on the left of / is the same, s / x in float rounded once (PyTorch
+ * multiplies by a rounded reciprocal there). add and sub round the scalar to
+ * float16 first, as PyTorch does, and so keep the float16 loop. bfloat16
+ * and every other narrow float (Note [Narrow floats] in dtype.h) the same,
+ * through the engine: the float32 loop over its operand and the scalar,
+ * both cast to float32, into its result (or the dtype's own loop when the
+ * scalar is a value of the dtype: Note [Narrow floats with an exact scalar]).
+ */
 static int narrow_scalar_operand(int loop, int dtype, dispatch_tensor *const *ins) {
     if (!dispatch_dtype_is_narrow_float(dtype) ||
         (loop != DISPATCH_LOOP_MUL && loop != DISPATCH_LOOP_DIV))

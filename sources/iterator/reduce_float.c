@@ -553,11 +553,10 @@ int reduce_float(int op, const dispatch_iter_operand *in, uint32_t dim_mask, int
             if (j.istrides[d] == isz0) return reduce_cols(&j, d, nout, fold_cols);
         }
     }
-    if (!one_stride) { /* a broadcast read in place, with the copy's bits */
+    if (!one_stride) {
+        /* A broadcast read in place, with the copy's bits; else the copy. */
         int rc = reduce_float_in_place(&j, in, dim_mask, nout);
         if (rc != 1) return rc;
-    }
-    if (!one_stride) {
         /* Gather: tmp[o][r] row-major over the reduced dims, per output o. */
         size_t isz = dispatch_dtype_itemsize(in->dtype);
         int64_t perm_shape[MAXD];

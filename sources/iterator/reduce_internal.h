@@ -108,10 +108,6 @@ int reduce_half_cols(int dtype, const char *p, intptr_t rstride, int op, int64_t
  * -1 (an error set). */
 int reduce_narrow_in_place(int op, const dispatch_iter_operand *in, uint32_t mask,
                            int64_t count, int64_t nout, uint16_t *out);
-/* reduce_narrow.c: a float32/float64 sum, mean or prod of an input with a
- * broadcast dim whose reduced dims no one stride steps, read in place with
- * the bits of its dense copy; one value per output (row-major over the kept
- * dims) into vals; 1 when not taken (the caller copies), else 0 or -1. */
 /* Whether a broadcast's in-place read is too long to take: past 2^34
  * elements (seconds of reading) a view of 2^62 would read for years, so it
  * keeps the copy's answer, a MemoryError naming its shape
@@ -122,6 +118,10 @@ static inline int reduce_in_place_too_long(int64_t count, int64_t nout)
     return __builtin_mul_overflow(count, nout, &total) || total > ((int64_t)1 << 34);
 }
 
+/* reduce_narrow.c: a float32/float64 sum, mean or prod of an input with a
+ * broadcast dim whose reduced dims no one stride steps, read in place with
+ * the bits of its dense copy; one value per output (row-major over the kept
+ * dims) into vals; 1 when not taken (the caller copies), else 0 or -1. */
 int reduce_float_rows_in_place(int op, const dispatch_iter_operand *in, uint32_t mask,
                                int64_t count, int64_t nout, double *vals);
 
