@@ -258,11 +258,11 @@ def test_every_source_exporting_a_table_is_listed_in_meson():
 
 
 def test_every_exported_loop_is_registered_for_its_dtype():
-    """The hand-written entries (DISPATCH_KERNELS_LOOP lines) are each
+    """The hand-written entries (DISPATCH_KERNELS_LOOP and _LOOP_ROWS lines) are each
     registered, none twice; with the generated sources' entries (Note
     [Generic dispatched loops]) every pair that has a loop has a kernel
     (test_loops_targets.c compares every entry of every target)."""
-    entry = re.compile(r"DISPATCH_KERNELS_LOOP\((\w+), (\w+), (\w+)\)")
+    entry = re.compile(r"DISPATCH_KERNELS_LOOP(?:_ROWS)?\((\w+), (\w+), (\w+)(?:, [01])?\)")
     generated = {"int_loops", "float_loops", "narrow_loops", "cast_loops"}
     seen = set()
     for src in _meson_loop_kernel_sources():
@@ -273,6 +273,7 @@ def test_every_exported_loop_is_registered_for_its_dtype():
             assert pair not in seen, f"{fn}: ({loop}, {dt}) is exported twice"
             seen.add(pair)
             assert kernels.has(loop.lower(), dt.lower()), fn
+    assert ("add", "float32") in seen and ("add", "int32") in seen  # the pattern still matches
     assert generated <= set(_meson_loop_kernel_sources())
     for name, i in iterator.LOOPS.items():
         for dt, d in iterator.DTYPES.items():

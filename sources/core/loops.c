@@ -67,10 +67,33 @@ dispatch_loop_fn dispatch_loop_get(int loop, int dtype) {
     return atomic_load_explicit(&table[dtype][loop], memory_order_relaxed);
 }
 
-dispatch_loop_fn dispatch_loop_register(int loop, int dtype, dispatch_loop_fn fn) {
+/* The 2-D loops (Note [2-D loops] in loops.h) and the 1-D loop each
+ * was registered with: a reader takes the form only while its owner is the
+ * loop it runs. A register clears the owner before it writes the form, so a
+ * reader racing it sees no form or the new pair, never a mixed one (a loop
+ * is always registered with the same form). */
+static _Atomic(dispatch_loop2d_fn) table2d[DISPATCH_NUM_DTYPES][DISPATCH_NUM_LOOPS];
+static _Atomic(dispatch_loop_fn) owner2d[DISPATCH_NUM_DTYPES][DISPATCH_NUM_LOOPS];
+
+dispatch_loop_fn dispatch_loop_register2d(int loop, int dtype, dispatch_loop_fn fn,
+                                          dispatch_loop2d_fn fn2d) {
     if (!valid(loop, dtype)) return NULL;
     ensure_init();
+    atomic_store(&owner2d[dtype][loop], NULL);
+    atomic_store(&table2d[dtype][loop], fn2d);
+    if (fn2d) atomic_store(&owner2d[dtype][loop], fn);
     return atomic_exchange(&table[dtype][loop], fn);
+}
+
+dispatch_loop_fn dispatch_loop_register(int loop, int dtype, dispatch_loop_fn fn) {
+    return dispatch_loop_register2d(loop, dtype, fn, NULL);
+}
+
+dispatch_loop2d_fn dispatch_loop2d_get(int loop, int dtype, dispatch_loop_fn fn) {
+    if (!valid(loop, dtype) || fn == NULL) return NULL;
+    if (atomic_load(&owner2d[dtype][loop]) != fn) return NULL;
+    dispatch_loop2d_fn fn2d = atomic_load(&table2d[dtype][loop]);
+    return atomic_load(&owner2d[dtype][loop]) == fn ? fn2d : NULL;
 }
 
 dispatch_loop_fn dispatch_loop_reference(int loop, int dtype) {

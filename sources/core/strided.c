@@ -116,6 +116,64 @@ void dispatch_strided_plan_walk(const dispatch_strided_plan *p, int64_t begin, i
     }
 }
 
+/* The walk above, with the plan's first two dims taken by a 2-D loop
+ * (Note [2-D loops] in loops.h): a partial first or last run of the
+ * range goes to the 1-D loop, every whole run between them to inner2d, as
+ * many rows as dim 1 has left per call. */
+void dispatch_strided_plan_walk2d(const dispatch_strided_plan *p, int64_t begin, int64_t end,
+                                  dispatch_loop_fn inner, dispatch_loop2d_fn inner2d,
+                                  void *ctx) {
+    if (inner2d == NULL || p->ndim < 2) {
+        dispatch_strided_plan_walk(p, begin, end, inner, ctx);
+        return;
+    }
+    if (begin >= end) return;
+    int64_t idx[DISPATCH_MAX_DIMS];
+    int64_t rest = begin;
+    for (int d = 0; d < p->ndim; d++) {
+        idx[d] = rest % p->shape[d];
+        rest /= p->shape[d];
+    }
+    intptr_t steps[DISPATCH_MAX_OPERANDS], outer[DISPATCH_MAX_OPERANDS];
+    for (int k = 0; k < p->nops; k++) {
+        steps[k] = p->strides[k][0];
+        outer[k] = p->strides[k][1];
+    }
+    const int64_t n0 = p->shape[0];
+    int64_t at = begin;
+    while (at < end) {
+        char *ptrs[DISPATCH_MAX_OPERANDS];
+        for (int k = 0; k < p->nops; k++) {
+            char *q = p->data[k];
+            for (int d = 0; d < p->ndim; d++) q += idx[d] * p->strides[k][d];
+            ptrs[k] = q;
+        }
+        int64_t rows = 0;
+        if (idx[0] == 0) {
+            rows = (end - at) / n0;
+            if (rows > p->shape[1] - idx[1]) rows = p->shape[1] - idx[1];
+        }
+        if (rows > 0) {
+            inner2d(ptrs, steps, outer, (intptr_t)n0, (intptr_t)rows, ctx);
+            at += rows * n0;
+            idx[1] += rows;
+        } else {
+            int64_t n = n0 - idx[0];
+            if (n > end - at) n = end - at;
+            inner(ptrs, steps, (intptr_t)n, ctx);
+            at += n;
+            idx[0] += n;
+            if (idx[0] < n0) continue; /* the range ended inside this run */
+            idx[0] = 0;
+            idx[1]++;
+        }
+        for (int d = 1; d < p->ndim - 1 && idx[d] == p->shape[d]; d++) {
+            idx[d] = 0;
+            idx[d + 1]++;
+        }
+    }
+}
+
 void dispatch_strided_plan_of(dispatch_strided_plan *p, int nops, dispatch_tensor *const *ops) {
     const dispatch_tensor *out = ops[0];
     intptr_t bs[DISPATCH_MAX_OPERANDS][DISPATCH_MAX_DIMS];

@@ -22,12 +22,22 @@
 typedef struct {
     const dispatch_strided_plan *plan;
     dispatch_loop_fn loop;
+    dispatch_loop2d_fn loop2d;
     void *ctx;
 } walk_job;
 
 static void walk_range(void *arg, int64_t begin, int64_t end) {
     const walk_job *j = arg;
-    dispatch_strided_plan_walk(j->plan, begin, end, j->loop, j->ctx);
+    dispatch_strided_plan_walk2d(j->plan, begin, end, j->loop, j->loop2d, j->ctx);
+}
+
+/* The 2-D loop of `loop` when it is the table's copy (same dtypes) or fill
+ * of the operands' dtype, else NULL (a cast: Note [2-D loops]). */
+static dispatch_loop2d_fn loop2d_of(dispatch_loop_fn loop, int nops, dispatch_tensor *const *ops) {
+    if (nops == 1) return dispatch_loop2d_get(DISPATCH_LOOP_FILL, ops[0]->dtype, loop);
+    if (nops == 2 && ops[0]->dtype == ops[1]->dtype)
+        return dispatch_loop2d_get(DISPATCH_LOOP_COPY, ops[0]->dtype, loop);
+    return NULL;
 }
 
 int dispatch_kernels_strided_run(dispatch_loop_fn loop, int nops, dispatch_tensor *const *ops,
@@ -36,7 +46,7 @@ int dispatch_kernels_strided_run(dispatch_loop_fn loop, int nops, dispatch_tenso
     if (ops[0]->numel == 0) return 0;
     dispatch_strided_plan p;
     dispatch_strided_plan_of(&p, nops, ops);
-    walk_job j = {&p, loop, ctx};
+    walk_job j = {&p, loop, loop2d_of(loop, nops, ops), ctx};
     /* 64-element boundaries: a thread's range starts on a cache line of the
      * output wherever the output is contiguous */
     dispatch_parallel_for(p.numel, DISPATCH_ITER_GRAIN, 64, walk_range, &j);

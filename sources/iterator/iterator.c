@@ -113,6 +113,7 @@ static int self_overlapping(const plan *p, int k, size_t itemsize)
 typedef struct runner {
     const plan *p;
     dispatch_loop_fn loop;
+    dispatch_loop2d_fn loop2d; /* its 2-D loop, or NULL */
     void *ctx;
     size_t loop_isz[MAXOPS]; /* itemsize of each operand's loop dtype */
     int cast_any;
@@ -173,7 +174,7 @@ static void run_range(void *arg, int64_t begin, int64_t end)
 {
     const runner *r = arg;
     if (r->cast_any) dispatch_strided_plan_walk(r->p, begin, end, run_inner, arg);
-    else dispatch_strided_plan_walk(r->p, begin, end, r->loop, r->ctx);
+    else dispatch_strided_plan_walk2d(r->p, begin, end, r->loop, r->loop2d, r->ctx);
 }
 
 /* See iterator_internal.h. */
@@ -217,8 +218,10 @@ static int output_shape(int nops, const dispatch_iter_operand *ops, int *nd, int
                               "output with shape %s doesn't match the broadcast shape %s", a, b);
 }
 
-int dispatch_iter_elementwise_typed(dispatch_loop_fn loop, const int *loop_dtypes, int nops,
-                                    const dispatch_iter_operand *ops, void *ctx)
+/* dispatch_iter_elementwise_typed with the loop's 2-D loop (or NULL). */
+static int elementwise_run(dispatch_loop_fn loop, dispatch_loop2d_fn loop2d,
+                           const int *loop_dtypes, int nops, const dispatch_iter_operand *ops,
+                           void *ctx)
 {
     if (nops < 1 || nops > MAXOPS) {
         return dispatch_error_set(DISPATCH_ERR_VALUE, "expected 1 to %d operands, got %d",
@@ -231,7 +234,7 @@ int dispatch_iter_elementwise_typed(dispatch_loop_fn loop, const int *loop_dtype
     int nd;
     int64_t shape[MAXD];
     if (output_shape(nops, ops, &nd, shape) != 0) return -1;
-    runner r = {.loop = loop, .ctx = ctx};
+    runner r = {.loop = loop, .loop2d = loop2d, .ctx = ctx};
     for (int k = 0; k < nops; k++) {
         int want = loop_dtypes[k];
         r.dtype[k] = ops[k].dtype;
@@ -296,6 +299,12 @@ int dispatch_iter_elementwise_typed(dispatch_loop_fn loop, const int *loop_dtype
     return 0;
 }
 
+int dispatch_iter_elementwise_typed(dispatch_loop_fn loop, const int *loop_dtypes, int nops,
+                                    const dispatch_iter_operand *ops, void *ctx)
+{
+    return elementwise_run(loop, NULL, loop_dtypes, nops, ops, ctx);
+}
+
 int dispatch_iter_elementwise_op(int loop, int loop_dtype, int nops,
                                  const dispatch_iter_operand *ops, void *ctx)
 {
@@ -318,7 +327,7 @@ int dispatch_iter_elementwise_op(int loop, int loop_dtype, int nops,
     }
     int dtypes[MAXOPS];
     for (int k = 0; k < nops; k++) dtypes[k] = dispatch_loop_operand_dtype(loop, k, loop_dtype);
-    return dispatch_iter_elementwise_typed(fn, dtypes, nops, ops, ctx);
+    return elementwise_run(fn, dispatch_loop2d_get(loop, loop_dtype, fn), dtypes, nops, ops, ctx);
 }
 
 /* The host half of a device loop (Note [CUDA launch plans] in

@@ -92,12 +92,14 @@ ADDCMUL_STRIDED(double, f64)
 
 DISPATCH_KERNELS_ADDCMUL_LOOP(dispatch_kernel_addcmul_f32, float, f32)
 DISPATCH_KERNELS_ADDCMUL_LOOP(dispatch_kernel_addcmul_f64, double, f64)
+DISPATCH_KERNELS_LOOP2D(dispatch_kernel_addcmul_f32, 4)
+DISPATCH_KERNELS_LOOP2D(dispatch_kernel_addcmul_f64, 4)
 
 /* The kernels of this source (Note [Exported kernel tables] in kernels_export.h). */
 #include "kernels_export.h"
 DISPATCH_KERNELS_EXPORT(addcmul,
-    DISPATCH_KERNELS_LOOP(ADDCMUL, FLOAT32, dispatch_kernel_addcmul_f32)
-    DISPATCH_KERNELS_LOOP(ADDCMUL, FLOAT64, dispatch_kernel_addcmul_f64)
+    DISPATCH_KERNELS_LOOP_WITH_2D(ADDCMUL, FLOAT32, dispatch_kernel_addcmul_f32, 1)
+    DISPATCH_KERNELS_LOOP_WITH_2D(ADDCMUL, FLOAT64, dispatch_kernel_addcmul_f64, 1)
 )
 #if DISPATCH_CPU_TARGET_IS_BASELINE
 #include "addcmul.dispatch.h"

@@ -175,11 +175,9 @@ static void cast_other_layout(dispatch_loop_fn self, dispatch_loop_fn reference,
         const intptr_t m = n - i < CHUNK ? n - i : CHUNK;
         char *src = data[1] + i * s[1], *dst = data[0] + i * s[0];
         char *d[2] = {s[0] == osz ? dst : (char *)out, s[1] == isz ? src : (char *)in};
-        if (s[1] != isz)
-            for (intptr_t j = 0; j < m; j++) memcpy((char *)in + j * isz, src + j * s[1], (size_t)isz);
+        if (s[1] != isz) dk_gather_bits(in, src, s[1], isz, m);
         self(d, st, m, NULL);
-        if (s[0] != osz)
-            for (intptr_t j = 0; j < m; j++) memcpy(dst + j * s[0], (char *)out + j * osz, (size_t)osz);
+        if (s[0] != osz) dk_scatter_bits(dst, s[0], out, osz, m);
     }
 }
 

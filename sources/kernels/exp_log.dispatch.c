@@ -350,16 +350,16 @@ DISPATCH_KERNELS_UNARY_LOOP(dispatch_kernel_tanh_f64, double, f64, tanh_vec_f64,
 /* The kernels of this source (Note [Exported kernel tables] in kernels_export.h). */
 #include "kernels_export.h"
 DISPATCH_KERNELS_EXPORT(exp_log,
-    DISPATCH_KERNELS_LOOP(EXP, FLOAT32, dispatch_kernel_exp_f32)
-    DISPATCH_KERNELS_LOOP(EXP, FLOAT64, dispatch_kernel_exp_f64)
-    DISPATCH_KERNELS_LOOP(LOG, FLOAT32, dispatch_kernel_log_f32)
-    DISPATCH_KERNELS_LOOP(LOG, FLOAT64, dispatch_kernel_log_f64)
-    DISPATCH_KERNELS_LOOP(EXPM1, FLOAT32, dispatch_kernel_expm1_f32)
-    DISPATCH_KERNELS_LOOP(EXPM1, FLOAT64, dispatch_kernel_expm1_f64)
-    DISPATCH_KERNELS_LOOP(LOG1P, FLOAT32, dispatch_kernel_log1p_f32)
-    DISPATCH_KERNELS_LOOP(LOG1P, FLOAT64, dispatch_kernel_log1p_f64)
-    DISPATCH_KERNELS_LOOP(TANH, FLOAT32, dispatch_kernel_tanh_f32)
-    DISPATCH_KERNELS_LOOP(TANH, FLOAT64, dispatch_kernel_tanh_f64)
+    DISPATCH_KERNELS_LOOP_WITH_2D(EXP, FLOAT32, dispatch_kernel_exp_f32, 1)
+    DISPATCH_KERNELS_LOOP_WITH_2D(EXP, FLOAT64, dispatch_kernel_exp_f64, 1)
+    DISPATCH_KERNELS_LOOP_WITH_2D(LOG, FLOAT32, dispatch_kernel_log_f32, 1)
+    DISPATCH_KERNELS_LOOP_WITH_2D(LOG, FLOAT64, dispatch_kernel_log_f64, 1)
+    DISPATCH_KERNELS_LOOP_WITH_2D(EXPM1, FLOAT32, dispatch_kernel_expm1_f32, 1)
+    DISPATCH_KERNELS_LOOP_WITH_2D(EXPM1, FLOAT64, dispatch_kernel_expm1_f64, 1)
+    DISPATCH_KERNELS_LOOP_WITH_2D(LOG1P, FLOAT32, dispatch_kernel_log1p_f32, 1)
+    DISPATCH_KERNELS_LOOP_WITH_2D(LOG1P, FLOAT64, dispatch_kernel_log1p_f64, 1)
+    DISPATCH_KERNELS_LOOP_WITH_2D(TANH, FLOAT32, dispatch_kernel_tanh_f32, 1)
+    DISPATCH_KERNELS_LOOP_WITH_2D(TANH, FLOAT64, dispatch_kernel_tanh_f64, 1)
 )
 #if DISPATCH_CPU_TARGET_IS_BASELINE
 #include "exp_log.dispatch.h"

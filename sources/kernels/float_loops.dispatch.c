@@ -29,7 +29,7 @@ FLOAT_LOOPS_(FLOAT64, f64, double, __builtin_fabs)
     DK_ENTRY(WHERE, NAME, dk_where_##sfx) DK_ENTRY(FILL, NAME, dk_fill_##sfx)             \
     DK_ENTRY(COPY, NAME, dk_copy_##sfx)
 DISPATCH_KERNELS_EXPORT(float_loops,
-    DISPATCH_KERNELS_LOOP(LT, FLOAT32, dk_lt_f32) /* the one traced entry of this source */
+    DISPATCH_KERNELS_LOOP_WITH_2D(LT, FLOAT32, dk_lt_f32, 1) /* the one traced entry of this source */
     FLOAT_ENTRIES_(FLOAT32, f32)
     FLOAT_ENTRIES_(FLOAT64, f64)
 )

@@ -26,6 +26,8 @@
 #include "dispatch/cpu_dispatch.h"
 #include "dispatch/dtype.h"
 #include "dispatch/narrow_float.h"
+#include "gather_bits.h"
+#include "kernels_export.h"
 #include "simd.h"
 
 #if defined(__AVX2__) || defined(__AVX512FP16__)
@@ -228,33 +230,32 @@ static void run(int op, char **data, const intptr_t *s, intptr_t n, void *ctx)
                 in[k] = (const uint16_t *)p;
                 continue;
             }
-            if (s[1 + k] != 0)
-                for (intptr_t j = 0; j < m; j++) memcpy(&buf[k][j], p + j * s[1 + k], 2);
+            if (s[1 + k] != 0) dk_gather_bits(buf[k], p, s[1 + k], 2, m);
             in[k] = buf[k];
         }
         uint16_t *out = s[0] == 2 ? (uint16_t *)(data[0] + i * 2) : bo;
         contiguous(op, out, in[0], nin == 2 ? in[1] : in[0], m, alpha);
-        if (s[0] != 2)
-            for (intptr_t j = 0; j < m; j++) memcpy(data[0] + (i + j) * s[0], &bo[j], 2);
+        if (s[0] != 2) dk_scatter_bits(data[0] + i * s[0], s[0], bo, 2, m);
     }
 }
 
-#define HALF_LOOP(NAME, OP)                                                           \
+#define HALF_LOOP(NAME, OP, NOPS)                                                     \
     void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *steps,        \
                                            intptr_t n, void *ctx);                    \
     void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *steps,        \
                                            intptr_t n, void *ctx)                     \
     {                                                                                 \
         run(OP, data, steps, n, ctx);                                                 \
-    }
+    }                                                                                 \
+    DISPATCH_KERNELS_LOOP2D(NAME, NOPS)
 
-HALF_LOOP(dispatch_kernel_add_f16, OP_ADD)
-HALF_LOOP(dispatch_kernel_sub_f16, OP_SUB)
-HALF_LOOP(dispatch_kernel_mul_f16, OP_MUL)
-HALF_LOOP(dispatch_kernel_div_f16, OP_DIV)
-HALF_LOOP(dispatch_kernel_maximum_f16, OP_MAX)
-HALF_LOOP(dispatch_kernel_minimum_f16, OP_MIN)
-HALF_LOOP(dispatch_kernel_sqrt_f16, OP_SQRT)
+HALF_LOOP(dispatch_kernel_add_f16, OP_ADD, 3)
+HALF_LOOP(dispatch_kernel_sub_f16, OP_SUB, 3)
+HALF_LOOP(dispatch_kernel_mul_f16, OP_MUL, 3)
+HALF_LOOP(dispatch_kernel_div_f16, OP_DIV, 3)
+HALF_LOOP(dispatch_kernel_maximum_f16, OP_MAX, 3)
+HALF_LOOP(dispatch_kernel_minimum_f16, OP_MIN, 3)
+HALF_LOOP(dispatch_kernel_sqrt_f16, OP_SQRT, 2)
 
 /*
  * float16 by a float32 scalar: out = x * s, x / s or s / x, computed in
@@ -403,13 +404,13 @@ void DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_cast_f32_f16)(char **data, cons
 /* The kernels of this source (Note [Exported kernel tables] in kernels_export.h). */
 #include "kernels_export.h"
 DISPATCH_KERNELS_EXPORT(half_arith,
-    DISPATCH_KERNELS_LOOP(ADD, FLOAT16, dispatch_kernel_add_f16)
-    DISPATCH_KERNELS_LOOP(SUB, FLOAT16, dispatch_kernel_sub_f16)
-    DISPATCH_KERNELS_LOOP(MUL, FLOAT16, dispatch_kernel_mul_f16)
-    DISPATCH_KERNELS_LOOP(DIV, FLOAT16, dispatch_kernel_div_f16)
-    DISPATCH_KERNELS_LOOP(MAXIMUM, FLOAT16, dispatch_kernel_maximum_f16)
-    DISPATCH_KERNELS_LOOP(MINIMUM, FLOAT16, dispatch_kernel_minimum_f16)
-    DISPATCH_KERNELS_LOOP(SQRT, FLOAT16, dispatch_kernel_sqrt_f16)
+    DISPATCH_KERNELS_LOOP_WITH_2D(ADD, FLOAT16, dispatch_kernel_add_f16, 1)
+    DISPATCH_KERNELS_LOOP_WITH_2D(SUB, FLOAT16, dispatch_kernel_sub_f16, 1)
+    DISPATCH_KERNELS_LOOP_WITH_2D(MUL, FLOAT16, dispatch_kernel_mul_f16, 1)
+    DISPATCH_KERNELS_LOOP_WITH_2D(DIV, FLOAT16, dispatch_kernel_div_f16, 1)
+    DISPATCH_KERNELS_LOOP_WITH_2D(MAXIMUM, FLOAT16, dispatch_kernel_maximum_f16, 1)
+    DISPATCH_KERNELS_LOOP_WITH_2D(MINIMUM, FLOAT16, dispatch_kernel_minimum_f16, 1)
+    DISPATCH_KERNELS_LOOP_WITH_2D(SQRT, FLOAT16, dispatch_kernel_sqrt_f16, 1)
     DISPATCH_KERNELS_NAMED(HALF_MUL_F32SCALAR, dispatch_kernel_mul_f16_f32scalar, 0)
     DISPATCH_KERNELS_NAMED(HALF_DIV_F32SCALAR, dispatch_kernel_div_f16_f32scalar, 0)
     DISPATCH_KERNELS_NAMED(HALF_RDIV_F32SCALAR, dispatch_kernel_rdiv_f16_f32scalar, 0)

@@ -15,6 +15,7 @@
 
 #include "dispatch/cpu_dispatch.h"
 #include "dispatch/dtype.h"
+#include "kernels_export.h"
 
 #define I_ADD(T, U, a, b) ((T)((U)(a) + (U)(b)))
 #define I_SUB(T, U, a, b) ((T)((U)(a) - (U)(b)))
@@ -65,7 +66,8 @@
                 memcpy(data[0] + i * steps[0], &r, sizeof(T));                           \
             }                                                                            \
         }                                                                                \
-    }
+    }                                                                                    \
+    DISPATCH_KERNELS_LOOP2D(NAME, 3)
 
 INT_LOOP(dispatch_kernel_add_i32, int32_t, uint32_t, I_ADD, 1)
 INT_LOOP(dispatch_kernel_sub_i32, int32_t, uint32_t, I_SUB, 1)
@@ -328,16 +330,16 @@ int DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_int_reduce)(
 #define INT_REDUCE_ENTRY_INT(NAME) DISPATCH_KERNELS_REDUCE(INT, NAME, dispatch_kernel_int_reduce, 0)
 #define INT_REDUCE_ENTRY_FLOAT(NAME)
 DISPATCH_KERNELS_EXPORT(int_arith,
-    DISPATCH_KERNELS_LOOP(ADD, INT32, dispatch_kernel_add_i32)
-    DISPATCH_KERNELS_LOOP(SUB, INT32, dispatch_kernel_sub_i32)
-    DISPATCH_KERNELS_LOOP(MUL, INT32, dispatch_kernel_mul_i32)
-    DISPATCH_KERNELS_LOOP(MAXIMUM, INT32, dispatch_kernel_maximum_i32)
-    DISPATCH_KERNELS_LOOP(MINIMUM, INT32, dispatch_kernel_minimum_i32)
-    DISPATCH_KERNELS_LOOP(ADD, INT64, dispatch_kernel_add_i64)
-    DISPATCH_KERNELS_LOOP(SUB, INT64, dispatch_kernel_sub_i64)
-    DISPATCH_KERNELS_LOOP(MUL, INT64, dispatch_kernel_mul_i64)
-    DISPATCH_KERNELS_LOOP(MAXIMUM, INT64, dispatch_kernel_maximum_i64)
-    DISPATCH_KERNELS_LOOP(MINIMUM, INT64, dispatch_kernel_minimum_i64)
+    DISPATCH_KERNELS_LOOP_WITH_2D(ADD, INT32, dispatch_kernel_add_i32, 1)
+    DISPATCH_KERNELS_LOOP_WITH_2D(SUB, INT32, dispatch_kernel_sub_i32, 1)
+    DISPATCH_KERNELS_LOOP_WITH_2D(MUL, INT32, dispatch_kernel_mul_i32, 1)
+    DISPATCH_KERNELS_LOOP_WITH_2D(MAXIMUM, INT32, dispatch_kernel_maximum_i32, 1)
+    DISPATCH_KERNELS_LOOP_WITH_2D(MINIMUM, INT32, dispatch_kernel_minimum_i32, 1)
+    DISPATCH_KERNELS_LOOP_WITH_2D(ADD, INT64, dispatch_kernel_add_i64, 1)
+    DISPATCH_KERNELS_LOOP_WITH_2D(SUB, INT64, dispatch_kernel_sub_i64, 1)
+    DISPATCH_KERNELS_LOOP_WITH_2D(MUL, INT64, dispatch_kernel_mul_i64, 1)
+    DISPATCH_KERNELS_LOOP_WITH_2D(MAXIMUM, INT64, dispatch_kernel_maximum_i64, 1)
+    DISPATCH_KERNELS_LOOP_WITH_2D(MINIMUM, INT64, dispatch_kernel_minimum_i64, 1)
     DISPATCH_FORALL_DTYPES(INT_REDUCE_ENTRY_)
 )
 #if DISPATCH_CPU_TARGET_IS_BASELINE

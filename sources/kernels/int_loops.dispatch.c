@@ -67,7 +67,7 @@ DK_COPY(dk_copy_b8, BOOL, uint8_t)
     DK_ENTRY(WHERE, NAME, dk_where_##sfx) DK_ENTRY(FILL, NAME, dk_fill_##sfx)             \
     DK_ENTRY(COPY, NAME, dk_copy_##sfx)
 DISPATCH_KERNELS_EXPORT(int_loops,
-    DISPATCH_KERNELS_LOOP(ADD, BOOL, dk_add_b8) /* the one traced entry of this source */
+    DISPATCH_KERNELS_LOOP_WITH_2D(ADD, BOOL, dk_add_b8, 1) /* the one traced entry of this source */
     DK_COMPARISON_ENTRIES(b8, BOOL)
     DK_ENTRY(MUL, BOOL, dk_mul_b8) DK_ENTRY(MAXIMUM, BOOL, dk_maximum_b8)
     DK_ENTRY(MINIMUM, BOOL, dk_minimum_b8) DK_ENTRY(WHERE, BOOL, dk_where_b8)

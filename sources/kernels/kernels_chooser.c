@@ -64,7 +64,9 @@ static void choose_all(void)
                 if (!dispatch_loop_supported(e->loop, e->dtype)) continue;
                 dispatch_loop_fn fn = (dispatch_loop_fn)e->fn;
                 atomic_store(&simd[e->loop][e->dtype], fn);
-                dispatch_loop_register(e->loop, e->dtype, fn);
+                /* with its 2-D loop, or none: a later source's loop of the
+                 * pair never runs beside an earlier one's form */
+                dispatch_loop_register2d(e->loop, e->dtype, fn, (dispatch_loop2d_fn)e->fn2d);
             } else if (e->loop == DISPATCH_KERNELS_CAST_ENTRY) {
                 dispatch_cast_loop_register(e->dtype, e->named, (dispatch_loop_fn)e->fn);
             } else if (e->loop == DISPATCH_KERNELS_REDUCE_ENTRY) {

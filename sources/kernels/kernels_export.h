@@ -21,7 +21,11 @@
  *   DISPATCH_KERNELS_CHOOSER(arith)
  *   #endif
  *
- * A LOOP entry fills the (loop, dtype) slot of loops.h's table; a CAST entry
+ * A LOOP entry fills the (loop, dtype) slot of loops.h's table, a
+ * LOOP_WITH_2D entry the same slot and the loop's 2-D loop beside it (Note
+ * [2-D loops] in loops.h: DISPATCH_KERNELS_LOOP2D writes one for any loop;
+ * the generated sources' binary loops and the hand-written ones of
+ * kernels_loops.h inline their body per row instead); a CAST entry
  * the (from, to) slot of its cast table; a REDUCE
  * entry the (kind, dtype) slot of the reduction engine's kernel table
  * (dispatch/reduce_kernel_table.h: the sums, rows, columns, extremes and integer
@@ -79,6 +83,7 @@ typedef struct dispatch_kernel_export {
     int trace;   /* 1: recorded in the dispatch trace under `name` */
     const char *name; /* the function's name, without the target suffix */
     dispatch_kernel_any_fn fn; /* NULL ends a table */
+    dispatch_kernel_any_fn fn2d; /* a LOOP's 2-D loop (Note [2-D loops]), or NULL */
 } dispatch_kernel_export;
 
 #define DISPATCH_KERNELS_LOOP(LOOP, DTYPE, FN)                                             \
@@ -89,6 +94,30 @@ typedef struct dispatch_kernel_export {
 #define DISPATCH_KERNELS_LOOP_UNTRACED(LOOP, DTYPE, FN)                                    \
     {DISPATCH_LOOP_##LOOP, DISPATCH_##DTYPE, -1, 0, #FN,                                   \
      (dispatch_kernel_any_fn)DISPATCH_CPU_DISPATCH_CURFX(FN)},
+/* A LOOP entry with its 2-D loop FN##_2d (DISPATCH_KERNELS_LOOP2D below). */
+#define DISPATCH_KERNELS_LOOP_WITH_2D(LOOP, DTYPE, FN, TRACE)                              \
+    {DISPATCH_LOOP_##LOOP, DISPATCH_##DTYPE, -1, TRACE, #FN,                               \
+     (dispatch_kernel_any_fn)DISPATCH_CPU_DISPATCH_CURFX(FN),                              \
+     (dispatch_kernel_any_fn)DISPATCH_CPU_DISPATCH_CURFX(FN##_2d)},
+/* FN##_2d, the 2-D loop of the loop FN of NOPS operands (Note [2-D loops]
+ * in loops.h): its rows, each one direct call of FN (which the compiler
+ * may inline), the pointers stepped here instead of recomputed by the walk.
+ * Write it after FN's definition, in the same source. */
+#define DISPATCH_KERNELS_LOOP2D(FN, NOPS)                                                  \
+    void DISPATCH_CPU_DISPATCH_CURFX(FN##_2d)(char **data, const intptr_t *s,              \
+                                              const intptr_t *outer, intptr_t n,           \
+                                              intptr_t rows, void *ctx);                   \
+    void DISPATCH_CPU_DISPATCH_CURFX(FN##_2d)(char **data, const intptr_t *s,              \
+                                              const intptr_t *outer, intptr_t n,           \
+                                              intptr_t rows, void *ctx)                    \
+    {                                                                                      \
+        char *d_[NOPS];                                                                    \
+        for (int k_ = 0; k_ < (NOPS); k_++) d_[k_] = data[k_];                             \
+        for (intptr_t r_ = 0; r_ < rows; r_++) {                                           \
+            DISPATCH_CPU_DISPATCH_CURFX(FN)(d_, s, n, ctx);                                \
+            for (int k_ = 0; k_ < (NOPS); k_++) d_[k_] += outer[k_];                       \
+        }                                                                                  \
+    }
 #define DISPATCH_KERNELS_NAMED(NAMED, FN, TRACE)                                           \
     {-1, -1, DISPATCH_KNAMED_##NAMED, TRACE, #FN,                                          \
      (dispatch_kernel_any_fn)DISPATCH_CPU_DISPATCH_CURFX(FN)},

@@ -18,6 +18,7 @@
 #define DISPATCH_KERNELS_LOOPS_H_
 
 #include <stdint.h>
+#include "kernels_export.h"
 #include "simd.h"
 
 #define DISPATCH_KERNELS_LANES_f32 DV_LANES_F32
@@ -68,7 +69,8 @@
             }                                                                         \
         }                                                                             \
         if (FTZ) dv_fpmode_leave(mode);                                               \
-    }
+    }                                                                                 \
+    DISPATCH_KERNELS_LOOP2D(NAME, 2)
 
 /*
  * Binary: data = {out, a, b}. VEC(a, b) on vectors, SCALAR(a, b) on elements
@@ -86,6 +88,19 @@
  * (tools/bench/run.py, %triad column).
  */
 #define DISPATCH_KERNELS_BINARY_LOOP(NAME, T, S, VEC, SCALAR, ALPHA)                  \
+    /* element strides (x[:, ::2]): the scalar path's statements on typed         \
+     * pointers, which the compiler vectorizes (Note [Strided paths] in           \
+     * loop_paths.h), inlined with the constant strides of every other column */  \
+    DV_INLINE void NAME##_strided_(T *o, const T *a, const T *b, intptr_t so,         \
+                                   intptr_t sa, intptr_t sb, intptr_t n, T alpha,     \
+                                   const int scaled)                                  \
+    {                                                                                 \
+        for (intptr_t i = 0; i < n; i++) {                                            \
+            T y = b[i * sb];                                                          \
+            if (scaled) y = alpha * y;                                                \
+            o[i * so] = SCALAR(a[i * sa], y);                                         \
+        }                                                                             \
+    }                                                                                 \
     DV_INLINE void NAME##_run_(char **data, const intptr_t *steps, intptr_t n,        \
                                T alpha, const int scaled)                             \
     {                                                                                 \
@@ -123,6 +138,14 @@
                 dv_store_##S(o + i, VEC(a0, bv));                                     \
                 dv_store_##S(o + i + L, VEC(a1, bv));                                 \
             }                                                                         \
+        } else if (so % sz == 0 && sa % sz == 0 && sb % sz == 0) {                    \
+            const intptr_t eo = so / sz, ea = sa / sz, eb = sb / sz;                  \
+            if (eo == 1 && ea == 2 && eb == 2)                                        \
+                NAME##_strided_(o, a, b, 1, 2, 2, n, alpha, scaled);                  \
+            else if (eo == 2 && ea == 2 && eb == 1)                                   \
+                NAME##_strided_(o, a, b, 2, 2, 1, n, alpha, scaled);                  \
+            else NAME##_strided_(o, a, b, eo, ea, eb, n, alpha, scaled);              \
+            return;                                                                   \
         }                                                                             \
         /* The tail of the vector paths, and every other layout. */                  \
         char *po = data[0] + i * so;                                                  \
@@ -143,6 +166,23 @@
         if ((ALPHA) && ctx) memcpy(&alpha, ctx, sizeof(T));                           \
         if (alpha != (T)1) NAME##_run_(data, steps, n, alpha, 1);                     \
         else NAME##_run_(data, steps, n, alpha, 0);                                   \
+    }                                                                                 \
+    /* the 2-D loop (Note [2-D loops]), the body inlined per row */               \
+    void DISPATCH_CPU_DISPATCH_CURFX(NAME##_2d)(char **data, const intptr_t *steps,   \
+                                                const intptr_t *outer, intptr_t n,    \
+                                                intptr_t rows, void *ctx);            \
+    void DISPATCH_CPU_DISPATCH_CURFX(NAME##_2d)(char **data, const intptr_t *steps,   \
+                                                const intptr_t *outer, intptr_t n,    \
+                                                intptr_t rows, void *ctx)             \
+    {                                                                                 \
+        T alpha = (T)1;                                                               \
+        if ((ALPHA) && ctx) memcpy(&alpha, ctx, sizeof(T));                           \
+        char *d[3] = {data[0], data[1], data[2]};                                     \
+        for (intptr_t r = 0; r < rows; r++) {                                         \
+            if (alpha != (T)1) NAME##_run_(d, steps, n, alpha, 1);                    \
+            else NAME##_run_(d, steps, n, alpha, 0);                                  \
+            d[0] += outer[0], d[1] += outer[1], d[2] += outer[2];                     \
+        }                                                                             \
     }
 
 #endif /* DISPATCH_KERNELS_LOOPS_H_ */

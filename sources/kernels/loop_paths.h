@@ -36,6 +36,8 @@
 #include "dispatch/cpu_dispatch.h"
 #include "dispatch/dtype.h"
 #include "dispatch/loops.h"
+#include "gather_bits.h"
+#include "kernels_export.h"
 
 /* bool is one byte, 0 or 1 */
 typedef uint8_t dk_bool8;
@@ -73,6 +75,14 @@ typedef uint8_t dk_bool8;
 /* The reference loop of (LOOP, DTYPE): every layout the paths do not take. */
 #define DK_REFERENCE(LOOP, DTYPE, data, s, n, ctx) \
     dispatch_loop_reference(DISPATCH_LOOP_##LOOP, DISPATCH_##DTYPE)(data, s, n, ctx)
+
+/* The operand count of each loop of the table by its NAME (DK_NOPS_ADD is
+ * 3): the size of a 2-D loop's pointers (DISPATCH_KERNELS_LOOP2D). */
+enum {
+#define DK_NOPS_(NAME, name, nin, ctx, bools) DK_NOPS_##NAME = (nin) + 1,
+    DISPATCH_FORALL_LOOPS(DK_NOPS_)
+#undef DK_NOPS_
+};
 
 /* A scale read from ctx (alpha of add/sub, value of addcmul); 1 without one. */
 #define DK_CTX_VALUE(T, ctx) ({ T v_ = (T)1; if (ctx) memcpy(&v_, (ctx), sizeof v_); v_; })
@@ -137,6 +147,22 @@ typedef uint8_t dk_bool8;
         const T k = (SCALED) ? DK_CTX_VALUE(T, ctx) : (T)1;                               \
         if (k == (T)1) NAME##_body_(data, s, n, ctx, (T)1);                               \
         else NAME##_body_(data, s, n, ctx, k);                                            \
+    }                                                                                     \
+    /* the 2-D loop, the body inlined per row: rows of 64 bytes pay no call */            \
+    void DISPATCH_CPU_DISPATCH_CURFX(NAME##_2d)(char **data, const intptr_t *s,           \
+                                                const intptr_t *outer, intptr_t n,        \
+                                                intptr_t rows, void *ctx);                \
+    void DISPATCH_CPU_DISPATCH_CURFX(NAME##_2d)(char **data, const intptr_t *s,           \
+                                                const intptr_t *outer, intptr_t n,        \
+                                                intptr_t rows, void *ctx)                 \
+    {                                                                                     \
+        const T k = (SCALED) ? DK_CTX_VALUE(T, ctx) : (T)1;                               \
+        char *d[3] = {data[0], data[1], data[2]};                                         \
+        for (intptr_t r = 0; r < rows; r++) {                                             \
+            if (k == (T)1) NAME##_body_(d, s, n, ctx, (T)1);                              \
+            else NAME##_body_(d, s, n, ctx, k);                                           \
+            d[0] += outer[0], d[1] += outer[1], d[2] += outer[2];                         \
+        }                                                                                 \
     }
 
 /* Unary: data = {out (OT), a (T)}; contiguous or element strides, else the
@@ -169,7 +195,8 @@ typedef uint8_t dk_bool8;
         } else {                                                                          \
             DK_REFERENCE(LOOP, DTYPE, data, s, n, ctx);                                   \
         }                                                                                 \
-    }
+    }                                                                                     \
+    DISPATCH_KERNELS_LOOP2D(NAME, 2)
 
 /* addcmul: data = {out, a, b, c}, out = a + value * b * c (value from ctx);
  * all contiguous, one input a broadcast scalar, or element strides (one
@@ -213,7 +240,8 @@ typedef uint8_t dk_bool8;
         } else {                                                                          \
             DK_TERNARY_PATH_(T, EXPR, pa[i], pb[i], cs, o[i])                                   \
         }                                                                                 \
-    }
+    }                                                                                     \
+    DISPATCH_KERNELS_LOOP2D(NAME, 4)
 
 /* copy: data = {out, in}, as bits of U; contiguous (memmove, as the
  * reference), a broadcast input written n times, or element strides (a
@@ -245,7 +273,8 @@ typedef uint8_t dk_bool8;
         } else {                                                                          \
             DK_REFERENCE(COPY, DTYPE, data, s, n, ctx);                                   \
         }                                                                                 \
-    }
+    }                                                                                     \
+    DISPATCH_KERNELS_LOOP2D(NAME, 2)
 
 /*
  * where: data = {out, cond (bool), a, b}, moved as the unsigned type U of the
@@ -278,23 +307,32 @@ typedef uint8_t dk_bool8;
         } else {                                                                          \
             DK_WHERE_PATH_(as, bs)                                                        \
         }                                                                                 \
-    }
+    }                                                                                     \
+    DISPATCH_KERNELS_LOOP2D(NAME, 4)
 
-/* fill: data = {out}, the value from ctx, as bits of its size. */
+/* fill: data = {out}, the value from ctx, as bits of its size; contiguous or
+ * element strides (every other one a constant), else the reference. */
 #define DK_FILL(NAME, DTYPE, U)                                                           \
     void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *s, intptr_t n,    \
                                            void *ctx);                                    \
     void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *s, intptr_t n,    \
                                            void *ctx)                                     \
     {                                                                                     \
-        if (s[0] == (intptr_t)sizeof(U)) {                                                \
-            U v, *o = (U *)data[0];                                                       \
-            memcpy(&v, ctx, sizeof v);                                                    \
+        const intptr_t z = (intptr_t)sizeof(U);                                           \
+        U v, *o = (U *)data[0];                                                           \
+        memcpy(&v, ctx, sizeof v);                                                        \
+        if (s[0] == z) {                                                                  \
             for (intptr_t i = 0; i < n; i++) o[i] = v;                                    \
+        } else if (s[0] == 2 * z) {                                                       \
+            for (intptr_t i = 0; i < n; i++) o[2 * i] = v;                                \
+        } else if (DK_ELEMS(s[0], z)) {                                                   \
+            const intptr_t so = s[0] / z;                                                 \
+            for (intptr_t i = 0; i < n; i++) o[i * so] = v;                               \
         } else {                                                                          \
             DK_REFERENCE(FILL, DTYPE, data, s, n, ctx);                                   \
         }                                                                                 \
-    }
+    }                                                                                     \
+    DISPATCH_KERNELS_LOOP2D(NAME, 1)
 
 /* The six comparisons of a dtype, writing bool bytes. */
 #define DK_COMPARISONS(SFX, DTYPE, T)                                                     \
@@ -304,7 +342,8 @@ typedef uint8_t dk_bool8;
     DK_BINARY(dk_le_##SFX, LE, DTYPE, T, dk_bool8, 0, a <= b)                             \
     DK_BINARY(dk_gt_##SFX, GT, DTYPE, T, dk_bool8, 0, a > b)                              \
     DK_BINARY(dk_ge_##SFX, GE, DTYPE, T, dk_bool8, 0, a >= b)
-#define DK_ENTRY(LOOP, DTYPE, FN) DISPATCH_KERNELS_LOOP_UNTRACED(LOOP, DTYPE, FN)
+/* An entry with its 2-D loop (each DK_ macro above writes FN##_2d). */
+#define DK_ENTRY(LOOP, DTYPE, FN) DISPATCH_KERNELS_LOOP_WITH_2D(LOOP, DTYPE, FN, 0)
 #define DK_COMPARISON_ENTRIES(SFX, DTYPE)                                                 \
     DK_ENTRY(EQ, DTYPE, dk_eq_##SFX) DK_ENTRY(NE, DTYPE, dk_ne_##SFX)                     \
     DK_ENTRY(LT, DTYPE, dk_lt_##SFX) DK_ENTRY(LE, DTYPE, dk_le_##SFX)                     \

@@ -25,40 +25,6 @@
 typedef void (*to_f32_fn)(float *dst, const void *src, intptr_t n);
 typedef void (*from_f32_fn)(void *dst, const float *src, intptr_t n);
 
-/* m elements of z bytes at stride s (bytes) packed into dst, and back. Two-
- * byte elements at whole-element strides are moved as uint16_t with the
- * stride in elements (every other one a constant), which the compiler
- * vectorizes (Note [Strided paths] in loop_paths.h); a byte loop of single
- * element memcpys ran at 0.6 ns an element and, its stores beside strided
- * loads, at twice that in some builds. */
-static void gather(void *dst, const char *src, intptr_t s, intptr_t z, intptr_t m)
-{
-    if (z == 2 && s % 2 == 0 && (uintptr_t)src % 2 == 0) {
-        uint16_t *o = dst;
-        const uint16_t *p = (const uint16_t *)(const void *)src;
-        if (s == 4)
-            for (intptr_t j = 0; j < m; j++) o[j] = p[2 * j];
-        else
-            for (intptr_t j = 0, e = s / 2; j < m; j++) o[j] = p[j * e];
-        return;
-    }
-    for (intptr_t j = 0; j < m; j++) memcpy((char *)dst + j * z, src + j * s, (size_t)z);
-}
-
-static void scatter(char *dst, intptr_t s, const void *src, intptr_t z, intptr_t m)
-{
-    if (z == 2 && s % 2 == 0 && (uintptr_t)dst % 2 == 0) {
-        uint16_t *o = (uint16_t *)(void *)dst;
-        const uint16_t *p = src;
-        if (s == 4)
-            for (intptr_t j = 0; j < m; j++) o[2 * j] = p[j];
-        else
-            for (intptr_t j = 0, e = s / 2; j < m; j++) o[j * e] = p[j];
-        return;
-    }
-    for (intptr_t j = 0; j < m; j++) memcpy(dst + j * s, (const char *)src + j * z, (size_t)z);
-}
-
 /* The loop `loop` of a narrow float of `isz` bytes, through float32. */
 static void via_f32(int loop, int dtype, size_t isz, to_f32_fn to, from_f32_fn from,
                     char **data, const intptr_t *s, intptr_t n, void *ctx)
@@ -97,7 +63,7 @@ static void via_f32(int loop, int dtype, size_t isz, to_f32_fn to, from_f32_fn f
             const char *p = data[k] + i * s[k];
             if (s[k] == 0) continue;
             if (s[k] != z) {
-                gather(packed, p, s[k], z, m);
+                dk_gather_bits(packed, p, s[k], z, m);
                 p = (const char *)packed;
             }
             to(buf[k], p, m);
@@ -111,7 +77,7 @@ static void via_f32(int loop, int dtype, size_t isz, to_f32_fn to, from_f32_fn f
             from(o, buf[0], m);
         } else {
             from(packed, buf[0], m);
-            scatter(o, s[0], packed, z, m);
+            dk_scatter_bits(o, s[0], packed, z, m);
         }
     }
 }
@@ -228,7 +194,8 @@ DK_INLINE int fused_f16(int loop, char **data, const intptr_t *s, intptr_t n, vo
         else if (!fused_##sfx(DISPATCH_LOOP_##LOOP, data, s, n, ctx))                     \
             via_f32(DISPATCH_LOOP_##LOOP, DISPATCH_##NAME, size, sfx##_to_f32,            \
                     f32_to_##sfx, data, s, n, ctx);                                       \
-    }
+    }                                                                                     \
+    DISPATCH_KERNELS_LOOP2D(dk_##LOOP##_##sfx, DK_NOPS_##LOOP)
 
 #define VIA_BITS_(LOOP, NAME, sfx, T, E, M, NANS) VIA_(NAME, sfx, BITS_SIZE_(T), LOOP)
 #define VIA_LOOP_(LOOP, name, nin, ctx, bools)                                            \
@@ -253,7 +220,7 @@ DISPATCH_FORALL_BITS_FLOATS(MOVES_BITS_)
     DK_ENTRY(WHERE, NAME, dk_where_##sfx) DK_ENTRY(FILL, NAME, dk_fill_##sfx)             \
     DK_ENTRY(COPY, NAME, dk_copy_##sfx)
 DISPATCH_KERNELS_EXPORT(narrow_loops,
-    DISPATCH_KERNELS_LOOP(EXP, FLOAT16, dk_EXP_f16) /* the one traced entry of this source */
+    DISPATCH_KERNELS_LOOP_WITH_2D(EXP, FLOAT16, dk_EXP_f16, 1) /* the one traced entry of this source */
     DISPATCH_FORALL_LOOPS(ENTRY_LOOP_)
     MOVE_ENTRIES_(FLOAT16, f16, dispatch_half, 5, 10, IEEE)
     DISPATCH_FORALL_BITS_FLOATS(MOVE_ENTRIES_)

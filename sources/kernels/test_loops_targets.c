@@ -206,6 +206,73 @@ static void compare(const char *what, dispatch_loop_fn fn, dispatch_loop_fn ref,
     free(got), free(want), free(inplace_got), free(inplace_want);
 }
 
+/* A loop's 2-D loop (Note [2-D loops] in loops.h) against the
+ * reference run row by row: ROWS rows of n, each output row followed by a
+ * gap of 3 elements that must stay untouched; the last input laid out as
+ * its own rows, as one row broadcast to every row (x + row), or as a
+ * broadcast column (x + col: inner stride 0, outer one element); the first
+ * also in place. */
+enum { ROWS = 5, ROW_GAP = 3 };
+enum { ROWS_CONTIG, ROWS_BCAST_ROW, ROWS_BCAST_COL, ROWS_IN_PLACE, NROW_LAYOUTS };
+static const char *row_layout_names[] = {"rows", "a broadcast row", "a broadcast column",
+                                         "rows in place"};
+static const int row_lengths[] = {1, 2, 7, 16, 33, 64, 65, 256, 300};
+
+static void compare_2d(const char *what, dispatch_loop2d_fn fn2d, dispatch_loop_fn ref,
+                         int nin, int out_dt, const int *in_dt, void *ctx, int ulps) {
+    size_t osz = dispatch_dtype_itemsize(out_dt);
+    const size_t span = (size_t)ROWS * (300 + ROW_GAP) * 8;
+    char *in[3], *got = malloc(span), *want = malloc(span);
+    for (int k = 0; k < nin; k++) {
+        in[k] = malloc(span);
+        fill(in_dt[k], in[k], ROWS * (300 + ROW_GAP), k == 1 && in_dt[1] == in_dt[0] ? in[0] : NULL);
+    }
+    for (int layout = 0; layout < NROW_LAYOUTS; layout++) {
+        const int in_place = layout == ROWS_IN_PLACE;
+        if (nin == 0 && layout != ROWS_CONTIG) continue;
+        if (in_place && in_dt[0] != out_dt) continue;
+        for (size_t li = 0; li < sizeof row_lengths / sizeof row_lengths[0]; li++) {
+            const intptr_t n = row_lengths[li], orow = (n + ROW_GAP) * (intptr_t)osz;
+            intptr_t st[4] = {(intptr_t)osz}, outer[4] = {orow};
+            char *dg[4] = {got}, *dw[4] = {want};
+            for (int k = 0; k < nin; k++) {
+                const intptr_t z = (intptr_t)dispatch_dtype_itemsize(in_dt[k]);
+                const int last = k == nin - 1 && nin > 1;
+                st[1 + k] = z, outer[1 + k] = n * z;
+                if (last && layout == ROWS_BCAST_ROW) outer[1 + k] = 0;
+                if (last && layout == ROWS_BCAST_COL) st[1 + k] = 0, outer[1 + k] = z;
+                dg[1 + k] = dw[1 + k] = in[k];
+            }
+            if (in_place) {
+                memcpy(got, in[0], span), memcpy(want, in[0], span);
+                dg[1] = got, dw[1] = want, outer[1] = orow;
+            } else {
+                memset(got, 0xA5, span), memset(want, 0xA5, span);
+            }
+            fn2d(dg, st, outer, n, ROWS, ctx);
+            for (int r = 0; r < ROWS; r++) {
+                char *row[4];
+                for (int k = 0; k <= nin; k++) row[k] = dw[k] + r * outer[k];
+                ref(row, st, n, ctx);
+            }
+            compared++;
+            for (intptr_t i = 0; i < ROWS * (n + ROW_GAP); i++) {
+                const char *g = got + (size_t)i * osz, *w = want + (size_t)i * osz;
+                if (agree(out_dt, g, w, ulps)) continue;
+                if (failures++ < 40)
+                    fprintf(stderr, "FAIL %s, 2-D loop, %s, n=%d, element %d: got 0x%llx, "
+                            "reference 0x%llx\n", what, row_layout_names[layout], (int)n, (int)i,
+                            (unsigned long long)bits_at(g, osz), (unsigned long long)bits_at(w, osz));
+                break;
+            }
+        }
+    }
+    for (int k = 0; k < nin; k++) free(in[k]);
+    free(got), free(want);
+}
+
+static long entries_2d;
+
 static void check_loop(const char *where, const dispatch_kernel_export *e) {
     int loop = e->loop, dtype = e->dtype, nin = dispatch_loop_nin(loop);
     if (exp_family(loop) && !dispatch_dtype_is_narrow_float(dtype)) return; /* test_kernels.c */
@@ -232,7 +299,11 @@ static void check_loop(const char *where, const dispatch_kernel_export *e) {
                  dispatch_dtype_name(dtype), c);
         compare(what, (dispatch_loop_fn)e->fn, ref, nin, out_dt, in_dt, c < 0 ? NULL : ctxbuf[c],
                 ulps);
+        if (e->fn2d)
+            compare_2d(what, (dispatch_loop2d_fn)e->fn2d, ref, nin, out_dt, in_dt,
+                         c < 0 ? NULL : ctxbuf[c], ulps);
     }
+    entries_2d += e->fn2d != NULL;
 }
 
 static void check_cast(const char *where, const dispatch_kernel_export *e) {
@@ -409,10 +480,10 @@ int main(void) {
             }
         }
     }
-    printf("test_loops_targets: %ld target tables, %ld loop, %ld cast and %ld reduction entries, "
-           "%ld runs compared, %ld failures\n", tables, loops, casts, reduce_entries, compared,
-           failures);
-    if (tables == 0 || casts == 0 || reduce_entries == 0) {
+    printf("test_loops_targets: %ld target tables, %ld loop (%ld with a 2-D loop), %ld cast and "
+           "%ld reduction entries, %ld runs compared, %ld failures\n", tables, loops, entries_2d,
+           casts, reduce_entries, compared, failures);
+    if (tables == 0 || casts == 0 || reduce_entries == 0 || entries_2d == 0) {
         fprintf(stderr, "no target table, cast or product/dot kernel was found: nothing was tested\n");
         return 1;
     }
