@@ -258,11 +258,11 @@ def test_every_source_exporting_a_table_is_listed_in_meson():
 
 
 def test_every_exported_loop_is_registered_for_its_dtype():
-    """The hand-written entries (DISPATCH_KERNELS_LOOP and _LOOP_ROWS lines) are each
+    """The hand-written entries (DISPATCH_KERNELS_LOOP and _LOOP_WITH_2D lines) are each
     registered, none twice; with the generated sources' entries (Note
     [Generic dispatched loops]) every pair that has a loop has a kernel
     (test_loops_targets.c compares every entry of every target)."""
-    entry = re.compile(r"DISPATCH_KERNELS_LOOP(?:_ROWS)?\((\w+), (\w+), (\w+)(?:, [01])?\)")
+    entry = re.compile(r"DISPATCH_KERNELS_LOOP(?:_WITH_2D)?\((\w+), (\w+), (\w+)(?:, [01])?\)")
     generated = {"int_loops", "float_loops", "narrow_loops", "cast_loops"}
     seen = set()
     for src in _meson_loop_kernel_sources():

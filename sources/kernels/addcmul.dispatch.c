@@ -37,6 +37,7 @@ ADDCMUL_STRIDED(float, f32)
 ADDCMUL_STRIDED(double, f64)
 
 #define DISPATCH_KERNELS_ADDCMUL_LOOP(NAME, T, S)                                      \
+    DISPATCH_KERNELS_NOINLINE /* its 2-D loop calls it */                              \
     void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *steps,         \
                                            intptr_t n, void *ctx)                      \
     {                                                                                  \

@@ -240,6 +240,7 @@ static void run(int op, char **data, const intptr_t *s, intptr_t n, void *ctx)
 }
 
 #define HALF_LOOP(NAME, OP, NOPS)                                                     \
+    DISPATCH_KERNELS_NOINLINE /* its 2-D loop calls it */                             \
     void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *steps,        \
                                            intptr_t n, void *ctx);                    \
     void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *steps,        \
@@ -298,9 +299,9 @@ static void scalar_loop(int op, char **data, const intptr_t *st, intptr_t n, con
     uint16_t bo[CHUNK], ba[CHUNK];
     for (intptr_t i = 0; i < n; i += CHUNK) {
         intptr_t m = n - i < CHUNK ? n - i : CHUNK;
-        for (intptr_t j = 0; j < m; j++) memcpy(&ba[j], data[1] + (i + j) * st[1], 2);
+        dk_gather_bits(ba, data[1] + i * st[1], st[1], 2, m);
         scalar_contiguous(op, bo, ba, m, s);
-        for (intptr_t j = 0; j < m; j++) memcpy(data[0] + (i + j) * st[0], &bo[j], 2);
+        dk_scatter_bits(data[0] + i * st[0], st[0], bo, 2, m);
     }
 }
 

@@ -88,21 +88,28 @@ typedef struct dispatch_kernel_export {
 
 #define DISPATCH_KERNELS_LOOP(LOOP, DTYPE, FN)                                             \
     {DISPATCH_LOOP_##LOOP, DISPATCH_##DTYPE, -1, 1, #FN,                                   \
-     (dispatch_kernel_any_fn)DISPATCH_CPU_DISPATCH_CURFX(FN)},
+     (dispatch_kernel_any_fn)DISPATCH_CPU_DISPATCH_CURFX(FN), NULL},
 /* The same, not recorded in the dispatch trace: for the generated sources'
  * hundreds of entries, which trace one name per source (loop_paths.h). */
 #define DISPATCH_KERNELS_LOOP_UNTRACED(LOOP, DTYPE, FN)                                    \
     {DISPATCH_LOOP_##LOOP, DISPATCH_##DTYPE, -1, 0, #FN,                                   \
-     (dispatch_kernel_any_fn)DISPATCH_CPU_DISPATCH_CURFX(FN)},
+     (dispatch_kernel_any_fn)DISPATCH_CPU_DISPATCH_CURFX(FN), NULL},
 /* A LOOP entry with its 2-D loop FN##_2d (DISPATCH_KERNELS_LOOP2D below). */
 #define DISPATCH_KERNELS_LOOP_WITH_2D(LOOP, DTYPE, FN, TRACE)                              \
     {DISPATCH_LOOP_##LOOP, DISPATCH_##DTYPE, -1, TRACE, #FN,                               \
      (dispatch_kernel_any_fn)DISPATCH_CPU_DISPATCH_CURFX(FN),                              \
      (dispatch_kernel_any_fn)DISPATCH_CPU_DISPATCH_CURFX(FN##_2d)},
 /* FN##_2d, the 2-D loop of the loop FN of NOPS operands (Note [2-D loops]
- * in loops.h): its rows, each one direct call of FN (which the compiler
- * may inline), the pointers stepped here instead of recomputed by the walk.
- * Write it after FN's definition, in the same source. */
+ * in loops.h): its rows, each one direct call of FN, the pointers stepped
+ * here instead of recomputed by the walk. Write it after FN's definition,
+ * in the same source, and declare FN with DISPATCH_KERNELS_NOINLINE: inlined
+ * here, every layout's loop of FN was compiled twice (the generated sources'
+ * build time doubled), for a call per row saved. */
+#if defined(__GNUC__) || defined(__clang__)
+#define DISPATCH_KERNELS_NOINLINE __attribute__((noinline))
+#else
+#define DISPATCH_KERNELS_NOINLINE
+#endif
 #define DISPATCH_KERNELS_LOOP2D(FN, NOPS)                                                  \
     void DISPATCH_CPU_DISPATCH_CURFX(FN##_2d)(char **data, const intptr_t *s,              \
                                               const intptr_t *outer, intptr_t n,           \
@@ -120,17 +127,17 @@ typedef struct dispatch_kernel_export {
     }
 #define DISPATCH_KERNELS_NAMED(NAMED, FN, TRACE)                                           \
     {-1, -1, DISPATCH_KNAMED_##NAMED, TRACE, #FN,                                          \
-     (dispatch_kernel_any_fn)DISPATCH_CPU_DISPATCH_CURFX(FN)},
+     (dispatch_kernel_any_fn)DISPATCH_CPU_DISPATCH_CURFX(FN), NULL},
 
 #define DISPATCH_KERNELS_REDUCE_ENTRY (-2)
 #define DISPATCH_KERNELS_REDUCE(KIND, DTYPE, FN, TRACE)                                    \
     {DISPATCH_KERNELS_REDUCE_ENTRY, DISPATCH_##DTYPE, DISPATCH_RK_##KIND, TRACE, #FN,      \
-     (dispatch_kernel_any_fn)DISPATCH_CPU_DISPATCH_CURFX(FN)},
+     (dispatch_kernel_any_fn)DISPATCH_CPU_DISPATCH_CURFX(FN), NULL},
 
 #define DISPATCH_KERNELS_CAST_ENTRY (-3)
 #define DISPATCH_KERNELS_CAST(FROM, TO, FN, TRACE)                                         \
     {DISPATCH_KERNELS_CAST_ENTRY, DISPATCH_##FROM, DISPATCH_##TO, TRACE, #FN,              \
-     (dispatch_kernel_any_fn)DISPATCH_CPU_DISPATCH_CURFX(FN)},
+     (dispatch_kernel_any_fn)DISPATCH_CPU_DISPATCH_CURFX(FN), NULL},
 
 /* Every compiled target's table of one source that this CPU runs (highest
  * first, the baseline last), for the tests that compare each target with the
@@ -150,7 +157,7 @@ typedef struct dispatch_kernel_tables {
         dispatch_kernels_export_##SOURCE)(void)                                            \
     {                                                                                      \
         static const dispatch_kernel_export table[] = {                                    \
-            __VA_ARGS__ {-1, -1, -1, 0, NULL, NULL}};                                      \
+            __VA_ARGS__ {-1, -1, -1, 0, NULL, NULL, NULL}};                                      \
         return table;                                                                      \
     }                                                                                      \
     void DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernels_collect_##SOURCE)(                   \

@@ -49,6 +49,7 @@
             dv_store_partial_##S(dst + i, n - i,                                      \
                                  VEC(dv_load_partial_##S(src + i, n - i, (T)1)));     \
     }                                                                                 \
+    DISPATCH_KERNELS_NOINLINE /* its 2-D loop calls it */                             \
     void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *steps,        \
                                            intptr_t n, void *ctx)                     \
     {                                                                                 \

@@ -103,8 +103,9 @@ enum {
             o[i * so] = (OT)(EXPR);                                                       \
         }                                                                                 \
     }                                                                                     \
-    DK_INLINE void NAME##_body_(char **data, const intptr_t *s, intptr_t n, void *ctx,    \
-                                const T k)                                                \
+    /* the three unit-stride layouts (all contiguous, a or b a scalar): 1 when            \
+     * the layout is one of them and it ran */                                            \
+    DK_INLINE int NAME##_unit_(char **data, const intptr_t *s, intptr_t n, const T k)     \
     {                                                                                     \
         const intptr_t z = (intptr_t)sizeof(T), oz = (intptr_t)sizeof(OT);                \
         OT *o = (OT *)data[0];                                                            \
@@ -129,6 +130,18 @@ enum {
                 const T a = pa[i];                                                        \
                 o[i] = (OT)(EXPR);                                                        \
             }                                                                             \
+        } else {                                                                          \
+            return 0;                                                                     \
+        }                                                                                 \
+        return 1;                                                                         \
+    }                                                                                     \
+    DK_INLINE void NAME##_body_(char **data, const intptr_t *s, intptr_t n, void *ctx,    \
+                                const T k)                                                \
+    {                                                                                     \
+        const intptr_t z = (intptr_t)sizeof(T), oz = (intptr_t)sizeof(OT);                \
+        OT *o = (OT *)data[0];                                                            \
+        const T *pa = (const T *)data[1], *pb = (const T *)data[2];                       \
+        if (NAME##_unit_(data, s, n, k)) {                                                \
         } else if (DK_ELEMS(s[0], oz) && DK_ELEMS(s[1], z) && DK_ELEMS(s[2], z)) {       \
             const intptr_t so = s[0] / oz, sa = s[1] / z, sb = s[2] / z;                  \
             if (so == 1 && sa == 2 && sb == 2) NAME##_strided_(o, pa, pb, 1, 2, 2, n, k);  \
@@ -139,6 +152,7 @@ enum {
             DK_REFERENCE(LOOP, DTYPE, data, s, n, ctx);                                   \
         }                                                                                 \
     }                                                                                     \
+    DISPATCH_KERNELS_NOINLINE /* its 2-D loop calls it */                                 \
     void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *s, intptr_t n,    \
                                            void *ctx);                                    \
     void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *s, intptr_t n,    \
@@ -148,7 +162,9 @@ enum {
         if (k == (T)1) NAME##_body_(data, s, n, ctx, (T)1);                               \
         else NAME##_body_(data, s, n, ctx, k);                                            \
     }                                                                                     \
-    /* the 2-D loop, the body inlined per row: rows of 64 bytes pay no call */            \
+    /* the 2-D loop: the unit-stride layouts without a scale inlined per row (rows        \
+     * of 64 bytes pay no call), any other a call of the 1-D loop per row; only           \
+     * the first is compiled twice, so the build grows by a third, not double */          \
     void DISPATCH_CPU_DISPATCH_CURFX(NAME##_2d)(char **data, const intptr_t *s,           \
                                                 const intptr_t *outer, intptr_t n,        \
                                                 intptr_t rows, void *ctx);                \
@@ -159,8 +175,8 @@ enum {
         const T k = (SCALED) ? DK_CTX_VALUE(T, ctx) : (T)1;                               \
         char *d[3] = {data[0], data[1], data[2]};                                         \
         for (intptr_t r = 0; r < rows; r++) {                                             \
-            if (k == (T)1) NAME##_body_(d, s, n, ctx, (T)1);                              \
-            else NAME##_body_(d, s, n, ctx, k);                                           \
+            if (k != (T)1 || !NAME##_unit_(d, s, n, (T)1))                                \
+                DISPATCH_CPU_DISPATCH_CURFX(NAME)(d, s, n, ctx);                          \
             d[0] += outer[0], d[1] += outer[1], d[2] += outer[2];                         \
         }                                                                                 \
     }
@@ -177,6 +193,7 @@ enum {
             o[i * so] = (OT)(EXPR);                                                       \
         }                                                                                 \
     }                                                                                     \
+    DISPATCH_KERNELS_NOINLINE /* its 2-D loop calls it */                                 \
     void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *s, intptr_t n,    \
                                            void *ctx);                                    \
     void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *s, intptr_t n,    \
@@ -207,6 +224,7 @@ enum {
         OV = (T)(EXPR);                                                                   \
     }
 #define DK_TERNARY(NAME, LOOP, DTYPE, T, EXPR)                                            \
+    DISPATCH_KERNELS_NOINLINE /* its 2-D loop calls it */                                 \
     void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *s, intptr_t n,    \
                                            void *ctx);                                    \
     void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *s, intptr_t n,    \
@@ -252,6 +270,7 @@ enum {
     {                                                                                     \
         for (intptr_t i = 0; i < n; i++) o[i * so] = pa[i * sa];                          \
     }                                                                                     \
+    DISPATCH_KERNELS_NOINLINE /* its 2-D loop calls it */                                 \
     void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *s, intptr_t n,    \
                                            void *ctx);                                    \
     void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *s, intptr_t n,    \
@@ -284,6 +303,7 @@ enum {
 #define DK_WHERE_PATH_(AV, BV)                                                            \
     for (intptr_t i = 0; i < n; i++) o[i] = pc[i] ? (AV) : (BV);
 #define DK_WHERE(NAME, DTYPE, U)                                                          \
+    DISPATCH_KERNELS_NOINLINE /* its 2-D loop calls it */                                 \
     void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *s, intptr_t n,    \
                                            void *ctx);                                    \
     void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *s, intptr_t n,    \
@@ -313,6 +333,7 @@ enum {
 /* fill: data = {out}, the value from ctx, as bits of its size; contiguous or
  * element strides (every other one a constant), else the reference. */
 #define DK_FILL(NAME, DTYPE, U)                                                           \
+    DISPATCH_KERNELS_NOINLINE /* its 2-D loop calls it */                                 \
     void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *s, intptr_t n,    \
                                            void *ctx);                                    \
     void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *s, intptr_t n,    \

@@ -182,6 +182,7 @@ DK_INLINE int fused_f16(int loop, char **data, const intptr_t *s, intptr_t n, vo
  * so a new operator's narrow floats get one with no edit here), for float16
  * and each row of the bits list; where, fill and copy move bits (below). */
 #define VIA_(NAME, sfx, size, LOOP)                                                       \
+    DISPATCH_KERNELS_NOINLINE /* its 2-D loop calls it */                                 \
     void DISPATCH_CPU_DISPATCH_CURFX(dk_##LOOP##_##sfx)(char **data, const intptr_t *s,   \
                                                         intptr_t n, void *ctx);           \
     void DISPATCH_CPU_DISPATCH_CURFX(dk_##LOOP##_##sfx)(char **data, const intptr_t *s,   \
