@@ -293,7 +293,28 @@ enum {
             DK_REFERENCE(COPY, DTYPE, data, s, n, ctx);                                   \
         }                                                                                 \
     }                                                                                     \
-    DISPATCH_KERNELS_LOOP2D(NAME, 2)
+    /* the 2-D loop: a broadcast value per row (copy_ of a column) inlined, as     */    \
+    /* DK_BINARY's unit strides; any other layout a call of the 1-D loop per row   */    \
+    void DISPATCH_CPU_DISPATCH_CURFX(NAME##_2d)(char **data, const intptr_t *s,           \
+                                                const intptr_t *outer, intptr_t n,        \
+                                                intptr_t rows, void *ctx);                \
+    void DISPATCH_CPU_DISPATCH_CURFX(NAME##_2d)(char **data, const intptr_t *s,           \
+                                                const intptr_t *outer, intptr_t n,        \
+                                                intptr_t rows, void *ctx)                 \
+    {                                                                                     \
+        char *d[2] = {data[0], data[1]};                                                  \
+        const int column = s[0] == (intptr_t)sizeof(U) && s[1] == 0;                      \
+        for (intptr_t r = 0; r < rows; r++) {                                             \
+            if (column) {                                                                 \
+                U v, *o = (U *)d[0];                                                      \
+                memcpy(&v, d[1], sizeof v);                                               \
+                for (intptr_t i = 0; i < n; i++) o[i] = v;                                \
+            } else {                                                                      \
+                DISPATCH_CPU_DISPATCH_CURFX(NAME)(d, s, n, ctx);                          \
+            }                                                                             \
+            d[0] += outer[0], d[1] += outer[1];                                           \
+        }                                                                                 \
+    }
 
 /*
  * where: data = {out, cond (bool), a, b}, moved as the unsigned type U of the
