@@ -23,9 +23,9 @@
  *
  * A LOOP entry fills the (loop, dtype) slot of loops.h's table, a
  * LOOP_WITH_2D entry the same slot and the loop's 2-D loop beside it (Note
- * [2-D loops] in loops.h: DISPATCH_KERNELS_LOOP2D writes one for any loop;
- * the generated sources' binary loops and the hand-written ones of
- * kernels_loops.h inline their body per row instead); a CAST entry
+ * [2-D loops] in loops.h: DISPATCH_KERNELS_LOOP2D writes one for any loop,
+ * DISPATCH_KERNELS_LOOP2D_WITH one that inlines its common layouts per
+ * row); a CAST entry
  * the (from, to) slot of its cast table; a REDUCE
  * entry the (kind, dtype) slot of the reduction engine's kernel table
  * (dispatch/reduce_kernel_table.h: the sums, rows, columns, extremes and integer
@@ -100,17 +100,20 @@ typedef struct dispatch_kernel_export {
      (dispatch_kernel_any_fn)DISPATCH_CPU_DISPATCH_CURFX(FN),                              \
      (dispatch_kernel_any_fn)DISPATCH_CPU_DISPATCH_CURFX(FN##_2d)},
 /* FN##_2d, the 2-D loop of the loop FN of NOPS operands (Note [2-D loops]
- * in loops.h): its rows, each one direct call of FN, the pointers stepped
- * here instead of recomputed by the walk. Write it after FN's definition,
- * in the same source, and declare FN with DISPATCH_KERNELS_NOINLINE: inlined
- * here, every layout's loop of FN was compiled twice (the generated sources'
- * build time doubled), for a call per row saved. */
+ * in loops.h), stepping the pointers itself instead of the walk: per row,
+ * ROW(data, s, n, ctx), an inlined path that runs the row where it can
+ * (nonzero) and leaves it to one direct call of FN where not (0). Write it
+ * after FN's definition, in the same source, and declare FN with
+ * DISPATCH_KERNELS_NOINLINE where it has layouts ROW does not take:
+ * inlined here, every layout's loop of FN was compiled twice (the generated
+ * sources' build time doubled), for a call per row saved.
+ * DISPATCH_KERNELS_LOOP2D is the one with no inlined path. */
 #if defined(__GNUC__) || defined(__clang__)
 #define DISPATCH_KERNELS_NOINLINE __attribute__((noinline))
 #else
 #define DISPATCH_KERNELS_NOINLINE
 #endif
-#define DISPATCH_KERNELS_LOOP2D(FN, NOPS)                                                  \
+#define DISPATCH_KERNELS_LOOP2D_WITH(FN, NOPS, ROW)                                        \
     void DISPATCH_CPU_DISPATCH_CURFX(FN##_2d)(char **data, const intptr_t *s,              \
                                               const intptr_t *outer, intptr_t n,           \
                                               intptr_t rows, void *ctx);                   \
@@ -121,10 +124,13 @@ typedef struct dispatch_kernel_export {
         char *d_[NOPS];                                                                    \
         for (int k_ = 0; k_ < (NOPS); k_++) d_[k_] = data[k_];                             \
         for (intptr_t r_ = 0; r_ < rows; r_++) {                                           \
-            DISPATCH_CPU_DISPATCH_CURFX(FN)(d_, s, n, ctx);                                \
+            if (!ROW(d_, s, n, ctx)) DISPATCH_CPU_DISPATCH_CURFX(FN)(d_, s, n, ctx);       \
             for (int k_ = 0; k_ < (NOPS); k_++) d_[k_] += outer[k_];                       \
         }                                                                                  \
     }
+#define DISPATCH_KERNELS_NO_ROW(data, s, n, ctx) 0
+#define DISPATCH_KERNELS_LOOP2D(FN, NOPS)                                                  \
+    DISPATCH_KERNELS_LOOP2D_WITH(FN, NOPS, DISPATCH_KERNELS_NO_ROW)
 #define DISPATCH_KERNELS_NAMED(NAMED, FN, TRACE)                                           \
     {-1, -1, DISPATCH_KNAMED_##NAMED, TRACE, #FN,                                          \
      (dispatch_kernel_any_fn)DISPATCH_CPU_DISPATCH_CURFX(FN), NULL},

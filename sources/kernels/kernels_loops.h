@@ -160,30 +160,21 @@
             memcpy(po, &r, sizeof(T));                                                \
         }                                                                             \
     }                                                                                 \
-    void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *steps,        \
-                                           intptr_t n, void *ctx)                     \
+    /* one row: the loop itself, inlined in its 2-D loop too (Note [2-D loops]) */    \
+    DV_INLINE int NAME##_row_(char **data, const intptr_t *steps, intptr_t n,         \
+                              void *ctx)                                              \
     {                                                                                 \
         T alpha = (T)1;                                                               \
         if ((ALPHA) && ctx) memcpy(&alpha, ctx, sizeof(T));                           \
         if (alpha != (T)1) NAME##_run_(data, steps, n, alpha, 1);                     \
         else NAME##_run_(data, steps, n, alpha, 0);                                   \
+        return 1;                                                                     \
     }                                                                                 \
-    /* the 2-D loop (Note [2-D loops]), the body inlined per row */               \
-    void DISPATCH_CPU_DISPATCH_CURFX(NAME##_2d)(char **data, const intptr_t *steps,   \
-                                                const intptr_t *outer, intptr_t n,    \
-                                                intptr_t rows, void *ctx);            \
-    void DISPATCH_CPU_DISPATCH_CURFX(NAME##_2d)(char **data, const intptr_t *steps,   \
-                                                const intptr_t *outer, intptr_t n,    \
-                                                intptr_t rows, void *ctx)             \
+    void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *steps,        \
+                                           intptr_t n, void *ctx)                     \
     {                                                                                 \
-        T alpha = (T)1;                                                               \
-        if ((ALPHA) && ctx) memcpy(&alpha, ctx, sizeof(T));                           \
-        char *d[3] = {data[0], data[1], data[2]};                                     \
-        for (intptr_t r = 0; r < rows; r++) {                                         \
-            if (alpha != (T)1) NAME##_run_(d, steps, n, alpha, 1);                    \
-            else NAME##_run_(d, steps, n, alpha, 0);                                  \
-            d[0] += outer[0], d[1] += outer[1], d[2] += outer[2];                     \
-        }                                                                             \
-    }
+        (void)NAME##_row_(data, steps, n, ctx);                                       \
+    }                                                                                 \
+    DISPATCH_KERNELS_LOOP2D_WITH(NAME, 3, NAME##_row_)
 
 #endif /* DISPATCH_KERNELS_LOOPS_H_ */

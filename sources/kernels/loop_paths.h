@@ -162,24 +162,15 @@ enum {
         if (k == (T)1) NAME##_body_(data, s, n, ctx, (T)1);                               \
         else NAME##_body_(data, s, n, ctx, k);                                            \
     }                                                                                     \
-    /* the 2-D loop: the unit-stride layouts without a scale inlined per row (rows        \
-     * of 64 bytes pay no call), any other a call of the 1-D loop per row; only           \
-     * the first is compiled twice, so the build grows by a third, not double */          \
-    void DISPATCH_CPU_DISPATCH_CURFX(NAME##_2d)(char **data, const intptr_t *s,           \
-                                                const intptr_t *outer, intptr_t n,        \
-                                                intptr_t rows, void *ctx);                \
-    void DISPATCH_CPU_DISPATCH_CURFX(NAME##_2d)(char **data, const intptr_t *s,           \
-                                                const intptr_t *outer, intptr_t n,        \
-                                                intptr_t rows, void *ctx)                 \
+    /* a row of its 2-D loop inlined: the unit-stride layouts without a scale             \
+     * (rows of 64 bytes pay no call); any other is a call of the 1-D loop, so            \
+     * only these are compiled twice (the build grows by a third, not double) */          \
+    DK_INLINE int NAME##_row_(char **d, const intptr_t *s, intptr_t n, void *ctx)         \
     {                                                                                     \
         const T k = (SCALED) ? DK_CTX_VALUE(T, ctx) : (T)1;                               \
-        char *d[3] = {data[0], data[1], data[2]};                                         \
-        for (intptr_t r = 0; r < rows; r++) {                                             \
-            if (k != (T)1 || !NAME##_unit_(d, s, n, (T)1))                                \
-                DISPATCH_CPU_DISPATCH_CURFX(NAME)(d, s, n, ctx);                          \
-            d[0] += outer[0], d[1] += outer[1], d[2] += outer[2];                         \
-        }                                                                                 \
-    }
+        return k == (T)1 && NAME##_unit_(d, s, n, (T)1);                                  \
+    }                                                                                     \
+    DISPATCH_KERNELS_LOOP2D_WITH(NAME, 3, NAME##_row_)
 
 /* Unary: data = {out (OT), a (T)}; contiguous or element strides, else the
  * reference. The loop is NAME##_strided_, also for a source that runs it
@@ -293,28 +284,17 @@ enum {
             DK_REFERENCE(COPY, DTYPE, data, s, n, ctx);                                   \
         }                                                                                 \
     }                                                                                     \
-    /* the 2-D loop: a broadcast value per row (copy_ of a column) inlined, as     */    \
-    /* DK_BINARY's unit strides; any other layout a call of the 1-D loop per row   */    \
-    void DISPATCH_CPU_DISPATCH_CURFX(NAME##_2d)(char **data, const intptr_t *s,           \
-                                                const intptr_t *outer, intptr_t n,        \
-                                                intptr_t rows, void *ctx);                \
-    void DISPATCH_CPU_DISPATCH_CURFX(NAME##_2d)(char **data, const intptr_t *s,           \
-                                                const intptr_t *outer, intptr_t n,        \
-                                                intptr_t rows, void *ctx)                 \
+    /* a row of its 2-D loop inlined: a broadcast value (copy_ of a column) */            \
+    DK_INLINE int NAME##_row_(char **d, const intptr_t *s, intptr_t n, void *ctx)         \
     {                                                                                     \
-        char *d[2] = {data[0], data[1]};                                                  \
-        const int column = s[0] == (intptr_t)sizeof(U) && s[1] == 0;                      \
-        for (intptr_t r = 0; r < rows; r++) {                                             \
-            if (column) {                                                                 \
-                U v, *o = (U *)d[0];                                                      \
-                memcpy(&v, d[1], sizeof v);                                               \
-                for (intptr_t i = 0; i < n; i++) o[i] = v;                                \
-            } else {                                                                      \
-                DISPATCH_CPU_DISPATCH_CURFX(NAME)(d, s, n, ctx);                          \
-            }                                                                             \
-            d[0] += outer[0], d[1] += outer[1];                                           \
-        }                                                                                 \
-    }
+        (void)ctx;                                                                        \
+        if (s[0] != (intptr_t)sizeof(U) || s[1] != 0) return 0;                           \
+        U v, *o = (U *)d[0];                                                              \
+        memcpy(&v, d[1], sizeof v);                                                       \
+        for (intptr_t i = 0; i < n; i++) o[i] = v;                                        \
+        return 1;                                                                         \
+    }                                                                                     \
+    DISPATCH_KERNELS_LOOP2D_WITH(NAME, 2, NAME##_row_)
 
 /*
  * where: data = {out, cond (bool), a, b}, moved as the unsigned type U of the
