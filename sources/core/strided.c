@@ -85,30 +85,59 @@ void dispatch_strided_plan_init(dispatch_strided_plan *p, int nops, char *const 
 
 void dispatch_strided_plan_walk(const dispatch_strided_plan *p, int64_t begin, int64_t end,
                                 dispatch_loop_fn inner, void *ctx) {
-    dispatch_strided_plan_walk2d(p, begin, end, inner, NULL, ctx);
-}
-
-/* One walk for both: a run of the innermost dim at a time, and with inner2d
- * (Note [2-D loops] in loops.h) every whole run of dims 0 and 1 between a
- * partial first and last run in calls of inner2d, as many rows as dim 1 has
- * left per call. */
-void dispatch_strided_plan_walk2d(const dispatch_strided_plan *p, int64_t begin, int64_t end,
-                                  dispatch_loop_fn inner, dispatch_loop2d_fn inner2d,
-                                  void *ctx) {
     /* Nothing to walk (a plan of an empty shape has a 0 among its sizes,
      * which the index arithmetic below would divide by). */
     if (begin >= end) return;
-    if (p->ndim < 2) inner2d = NULL;
-    int64_t idx[DISPATCH_MAX_DIMS] = {0};
+    int64_t idx[DISPATCH_MAX_DIMS];
     int64_t rest = begin;
     for (int d = 0; d < p->ndim; d++) { /* one division per range, then steps */
+        idx[d] = rest % p->shape[d];
+        rest /= p->shape[d];
+    }
+    intptr_t steps[DISPATCH_MAX_OPERANDS];
+    for (int k = 0; k < p->nops; k++) steps[k] = p->strides[k][0];
+    int64_t at = begin;
+    while (at < end) {
+        int64_t n = p->shape[0] - idx[0];
+        if (n > end - at) n = end - at;
+        char *ptrs[DISPATCH_MAX_OPERANDS];
+        for (int k = 0; k < p->nops; k++) {
+            char *q = p->data[k];
+            for (int d = 0; d < p->ndim; d++) q += idx[d] * p->strides[k][d];
+            ptrs[k] = q;
+        }
+        inner(ptrs, steps, (intptr_t)n, ctx);
+        at += n;
+        idx[0] = 0;
+        for (int d = 1; d < p->ndim; d++) {
+            if (++idx[d] < p->shape[d]) break;
+            idx[d] = 0;
+        }
+    }
+}
+
+/* The walk above, with the plan's first two dims taken by a 2-D loop
+ * (Note [2-D loops] in loops.h): a partial first or last run of the
+ * range goes to the 1-D loop, every whole run between them to inner2d, as
+ * many rows as dim 1 has left per call. */
+void dispatch_strided_plan_walk2d(const dispatch_strided_plan *p, int64_t begin, int64_t end,
+                                  dispatch_loop_fn inner, dispatch_loop2d_fn inner2d,
+                                  void *ctx) {
+    if (inner2d == NULL || p->ndim < 2) {
+        dispatch_strided_plan_walk(p, begin, end, inner, ctx);
+        return;
+    }
+    if (begin >= end) return;
+    int64_t idx[DISPATCH_MAX_DIMS];
+    int64_t rest = begin;
+    for (int d = 0; d < p->ndim; d++) {
         idx[d] = rest % p->shape[d];
         rest /= p->shape[d];
     }
     intptr_t steps[DISPATCH_MAX_OPERANDS], outer[DISPATCH_MAX_OPERANDS];
     for (int k = 0; k < p->nops; k++) {
         steps[k] = p->strides[k][0];
-        outer[k] = inner2d ? p->strides[k][1] : 0;
+        outer[k] = p->strides[k][1];
     }
     const int64_t n0 = p->shape[0];
     int64_t at = begin;
@@ -120,7 +149,7 @@ void dispatch_strided_plan_walk2d(const dispatch_strided_plan *p, int64_t begin,
             ptrs[k] = q;
         }
         int64_t rows = 0;
-        if (inner2d && idx[0] == 0) {
+        if (idx[0] == 0) {
             rows = (end - at) / n0;
             if (rows > p->shape[1] - idx[1]) rows = p->shape[1] - idx[1];
         }

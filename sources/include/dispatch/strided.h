@@ -41,8 +41,8 @@ void dispatch_strided_plan_walk(const dispatch_strided_plan *p, int64_t begin, i
                                 dispatch_loop_fn inner, void *ctx);
 
 /* The same walk, each whole run of dims 0 and 1 in one call of inner2d (the
- * 2-D loop of inner: Note [2-D loops] in loops.h); inner2d NULL: the walk
- * above (which is this one). */
+ * 2-D loop of inner: Note [2-D loops] in loops.h); inner2d NULL: the
+ * walk above. */
 void dispatch_strided_plan_walk2d(const dispatch_strided_plan *p, int64_t begin, int64_t end,
                                   dispatch_loop_fn inner, dispatch_loop2d_fn inner2d,
                                   void *ctx);
