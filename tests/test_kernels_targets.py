@@ -104,11 +104,13 @@ out["ext_f16_float16"] = np.concatenate(  # float16 max/min as integers: every f
      np.atleast_1d(e16[:4097].amax().numpy()), e16[:6400].reshape(50, 128).amin(1).numpy(),
      e16[:6400].reshape(50, 128).amax(1).numpy()]).view(np.uint16)
 for name in ("int8", "int32", "int64"):  # integer reductions (int_arith): contiguous and columns
-    m = dispatch.from_numpy(inp[f"r_{name}"])
+    m, q = dispatch.from_numpy(inp[f"r_{name}"]), dispatch.from_numpy(inp[f"p_{name}"])
     out[f"int_reduce_{name}"] = np.concatenate([
         np.array([m.sum().item(), dispatch.amax(m).item(), dispatch.amin(m).item()]),
         m.sum(0).numpy(), m.sum(1).numpy(), dispatch.amax(m, dim=0).numpy().astype(np.int64),
-        dispatch.amin(m, dim=1).numpy().astype(np.int64), m[:, ::3].sum(1).numpy()])
+        dispatch.amin(m, dim=1).numpy().astype(np.int64), m[:, ::3].sum(1).numpy(),
+        np.array([q.prod().item()]), q.prod(0).numpy(), q.prod(1).numpy(),
+        q[:, ::3].prod(1).numpy()])
 np.savez(sys.argv[2], **out)
 """
 
@@ -163,6 +165,8 @@ def _inputs(path) -> None:
         info = np.iinfo(dt)
         inp[f"r_{np.dtype(dt).name}"] = rng.integers(info.min, info.max, (37, 1031), dtype=dt,
                                                      endpoint=True)
+        # odd factors: their wrapping products never reach 0, so every bit shows
+        inp[f"p_{np.dtype(dt).name}"] = inp[f"r_{np.dtype(dt).name}"] | 1
     # every float16 bit pattern (signaling NaNs too); floats: random bits, the
     # ties and the overflow edge around 65504, float16's subnormal range
     inp["h_all"] = np.arange(65536, dtype=np.uint32).astype(np.uint16)

@@ -68,6 +68,30 @@ def test_integer_prod_is_int64_and_wraps_as_numpy(dtype):
             assert ops.prod(t, d).numpy().tolist() == np.prod(a.astype(np.int64), axis=d).tolist()
 
 
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int8", "int16", "int32", "int64"])
+def test_integer_prod_wraps_as_numpy_on_every_thread_count_and_layout(threads, dtype):
+    """Large enough for the integer kernels' lanes, column blocks and the
+    threads' split (Note [Threaded integer reductions]); factors of 3 and -1
+    make the int64 products wrap many times over."""
+    rng = np.random.default_rng(7)
+    lo = 0 if dtype in ("bool", "uint8") else -1
+    a = rng.choice(np.array([lo, 1, 1, 3, 1], dtype=np.int64), (300, 700)).astype(dtype)
+    if dtype == "bool":
+        a = np.ones((300, 700), bool)
+        a[17, 5] = a[200, 600] = False
+    wide = a.astype(np.int64)
+    with np.errstate(over="ignore"):
+        want = [np.prod(wide), np.prod(wide, axis=0), np.prod(wide, axis=1)]
+    for n in (1, 2, 3):
+        threads(n)
+        for name, t in _layouts(a).items():
+            assert int(t.prod().numpy()) == int(want[0]), (n, name)
+            for d in (0, 1):
+                got = ops.prod(t, d)
+                assert got.dtype == dispatch.int64
+                assert got.numpy().tolist() == want[d + 1].tolist(), (n, name, d)
+
+
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_narrow_float_prod_is_the_float32_product_rounded_once(dtype):
     a32 = _near_one((9, 70), "float32")

@@ -1,5 +1,5 @@
 /*
- * The reduction engine's exact paths: integers and bool (int64 sums that
+ * The reduction engine's exact paths: integers and bool (int64 sums and products that
  * wrap, max/min in the input's dtype: the integer kernels, threaded by Note
  * [Threaded integer reductions]), 0-dim inputs, and the FOLD rows of the
  * reduction table (dispatch/reduction_table.h) wherever no kernel of theirs
@@ -81,9 +81,9 @@ typedef struct accumulate_ctx {
 
 static void accumulate(char **ptrs, const intptr_t *steps, intptr_t n, void *arg) {
     const accumulate_ctx *c = arg;
-    if (!c->is_float && !dispatch_reduce_is_fold(c->kind)) {
+    int op = dispatch_reduce_int_kernel_op(c->kind);
+    if (!c->is_float && op != DISPATCH_COMBINE_NONE) {
         /* accumulators start at the identity: `seen` is not needed */
-        int op = dispatch_reduce_kernel_op(c->kind);
         int_reduce(op, c->dtype, ptrs[2], steps[2], n, ptrs[0], steps[0], 1, 0, 0);
         return;
     }
@@ -127,7 +127,7 @@ static void accumulate(char **ptrs, const intptr_t *steps, intptr_t n, void *arg
  * Note [Threaded integer reductions]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
  * The one-call integer matrix reduction (Note [Integer reductions]) split
- * across the threads. Integer sums (wrapping) and max/min are exact, so
+ * across the threads. Integer sums and products (wrapping) and max/min are exact, so
  * no split changes a bit: runs with accumulators of their own (the rows
  * of sum(dim=1)) are shared out as they stand, so are the columns of
  * sum(dim=0); a reduction folded into one accumulator (a full sum) is cut
@@ -267,10 +267,11 @@ int reduce_accumulate(int op, const dispatch_iter_operand *in, uint32_t mask,
                                                   is_float ? DISPATCH_FLOAT64 : DISPATCH_INT64)};
     plan p;
     dispatch_strided_plan_init(&p, 3, acc_data, in->ndim, in->shape, bs);
-    if (!is_float && p.ndim <= 2 && !dispatch_reduce_is_fold(op)) { /* one call: rows or columns */
+    int int_op = dispatch_reduce_int_kernel_op(op);
+    if (!is_float && p.ndim <= 2 && int_op != DISPATCH_COMBINE_NONE) { /* one call: rows or columns */
         int two = p.ndim == 2;
         int_matrix_job job = {
-            .op = dispatch_reduce_kernel_op(op), .dtype = in->dtype, .acc_dtype = acc_dtype,
+            .op = int_op, .dtype = in->dtype, .acc_dtype = acc_dtype,
             .p = p.data[2], .step = p.strides[2][0], .n = (intptr_t)p.shape[0],
             .acc = p.data[0], .acc_step = p.strides[0][0],
             .nouter = two ? (intptr_t)p.shape[1] : 1,

@@ -88,7 +88,10 @@ INT_LOOP(dispatch_kernel_minimum_i64, int64_t, uint64_t, I_MIN, 0)
  * runs one at a time): op 0 sums into int64 wrapping (in uint64, never
  * undefined behaviour), as torch's and NumPy's int64 sums, into int64
  * accumulators; 8 and 16-bit inputs add in int32 lanes a bounded block at
- * a time first (4x the lanes of int64); 1 max, 2 min, into accumulators of
+ * a time first (4x the lanes of int64); 3 multiplies into int64 wrapping
+ * alike (prod: a product modulo 2^64 is the same in any order, so it takes
+ * independent lanes and any split between threads, where the float
+ * products keep Note [Product order]); 1 max, 2 min, into accumulators of
  * the input's own type (32 int8 lanes on AVX2). acc_step 0 folds a run
  * into one accumulator (the reduced dim is the inner one); otherwise
  * element i goes to the accumulator acc_step bytes further (an outer-dim
@@ -98,6 +101,9 @@ INT_LOOP(dispatch_kernel_minimum_i64, int64_t, uint64_t, I_MIN, 0)
  * exact, so every target gives the same bits. Before: the engine converted
  * every element to int64 and branched per element (1.1-1.5 ms for 1M).
  */
+/* Ops 0 (sum) and 3 (product) accumulate in int64; max and min in T. */
+#define INT_WIDE(op) ((op) == 0 || (op) == 3)
+
 #define INT_REDUCE_T(SFX, T)                                                             \
     static void reduce_##SFX(int op, const char *p, intptr_t step, intptr_t n, char *acc, \
                              intptr_t acc_step)                                         \
@@ -136,6 +142,18 @@ INT_LOOP(dispatch_kernel_minimum_i64, int64_t, uint64_t, I_MIN, 0)
                 for (; i < n; i++) t += (uint64_t)(int64_t)a[i];                         \
                 a0 = t;                                                                  \
                 memcpy(acc, &a0, sizeof a0);                                             \
+                return;                                                                  \
+            }                                                                            \
+            if (op == 3) { /* KP lanes: a multiply's latency spread over them */    \
+                enum { KP = 32 };                                                        \
+                uint64_t s[KP], t;                                                       \
+                for (int k = 0; k < KP; k++) s[k] = 1;                                   \
+                for (; i + KP <= n; i += KP)                                             \
+                    for (int k = 0; k < KP; k++) s[k] *= (uint64_t)(int64_t)a[i + k];    \
+                memcpy(&t, acc, sizeof t);                                               \
+                for (int k = 0; k < KP; k++) t *= s[k];                                  \
+                for (; i < n; i++) t *= (uint64_t)(int64_t)a[i];                         \
+                memcpy(acc, &t, sizeof t);                                               \
                 return;                                                                  \
             }                                                                            \
             /* The lanes start from a constant (the type's lowest value for   \
@@ -177,7 +195,7 @@ INT_LOOP(dispatch_kernel_minimum_i64, int64_t, uint64_t, I_MIN, 0)
             memcpy(acc, &r, sizeof r);                                                   \
             return;                                                                      \
         }                                                                                \
-        if (step == sz && acc_step == (op == 0 ? 8 : sz)) { /* one row of columns */    \
+        if (step == sz && acc_step == (INT_WIDE(op) ? 8 : sz)) { /* one row of columns */ \
             cols_##SFX(op, p, 0, 1, n, acc);                                             \
             return;                                                                      \
         }                                                                                \
@@ -185,10 +203,10 @@ INT_LOOP(dispatch_kernel_minimum_i64, int64_t, uint64_t, I_MIN, 0)
             T x;                                                                         \
             memcpy(&x, p + i * step, sizeof x);                                          \
             char *slot = acc + i * acc_step;                                             \
-            if (op == 0) {                                                               \
+            if (INT_WIDE(op)) {                                                          \
                 uint64_t a;                                                              \
                 memcpy(&a, slot, sizeof a);                                              \
-                a += (uint64_t)(int64_t)x;                                               \
+                a = op == 0 ? a + (uint64_t)(int64_t)x : a * (uint64_t)(int64_t)x;       \
                 memcpy(slot, &a, sizeof a);                                              \
             } else {                                                                     \
                 T a;                                                                     \
@@ -213,8 +231,26 @@ INT_LOOP(dispatch_kernel_minimum_i64, int64_t, uint64_t, I_MIN, 0)
         memcpy(ac + c, m, sizeof m);                                                     \
     }
 
+/* Sum (STEP +=) or product (*=) in uint64 of the columns c.. of a leaf of
+ * rows [r0, r1) (q: row r0) into their int64 accumulators ac: CS columns
+ * held in registers down the leaf, then one column at a time. */
+#define INT_COLS_WIDE_LEAF(T, STEP)                                                      \
+    uint64_t *ac = (uint64_t *)(void *)acc;                                              \
+    for (; c + CS <= ncols; c += CS) {                                                   \
+        uint64_t s[CS];                                                                  \
+        memcpy(s, ac + c, sizeof s);                                                     \
+        for (intptr_t r = r0; r < r1; r++) {                                             \
+            const T *a = (const T *)(const void *)(q + (r - r0) * rstride) + c;          \
+            for (int k = 0; k < CS; k++) s[k] STEP (uint64_t)(int64_t)a[k];              \
+        }                                                                                \
+        memcpy(ac + c, s, sizeof s);                                                     \
+    }                                                                                    \
+    for (; c < ncols; c++)                                                               \
+        for (intptr_t r = r0; r < r1; r++)                                               \
+            ac[c] STEP (uint64_t)(int64_t)((const T *)(const void *)(q + (r - r0) * rstride))[c];
+
 /* Columns: nrows rows of ncols contiguous elements, rstride bytes apart,
- * each column folded into its accumulator (contiguous: int64 for sums, T
+ * each column folded into its accumulator (contiguous: int64 for sums and products, T
  * for max/min). A block of columns (128 bytes of accumulators: four
  * vectors on AVX2, two on AVX-512) stays in registers down a leaf of rows,
  * every load a full vector of a contiguous row; a leaf is finished across
@@ -241,20 +277,11 @@ INT_LOOP(dispatch_kernel_minimum_i64, int64_t, uint64_t, I_MIN, 0)
                 }                                                                        \
             }                                                                            \
             if (op == 0) {                                                               \
-                uint64_t *ac = (uint64_t *)(void *)acc;                                  \
-                for (; c + CS <= ncols; c += CS) {                                       \
-                    uint64_t s[CS];                                                      \
-                    memcpy(s, ac + c, sizeof s);                                         \
-                    for (intptr_t r = r0; r < r1; r++) {                                 \
-                        const T *a = (const T *)(const void *)(q + (r - r0) * rstride) + c; \
-                        for (int k = 0; k < CS; k++) s[k] += (uint64_t)(int64_t)a[k];    \
-                    }                                                                    \
-                    memcpy(ac + c, s, sizeof s);                                         \
-                }                                                                        \
-                for (; c < ncols; c++)                                                   \
-                    for (intptr_t r = r0; r < r1; r++)                                   \
-                        ac[c] += (uint64_t)(int64_t)((const T *)(const void *)(          \
-                            q + (r - r0) * rstride))[c];                                 \
+                INT_COLS_WIDE_LEAF(T, +=)                                                \
+                continue;                                                                \
+            }                                                                            \
+            if (op == 3) {                                                               \
+                INT_COLS_WIDE_LEAF(T, *=)                                                \
                 continue;                                                                \
             }                                                                            \
             T *ac = (T *)(void *)acc;                                                    \
@@ -283,7 +310,7 @@ INT_LOOP(dispatch_kernel_minimum_i64, int64_t, uint64_t, I_MIN, 0)
                                intptr_t outer_acc_step)                                  \
     {                                                                                    \
         if (nouter > 1 && outer_acc_step == 0 && step == (intptr_t)sizeof(T) &&          \
-            acc_step == (op == 0 ? 8 : (intptr_t)sizeof(T))) {                           \
+            acc_step == (INT_WIDE(op) ? 8 : (intptr_t)sizeof(T))) {                      \
             cols_##SFX(op, p, outer_step, nouter, n, acc);                               \
             return;                                                                      \
         }                                                                                \

@@ -255,6 +255,56 @@ static void check_extremes(void) {
     }
 }
 
+/* The integer kernels' product (op DISPATCH_COMBINE_MUL, Note [Integer
+ * reductions] in int_arith.dispatch.c): against a scalar wrapping int64
+ * product, as one run, strided, as rows of columns (acc_step 8) and as runs
+ * (nouter, outer_acc_step 8), at lengths around the lanes and the blocks. */
+static int int_prods_checked;
+
+#define CHECK_INT_PROD(T, DT)                                                              \
+    do {                                                                                   \
+        dispatch_rk_int_fn fn = RK(INT, DT, dispatch_rk_int_fn);                           \
+        T *x = malloc(sizeof(T) * (size_t)n * 2 + sizeof(T));                              \
+        uint64_t *acc = malloc(8 * (size_t)n + 8), want = 1, ws = 1, one;                  \
+        for (int i = 0; i < 2 * n; i++) x[i] = (T)((next() >> 20) % 5 == 0 ? -1 : 2 * (int)(next() % 50) + 1); \
+        for (int i = 0; i < n; i++) want *= (uint64_t)(int64_t)x[i];                       \
+        for (int i = 0; i < n; i++) ws *= (uint64_t)(int64_t)x[2 * i];                     \
+        one = 1;                                                                           \
+        int ok = fn(DISPATCH_COMBINE_MUL, DISPATCH_##DT, (const char *)x, sizeof(T), n,    \
+                    (char *)&one, 0, 1, 0, 0) == 0 && one == want;                         \
+        one = 1;                                                                           \
+        fn(DISPATCH_COMBINE_MUL, DISPATCH_##DT, (const char *)x, 2 * sizeof(T), n,         \
+           (char *)&one, 0, 1, 0, 0);                                                      \
+        ok = ok && one == ws;                                                              \
+        /* two rows of n columns: column c is x[c] * x[n + c] */                          \
+        for (int c = 0; c < n; c++) acc[c] = 1;                                            \
+        fn(DISPATCH_COMBINE_MUL, DISPATCH_##DT, (const char *)x, sizeof(T), n, (char *)acc, \
+           8, 2, n * (intptr_t)sizeof(T), 0);                                              \
+        for (int c = 0; c < n && ok; c++)                                                  \
+            ok = acc[c] == (uint64_t)(int64_t)x[c] * (uint64_t)(int64_t)x[n + c];          \
+        /* two runs of n, each into its own accumulator */                                \
+        acc[0] = acc[1] = 1;                                                               \
+        fn(DISPATCH_COMBINE_MUL, DISPATCH_##DT, (const char *)x, sizeof(T), n, (char *)acc, \
+           0, 2, n * (intptr_t)sizeof(T), 8);                                              \
+        uint64_t w2 = 1;                                                                   \
+        for (int i = n; i < 2 * n; i++) w2 *= (uint64_t)(int64_t)x[i];                     \
+        ok = ok && acc[0] == want && acc[1] == w2;                                         \
+        int_prods_checked++;                                                               \
+        if (!ok && failures++ < 20) printf("FAIL int prod %s n %d\n", #DT, n);             \
+        free(x), free(acc);                                                                \
+    } while (0)
+
+static void check_int_prod(void) {
+    static const int lengths[] = {1, 5, 31, 32, 33, 100, 1000, 4099};
+    for (int li = 0; li < 8; li++) {
+        int n = lengths[li];
+        CHECK_INT_PROD(int8_t, INT8);
+        CHECK_INT_PROD(int16_t, INT16);
+        CHECK_INT_PROD(int32_t, INT32);
+        CHECK_INT_PROD(int64_t, INT64);
+    }
+}
+
 int main(void) {
     if (dispatch_kernels_simd_init() != 0) {
         printf("FAIL: the kernels did not initialise\n");
@@ -287,6 +337,12 @@ int main(void) {
     printf("%d (loop, dtype) kernels and %d sums checked\n", loops, checked - loops);
     check_extremes();
     printf("%d max/min answers checked for the first equal element\n", extremes_checked);
+    check_int_prod();
+    printf("%d integer products checked\n", int_prods_checked);
+    if (int_prods_checked != 32) {
+        printf("FAIL: the integer products did not all run\n");
+        failures++;
+    }
     if (loops != 43) { /* 7 x f16/f32/f64 + 5 x i32/i64 + 6 float loops x f32/f64 */
         printf("FAIL: fewer kernels than expected\n");
         failures++;

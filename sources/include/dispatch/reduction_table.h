@@ -78,6 +78,7 @@ enum dispatch_reduce_combine {
     DISPATCH_COMBINE_ADD = 0,
     DISPATCH_COMBINE_MAX = 1,
     DISPATCH_COMBINE_MIN = 2,
+    DISPATCH_COMBINE_MUL = 3, /* the integer kernels' wrapping int64 product */
     DISPATCH_COMBINE_NONE = -1 /* FOLD: the row's own kernel */
 };
 enum dispatch_reduce_integers {
@@ -142,6 +143,17 @@ static inline int dispatch_reduce_kernel_op(int op)
     case DISPATCH_REDUCE_FAMILY_MIN: return DISPATCH_COMBINE_MIN;
     default: return DISPATCH_COMBINE_NONE;
     }
+}
+
+/* The integer kernels' combine of op over bool and integer inputs (Note
+ * [Integer reductions] in sources/kernels/int_arith.dispatch.c): the
+ * family's, or for prod the wrapping int64 product (exact, so its lanes and
+ * threads may split it anywhere); DISPATCH_COMBINE_NONE for a FOLD row the
+ * kernels do not know, which the engine folds by COMBINE_I instead. */
+static inline int dispatch_reduce_int_kernel_op(int op)
+{
+    if (op == DISPATCH_REDUCE_PROD) return DISPATCH_COMBINE_MUL;
+    return dispatch_reduce_kernel_op(op);
 }
 
 /* A sum or a mean: pairwise-summed, stored by Note [The NaN and the zero of a sum]. */
