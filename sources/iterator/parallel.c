@@ -190,6 +190,7 @@ static atomic_int sleepers;            /* workers asleep on `wake` */
 static atomic_int caller_sleeping;     /* the caller asleep on `finished` */
 static uint64_t generation;            /* under pool_lock */
 static int nworkers;                   /* started workers, under pool_lock */
+static pthread_t workers[MAX_THREADS]; /* their threads, under pool_lock */
 static _Thread_local int in_parallel;
 
 /*
@@ -231,10 +232,9 @@ static _Thread_local int in_parallel;
  * the 1-thread time or at two to five times it, while one long-running
  * process scaled once the other CPU was free. So:
  * - a worker is started on a CPU other than the caller's (its first
- *   affinity mask is the caller's less the caller's current CPU, widened to
- *   the caller's whole mask as soon as it runs: from then on the kernel
- *   places it as any thread), so a busy CPU elsewhere is shared with
- *   whatever runs there, never with the caller;
+ *   affinity mask is the caller's less the caller's current CPU, and stays
+ *   so: Note [Workers kept off the caller's CPU]), so a busy CPU elsewhere
+ *   is shared with whatever runs there, never with the caller;
  * - a spinning worker that finds itself on the CPU the last call ran on
  *   yields that CPU every 64 looks (sched_yield), so a worker that still
  *   ends up beside its caller costs the caller nothing between calls: the
@@ -246,6 +246,28 @@ static _Thread_local int in_parallel;
  * sources/iterator/test_parallel.c checks the first (a yielding thread busy
  * on the other CPU: the old pool ran the worker's parts beside the caller
  * in 9 runs of 10, this one in none).
+ *
+ * Note [Workers kept off the caller's CPU]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * Widened after its start, a worker woken from its sleep could still be put
+ * on the caller's CPU: the kernel's wake-up chooses between the CPU the
+ * worker last ran on and the waker's, and when the former looked busy (a
+ * thread of another library just ran there: torch's OpenMP workers spin
+ * after each of its calls) it queued the worker behind the caller, which
+ * then ran every part itself while its worker waited, the balancer not
+ * moving it to the other CPU for milliseconds. On this project's 2-vCPU VM,
+ * turns of 2 ms of torch's, NumPy's and our float64 `div` of (512, 512) at 2
+ * threads in one process (tools/bench/bench_matrix.py's order) ran ours at
+ * the 1-thread time in about half the turns (90 us against 47; the
+ * worker's schedstat: 61 us run, 5.5 ms waiting in the caller's CPU's
+ * queue), and the whole 2-thread matrix scaled ours by a median of 1.08x
+ * where torch's scaled by 1.82x. So while the call's threads fit the CPUs
+ * (Note [Short spin]), every worker's mask is the caller's less the CPU the
+ * caller runs on; the masks are set again (one syscall per worker) only when
+ * a call starts on another CPU than the last did, at most once a
+ * millisecond, or when the CPUs change (Note [Following the affinity
+ * mask]); when the threads do not fit, or the caller may use one CPU only,
+ * the workers get the caller's whole mask back.
  */
 #define SPIN_NS 30000
 #define WORKER_SPIN_NS 1000000
@@ -289,6 +311,28 @@ static int on_callers_cpu(void)
 {
     int here = current_cpu();
     return here >= 0 && here == atomic_load_explicit(&caller_cpu, memory_order_relaxed);
+}
+
+/* The CPU the workers' masks leave out (-1: none; -2: not known, set them
+ * again), and when they were last set; under pool_lock. */
+static int steered_off = -1;
+static int64_t steered_at;
+
+/* Every worker's mask: the caller's less CPU `off` (-1: the caller's whole
+ * mask): Note [Workers kept off the caller's CPU]. */
+static void steer_workers(int off, int64_t now)
+{
+    if (off == steered_off || nworkers == 0) return;
+    if (steered_off != -2 && now - steered_at < CPUS_RECOUNT_NS) return;
+#if defined(__linux__) && defined(__GLIBC__) /* the _np calls: glibc's */
+    cpu_set_t mask;
+    if (pthread_getaffinity_np(pthread_self(), sizeof mask, &mask) != 0) return;
+    if (off >= 0 && (!CPU_ISSET(off, &mask) || CPU_COUNT(&mask) < 2)) off = -1;
+    if (off >= 0) CPU_CLR(off, &mask);
+    for (int k = 0; k < nworkers; k++) pthread_setaffinity_np(workers[k], sizeof mask, &mask);
+#endif
+    steered_off = off;
+    steered_at = now;
 }
 
 /* Spin until `published` differs from `from`, for at most worker_spin_ns
@@ -358,6 +402,7 @@ static void after_fork_child(void)
     atomic_store(&sleepers, 0);
     atomic_store(&caller_sleeping, 0);
     nworkers = 0; /* Note [Thread pool after fork] */
+    steered_off = -1;
     in_parallel = 0;
 }
 
@@ -392,16 +437,9 @@ static void run_parts(job *j, int slot)
     for (int k = 1; k < slots; k++) run_range_of(j, (slot + k) % slots);
 }
 
-static void *worker_main(void *start_mask)
+static void *worker_main(void *unused)
 {
-#if defined(__linux__) && defined(__GLIBC__)
-    if (start_mask != NULL) { /* widen the start mask: Note [A spinning worker yields] */
-        pthread_setaffinity_np(pthread_self(), sizeof(cpu_set_t), (cpu_set_t *)start_mask);
-        free(start_mask);
-    }
-#else
-    (void)start_mask;
-#endif
+    (void)unused;
     uint64_t seen = 0; /* 0: a worker started for a job joins it, whenever it starts */
     in_parallel = 1;
     for (;;) {
@@ -432,32 +470,27 @@ static void *worker_main(void *start_mask)
 }
 
 /* Start one worker, on a CPU other than the caller's where the caller may
- * use another (Note [A spinning worker yields]); 0 when it started. */
+ * use another (Note [A spinning worker yields]); 0 when it started. The
+ * call that started it then sets its mask (Note [Workers kept off the
+ * caller's CPU]). */
 static int start_worker(void)
 {
-    pthread_t t;
     pthread_attr_t attr;
     int have_attr = pthread_attr_init(&attr) == 0;
-    void *start_mask = NULL; /* the worker widens its mask to this and frees it */
 #if defined(__linux__) && defined(__GLIBC__) /* the _np calls: glibc's */
     int here = sched_getcpu();
-    cpu_set_t *whole = malloc(sizeof *whole), away;
-    if (have_attr && whole != NULL && here >= 0 &&
-        pthread_getaffinity_np(pthread_self(), sizeof *whole, whole) == 0 &&
-        CPU_ISSET(here, whole) && CPU_COUNT(whole) > 1) {
-        away = *whole;
+    cpu_set_t away;
+    if (have_attr && here >= 0 && pthread_getaffinity_np(pthread_self(), sizeof away, &away) == 0 &&
+        CPU_ISSET(here, &away) && CPU_COUNT(&away) > 1) {
         CPU_CLR(here, &away);
-        if (pthread_attr_setaffinity_np(&attr, sizeof away, &away) == 0) start_mask = whole;
+        pthread_attr_setaffinity_np(&attr, sizeof away, &away);
     }
-    if (start_mask == NULL) free(whole); /* started anywhere, as any thread */
 #endif
-    int rc = pthread_create(&t, have_attr ? &attr : NULL, worker_main, start_mask);
+    int rc = pthread_create(&workers[nworkers], have_attr ? &attr : NULL, worker_main, NULL);
     if (have_attr) pthread_attr_destroy(&attr);
-    if (rc != 0) {
-        free(start_mask);
-        return rc;
-    }
-    pthread_detach(t);
+    if (rc != 0) return rc;
+    pthread_detach(workers[nworkers]);
+    steered_off = -2;
     return 0;
 }
 
@@ -496,8 +529,10 @@ void dispatch_parallel_for(int64_t n, int64_t grain, int64_t align,
     if (t0 - cpus_counted_at >= CPUS_RECOUNT_NS) {
         cpus_counted_at = t0;
         int cpus = count_usable_cpus();
-        if (atomic_load_explicit(&usable_cpus, memory_order_relaxed) != cpus)
+        if (atomic_load_explicit(&usable_cpus, memory_order_relaxed) != cpus) {
             atomic_store(&usable_cpus, cpus);
+            steered_off = -2; /* the workers' masks: set again below */
+        }
     }
     int fits = threads <= atomic_load_explicit(&usable_cpus, memory_order_relaxed);
     long long spin = fits ? WORKER_SPIN_NS : 0; /* Note [Short spin] */
@@ -507,6 +542,7 @@ void dispatch_parallel_for(int64_t n, int64_t grain, int64_t align,
     int here = current_cpu();
     if (atomic_load_explicit(&caller_cpu, memory_order_relaxed) != here)
         atomic_store_explicit(&caller_cpu, here, memory_order_relaxed);
+    steer_workers(fits ? here : -1, t0); /* Note [Workers kept off the caller's CPU] */
     atomic_store(&current, &j);
     atomic_store(&published, j.generation);
     if (atomic_load(&sleepers) > 0) { /* Note [Joining a job without a lock] */
