@@ -135,3 +135,23 @@ def test_pool_follows_the_affinity_mask_after_first_use():
                           text=True, timeout=120, env=env, cwd=tempfile.gettempdir())
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "followed"
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint8", "int16", "int32", "int64", "float32"])
+def test_indices_of_max_and_min_are_the_first_on_any_thread_count(threads, dtype):
+    """max(dim)/min(dim)/argmax/argmin search each output's first equal element
+    on the pool's threads (sources/iterator/reduce_indices.c): few distinct
+    values, so every row has many ties, and NumPy's first index is the answer."""
+    rng = np.random.default_rng(4)
+    a = rng.integers(0, 2 if dtype == "bool" else 4, (600, 700)).astype(dtype)
+    t = dispatch.from_numpy(a)
+    for n in (1, 2, 3):
+        threads(n)
+        for d in (0, 1):
+            for view, arr in ((t, a), (t[:, ::3], a[:, ::3]), (t.T, a.T)):
+                values, idx = dispatch.ops.max(view, d)
+                assert idx.numpy().tolist() == np.argmax(arr, axis=d).tolist(), (n, d)
+                assert values.numpy().tolist() == np.max(arr, axis=d).tolist(), (n, d)
+                if dtype != "bool":  # torch's argmin refuses bool, so does ours
+                    got = dispatch.ops.argmin(view, d).numpy().tolist()
+                    assert got == np.argmin(arr, axis=d).tolist(), (n, d)

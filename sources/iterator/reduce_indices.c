@@ -81,6 +81,44 @@ typedef struct first_ctx {
     int64_t rstep[DISPATCH_MAX_DIMS]; /* a searched dim's step in the row-major position */
 } first_ctx;
 
+/* The first r < count whose element (stride bytes apart from base) equals
+ * the value at v, NaN matching NaN; count when none does. A scan typed by
+ * the dtype's storage (a bool by its truth), where same_value's switch per
+ * element made the search of an integer max(dim) cost more than its values'
+ * reduction. */
+static int64_t first_match(const char *base, int64_t stride, int64_t count, const char *v,
+                           int dtype)
+{
+    int64_t r = 0;
+#define FIRST_MATCH(T, EQUAL)                                                             \
+    do {                                                                                  \
+        T want, x;                                                                        \
+        memcpy(&want, v, sizeof want);                                                   \
+        for (; r < count; r++) {                                                          \
+            memcpy(&x, base + r * stride, sizeof x);                                      \
+            if (EQUAL) break;                                                             \
+        }                                                                                 \
+    } while (0)
+#define MATCH_BOOL(NAME, T) case DISPATCH_##NAME: FIRST_MATCH(T, (x != 0) == (want != 0)); return r;
+#define MATCH_INT(NAME, T) case DISPATCH_##NAME: FIRST_MATCH(T, x == want); return r;
+#define MATCH_FLOAT(NAME, T)
+#define MATCH_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) MATCH_##CAT(NAME, T)
+    switch (dtype) {
+    case DISPATCH_FLOAT32: FIRST_MATCH(float, x == want || (x != x && want != want)); return r;
+    case DISPATCH_FLOAT64: FIRST_MATCH(double, x == want || (x != x && want != want)); return r;
+    DISPATCH_FORALL_DTYPES(MATCH_)
+    default:
+        for (; r < count; r++)
+            if (same_value(base + r * stride, v, dtype)) break;
+        return r;
+    }
+#undef MATCH_
+#undef MATCH_FLOAT
+#undef MATCH_INT
+#undef MATCH_BOOL
+#undef FIRST_MATCH
+}
+
 /* The engine's inner function: n outputs, each a value at ptrs[0] whose first
  * position among the reduced elements from ptrs[2] goes to ptrs[1]. */
 static void first_inner(char **ptrs, const intptr_t *steps, intptr_t n, void *arg) {
@@ -89,21 +127,8 @@ static void first_inner(char **ptrs, const intptr_t *steps, intptr_t n, void *ar
         const char *base = ptrs[2] + e * steps[2];
         char *v = ptrs[0] + e * steps[0];
         int64_t found = 0;
-        if (c->nr == 1 && (c->dtype == DISPATCH_FLOAT32 || c->dtype == DISPATCH_FLOAT64)) {
-            /* one reduced dim of floats: a typed scan (the common case) */
-            int64_t r = 0;
-#define FIRST_MATCH(T)                                                                    \
-            do {                                                                          \
-                T want, x;                                                                \
-                memcpy(&want, v, sizeof want);                                           \
-                for (; r < c->count; r++) {                                               \
-                    memcpy(&x, base + r * c->rstride[0], sizeof x);                       \
-                    if (x == want || (x != x && want != want)) break;                     \
-                }                                                                         \
-            } while (0)
-            if (c->dtype == DISPATCH_FLOAT32) FIRST_MATCH(float);
-            else FIRST_MATCH(double);
-#undef FIRST_MATCH
+        if (c->nr == 1) { /* one reduced dim: a typed scan (the common case) */
+            int64_t r = first_match(base, c->rstride[0], c->count, v, c->dtype);
             if (r >= c->count) r = 0;
             memcpy(v, base + r * c->rstride[0], (size_t)c->isz);
             found = r * c->rstep[0];
@@ -122,6 +147,16 @@ static void first_inner(char **ptrs, const intptr_t *steps, intptr_t n, void *ar
         }
         memcpy(ptrs[1] + e * steps[1], &found, sizeof found);
     }
+}
+
+typedef struct first_job {
+    dispatch_strided_plan plan;
+    const first_ctx *c;
+} first_job;
+
+static void first_range(void *arg, int64_t begin, int64_t end) {
+    const first_job *j = arg;
+    dispatch_strided_plan_walk(&j->plan, begin, end, first_inner, (void *)j->c);
 }
 
 /* The kept dims walked by the engine (Note [One strided engine] in
@@ -167,9 +202,10 @@ static void first_indices(const dispatch_iter_operand *in, uint32_t mask, char *
         vs *= (intptr_t)kshape[d], is *= (intptr_t)kshape[d];
     }
     char *data[3] = {vals, (char *)idx, in->data};
-    dispatch_strided_plan plan;
-    dispatch_strided_plan_init(&plan, 3, data, nk, kshape, bs);
-    dispatch_strided_plan_walk(&plan, 0, plan.numel, first_inner, &c);
+    first_job j = {.c = &c};
+    dispatch_strided_plan_init(&j.plan, 3, data, nk, kshape, bs);
+    /* each output's search reads only its own elements: any split, the same answers */
+    dispatch_parallel_for(j.plan.numel, dispatch_parallel_grain(c.count), 1, first_range, &j);
 }
 
 
