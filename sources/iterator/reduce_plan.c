@@ -107,7 +107,12 @@ static int reduce_via_float32(int op, const dispatch_iter_operand *in, uint32_t 
                                       *in};
         dispatch_iter_operand v = {(char *)vals, out->ndim, out->shape, ostr, DISPATCH_FLOAT32};
         dispatch_iter_operand back[2] = {*out, v};
-        rc = dispatch_iter_elementwise_op(DISPATCH_LOOP_COPY, DISPATCH_FLOAT32, 2, c, NULL);
+        /* the widening cast as the loop itself: through the COPY loop the
+         * engine cast each chunk into a buffer and then copied it (a third
+         * of prod(dim=0) of (512, 512) float16) */
+        const int widen_dtypes[2] = {DISPATCH_FLOAT32, in->dtype};
+        rc = dispatch_iter_elementwise_typed(dispatch_cast_loop_get(in->dtype, DISPATCH_FLOAT32),
+                                             widen_dtypes, 2, c, NULL);
         if (rc == 0) /* the same dims and shapes: checked already */
             rc = reduce_planned(op, &c[0], mask, keepdim, &v, v.ndim, v.shape, count);
         if (rc == 0)

@@ -229,6 +229,8 @@ static void cast_other_layout(dispatch_loop_fn self, dispatch_loop_fn reference,
                 }                                                                         \
                 write_f64_##Dsfx(data[0] + i * Dsize, d, m);                              \
             }                                                                             \
+        } else if (S_NARROW && D_FLOAT && Dsize == 4) { /* widened in place */           \
+            read_##Ssfx((float *)(void *)data[0], data[1], n);                           \
         } else if (S_NARROW) { /* widened by float runs, then as a float32 */             \
             DT *o = (DT *)data[0];                                                        \
             for (intptr_t i = 0; i < n; i += CHUNK) {                                     \
