@@ -103,6 +103,21 @@ def test_narrow_float_prod_is_the_float32_product_rounded_once(dtype):
         assert_same_bits(got, want.to(getattr(dispatch, dtype)))
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_narrow_float_prod_over_blocks_and_threads_is_the_float32_product(threads, dtype):
+    """Past a fold block (Note [Fold blocks]: 4096 elements), on the narrow
+    column kernel (prod(dim=0)) and the rows' blocks, at 1-3 threads."""
+    a32 = _near_one((300, 700), "float32", seed=8)
+    t = dispatch.from_numpy(a32).to(getattr(dispatch, dtype))
+    wide = t.to(dispatch.float32)
+    for n in (1, 2, 3):
+        threads(n)
+        for got, want in [(t.prod(), wide.prod()), (ops.prod(t, 0), ops.prod(wide, 0)),
+                          (ops.prod(t, 1), ops.prod(wide, 1)),
+                          (t[:, ::2].prod(), wide[:, ::2].prod())]:
+            assert_same_bits(got, want.to(getattr(dispatch, dtype)))
+
+
 def test_prod_of_nothing_is_one_and_dtype_casts_first():
     assert float(dispatch.from_numpy(np.zeros((0,), np.float32)).prod().numpy()) == 1.0
     assert ops.prod(dispatch.from_numpy(np.zeros((3, 0))), 1).numpy().tolist() == [1, 1, 1]

@@ -402,17 +402,29 @@ typedef struct split_sum {
     double part[1 << SPLIT_DEPTH];
 } split_sum;
 
+/* The leaf of the kernel's tree (a FOLD row's block: Note [Fold blocks]),
+ * and where it splits n elements. */
+static int64_t tree_leaf(const split_sum *s)
+{
+    return dispatch_reduce_is_fold(s->op) ? DISPATCH_FOLD_BLOCK : sum_leaf(s->dtype);
+}
+
+static int64_t tree_split(const split_sum *s, int64_t n)
+{
+    return ((n / tree_leaf(s) + 1) / 2) * tree_leaf(s);
+}
+
 /* Cut [begin, begin+n) along the kernel's tree to at most `depth` levels. */
 static void split_points(split_sum *s, int64_t begin, int64_t n, int depth, int *np)
 {
-    int64_t leaf = sum_leaf(s->dtype);
+    int64_t leaf = tree_leaf(s);
     if (depth == 0 || n <= leaf * 4) {
         s->begin[*np] = begin;
         s->count[*np] = n;
         (*np)++;
         return;
     }
-    int64_t h = ((n / leaf + 1) / 2) * leaf;
+    int64_t h = tree_split(s, n);
     split_points(s, begin, h, depth - 1, np);
     split_points(s, begin + h, n - h, depth - 1, np);
 }
@@ -420,11 +432,12 @@ static void split_points(split_sum *s, int64_t begin, int64_t n, int depth, int 
 /* Add the parts back in the same tree shape. */
 static double combine(const split_sum *s, int64_t n, int depth, int *i)
 {
-    int64_t leaf = sum_leaf(s->dtype);
+    int64_t leaf = tree_leaf(s);
     if (depth == 0 || n <= leaf * 4) return s->part[(*i)++];
-    int64_t h = ((n / leaf + 1) / 2) * leaf;
+    int64_t h = tree_split(s, n);
     double a = combine(s, h, depth - 1, i);
     double b = combine(s, n - h, depth - 1, i);
+    if (dispatch_reduce_is_fold(s->op)) return dispatch_reduce_fold_combine(s->op, a, b);
     /* ties and NaNs keep the earlier part's: Note [Which zero, which NaN] */
     int kop = dispatch_reduce_kernel_op(s->op);
     if (kop == DISPATCH_COMBINE_MAX) return a != a || !(b != b || b > a) ? a : b;
@@ -445,6 +458,11 @@ static void split_sum_range(void *arg, int64_t begin, int64_t end)
             continue;
         }
         intptr_t n = (intptr_t)s->count[i];
+        if (dispatch_reduce_is_fold(s->op)) { /* the row's kernel over its part of the tree */
+            s->part[i] = ((dispatch_rk_fold_fn)reduce_chosen_kernel(DISPATCH_RK_FOLD_OF(s->op),
+                                                                   s->dtype))(p, s->stride, n);
+            continue;
+        }
         s->part[i] =
             s->dtype == DISPATCH_FLOAT64
                 ? CHOSEN_KERNEL(SUM, FLOAT64, dispatch_rk_sum_f64_fn)(p, s->stride, n)
@@ -602,7 +620,8 @@ int reduce_float(int op, const dispatch_iter_operand *in, uint32_t dim_mask, int
         }
     }
     if (nout == 1 && count >= 2 * DISPATCH_ITER_GRAIN && dispatch_get_num_threads() > 1 &&
-        !dispatch_reduce_is_fold(op)) {
+        (!dispatch_reduce_is_fold(op) ||
+         reduce_chosen_kernel(DISPATCH_RK_FOLD_OF(op), in->dtype) != NULL)) {
         split_sum s = {.op = op, .dtype = in->dtype, .p = j.in, .stride = j.rstride};
         int parts = 0;
         split_points(&s, 0, count, SPLIT_DEPTH, &parts);

@@ -115,6 +115,7 @@ typedef struct half_cols_job {
     intptr_t rstride; /* bytes between rows: 0 for a broadcast */
     int64_t count, ncols;
     int kop;
+    dispatch_rk_fold_cols_fn fold; /* a FOLD row's narrow column kernel, else NULL */
     float *vals;
     atomic_int failed; /* a range could not have its scratch */
 } half_cols_job;
@@ -124,6 +125,10 @@ enum { HALF_COLS_BLOCK = 1024 }; /* columns per kernel call, as the iterator tak
 /* Columns [b, e), a block at a time, each range with its own scratch. */
 static void half_cols_range(void *arg, int64_t b, int64_t e) {
     half_cols_job *j = arg;
+    if (j->fold) { /* float32 results of the widened columns: Note [Product columns] */
+        j->fold(j->p + b * 2, j->rstride, (intptr_t)j->count, (intptr_t)(e - b), j->vals + b);
+        return;
+    }
     int64_t bw = e - b < HALF_COLS_BLOCK ? e - b : HALF_COLS_BLOCK;
     float *scratch = NULL;
     if (j->kop == DISPATCH_COMBINE_ADD &&
@@ -141,11 +146,12 @@ static void half_cols_range(void *arg, int64_t b, int64_t e) {
     free(scratch);
 }
 
-/* float16 sum, mean, max, min of a contiguous input over its leading dims
- * into ncols contiguous halves: the float32 column kernel over the halves
- * as they are (the bits of the float32 copy's columns, as the general path
- * computes them, without the copy), in blocks of 1024 columns as the
- * iterator takes them, rounded once to float16. */
+/* float16 and bfloat16 sum, mean, max, min of a contiguous input over its
+ * leading dims into ncols contiguous halves: the float32 column kernel over
+ * the halves as they are (the bits of the float32 copy's columns, as the
+ * general path computes them, without the copy), in blocks of 1024 columns
+ * as the iterator takes them, rounded once to the dtype; a FOLD row (prod)
+ * by its narrow FOLD_COLS kernel, which the caller checked is there. */
 int reduce_half_cols(int dtype, const char *p, intptr_t rstride, int kind, int64_t ncols,
                      int64_t count, uint16_t *out)
 {
@@ -155,6 +161,9 @@ int reduce_half_cols(int dtype, const char *p, intptr_t rstride, int kind, int64
      * threads gives the same bits; cuts fall on 64-column boundaries. */
     half_cols_job j = {.dtype = dtype, .p = p, .rstride = rstride, .count = count, .ncols = ncols,
                        .kop = dispatch_reduce_kernel_op(kind), .vals = vals};
+    if (dispatch_reduce_is_fold(kind))
+        j.fold = (dispatch_rk_fold_cols_fn)reduce_chosen_kernel(DISPATCH_RK_FOLD_COLS_OF(kind),
+                                                                dtype);
     atomic_init(&j.failed, 0);
     dispatch_parallel_for(ncols, dispatch_parallel_grain(count), 64, half_cols_range, &j);
     if (atomic_load(&j.failed)) {

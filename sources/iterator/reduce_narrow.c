@@ -22,10 +22,10 @@
  *     (an odometer over the reduced dims) and summed by the narrow SUM
  *     kernel, and added back along the same splits (the kernel's own
  *     `lo + hi` in float32). A product is the FOLD kernel's own call on
- *     the row widened whole (up to PROD_WHOLE elements), or past that its 32
- *     running products in float64 (element i into lane i % 32, Note
- *     [Product order] in sources/kernels/prod.dispatch.c) carried from chunk
- *     to chunk, then combined pairwise as it combines them.
+ *     each block of its tree (Note [Fold blocks] in
+ *     dispatch/reduce_kernel_table.h), gathered and widened, the blocks'
+ *     products multiplied back along the same splits; one long row's top
+ *     halves on two threads, as a sum's.
  * max and min of rows that are not dense are left to the copy: their
  * stride-0 reduced dims are read once already (Note [Broadcast reduced
  * dims]), so the copy holds only what the input holds. So is a product in
@@ -44,9 +44,8 @@ enum {
     CHUNK = 1 << 16,     /* elements gathered at a time: a multiple of the lanes */
     SUM_LEAF = 1024,     /* sum.dispatch.c's float32 leaf (reduce_float.c's sum_leaf) */
     SUM_LEAF_F64 = 512,  /* and its float64 leaf */
-    PROD_LANES = 32,     /* prod.dispatch.c's running products */
-    PROD_WHOLE = 1 << 20 /* up to this many, a product widens its row whole (4 MiB) */
 };
+_Static_assert(CHUNK >= DISPATCH_FOLD_BLOCK, "a fold's block is gathered in one chunk");
 
 /* One side of the input: dims (size-1 dims dropped), outermost first. */
 typedef struct dims {
@@ -153,54 +152,42 @@ static double sum_range(const rows_job *j, const char *p, int64_t begin, int64_t
     return add_halves(j->dtype, lo, hi);
 }
 
-/* Multiply n gathered elements into the product's lanes (element i into
- * lane i % PROD_LANES; chunks start at multiples of PROD_LANES). A narrow
- * float's are widened to float32 (f) first. */
-static void fold_lanes(const rows_job *j, double *acc, const char *buf, float *f, int64_t n)
+/* The FOLD kernel's fold of elements [begin, begin + n) of one output,
+ * along its tree (Note [Fold blocks]): a block read in place where it is
+ * one contiguous run, else gathered, a narrow float's widened to float32
+ * (f), and handed to the kernel; a longer range split where the kernel
+ * splits it, the halves combined as it combines them. In float64 (a
+ * narrow float's float32 fold is rounded by the caller). */
+static double fold_range(const rows_job *j, const char *p, int64_t begin, int64_t n, char *buf,
+                         float *f)
 {
-    if (j->dtype == DISPATCH_FLOAT64) {
-        const double *x = (const double *)(const void *)buf;
-        for (int64_t i = 0; i < n; i++) acc[i % PROD_LANES] *= x[i];
-        return;
+    if (n > DISPATCH_FOLD_BLOCK) {
+        int64_t h = dispatch_fold_split((intptr_t)n);
+        double lo = fold_range(j, p, begin, h, buf, f);
+        return dispatch_reduce_fold_combine(j->op, lo, fold_range(j, p, begin + h, n - h, buf, f));
     }
-    const float *x = (const float *)(const void *)buf;
-    if (j->dtype != DISPATCH_FLOAT32) {
-        char *data[2] = {(char *)f, (char *)buf};
+    const char *x = buf;
+    if (j->red.n == 1 && j->red.stride[0] == (int64_t)j->isz)
+        x = p + begin * (int64_t)j->isz; /* one contiguous run: in place */
+    else
+        gather(j, p, begin, n, buf);
+    int kernel_dtype = j->dtype;
+    intptr_t step = (intptr_t)j->isz;
+    if (j->isz == 2) { /* narrow: widened, exactly */
+        char *data[2] = {(char *)f, (char *)x};
         intptr_t steps[2] = {4, 2};
         dispatch_cast_loop_get(j->dtype, DISPATCH_FLOAT32)(data, steps, (intptr_t)n, NULL);
-        x = f;
+        x = (const char *)f, kernel_dtype = DISPATCH_FLOAT32, step = 4;
     }
-    int64_t i = 0;
-    for (; i + PROD_LANES <= n; i += PROD_LANES)
-        for (int k = 0; k < PROD_LANES; k++) acc[k] *= (double)x[i + k];
-    for (; i < n; i++) acc[i % PROD_LANES] *= (double)x[i];
+    dispatch_rk_fold_fn fold =
+        (dispatch_rk_fold_fn)reduce_chosen_kernel(DISPATCH_RK_FOLD_OF(j->op), kernel_dtype);
+    return fold(x, step, (intptr_t)n);
 }
 
-/* The FOLD kernel's product of one output's elements, in float64 lanes:
- * a row of up to cap elements widened whole and handed to the kernel
- * itself, a longer one folded here a chunk at a time in the kernel's lanes. */
-static double prod_all(const rows_job *j, const char *p, char *buf, float *f, int64_t cap)
+/* A fold's value as stored: a float32 (or narrow float's) rounded once. */
+static double fold_stored(const rows_job *j, double v)
 {
-    if (j->isz == 2 && j->count <= cap) {
-        dispatch_loop_fn widen = dispatch_cast_loop_get(j->dtype, DISPATCH_FLOAT32);
-        gather(j, p, 0, j->count, buf);
-        char *data[2] = {(char *)f, (char *)buf};
-        intptr_t steps[2] = {4, 2};
-        widen(data, steps, (intptr_t)j->count, NULL);
-        dispatch_rk_fold_fn fold = (dispatch_rk_fold_fn)reduce_chosen_kernel(
-            DISPATCH_RK_FOLD_OF(j->op), DISPATCH_FLOAT32);
-        return (double)(float)fold((const char *)f, 4, (intptr_t)j->count);
-    }
-    double acc[PROD_LANES];
-    for (int k = 0; k < PROD_LANES; k++) acc[k] = 1;
-    for (int64_t b = 0; b < j->count; b += CHUNK) { /* CHUNK % PROD_LANES == 0 */
-        int64_t n = j->count - b < CHUNK ? j->count - b : CHUNK;
-        gather(j, p, b, n, buf);
-        fold_lanes(j, acc, buf, f, n);
-    }
-    for (int w = PROD_LANES / 2; w >= 1; w /= 2)
-        for (int k = 0; k < w; k++) acc[k] = acc[2 * k] * acc[2 * k + 1];
-    return j->dtype == DISPATCH_FLOAT64 ? acc[0] : (double)(float)acc[0];
+    return j->dtype == DISPATCH_FLOAT64 ? v : (double)(float)v;
 }
 
 /* A sum's or mean's value as stored (Note [The NaN and the zero of a sum]). */
@@ -217,18 +204,16 @@ static void rows_range(void *arg, int64_t b, int64_t e)
 {
     rows_job *j = arg;
     int fold = dispatch_reduce_is_fold(j->op);
-    int64_t cap = fold && j->isz == 2 && j->count > CHUNK && j->count <= PROD_WHOLE ? j->count
-                                                                                    : CHUNK;
-    char *buf = malloc((size_t)cap * j->isz);
-    float *f = j->isz == 2 ? malloc((size_t)cap * sizeof *f) : NULL;
-    if (!buf || (j->isz == 2 && !f)) {
+    char *buf = malloc((size_t)CHUNK * j->isz);
+    float *f = fold && j->isz == 2 ? malloc((size_t)DISPATCH_FOLD_BLOCK * sizeof *f) : NULL;
+    if (!buf || (fold && j->isz == 2 && !f)) {
         atomic_store(&j->failed, 1);
         free(buf), free(f);
         return;
     }
     for (int64_t o = b; o < e; o++) {
         const char *p = j->base + offset_of(&j->kept, o);
-        j->vals[o] = fold ? prod_all(j, p, buf, f, cap)
+        j->vals[o] = fold ? fold_stored(j, fold_range(j, p, 0, j->count, buf, f))
                           : sum_stored(j, sum_range(j, p, 0, j->count, buf));
     }
     free(buf), free(f);
@@ -245,25 +230,33 @@ typedef struct half_pair {
 static void pair_range(void *arg, int64_t b, int64_t e)
 {
     half_pair *h = arg;
+    int fold = dispatch_reduce_is_fold(h->j->op);
     char *buf = malloc(CHUNK * h->j->isz);
-    if (!buf) {
+    float *f = fold && h->j->isz == 2 ? malloc((size_t)DISPATCH_FOLD_BLOCK * sizeof *f) : NULL;
+    if (!buf || (fold && h->j->isz == 2 && !f)) {
         atomic_store(&h->j->failed, 1);
+        free(buf), free(f);
         return;
     }
     for (int64_t i = b; i < e; i++)
-        h->part[i] = sum_range(h->j, h->j->base, h->begin[i], h->n[i], buf);
-    free(buf);
+        h->part[i] = fold ? fold_range(h->j, h->j->base, h->begin[i], h->n[i], buf, f)
+                          : sum_range(h->j, h->j->base, h->begin[i], h->n[i], buf);
+    free(buf), free(f);
 }
 
 static int reduce_rows(rows_job *j, int64_t nout)
 {
-    int sum = !dispatch_reduce_is_fold(j->op);
-    if (nout == 1 && sum && j->count > CHUNK && dispatch_get_num_threads() > 1) {
+    int fold = dispatch_reduce_is_fold(j->op);
+    int64_t split_above = fold ? 2 * DISPATCH_ITER_GRAIN : CHUNK;
+    if (nout == 1 && j->count > split_above && dispatch_get_num_threads() > 1) {
         int64_t leaf = j->dtype == DISPATCH_FLOAT64 ? SUM_LEAF_F64 : SUM_LEAF;
-        int64_t h = ((j->count / leaf + 1) / 2) * leaf;
+        int64_t h = fold ? dispatch_fold_split((intptr_t)j->count)
+                         : ((j->count / leaf + 1) / 2) * leaf;
         half_pair hp = {.j = j, .begin = {0, h}, .n = {h, j->count - h}};
         dispatch_parallel_for(2, 1, 1, pair_range, &hp);
-        j->vals[0] = sum_stored(j, add_halves(j->dtype, hp.part[0], hp.part[1]));
+        j->vals[0] = fold ? fold_stored(j, dispatch_reduce_fold_combine(j->op, hp.part[0],
+                                                                        hp.part[1]))
+                          : sum_stored(j, add_halves(j->dtype, hp.part[0], hp.part[1]));
     } else {
         dispatch_parallel_for(nout, dispatch_parallel_grain(j->count), 1, rows_range, j);
     }

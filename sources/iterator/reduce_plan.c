@@ -137,11 +137,12 @@ static int reduce_dense(int op, const dispatch_iter_operand *in, uint32_t mask, 
         reduce_half_sum_rows(in->dtype, hin, op, nout, count, hout);
         return 0;
     }
-    if (dispatch_reduce_is_fold(op)) half = 0; /* FOLD rows: float32 kernels only */
-    if (half && trailing_dims(in->ndim, mask) &&
+    int fold = dispatch_reduce_is_fold(op); /* its narrow kernels: columns only */
+    if (half && !fold && trailing_dims(in->ndim, mask) &&
         reduce_half_ext_rows(in->dtype, hin, op, nout, count, hout))
         return 0;
-    if (half && count > 1 && nout > 1 && leading_dims(in, mask))
+    if (half && count > 1 && nout > 1 && leading_dims(in, mask) &&
+        (!fold || reduce_chosen_kernel(DISPATCH_RK_FOLD_COLS_OF(op), in->dtype) != NULL))
         return reduce_half_cols(in->dtype, in->data, (intptr_t)(nout * 2), op, nout, count,
                                 hout);
     if (narrow) { /* any other layout, read in place where it can be */

@@ -6,19 +6,25 @@
  *
  * Note [Product order]
  * ~~~~~~~~~~~~~~~~~~~~
- * 32 running products: element i goes into product i % 32, then the 32
- * are combined pairwise, (p0 p1)(p2 p3)..., halving until one is left (32
+ * A block of up to DISPATCH_FOLD_BLOCK (4096) elements: 32 running
+ * products, element i of the block into product i % 32, then the 32
+ * combined pairwise, (p0 p1)(p2 p3)..., halving until one is left (32
  * independent chains, so a multiply's latency does not bound the loop).
- * The order is a fact of n alone, written out in the source, so every
- * target (the compiler packs the 32 lanes into the vectors it has;
- * multiplies are never reassociated or contracted) gives the same bits, on
- * every layout (the engine hands a strided run over as it is) and thread
- * count (the engine splits outputs, never one product). float32 multiplies
+ * More elements: split in whole blocks at dispatch_fold_split(n) and the
+ * two halves' products multiplied (Note [Fold blocks] in
+ * dispatch/reduce_kernel_table.h). The order is a fact of n alone, written
+ * out in the source, so every target (the compiler packs the 32 lanes into
+ * the vectors it has; multiplies are never reassociated or contracted)
+ * gives the same bits, on every layout (the engine hands a strided run
+ * over as it is) and thread count (the engine splits outputs, and one
+ * product only where the kernel splits it). float32 multiplies
  * in float64, as NumPy's float32 prod does not: each step rounds at
  * float64's precision, and the result is rounded to float32 once; it
  * overflows only where the float64 product does.
  */
 #include "dispatch/cpu_dispatch.h"
+#include "dispatch/reduce_kernel_table.h"
+#include "narrow_vector.h"
 #include "simd.h"
 
 #define PROD_LANES 32
@@ -81,8 +87,7 @@ static inline double prod_tree(const double *acc)
 }
 
 #define DEF_PROD(NAME, T)                                                                  \
-    double DISPATCH_CPU_DISPATCH_CURFX(NAME)(const char *p, intptr_t stride, intptr_t n);  \
-    double DISPATCH_CPU_DISPATCH_CURFX(NAME)(const char *p, intptr_t stride, intptr_t n)   \
+    static double NAME##_block(const char *p, intptr_t stride, intptr_t n)                 \
     {                                                                                      \
         double acc[PROD_LANES];                                                            \
         for (int k = 0; k < PROD_LANES; k++) acc[k] = 1;                                   \
@@ -99,6 +104,14 @@ static inline double prod_tree(const double *acc)
             acc[i % PROD_LANES] *= (double)v;                                              \
         }                                                                                  \
         return prod_tree(acc);                                                             \
+    }                                                                                      \
+    double DISPATCH_CPU_DISPATCH_CURFX(NAME)(const char *p, intptr_t stride, intptr_t n);  \
+    double DISPATCH_CPU_DISPATCH_CURFX(NAME)(const char *p, intptr_t stride, intptr_t n)   \
+    {                                                                                      \
+        if (n <= DISPATCH_FOLD_BLOCK) return NAME##_block(p, stride, n);                   \
+        const intptr_t h = dispatch_fold_split(n);                                         \
+        return DISPATCH_CPU_DISPATCH_CURFX(NAME)(p, stride, h) *                           \
+               DISPATCH_CPU_DISPATCH_CURFX(NAME)(p + h * stride, stride, n - h);           \
     }
 
 DEF_PROD(dispatch_kernel_prod_f32, float)
@@ -115,53 +128,102 @@ DEF_PROD(dispatch_kernel_prod_f64, double)
  * at a time instead: 32 rows of running products (one per lane of the
  * order, PROD_COL_CHUNK columns each, 16 KiB of float64, in L1), row r
  * multiplied into row r % 32 by whole vectors, then the same pairwise tree
- * per column. Each column sees the same multiplies in the same order as
- * DEF_PROD's strided loop, so the bits are FOLD_PROD's, on every target and
- * for any split of the columns between calls or threads.
+ * per column; more rows than a block split as DEF_PROD splits them (Note
+ * [Fold blocks]), the halves' columns multiplied. Each column sees the
+ * same multiplies in the same order as DEF_PROD's strided loop, so the bits
+ * are FOLD_PROD's, on every target and for any split of the columns between
+ * calls or threads.
+ * float16 and bfloat16 columns (FOLD_COLS_PROD of a narrow dtype) are
+ * widened a row of PROD_COL_CHUNK at a time, exactly, and folded as
+ * float32's, the result written as float32: the float32 product of the
+ * widened values, which the engine then rounds to the narrow dtype, the
+ * bits of reducing a float32 copy (what the engine did before, with the
+ * copy's cast and the reduction splitting the matrix between threads by
+ * rows and by columns: every line then crossed between the two cores, and
+ * prod(dim=0) of (512, 512) bfloat16 took 225 us at 2 threads, 53 at one).
  */
-#define DEF_PROD_COLS(NAME, T)                                                             \
+/* DEF_PROD_COLS over T elements read as ST (T itself, or a narrow float's
+ * storage widened to float by WIDEN(dst, src, n)), results written as OUT. */
+#define PROD_AS_IS(dst, src, n) ((void)0)
+#define DEF_PROD_COLS(NAME, T, ST, OUT, WIDEN)                                             \
+    /* The products of w <= PROD_COL_CHUNK columns from p down nrows <= a block of rows. */ \
+    static void NAME##_block(const char *p, intptr_t rstride, intptr_t nrows, intptr_t w,  \
+                             double *res)                                                 \
+    {                                                                                      \
+        _Alignas(64) double acc[PROD_LANES][PROD_COL_CHUNK];                               \
+        ST widened[PROD_COL_CHUNK];                                                        \
+        for (int k = 0; k < PROD_LANES; k++)                                               \
+            for (int c = 0; c < PROD_COL_CHUNK; c++) acc[k][c] = 1;                        \
+        for (intptr_t r = 0; r < nrows; r++) {                                             \
+            const char *row = p + r * rstride;                                             \
+            const ST *restrict x = (const ST *)(const void *)row;                          \
+            double *restrict a = acc[r % PROD_LANES];                                      \
+            if (r + 16 < nrows) /* the rows 16 ahead: rows far apart outrun the prefetcher */ \
+                for (int l = 0; l < (int)(PROD_COL_CHUNK * sizeof(T)); l += 64)            \
+                    __builtin_prefetch(row + 16 * rstride + l);                            \
+            if (sizeof(T) != sizeof(ST)) {                                                 \
+                WIDEN(widened, (const T *)(const void *)row, w);                           \
+                x = widened;                                                               \
+            }                                                                              \
+            if (w == PROD_COL_CHUNK && PROD_COL_ROW_##ST(a, x)) /* AVX: done */           \
+                continue;                                                                  \
+            if (w == PROD_COL_CHUNK) /* a fixed count: whole vectors */                    \
+                for (int c = 0; c < PROD_COL_CHUNK; c++) a[c] *= (double)x[c];             \
+            else                                                                           \
+                for (intptr_t c = 0; c < w; c++) a[c] *= (double)x[c];                     \
+        }                                                                                  \
+        for (int h = PROD_LANES / 2; h >= 1; h /= 2) /* pairwise, as DEF_PROD */           \
+            for (int k = 0; k < h; k++)                                                    \
+                for (int c = 0; c < PROD_COL_CHUNK; c++)                                   \
+                    acc[k][c] = acc[2 * k][c] * acc[2 * k + 1][c];                         \
+        for (intptr_t c = 0; c < w; c++) res[c] = acc[0][c];                               \
+    }                                                                                      \
+    /* Any number of rows: split as DEF_PROD splits (Note [Fold blocks]). */              \
+    static void NAME##_rows(const char *p, intptr_t rstride, intptr_t nrows, intptr_t w,   \
+                            double *res)                                                  \
+    {                                                                                      \
+        if (nrows <= DISPATCH_FOLD_BLOCK) {                                                \
+            NAME##_block(p, rstride, nrows, w, res);                                       \
+            return;                                                                        \
+        }                                                                                  \
+        const intptr_t h = dispatch_fold_split(nrows);                                     \
+        double right[PROD_COL_CHUNK];                                                      \
+        NAME##_rows(p, rstride, h, w, res);                                                \
+        NAME##_rows(p + h * rstride, rstride, nrows - h, w, right);                        \
+        for (intptr_t c = 0; c < w; c++) res[c] = res[c] * right[c];                       \
+    }                                                                                      \
     void DISPATCH_CPU_DISPATCH_CURFX(NAME)(const char *p, intptr_t rstride, intptr_t nrows, \
                                            intptr_t ncols, void *out);                     \
     void DISPATCH_CPU_DISPATCH_CURFX(NAME)(const char *p, intptr_t rstride, intptr_t nrows, \
                                            intptr_t ncols, void *out)                      \
     {                                                                                      \
-        _Alignas(64) double acc[PROD_LANES][PROD_COL_CHUNK];                               \
+        double res[PROD_COL_CHUNK];                                                        \
         for (intptr_t c0 = 0; c0 < ncols; c0 += PROD_COL_CHUNK) {                          \
             const intptr_t w = ncols - c0 < PROD_COL_CHUNK ? ncols - c0 : PROD_COL_CHUNK;  \
-            for (int k = 0; k < PROD_LANES; k++)                                           \
-                for (int c = 0; c < PROD_COL_CHUNK; c++) acc[k][c] = 1;                    \
-            for (intptr_t r = 0; r < nrows; r++) {                                         \
-                const T *restrict x = (const T *)(const void *)(p + r * rstride) + c0;     \
-                double *restrict a = acc[r % PROD_LANES];                                  \
-                if (r + 16 < nrows) /* rows 2 KiB or more apart: ahead of the prefetcher */ \
-                    for (int l = 0; l < (int)(PROD_COL_CHUNK * sizeof(T)); l += 64)        \
-                        __builtin_prefetch((const char *)x + 16 * rstride + l);            \
-                if (w == PROD_COL_CHUNK && PROD_COL_ROW_##T(a, x)) /* AVX: done */        \
-                    continue;                                                              \
-                if (w == PROD_COL_CHUNK) /* a fixed count: whole vectors */                \
-                    for (int c = 0; c < PROD_COL_CHUNK; c++) a[c] *= (double)x[c];         \
-                else                                                                       \
-                    for (intptr_t c = 0; c < w; c++) a[c] *= (double)x[c];                 \
-            }                                                                              \
-            for (int h = PROD_LANES / 2; h >= 1; h /= 2) /* pairwise, as DEF_PROD */       \
-                for (int k = 0; k < h; k++)                                                \
-                    for (int c = 0; c < PROD_COL_CHUNK; c++)                               \
-                        acc[k][c] = acc[2 * k][c] * acc[2 * k + 1][c];                     \
-            T *o = (T *)out + c0;                                                          \
-            for (intptr_t c = 0; c < w; c++) o[c] = (T)acc[0][c];                          \
+            NAME##_rows(p + c0 * (intptr_t)sizeof(T), rstride, nrows, w, res);             \
+            OUT *o = (OUT *)out + c0;                                                      \
+            for (intptr_t c = 0; c < w; c++) o[c] = (OUT)res[c];                           \
         }                                                                                  \
     }
 
-DEF_PROD_COLS(dispatch_kernel_prod_cols_f32, float)
-DEF_PROD_COLS(dispatch_kernel_prod_cols_f64, double)
+DEF_PROD_COLS(dispatch_kernel_prod_cols_f32, float, float, float, PROD_AS_IS)
+DEF_PROD_COLS(dispatch_kernel_prod_cols_f64, double, double, double, PROD_AS_IS)
+DEF_PROD_COLS(dispatch_kernel_prod_cols_f16, uint16_t, float, float, dk_f16_to_f32_n)
+#define PROD_COLS_BITS_(NAME, sfx, T, E, M, NANS)                                         \
+    DEF_PROD_COLS(dispatch_kernel_prod_cols_##sfx, T, float, float, dk_##sfx##_to_f32_n)
+DISPATCH_FORALL_BITS_FLOATS(PROD_COLS_BITS_)
 
 /* The kernels of this source (Note [Exported kernel tables] in kernels_export.h). */
 #include "kernels_export.h"
+#define PROD_COLS_BITS_ENTRY_(NAME, sfx, T, E, M, NANS)                                   \
+    DISPATCH_KERNELS_REDUCE(FOLD_COLS_PROD, NAME, dispatch_kernel_prod_cols_##sfx, 1)
 DISPATCH_KERNELS_EXPORT(prod,
     DISPATCH_KERNELS_REDUCE(FOLD_PROD, FLOAT32, dispatch_kernel_prod_f32, 1)
     DISPATCH_KERNELS_REDUCE(FOLD_PROD, FLOAT64, dispatch_kernel_prod_f64, 1)
     DISPATCH_KERNELS_REDUCE(FOLD_COLS_PROD, FLOAT32, dispatch_kernel_prod_cols_f32, 1)
     DISPATCH_KERNELS_REDUCE(FOLD_COLS_PROD, FLOAT64, dispatch_kernel_prod_cols_f64, 1)
+    DISPATCH_KERNELS_REDUCE(FOLD_COLS_PROD, FLOAT16, dispatch_kernel_prod_cols_f16, 1)
+    DISPATCH_FORALL_BITS_FLOATS(PROD_COLS_BITS_ENTRY_)
 )
 #if DISPATCH_CPU_TARGET_IS_BASELINE
 #include "prod.dispatch.h"

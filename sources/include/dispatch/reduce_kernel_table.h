@@ -63,6 +63,39 @@ typedef float (*dispatch_rk_sum_f32_fn)(const char *p, intptr_t stride, intptr_t
 typedef double (*dispatch_rk_sum_f64_fn)(const char *p, intptr_t stride, intptr_t n);
 /* FOLD_<NAME>, float32 and float64 alike. */
 typedef double (*dispatch_rk_fold_fn)(const char *p, intptr_t stride, intptr_t n);
+
+/*
+ * Note [Fold blocks]
+ * ~~~~~~~~~~~~~~~~~~
+ * A FOLD kernel folds at most DISPATCH_FOLD_BLOCK elements in one run (its
+ * own order inside: Note [Product order]); a longer range is split at
+ * dispatch_fold_split(n), whole blocks, the first half of them rounded up
+ * on the left, each half folded the same way and the two halves' results
+ * combined by the row's COMBINE_F (dispatch_reduce_fold_combine). The
+ * order is a fact of n alone, so the engine may fold the top halves on
+ * different threads and combine them as the kernel would, with the
+ * kernel's bits (a product's threads once ran it whole on one), and the
+ * narrow floats' engine fold a block at a time from a buffer of one block.
+ * FOLD_COLS kernels split their rows the same way, per column.
+ */
+#define DISPATCH_FOLD_BLOCK 4096
+
+static inline intptr_t dispatch_fold_split(intptr_t n)
+{
+    return ((n / DISPATCH_FOLD_BLOCK + 1) / 2) * DISPATCH_FOLD_BLOCK;
+}
+
+/* The row's COMBINE_F of two folds (a, then x): Note [Fold blocks]. */
+static inline double dispatch_reduce_fold_combine(int op, double a, double x)
+{
+    switch (op) {
+#define DISPATCH_FOLD_COMBINE_(NAME, name, FAMILY, INTEGERS, IDENTITY, COMBINE_F, ...)      \
+    case DISPATCH_REDUCE_##NAME: return COMBINE_F;
+        DISPATCH_FORALL_REDUCTIONS(DISPATCH_FOLD_COMBINE_)
+#undef DISPATCH_FOLD_COMBINE_
+    default: return a;
+    }
+}
 /* FOLD_COLS_<NAME>: column c is the nrows elements at p + c * itemsize +
  * r * rstride; its fold is written to out[c], in the input's dtype (the
  * float64 fold rounded once, as the engine stores FOLD_<NAME>'s). */
