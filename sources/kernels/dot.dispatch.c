@@ -33,6 +33,33 @@
 #define DOT_LANES 32               /* 256 bytes of float64 lanes */
 #define DOT_LEAF (DOT_LANES * 16)  /* the sum's float64 leaf */
 
+#if defined(__AVX__)
+#include <immintrin.h>
+/* float32's whole rows of a leaf on AVX targets: the 32 float64 lanes as 8
+ * chains of 4, each product's factors widened from memory (vcvtps2pd ymm,
+ * m128), multiplied, then added (never fused): the compiler's 4 chains of
+ * 8 lanes were bound by their widening on Zen 4, as prod's were (Note in
+ * prod.dispatch.c). The same lanes take the same adds in the same order:
+ * the same bits. Returns the elements done. */
+static intptr_t dot_f32_rows(const float *restrict a, const float *restrict b, intptr_t n,
+                             double *acc)
+{
+    __m256d s[DOT_LANES / 4];
+    for (int k = 0; k < DOT_LANES / 4; k++) s[k] = _mm256_loadu_pd(acc + 4 * k);
+    intptr_t i = 0;
+    for (; i + DOT_LANES <= n; i += DOT_LANES)
+        for (int k = 0; k < DOT_LANES / 4; k++)
+            s[k] = _mm256_add_pd(s[k], _mm256_mul_pd(_mm256_cvtps_pd(_mm_loadu_ps(a + i + 4 * k)),
+                                                     _mm256_cvtps_pd(_mm_loadu_ps(b + i + 4 * k))));
+    for (int k = 0; k < DOT_LANES / 4; k++) _mm256_storeu_pd(acc + 4 * k, s[k]);
+    return i;
+}
+#define DOT_ROWS_float(a, b, n, acc) dot_f32_rows(a, b, n, acc)
+#else
+#define DOT_ROWS_float(a, b, n, acc) 0
+#endif
+#define DOT_ROWS_double(a, b, n, acc) 0
+
 /* One leaf of n <= DOT_LEAF products of contiguous a and b (float32 or
  * float64, widened to float64): the sum's leaf over the products. */
 #define DEF_DOT_LEAF(NAME, T)                                                              \
@@ -40,7 +67,7 @@
     {                                                                                      \
         double acc[DOT_LANES];                                                             \
         for (int k = 0; k < DOT_LANES; k++) acc[k] = -0.0;                                 \
-        intptr_t i = 0;                                                                    \
+        intptr_t i = DOT_ROWS_##T(a, b, n, acc);                                           \
         for (; i + DOT_LANES <= n; i += DOT_LANES)                                         \
             for (int k = 0; k < DOT_LANES; k++)                                            \
                 acc[k] = acc[k] + (double)a[i + k] * (double)b[i + k];                     \
