@@ -53,8 +53,16 @@
         } else if (steps[0] == sz && steps[1] == sz && steps[2] == 0) {                  \
             const T s = b[0];                                                            \
             for (intptr_t i = 0; i < n; i++) o[i] = OP(T, U, a[i], s);                   \
+        } else if (steps[0] == sz && steps[1] == 2 * sz && steps[2] == 2 * sz) {         \
+            /* every other element (x[:, ::2]): a constant step the compiler      \
+             * deinterleaves by shuffles, where a variable one became gathers   \
+             * (minimum of (512, 512) int32: 147 -> 62 us, torch 114) */            \
+            for (intptr_t i = 0; i < n; i++) o[i] = OP(T, U, a[2 * i], b[2 * i]);        \
+        } else if (steps[0] == 2 * sz && steps[1] == 2 * sz && steps[2] == sz) {         \
+            /* in place into every other element (x[:, ::2] += y) */                     \
+            for (intptr_t i = 0; i < n; i++) o[2 * i] = OP(T, U, a[2 * i], b[i]);        \
         } else if (steps[0] % sz == 0 && steps[1] % sz == 0 && steps[2] % sz == 0) {     \
-            /* strides of whole elements (x[:, ::2]): typed, so vectorized */             \
+            /* strides of whole elements: typed, so vectorized */                         \
             const intptr_t so = steps[0] / sz, sa = steps[1] / sz, sb = steps[2] / sz;   \
             for (intptr_t i = 0; i < n; i++) o[i * so] = OP(T, U, a[i * sa], b[i * sb]);  \
         } else {                                                                         \
