@@ -90,22 +90,56 @@ static int64_t first_match(const char *base, int64_t stride, int64_t count, cons
                            int dtype)
 {
     int64_t r = 0;
-#define FIRST_MATCH(T, EQUAL)                                                             \
+    /* A contiguous run is tested a block of 64 at a time with no early exit
+     * (a loop the compiler vectorizes), then the block that holds the match
+     * is scanned: argmax of 256K float32 took 140 us searching one element at
+     * a time, NumPy's 19. */
+/* the block's flag as wide as T (ANY_<size>): its compares OR-ed lane by lane */
+#define ANY_1 int8_t
+#define ANY_2 int16_t
+#define ANY_4 int32_t
+#define ANY_8 int64_t
+#define FIRST_MATCH(T, EQUAL, ANY)                                                        \
     do {                                                                                  \
         T want, x;                                                                        \
         memcpy(&want, v, sizeof want);                                                   \
+        if (stride == (int64_t)sizeof(T)) {                                               \
+            const T *run = (const T *)(const void *)base;                                 \
+            for (; r + 64 <= count; r += 64) {                                            \
+                ANY any = 0;                                                              \
+                for (int j = 0; j < 64; j++) {                                            \
+                    x = run[r + j];                                                       \
+                    any |= (ANY)(EQUAL);                                                  \
+                }                                                                         \
+                if (any) break;                                                           \
+            }                                                                             \
+        }                                                                                 \
         for (; r < count; r++) {                                                          \
             memcpy(&x, base + r * stride, sizeof x);                                      \
             if (EQUAL) break;                                                             \
         }                                                                                 \
     } while (0)
-#define MATCH_BOOL(NAME, T) case DISPATCH_##NAME: FIRST_MATCH(T, (x != 0) == (want != 0)); return r;
-#define MATCH_INT(NAME, T) case DISPATCH_##NAME: FIRST_MATCH(T, x == want); return r;
-#define MATCH_FLOAT(NAME, T)
-#define MATCH_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) MATCH_##CAT(NAME, T)
+#define MATCH_BOOL(NAME, T, ANY) \
+    case DISPATCH_##NAME: FIRST_MATCH(T, (x != 0) == (want != 0), ANY); return r;
+#define MATCH_INT(NAME, T, ANY) case DISPATCH_##NAME: FIRST_MATCH(T, x == want, ANY); return r;
+#define MATCH_FLOAT(NAME, T, ANY)
+#define MATCH_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) MATCH_##CAT(NAME, T, ANY_##size)
     switch (dtype) {
-    case DISPATCH_FLOAT32: FIRST_MATCH(float, x == want || (x != x && want != want)); return r;
-    case DISPATCH_FLOAT64: FIRST_MATCH(double, x == want || (x != x && want != want)); return r;
+    /* a float's match: the value, or the first NaN when the value is one */
+    case DISPATCH_FLOAT32: {
+        float w;
+        memcpy(&w, v, sizeof w);
+        if (w != w) FIRST_MATCH(float, x != x, int32_t);
+        else FIRST_MATCH(float, x == want, int32_t);
+        return r;
+    }
+    case DISPATCH_FLOAT64: {
+        double w;
+        memcpy(&w, v, sizeof w);
+        if (w != w) FIRST_MATCH(double, x != x, int64_t);
+        else FIRST_MATCH(double, x == want, int64_t);
+        return r;
+    }
     DISPATCH_FORALL_DTYPES(MATCH_)
     default:
         for (; r < count; r++)
