@@ -155,3 +155,26 @@ def test_indices_of_max_and_min_are_the_first_on_any_thread_count(threads, dtype
                 if dtype != "bool":  # torch's argmin refuses bool, so does ours
                     got = dispatch.ops.argmin(view, d).numpy().tolist()
                     assert got == np.argmin(arr, axis=d).tolist(), (n, d)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_column_searches_keep_the_first_nan_and_the_first_zero(threads, dtype):
+    """max(dim=0) searches its columns together (Note [Column searches] in
+    sources/iterator/reduce_indices.c): the first NaN of a column, else its
+    first element equal to the max, whose sign a tie of -0.0 and 0.0 keeps."""
+    rng = np.random.default_rng(9)
+    a = rng.integers(-3, 3, (300, 200)).astype(dtype)
+    a[:, 5] = -1.0
+    a[17, 5], a[40, 5], a[41, 5] = -0.0, 0.0, -0.0  # max 0: the first zero's sign
+    a[250, 7] = a[260, 7] = np.nan
+    a[0, 8] = np.nan
+    a[299, 199] = np.nan
+    want_idx = [int(np.argmax(np.isnan(a[:, c]))) if np.isnan(a[:, c]).any()
+                else int(np.argmax(a[:, c] == a[:, c].max())) for c in range(a.shape[1])]
+    want_vals = a[want_idx, np.arange(a.shape[1])]
+    for n in (1, 2, 3):
+        threads(n)
+        values, idx = dispatch.ops.max(dispatch.from_numpy(a), 0)
+        assert idx.numpy().tolist() == want_idx, n
+        assert values.numpy().tobytes() == want_vals.tobytes(), n
+        assert dispatch.ops.argmax(dispatch.from_numpy(a), 0).numpy().tolist() == want_idx
