@@ -17,7 +17,9 @@ A schema of any other shape is a row too, named "no form".
 
 torch's callable is torch's function of the same name (a cast: ``.to``);
 NumPy's comes from NUMPY_NAMES (an operator missing there is named, not
-dropped). Every row of one (op, dtype, layout) uses the same values in all
+dropped); ``max``/``min`` over a dim return the values and their indices
+(as torch's do), so NumPy's row there is ``np.max`` and ``np.argmax`` both,
+the same work. Every row of one (op, dtype, layout) uses the same values in all
 three libraries: NumPy arrays from one seed, or, without NumPy, a
 pseudo-random list built by Python itself.
 """
@@ -255,7 +257,13 @@ class NumPy(Library):
             return partial(fn, ts[0], ts[1] if len(ts) > 1 else scalar, out=ts[0])
         if form == "reduction":
             lay = row["layout"]
-            return partial(fn, ts[0]) if lay == "all" else partial(fn, ts[0], axis=int(lay[-1]))
+            if lay == "all":
+                return partial(fn, ts[0])
+            axis = int(lay[-1])
+            if op in ("max", "min"):  # values and indices, as torch's and ours
+                arg = np.argmax if op == "max" else np.argmin
+                return lambda: (fn(ts[0], axis=axis), arg(ts[0], axis=axis))
+            return partial(fn, ts[0], axis=axis)
         return partial(fn, *ts, *(() if scalar is None else (scalar,)))
 
 
