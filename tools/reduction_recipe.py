@@ -105,6 +105,14 @@ g = dispatch.ops.sumsq(dispatch.from_numpy(h)).numpy()
 assert g.dtype == np.float16 and np.isclose(float(g), (h.astype(np.float64) ** 2).sum(),
                                             rtol=1e-3), "float16 through float32"
 assert float(dispatch.ops.sumsq(dispatch.tensor(3.0)).item()) == 9.0, "0-dim"
+# one long run on two threads: the engine splits only folds made in blocks
+# (Note [Fold blocks]); a sum of squares' halves would not combine as a step
+dispatch.set_num_threads(2)
+for long in (rng.standard_normal(300_000), (rng.standard_normal(300_000) * 0.01).astype(np.float16)):
+    g = float(dispatch.ops.sumsq(dispatch.from_numpy(long)).item())
+    w = (long.astype(np.float64) ** 2).sum()
+    assert abs(g - w) <= 1e-3 * w, ("a long run on two threads", long.dtype, g, w)
+dispatch.set_num_threads(1)
 # The rows after the new one moved; prod, sum, max keep their meaning.
 assert float(dispatch.ops.prod(dispatch.from_numpy(np.arange(1.0, 6.0))).item()) == 120.0
 assert float(t.sum().item()) == float(dispatch.ops.sum(t).item())

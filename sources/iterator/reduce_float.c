@@ -621,7 +621,8 @@ int reduce_float(int op, const dispatch_iter_operand *in, uint32_t dim_mask, int
     }
     if (nout == 1 && count >= 2 * DISPATCH_ITER_GRAIN && dispatch_get_num_threads() > 1 &&
         (!dispatch_reduce_is_fold(op) ||
-         reduce_chosen_kernel(DISPATCH_RK_FOLD_OF(op), in->dtype) != NULL)) {
+         (dispatch_fold_in_blocks(op) &&
+          reduce_chosen_kernel(DISPATCH_RK_FOLD_OF(op), in->dtype) != NULL))) {
         split_sum s = {.op = op, .dtype = in->dtype, .p = j.in, .stride = j.rstride};
         int parts = 0;
         split_points(&s, 0, count, SPLIT_DEPTH, &parts);

@@ -156,12 +156,14 @@ static double sum_range(const rows_job *j, const char *p, int64_t begin, int64_t
  * along its tree (Note [Fold blocks]): a block read in place where it is
  * one contiguous run, else gathered, a narrow float's widened to float32
  * (f), and handed to the kernel; a longer range split where the kernel
- * splits it, the halves combined as it combines them. In float64 (a
- * narrow float's float32 fold is rounded by the caller). */
+ * splits it, the halves combined as it combines them (a FOLD row whose
+ * kernels do not fold in blocks: the whole run in one call, its buffers
+ * that long). In float64 (a narrow float's float32 fold is rounded by the
+ * caller). */
 static double fold_range(const rows_job *j, const char *p, int64_t begin, int64_t n, char *buf,
                          float *f)
 {
-    if (n > DISPATCH_FOLD_BLOCK) {
+    if (n > DISPATCH_FOLD_BLOCK && dispatch_fold_in_blocks(j->op)) {
         int64_t h = dispatch_fold_split((intptr_t)n);
         double lo = fold_range(j, p, begin, h, buf, f);
         return dispatch_reduce_fold_combine(j->op, lo, fold_range(j, p, begin + h, n - h, buf, f));
@@ -204,8 +206,9 @@ static void rows_range(void *arg, int64_t b, int64_t e)
 {
     rows_job *j = arg;
     int fold = dispatch_reduce_is_fold(j->op);
-    char *buf = malloc((size_t)CHUNK * j->isz);
-    float *f = fold && j->isz == 2 ? malloc((size_t)DISPATCH_FOLD_BLOCK * sizeof *f) : NULL;
+    int64_t cap = fold && !dispatch_fold_in_blocks(j->op) && j->count > CHUNK ? j->count : CHUNK;
+    char *buf = malloc((size_t)cap * j->isz);
+    float *f = fold && j->isz == 2 ? malloc((size_t)cap * sizeof *f) : NULL;
     if (!buf || (fold && j->isz == 2 && !f)) {
         atomic_store(&j->failed, 1);
         free(buf), free(f);
@@ -248,7 +251,8 @@ static int reduce_rows(rows_job *j, int64_t nout)
 {
     int fold = dispatch_reduce_is_fold(j->op);
     int64_t split_above = fold ? 2 * DISPATCH_ITER_GRAIN : CHUNK;
-    if (nout == 1 && j->count > split_above && dispatch_get_num_threads() > 1) {
+    if (nout == 1 && j->count > split_above && dispatch_get_num_threads() > 1 &&
+        (!fold || dispatch_fold_in_blocks(j->op))) {
         int64_t leaf = j->dtype == DISPATCH_FLOAT64 ? SUM_LEAF_F64 : SUM_LEAF;
         int64_t h = fold ? dispatch_fold_split((intptr_t)j->count)
                          : ((j->count / leaf + 1) / 2) * leaf;

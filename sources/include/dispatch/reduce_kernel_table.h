@@ -67,17 +67,22 @@ typedef double (*dispatch_rk_fold_fn)(const char *p, intptr_t stride, intptr_t n
 /*
  * Note [Fold blocks]
  * ~~~~~~~~~~~~~~~~~~
- * A FOLD kernel folds at most DISPATCH_FOLD_BLOCK elements in one run (its
- * own order inside: Note [Product order]); a longer range is split at
- * dispatch_fold_split(n), whole blocks, the first half of them rounded up
- * on the left, each half folded the same way and the two halves' results
- * combined by the row's COMBINE_F (dispatch_reduce_fold_combine). The
+ * The kernels of a FOLD row listed in DISPATCH_FORALL_BLOCK_FOLDS fold at
+ * most DISPATCH_FOLD_BLOCK elements in one run (their own order inside:
+ * Note [Product order]); a longer range is split at dispatch_fold_split(n),
+ * whole blocks, the first half of them rounded up on the left, each half
+ * folded the same way and the two halves' results combined by the list's
+ * expression (dispatch_reduce_fold_combine: for prod, their product). The
  * order is a fact of n alone, so the engine may fold the top halves on
  * different threads and combine them as the kernel would, with the
  * kernel's bits (a product's threads once ran it whole on one), and the
  * narrow floats' engine fold a block at a time from a buffer of one block.
- * FOLD_COLS kernels split their rows the same way, per column.
+ * FOLD_COLS kernels split their rows the same way, per column. Any other
+ * FOLD row's kernel is called once per output, on the whole run (its
+ * partial folds combine by no rule the engine knows: a sum of squares' two
+ * halves add, they do not step `a + x * x`).
  */
+#define DISPATCH_FORALL_BLOCK_FOLDS(X) X(PROD, a * x)
 #define DISPATCH_FOLD_BLOCK 4096
 
 static inline intptr_t dispatch_fold_split(intptr_t n)
@@ -85,15 +90,25 @@ static inline intptr_t dispatch_fold_split(intptr_t n)
     return ((n / DISPATCH_FOLD_BLOCK + 1) / 2) * DISPATCH_FOLD_BLOCK;
 }
 
-/* The row's COMBINE_F of two folds (a, then x): Note [Fold blocks]. */
+/* 1 when op's FOLD kernels fold in blocks: Note [Fold blocks]. */
+static inline int dispatch_fold_in_blocks(int op)
+{
+    switch (op) {
+#define DISPATCH_FOLD_IN_BLOCKS_(NAME, COMBINE) case DISPATCH_REDUCE_##NAME: return 1;
+        DISPATCH_FORALL_BLOCK_FOLDS(DISPATCH_FOLD_IN_BLOCKS_)
+#undef DISPATCH_FOLD_IN_BLOCKS_
+    default: return 0;
+    }
+}
+
+/* Two blocks' folds (a, then x) combined: Note [Fold blocks]. */
 static inline double dispatch_reduce_fold_combine(int op, double a, double x)
 {
     switch (op) {
-#define DISPATCH_FOLD_COMBINE_(NAME, name, FAMILY, INTEGERS, IDENTITY, COMBINE_F, ...)      \
-    case DISPATCH_REDUCE_##NAME: return COMBINE_F;
-        DISPATCH_FORALL_REDUCTIONS(DISPATCH_FOLD_COMBINE_)
+#define DISPATCH_FOLD_COMBINE_(NAME, COMBINE) case DISPATCH_REDUCE_##NAME: return COMBINE;
+        DISPATCH_FORALL_BLOCK_FOLDS(DISPATCH_FOLD_COMBINE_)
 #undef DISPATCH_FOLD_COMBINE_
-    default: return a;
+    default: (void)x; return a;
     }
 }
 /* FOLD_COLS_<NAME>: column c is the nrows elements at p + c * itemsize +
