@@ -10,6 +10,7 @@
 #ifndef DISPATCH_REDUCTION_TABLE_H_
 #define DISPATCH_REDUCTION_TABLE_H_
 
+#include <stddef.h> /* NULL */
 #include <stdint.h>
 
 #ifdef __cplusplus
