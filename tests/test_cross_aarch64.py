@@ -42,7 +42,8 @@ def test_c_tests_pass_under_qemu_aarch64(tree, build_tool):
     assert r.returncode == 0, r.stdout[-6000:]
     for name in ("cpu_runtime", "dispatcher", "kernels", "narrow_float", "casts"):
         assert re.search(rf"dispatch:{name}\s+OK", r.stdout), name
-    assert "43 (loop, dtype) kernels and 11 sums checked" in r.stdout
+    assert "44 (loop, dtype) kernels and 11 sums checked" in r.stdout
+    assert "32 integer products checked" in r.stdout
 
 
 def test_the_aarch64_kernels_are_asimd_code(tree):

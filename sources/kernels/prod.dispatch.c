@@ -118,7 +118,7 @@ DEF_PROD(dispatch_kernel_prod_f32, float)
 DEF_PROD(dispatch_kernel_prod_f64, double)
 
 /*
- * Note [Product columns] (PROD_COL_CHUNK: above)
+ * Note [Product columns]
  * ~~~~~~~~~~~~~~~~~~~~~~
  * prod(dim=0) of a row-major matrix: each column is the product of its
  * nrows elements rstride bytes apart, in Note [Product order]'s order: row
