@@ -275,28 +275,28 @@ static void first_range(void *arg, int64_t begin, int64_t end) {
     dispatch_strided_plan_walk(&j->plan, begin, end, first_inner, (void *)j->c);
 }
 
-/* The kept dims walked by the engine (Note [One strided engine] in
- * sources/core/strided.c): operands (vals, idx, in), vals and idx fresh
- * and contiguous over the kept dims. */
-static void first_indices(const dispatch_iter_operand *in, uint32_t mask, char *vals,
-                          int64_t *idx)
+/* The search's context and plan for the kept dims walked by the engine
+ * (Note [One strided engine] in sources/core/strided.c): operands (vals,
+ * idx, in), vals and idx fresh and contiguous over the kept dims. */
+static void first_setup(const dispatch_iter_operand *in, uint32_t mask, char *vals, int64_t *idx,
+                        first_ctx *c, first_job *j)
 {
     int nd = in->ndim, nk = 0;
-    first_ctx c = {.dtype = in->dtype, .isz = (int64_t)dispatch_dtype_itemsize(in->dtype),
-                   .count = 1};
+    *c = (first_ctx){.dtype = in->dtype, .isz = (int64_t)dispatch_dtype_itemsize(in->dtype),
+                     .count = 1};
     int64_t kshape[DISPATCH_MAX_DIMS];
     intptr_t bs[3][DISPATCH_MAX_DIMS];
     int64_t step = 1; /* row-major over all reduced dims, innermost first */
     for (int d = nd - 1; d >= 0; d--) {
         if (!((mask >> d) & 1u)) continue;
-        if (in->strides[d] != 0 || in->shape[d] <= 1) c.nr++;
+        if (in->strides[d] != 0 || in->shape[d] <= 1) c->nr++;
     }
-    for (int d = nd - 1, k = c.nr; d >= 0; d--) {
+    for (int d = nd - 1, k = c->nr; d >= 0; d--) {
         if ((mask >> d) & 1u) {
             if (in->strides[d] != 0 || in->shape[d] <= 1) { /* Note [Broadcast reduced dims] */
                 k--;
-                c.rshape[k] = in->shape[d], c.rstride[k] = in->strides[d], c.rstep[k] = step;
-                c.count *= in->shape[d];
+                c->rshape[k] = in->shape[d], c->rstride[k] = in->strides[d], c->rstep[k] = step;
+                c->count *= in->shape[d];
             }
             step *= in->shape[d];
         }
@@ -307,10 +307,23 @@ static void first_indices(const dispatch_iter_operand *in, uint32_t mask, char *
             bs[2][nk++] = (intptr_t)in->strides[d];
         }
     }
-    if (nk == 0 && c.nr > 1 && reduce_is_dense(in)) { /* all dims of a contiguous tensor: one */
-        c.nr = 1, c.rshape[0] = c.count, c.rstride[0] = c.isz, c.rstep[0] = 1;
+    if (nk == 0 && c->nr > 1 && reduce_is_dense(in)) { /* all dims of a contiguous tensor: one */
+        c->nr = 1, c->rshape[0] = c->count, c->rstride[0] = c->isz, c->rstep[0] = 1;
     }
-    intptr_t vs = (intptr_t)c.isz, is = 8;
+    /* reduced dims that are one run in memory and in the row-major position
+     * (the last two of a contiguous tensor): one dim */
+    for (int k = c->nr - 2; k >= 0; k--) {
+        if (c->rstride[k] != c->rshape[k + 1] * c->rstride[k + 1] ||
+            c->rstep[k] != c->rshape[k + 1] * c->rstep[k + 1])
+            continue;
+        c->rshape[k] *= c->rshape[k + 1], c->rstride[k] = c->rstride[k + 1];
+        c->rstep[k] = c->rstep[k + 1];
+        for (int m = k + 1; m < c->nr - 1; m++)
+            c->rshape[m] = c->rshape[m + 1], c->rstride[m] = c->rstride[m + 1],
+            c->rstep[m] = c->rstep[m + 1];
+        c->nr--;
+    }
+    intptr_t vs = (intptr_t)c->isz, is = 8;
     for (int d = nk - 1; d >= 0; d--) {
         bs[0][d] = kshape[d] == 1 ? 0 : vs;
         bs[1][d] = kshape[d] == 1 ? 0 : is;
@@ -318,8 +331,16 @@ static void first_indices(const dispatch_iter_operand *in, uint32_t mask, char *
         vs *= (intptr_t)kshape[d], is *= (intptr_t)kshape[d];
     }
     char *data[3] = {vals, (char *)idx, in->data};
-    first_job j = {.c = &c};
-    dispatch_strided_plan_init(&j.plan, 3, data, nk, kshape, bs);
+    j->c = c;
+    dispatch_strided_plan_init(&j->plan, 3, data, nk, kshape, bs);
+}
+
+static void first_indices(const dispatch_iter_operand *in, uint32_t mask, char *vals,
+                          int64_t *idx)
+{
+    first_ctx c;
+    first_job j;
+    first_setup(in, mask, vals, idx, &c, &j);
     /* each output's search reads only its own elements: any split, the same answers */
     if (c.nr == 1 && c.count > 1 && j.plan.ndim == 1 && j.plan.strides[2][0] == c.isz &&
         j.plan.strides[0][0] == c.isz && j.plan.strides[1][0] == 8 && c.rstride[0] != c.isz) {
@@ -331,7 +352,91 @@ static void first_indices(const dispatch_iter_operand *in, uint32_t mask, char *
     dispatch_parallel_for(j.plan.numel, dispatch_parallel_grain(c.count), 1, first_range, &j);
 }
 
+/*
+ * The one-pass search (Note [One-pass first extremes] in
+ * sources/kernels/argext.dispatch.c): where each output's reduced elements
+ * are one contiguous run, the ARG kernel finds each output's value and
+ * index at once. Outputs split between threads as the search's do; one
+ * output's run splits in parts of ARG_PART_BYTES (whole elements), each part's
+ * answer (value, index) kept, and the parts' answers are the run of a last
+ * ARG search, whose first extreme (a first NaN, else the first part whose
+ * value no earlier part's beats, its index the first there) is the whole
+ * run's: the same answer for any split.
+ */
+enum { ARG_PART_BYTES = 131072 }; /* two parts a thread at least: 512 KB to split */
 
+typedef struct arg_job {
+    first_job first;
+    dispatch_rk_arg_fn kernel;
+    int is_min;
+    char *part_vals;   /* per part: the first extreme's value and index */
+    int64_t *part_idx; /* -1: the part was not searched (not its range's first) */
+} arg_job;
+
+static void arg_inner(char **ptrs, const intptr_t *steps, intptr_t n, void *arg) {
+    const arg_job *a = arg;
+    const int64_t count = a->first.c->count, step = a->first.c->rstep[0];
+    for (intptr_t e = 0; e < n; e++) {
+        int64_t i = a->kernel(a->is_min, ptrs[2] + e * steps[2], count, ptrs[0] + e * steps[0]);
+        i *= step;
+        memcpy(ptrs[1] + e * steps[1], &i, sizeof i);
+    }
+}
+
+static void arg_range(void *arg, int64_t begin, int64_t end) {
+    arg_job *a = arg;
+    dispatch_strided_plan_walk(&a->first.plan, begin, end, arg_inner, a);
+}
+
+/* Parts [begin, end) of one output's run: searched as one run, the answer
+ * kept as part begin's. */
+static void arg_parts(void *arg, int64_t begin, int64_t end) {
+    arg_job *a = arg;
+    const first_ctx *c = a->first.c;
+    const int64_t part = ARG_PART_BYTES / c->isz;
+    const int64_t lo = begin * part, hi = end * part < c->count ? end * part : c->count;
+    a->part_idx[begin] = lo + a->kernel(a->is_min, a->first.plan.data[2] + lo * c->isz, hi - lo,
+                                        a->part_vals + begin * c->isz);
+}
+
+int reduce_first_extremes(int op, const dispatch_iter_operand *in, uint32_t mask, char *vals,
+                          int64_t *idx)
+{
+    if (!dispatch_reduce_is_extreme(op)) return 0;
+    dispatch_rk_arg_fn kernel = (dispatch_rk_arg_fn)reduce_chosen_kernel(DISPATCH_RK_ARG, in->dtype);
+    if (!kernel) return 0;
+    first_ctx c;
+    arg_job a = {.kernel = kernel, .is_min = dispatch_reduce_family(op) == DISPATCH_REDUCE_FAMILY_MIN};
+    first_setup(in, mask, vals, idx, &c, &a.first);
+    if (c.nr != 1 || c.rstride[0] != c.isz || c.count < 1) return 0;
+    const int64_t part = ARG_PART_BYTES / c.isz, parts = (c.count + part - 1) / part;
+    if (a.first.plan.numel != 1 || parts < 2 || dispatch_get_num_threads() < 2) {
+        if (a.first.plan.numel > 0)
+            dispatch_parallel_for(a.first.plan.numel, dispatch_parallel_grain(c.count), 1,
+                                  arg_range, &a);
+        return 1;
+    }
+    a.part_vals = malloc((size_t)(parts * c.isz));
+    a.part_idx = malloc((size_t)parts * sizeof(int64_t));
+    if (!a.part_vals || !a.part_idx) {
+        free(a.part_vals), free(a.part_idx);
+        dispatch_parallel_for(1, 1, 1, arg_range, &a);
+        return 1;
+    }
+    for (int64_t p = 0; p < parts; p++) a.part_idx[p] = -1;
+    dispatch_parallel_for(parts, 2, 1, arg_parts, &a);
+    /* the searched parts' answers, in order, and the first extreme of them */
+    int64_t kept = 0;
+    for (int64_t p = 0; p < parts; p++) {
+        if (a.part_idx[p] < 0) continue;
+        memmove(a.part_vals + kept * c.isz, a.part_vals + p * c.isz, (size_t)c.isz);
+        a.part_idx[kept++] = a.part_idx[p];
+    }
+    const int64_t w = kernel(a.is_min, a.part_vals, kept, vals);
+    idx[0] = a.part_idx[w] * c.rstep[0];
+    free(a.part_vals), free(a.part_idx);
+    return 1;
+}
 
 int dispatch_iter_reduce_indices(const dispatch_iter_operand *in, uint32_t dim_mask, char *vals,
                                  int64_t *indices)

@@ -74,6 +74,14 @@ static inline int reduce_is_dense(const dispatch_iter_operand *o)
 /* reduce_plan.c: the reduction of in over dim_mask into out, its
  * arguments as dispatch_iter_reduce_check (reduce_check.c) answered them
  * (ond dims of oshape, count elements per output): checked no further. */
+/* reduce_indices.c: max or min of in over dim_mask with each value's first
+ * index, in one pass where the ARG kernels take the layout (Note [One-pass
+ * first extremes] in sources/kernels/argext.dispatch.c): 1 when vals (dense
+ * over the kept dims) and idx are written, 0 when the layout or dtype is
+ * not theirs (the caller reduces, then searches). */
+int reduce_first_extremes(int op, const dispatch_iter_operand *in, uint32_t mask, char *vals,
+                          int64_t *idx);
+
 int reduce_planned(int op, const dispatch_iter_operand *in, uint32_t dim_mask,
                    int keepdim, const dispatch_iter_operand *out, int ond,
                    const int64_t *oshape, int64_t count);

@@ -254,6 +254,9 @@ int dispatch_iter_reduce_on(int device, int op, const dispatch_iter_operand *in,
     int64_t count = 1;
     for (int d = 0; d < in->ndim; d++)
         if ((dim_mask >> d) & 1u) count *= in->shape[d];
+    /* max and min with indices: one pass where it can (Note [One-pass first extremes]) */
+    if (indices && count > 0 && reduce_first_extremes(op, in, dim_mask, out->data, indices))
+        return 0;
     if (reduce_planned(op, in, dim_mask, keepdim, out, out->ndim, out->shape, count) < 0)
         return -1;
     return indices ? dispatch_iter_reduce_indices(in, dim_mask, out->data, indices) : 0;

@@ -17,7 +17,9 @@
  * prod.dispatch.c) and the row product (FOLD_PROD) against Note [Product
  * order] written out here, dot (DOT, Note [Dot order] in dot.dispatch.c)
  * against the reference's products summed by the float64 sum kernel, or
- * for integers against the wrapping int64 sum of the reference's products.
+ * for integers against the wrapping int64 sum of the reference's products,
+ * and the one-pass first extremes (ARG, Note [One-pass first extremes] in
+ * argext.dispatch.c) against the first index element by element.
  *
  * It runs natively (every x86 target this CPU has) and, cross-compiled,
  * under qemu for aarch64, ppc64le, s390x and riscv64 (tests/test_cross_matrix.py
@@ -473,11 +475,86 @@ static void check_dot(const char *where, const dispatch_kernel_export *e) {
     free(a), free(b), free(pa), free(pb), free(prod);
 }
 
+/* The first index of the extreme, element by element: a NaN's first index
+ * where there is one, else the first element no earlier one is beaten by. */
+#define ARG_SCAN_(NAME, T)                                                                \
+    case DISPATCH_##NAME: {                                                               \
+        T b, x;                                                                           \
+        memcpy(&b, p, sizeof b);                                                          \
+        if (b != b) return 0;                                                             \
+        for (intptr_t i = 1; i < n; i++) {                                                \
+            memcpy(&x, p + i * (intptr_t)sizeof x, sizeof x);                             \
+            if (x != x) return i;                                                         \
+            if (is_min ? x < b : x > b) b = x, best = i;                                  \
+        }                                                                                 \
+        return best;                                                                      \
+    }
+#define ARG_REFERENCE_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) ARG_REF_##CAT(NAME, T)
+#define ARG_REF_INT(NAME, T) ARG_SCAN_(NAME, T)
+#define ARG_REF_BOOL(NAME, T)
+#define ARG_REF_FLOAT(NAME, T)
+static intptr_t arg_reference(int dtype, int is_min, const char *p, intptr_t n) {
+    intptr_t best = 0;
+    switch (dtype) {
+    ARG_SCAN_(FLOAT32, float)
+    ARG_SCAN_(FLOAT64, double)
+    DISPATCH_FORALL_DTYPES(ARG_REFERENCE_)
+    }
+    return -1;
+}
+#undef ARG_REFERENCE_
+
+/* ARG: index and value bits against the reference, on runs around every
+ * block (8 KB) and row of lanes: any bits and specials (NaNs among them),
+ * few distinct values (ties across blocks), and the extreme (or a NaN)
+ * planted at a block's edge. */
+static void check_arg(const char *where, const dispatch_kernel_export *e) {
+    int dtype = e->dtype;
+    size_t isz = dispatch_dtype_itemsize(dtype);
+    enum { AMAX = 3 * 8192 + 77 };
+    static const int alens[] = {1, 2, 3, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 257,
+                                511, 512, 513, 1023, 1024, 1025, 2047, 2048, 2049, 4096, 4097,
+                                8191, 8192, 8193, 16447, AMAX};
+    enum { NALENS = sizeof alens / sizeof alens[0] };
+    char *a = malloc(AMAX * 8), got[8], what[160];
+    snprintf(what, sizeof what, "%s: argmax/argmin %s", where, dispatch_dtype_name(dtype));
+    for (int run = 0; run < 4; run++) {
+        for (int li = 0; li < NALENS; li++) {
+            const intptr_t n = alens[li];
+            fill(dtype, a, (int)n, NULL);
+            if (run >= 1) /* few values: ties; run 1 has no NaN, run 3 one planted */
+                for (intptr_t i = 0; i < n; i++) store_as(dtype, a + i * isz, (double)(next() % 5));
+            if (run == 2) /* the extreme at a block's edge */
+                store_as(dtype, a + ((n - 1) & ~(intptr_t)(8192 / isz - 1)) * isz,
+                         next() % 2 ? 100.0 : -100.0);
+            if (run == 3 && is_float(dtype))
+                store_as(dtype, a + (intptr_t)(next() % (uint64_t)n) * isz, NAN);
+            for (int is_min = 0; is_min < 2; is_min++) {
+                const intptr_t want = arg_reference(dtype, is_min, a, n);
+                memset(got, 0xA5, sizeof got);
+                const int64_t i = ((dispatch_rk_arg_fn)e->fn)(is_min, a, n, got);
+                compared++;
+                if (i != want) {
+                    if (failures++ < 40)
+                        fprintf(stderr, "FAIL %s (%s), n=%d, run %d: index %lld, reference %lld\n",
+                                what, is_min ? "min" : "max", (int)n, run, (long long)i,
+                                (long long)want);
+                } else if (memcmp(got, a + want * isz, isz) != 0) {
+                    report(what, (int)n, run, got, a + want * isz, isz);
+                }
+            }
+        }
+    }
+    free(a);
+}
+
 static void check_reduce(const char *where, const dispatch_kernel_export *e) {
     if (e->named == DISPATCH_RK_FOLD_PROD || e->named == DISPATCH_RK_FOLD_COLS_PROD)
         check_prod(where, e), reduce_entries++;
     else if (e->named == DISPATCH_RK_DOT)
         check_dot(where, e), reduce_entries++;
+    else if (e->named == DISPATCH_RK_ARG)
+        check_arg(where, e), reduce_entries++;
 }
 
 int main(void) {

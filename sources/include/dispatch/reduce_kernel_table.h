@@ -35,7 +35,8 @@ extern "C" {
     X(EXT)      /* max or min of n contiguous elements */                                   \
     X(EXT_ROWS) /* nrows of those, as SUM_ROWS */                                           \
     X(INT)      /* integer and bool sum/max/min into accumulators (Note [Integer reductions]) */ \
-    X(DOT)      /* the sum of n products a[i] * b[i] (dot: Note [Dot order] in dot.dispatch.c) */
+    X(DOT)      /* the sum of n products a[i] * b[i] (dot: Note [Dot order] in dot.dispatch.c) */ \
+    X(ARG)      /* the first index of the max/min of n contiguous elements, and its value */
 
 enum dispatch_reduce_kernel_kind {
 #define DISPATCH_REDUCE_KERNEL_ENUM_(K) DISPATCH_RK_##K,
@@ -122,6 +123,11 @@ typedef void (*dispatch_rk_fold_cols_fn)(const char *p, intptr_t rstride, intptr
  * exact sum modulo 2^bits of the dtype: rounding it to the dtype is exact). */
 typedef void (*dispatch_rk_dot_fn)(const char *a, intptr_t sa, const char *b, intptr_t sb,
                                    intptr_t n, void *out);
+/* ARG: the first index among the n > 0 contiguous elements at p of their
+ * max (is_min 0) or min, a float's first NaN where there is one, the
+ * element there copied to value (Note [One-pass first extremes] in
+ * argext.dispatch.c). */
+typedef int64_t (*dispatch_rk_arg_fn)(int is_min, const char *p, intptr_t n, char *value);
 typedef void (*dispatch_rk_rows_fn)(const char *p, intptr_t rstep, intptr_t stride, intptr_t n,
                                     intptr_t nrows, char *out, intptr_t ostep);
 /* op: dispatch_reduce_kernel_op; scratch as dispatch_reduce_cols_scratch. */
