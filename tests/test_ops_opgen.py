@@ -47,3 +47,18 @@ def test_unknown_field_is_an_error(tmp_path, capsys):
     bad.write_text('[[operator]]\nschema = "f(Tensor self) -> Tensor"\nkernel = "k"\nkernal = 1\n')
     assert opgen().main([str(bad)]) == 1
     assert "unknown field(s) ['kernal']" in capsys.readouterr().err
+
+
+def test_gather_strided_lists_the_marked_loops_and_checks_its_value(tmp_path, capsys):
+    g = opgen()
+    table = tmp_path / "ops.toml"
+    table.write_text('[[loop]]\nname = "cheap"\nnin = 1\n\n'
+                     '[[loop]]\nname = "costly"\nnin = 1\ngather_strided = true\n')
+    header = tmp_path / "_loops.h"
+    assert g.main([str(table), "--loops-h", str(header)]) == 0
+    text = header.read_text()
+    gathered = text[text.index("DISPATCH_FORALL_GATHERED_LOOPS"):]
+    assert "X(COSTLY)" in gathered and "CHEAP" not in gathered
+    table.write_text('[[loop]]\nname = "costly"\nnin = 1\ngather_strided = "yes"\n')
+    assert g.main([str(table), "--loops-h", str(header)]) == 1
+    assert "ops.toml:1: gather_strided must be true or false, got 'yes'" in capsys.readouterr().err

@@ -66,6 +66,7 @@ class Loop:
     bool_operands: tuple[int, ...]  # operands (0 = the output) that are bool, not T
     doc: str
     line: int
+    gather_strided: bool = False   # strided inputs are copied to a buffer first
 
 
 _LOOP_CTX = ("none", "optional", "required")
@@ -102,7 +103,7 @@ def load_loops(path: Path) -> list[Loop]:
     loops: list[Loop] = []
     seen: dict[str, int] = {}
     for entry, line in zip(entries, lines):
-        unknown = set(entry) - {"name", "nin", "ctx", "bool_operands", "doc"}
+        unknown = set(entry) - {"name", "nin", "ctx", "bool_operands", "gather_strided", "doc"}
         if unknown:
             raise OpgenError(f"{path.name}:{line}: unknown field(s) {sorted(unknown)}")
         for field in ("name", "nin"):
@@ -123,6 +124,10 @@ def load_loops(path: Path) -> list[Loop]:
                 isinstance(k, int) and not isinstance(k, bool) and 0 <= k <= nin for k in bools):
             raise OpgenError(f"{path.name}:{line}: bool_operands must list operand numbers "
                              f"0 (the output) to {nin}")
+        gather = entry.get("gather_strided", False)
+        if not isinstance(gather, bool):
+            raise OpgenError(f"{path.name}:{line}: gather_strided must be true or false, "
+                             f"got {gather!r}")
         doc = entry.get("doc", "")
         if "*/" in doc or "\n" in doc:
             raise OpgenError(f"{path.name}:{line}: doc must be one line without '*/'")
@@ -130,7 +135,7 @@ def load_loops(path: Path) -> list[Loop]:
             raise OpgenError(f"{path.name}:{line}: loop '{name}' already declared at line "
                              f"{seen[name]}")
         seen[name] = line
-        loops.append(Loop(name, nin, ctx, tuple(sorted(set(bools))), doc, line))
+        loops.append(Loop(name, nin, ctx, tuple(sorted(set(bools))), doc, line, gather))
     return loops
 
 
@@ -258,6 +263,14 @@ def render_loops_h(loops: list[Loop], table_name: str) -> str:
         entry = (f"X({lp.name.upper() + ',':<{width + 1}} {lp.name + ',':<{width + 1}} {lp.nin}, "
                  f"DISPATCH_LOOP_CTX_{lp.ctx.upper() + ',':<9} {mask:#x})")
         out.append(f"    {entry}{f' /* {lp.doc} */' if lp.doc else ''} \\")
+    out += [
+        "",
+        "/* X(NAME) per loop whose strided inputs the engine copies to a buffer",
+        " * first (gather_strided: Note [Gathered strided inputs] in",
+        " * sources/iterator/iterator.c). */",
+        "#define DISPATCH_FORALL_GATHERED_LOOPS(X) \\",
+    ]
+    out += [f"    X({lp.name.upper()}) \\" for lp in loops if lp.gather_strided]
     out += [
         "",
         "#endif /* DISPATCH__LOOPS_H_ */",

@@ -218,10 +218,35 @@ static int output_shape(int nops, const dispatch_iter_operand *ops, int *nd, int
                               "output with shape %s doesn't match the broadcast shape %s", a, b);
 }
 
-/* dispatch_iter_elementwise_typed with the loop's 2-D loop (or NULL). */
+/*
+ * Note [Gathered strided inputs]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * A loop marked gather_strided in operators.toml (sqrt and the exp/log
+ * family: DISPATCH_FORALL_GATHERED_LOOPS) costs far more per element than a
+ * copy, and its vector path runs only on contiguous operands: a strided
+ * input ran the scalar path (sqrt of a float32 view of every other
+ * element: 188 us for 256K, the contiguous loop 48). Such an operand, and
+ * a strided output, go through Note [Chunked casting]'s buffers with the
+ * copy loop as their "cast": a chunk is copied in, the loop runs on
+ * contiguous memory, the output chunk is copied out. The same values: the
+ * loop's element-wise results do not depend on the layout (the targets'
+ * test compares every layout with the reference).
+ */
+static int loop_gathers_strided(int loop)
+{
+    switch (loop) {
+#define LOOP_GATHERED_(NAME) case DISPATCH_LOOP_##NAME: return 1;
+        DISPATCH_FORALL_GATHERED_LOOPS(LOOP_GATHERED_)
+#undef LOOP_GATHERED_
+    default: return 0;
+    }
+}
+
+/* dispatch_iter_elementwise_typed with the loop's 2-D loop (or NULL);
+ * gather: Note [Gathered strided inputs]. */
 static int elementwise_run(dispatch_loop_fn loop, dispatch_loop2d_fn loop2d,
                            const int *loop_dtypes, int nops, const dispatch_iter_operand *ops,
-                           void *ctx)
+                           void *ctx, int gather)
 {
     if (nops < 1 || nops > MAXOPS) {
         return dispatch_error_set(DISPATCH_ERR_VALUE, "expected 1 to %d operands, got %d",
@@ -293,6 +318,12 @@ static int elementwise_run(dispatch_loop_fn loop, dispatch_loop2d_fn loop2d,
         replanned = 1;
     }
     if (replanned) dispatch_strided_plan_init(&p, nops, data, nd, shape, bs);
+    for (int k = 0; gather && k < nops; k++) { /* Note [Gathered strided inputs] */
+        const intptr_t step = p.strides[k][0];
+        if (r.cast[k] != NULL || step == 0 || step == (intptr_t)r.loop_isz[k]) continue;
+        r.cast[k] = dispatch_loop_get(DISPATCH_LOOP_COPY, ops[k].dtype);
+        r.cast_any |= r.cast[k] != NULL;
+    }
     r.p = &p;
     dispatch_parallel_for(p.numel, DISPATCH_ITER_GRAIN, 64, run_range, &r);
     for (int k = 1; k < nops; k++) free(tmp[k]);
@@ -302,7 +333,7 @@ static int elementwise_run(dispatch_loop_fn loop, dispatch_loop2d_fn loop2d,
 int dispatch_iter_elementwise_typed(dispatch_loop_fn loop, const int *loop_dtypes, int nops,
                                     const dispatch_iter_operand *ops, void *ctx)
 {
-    return elementwise_run(loop, NULL, loop_dtypes, nops, ops, ctx);
+    return elementwise_run(loop, NULL, loop_dtypes, nops, ops, ctx, 0);
 }
 
 int dispatch_iter_elementwise_op(int loop, int loop_dtype, int nops,
@@ -327,7 +358,8 @@ int dispatch_iter_elementwise_op(int loop, int loop_dtype, int nops,
     }
     int dtypes[MAXOPS];
     for (int k = 0; k < nops; k++) dtypes[k] = dispatch_loop_operand_dtype(loop, k, loop_dtype);
-    return elementwise_run(fn, dispatch_loop2d_get(loop, loop_dtype, fn), dtypes, nops, ops, ctx);
+    return elementwise_run(fn, dispatch_loop2d_get(loop, loop_dtype, fn), dtypes, nops, ops, ctx,
+                           loop_gathers_strided(loop));
 }
 
 /* The host half of a device loop (Note [CUDA launch plans] in
