@@ -819,3 +819,24 @@ def test_max_min_read_as_two_streams_find_every_extreme_and_nan(dtype, where):
 
 def _same(got, want) -> bool:
     return same_bits(got, np.asarray(want))  # NumPy's NaN, its bits too
+
+
+@pytest.mark.parametrize("n", [1, 4095, 4096, 4097, 3 * 4096 + 5, 100_000])
+def test_bool_max_min_settle_at_the_first_deciding_element(threads, n):
+    """Note [Bool extremes stop early]: max of bool is True at its first
+    True and min False at its first False, wherever that element sits
+    (block edges of 4096 among them), whole, by rows and at 1-3 threads."""
+    for nthreads in (1, 2, 3):
+        threads(nthreads)
+        for at in sorted({0, n // 2, max(0, n - 1), min(n - 1, 4095), min(n - 1, 4096)}):
+            for fill, odd in ((False, True), (True, False)):
+                x = np.full(n, fill)
+                x[at] = odd
+                t = dispatch.from_numpy(x)
+                for op in ("amax", "amin", "max", "min"):
+                    assert bool(getattr(dispatch, op)(t)) == bool(getattr(np, op)(x)), (op, n, at)
+                rows = np.stack([x, np.full(n, fill)])
+                tr = dispatch.from_numpy(rows)
+                for op in ("amax", "amin"):
+                    got = getattr(dispatch, op)(tr, 1).numpy()
+                    assert got.tolist() == getattr(np, op)(rows, axis=1).tolist(), (op, n, at)

@@ -133,12 +133,42 @@ INT_LOOP(dispatch_kernel_minimum_i64, int64_t, uint64_t, I_MIN, 0)
 /* Ops 0 (sum) and 3 (product) accumulate in int64; max and min in T. */
 #define INT_WIDE(op) ((op) == 0 || (op) == 3)
 
-#define INT_REDUCE_T(SFX, T)                                                             \
+/*
+ * Note [Bool extremes stop early]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * max of bool is True once any element is, min False once any is: a run
+ * of bool is folded a block of BOOL_BLOCK elements at a time, and the fold
+ * stops at the first block that settles it (NumPy's stops at the first
+ * True: its max of 256K random bools took 1.0 us, ours 3 reading them all).
+ * The block's own fold has no early exit, so it stays vectorized. The value
+ * is the same as the whole fold's: any later element could only keep it.
+ */
+#define BOOL_BLOCK 4096
+#define INT_IS_BOOL_BOOL 1
+#define INT_IS_BOOL_INT 0
+
+#define INT_REDUCE_T(SFX, T, CAT)                                                        \
     static void reduce_##SFX(int op, const char *p, intptr_t step, intptr_t n, char *acc, \
                              intptr_t acc_step)                                         \
     {                                                                                    \
         const intptr_t sz = (intptr_t)sizeof(T);                                         \
         if (n <= 0) return;                                                              \
+        if (INT_IS_BOOL_##CAT && (op == 1 || op == 2) && acc_step == 0 && step == sz) {  \
+            const T *a = (const T *)(const void *)p; /* Note [Bool extremes stop early] */ \
+            T r;                                                                         \
+            memcpy(&r, acc, sizeof r);                                                   \
+            for (intptr_t i = 0; i < n && (op == 1 ? r == 0 : r != 0); i += BOOL_BLOCK) { \
+                const intptr_t end = n - i < BOOL_BLOCK ? n : i + BOOL_BLOCK;            \
+                T m = r;                                                                 \
+                if (op == 1)                                                             \
+                    for (intptr_t j = i; j < end; j++) m = a[j] > m ? a[j] : m;          \
+                else                                                                     \
+                    for (intptr_t j = i; j < end; j++) m = a[j] < m ? a[j] : m;          \
+                r = m;                                                                   \
+            }                                                                            \
+            memcpy(acc, &r, sizeof r);                                                   \
+            return;                                                                      \
+        }                                                                                \
         if (acc_step == 0 && step == sz) {                                               \
             const T *a = (const T *)(const void *)p;                                     \
             /* K independent lanes (four vectors on AVX2): no one dependency  \
@@ -364,9 +394,9 @@ INT_LOOP(dispatch_kernel_minimum_i64, int64_t, uint64_t, I_MIN, 0)
         }                                                                                \
     }
 
-#define INT_REDUCE_2D(SFX, T)                                                            \
+#define INT_REDUCE_2D(SFX, T, CAT)                                                       \
     INT_COLS_T(SFX, T)                                                                   \
-    INT_REDUCE_T(SFX, T)                                                                 \
+    INT_REDUCE_T(SFX, T, CAT)                                                            \
     static void reduce2d_##SFX(int op, const char *p, intptr_t step, intptr_t n, char *acc, \
                                intptr_t acc_step, intptr_t nouter, intptr_t outer_step,  \
                                intptr_t outer_acc_step)                                  \
@@ -381,8 +411,8 @@ INT_LOOP(dispatch_kernel_minimum_i64, int64_t, uint64_t, I_MIN, 0)
     }
 /* One per bool (0 or 1, as uint8_t) and integer row of the dtype list, over
  * its storage type (Note [Integer facts] in dtype.h); none for a float. */
-#define INT_REDUCE_BOOL(SFX, T) INT_REDUCE_2D(SFX, T)
-#define INT_REDUCE_INT(SFX, T) INT_REDUCE_2D(SFX, T)
+#define INT_REDUCE_BOOL(SFX, T) INT_REDUCE_2D(SFX, T, BOOL)
+#define INT_REDUCE_INT(SFX, T) INT_REDUCE_2D(SFX, T, INT)
 #define INT_REDUCE_FLOAT(SFX, T)
 #define INT_REDUCE_ROW_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) INT_REDUCE_##CAT(sfx, T)
 DISPATCH_FORALL_DTYPES(INT_REDUCE_ROW_)
