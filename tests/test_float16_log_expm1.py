@@ -1,8 +1,9 @@
-"""Note [float16 log] (sources/kernels/exp_log.dispatch.c): float16's log,
-computed for float16's 11 bits (no division), is within 1 ulp of the
-correctly rounded log for every one of the 65536 float16 values, exact
-where the result is (log(1) = 0), with the special values of log: -inf at
-either zero, NaN below zero and for a NaN, inf at inf. On every SIMD target
+"""Note [float16 log] (sources/kernels/exp_log.dispatch.c): float16's log
+and expm1, computed for float16's 11 bits, are within 1 ulp of the
+correctly rounded result for every one of the 65536 float16 values, exact
+where the result is (log(1) = 0, expm1 of either zero that zero), with the
+special values: log -inf at either zero, NaN below zero, inf at inf; expm1
+-1 at -inf, inf where it overflows; NaN for a NaN. On every SIMD target
 this CPU runs (a fresh interpreter each), contiguous and strided."""
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import dispatch
 CHILD = """
 import sys
 sys.path.insert(0, sys.argv[1])
-import test_float16_log as m
+import test_float16_log_expm1 as m
 m.check_every_float16()
 print("ok")
 """
@@ -35,23 +36,32 @@ def _ulps(got: np.ndarray, want: np.ndarray) -> np.ndarray:
 
 
 def check_every_float16() -> None:
+    for op in ("log", "expm1"):
+        check_op(op)
+    one = dispatch.from_numpy(np.array([1.0], np.float16))
+    assert dispatch.log(one).numpy()[0] == 0.0
+    zeros = dispatch.from_numpy(np.array([0.0, -0.0], np.float16))
+    assert dispatch.expm1(zeros).numpy().view(np.uint16).tolist() == [0, 0x8000]
+
+
+def check_op(op: str) -> None:
     h = np.arange(65536, dtype=np.uint16).view(np.float16)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        want = np.log(h.astype(np.float64)).astype(np.float16)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        want = getattr(np, op)(h.astype(np.float64)).astype(np.float16)
     wide = np.zeros(2 * h.size, np.float16)
     wide[::2] = h
     for t in (dispatch.from_numpy(h), dispatch.from_numpy(wide)[::2]):
-        got = dispatch.log(t).numpy()
+        got = getattr(dispatch, op)(t).numpy()
         nan = np.isnan(want)
-        assert np.array_equal(np.isnan(got), nan), np.flatnonzero(np.isnan(got) != nan)[:5]
-        assert np.array_equal(got[~nan & np.isinf(want)], want[~nan & np.isinf(want)])
-        finite = ~nan & ~np.isinf(want)
+        assert np.array_equal(np.isnan(got), nan), (op, np.flatnonzero(np.isnan(got) != nan)[:5])
+        inf = ~nan & np.isinf(want)
+        assert np.array_equal(got[inf], want[inf]), op
+        finite = ~nan & ~inf
         d = _ulps(got[finite], want[finite])
-        assert d.max() <= 1, (h[finite][d > 1][:5], got[finite][d > 1][:5])
-    assert dispatch.log(dispatch.from_numpy(np.array([1.0], np.float16))).numpy()[0] == 0.0
+        assert d.max() <= 1, (op, h[finite][d > 1][:5], got[finite][d > 1][:5])
 
 
-def test_every_float16_is_within_one_ulp():
+def test_every_float16_log_and_expm1_is_within_one_ulp():
     check_every_float16()
 
 
