@@ -8,7 +8,6 @@ this CPU runs (a fresh interpreter each), contiguous and strided."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +16,10 @@ import numpy as np
 import pytest
 
 import dispatch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _kernel_sources import own_targets  # noqa: E402
+from _targets import NEEDS, forced_env, runnable  # noqa: E402
 
 CHILD = """
 import sys
@@ -65,18 +68,10 @@ def test_every_float16_log_and_expm1_is_within_one_ulp():
     check_every_float16()
 
 
-TARGET_DISABLE = {"AVX512_SKX": "AVX512_SPR", "FMA3__AVX2": "AVX512F", "SSE42": "AVX",
-                  "baseline": "SSE41"}
-
-
-@pytest.mark.parametrize("target", TARGET_DISABLE)
+@pytest.mark.parametrize("target", own_targets("exp_log"))
 def test_every_float16_on_every_simd_target(target, tmp_path):
-    needs = {"AVX512_SKX": "AVX512_SKX", "FMA3__AVX2": "AVX2", "SSE42": "SSE42",
-             "baseline": "SSE2"}[target]
-    if not dispatch.__cpu_features__.get(needs, False):
-        pytest.skip(f"this CPU has no {needs}")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("DISPATCH_")}
-    env["DISPATCH_DISABLE_CPU_FEATURES"] = TARGET_DISABLE[target]
+    if not runnable(target):
+        pytest.skip(f"this CPU has no {NEEDS[target]}")
     out = subprocess.run([sys.executable, "-c", CHILD, str(Path(__file__).resolve().parent)],
-                         env=env, capture_output=True, text=True, cwd=tmp_path)
+                         env=forced_env(target), capture_output=True, text=True, cwd=tmp_path)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-3000:]

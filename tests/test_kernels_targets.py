@@ -25,24 +25,16 @@ import dispatch.kernels  # noqa: F401  (used as dispatch.kernels below)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _kernel_sources import own_targets  # noqa: E402
+from _targets import DISABLE, runnable  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 # target -> features to disable so that it is the highest one left
-TARGETS = {
-    "AVX512_SPR": "",
-    "AVX512_SKX": "AVX512_SPR",
-    "FMA3__AVX2": "AVX512F",
-    "SSE42": "AVX",
-    "baseline": "SSE41",
-}
+TARGETS = DISABLE
 # Emulated CPUs that lack the higher targets' instructions entirely: running a
 # variant there proves it executes nothing beyond its target (a stray AVX-512
 # or AVX instruction would be SIGILL). qemu-user stops at AVX2; NumPy 2 needs
 # SSE4.2, so the baseline variant is proven with the env override only.
 QEMU = {"SSE42": "Nehalem", "FMA3__AVX2": "Haswell"}
-# A target runs here when the hardware has its features.
-NEEDS = {"AVX512_SPR": "AVX512_SPR", "AVX512_SKX": "AVX512_SKX", "FMA3__AVX2": "AVX2", "SSE42": "SSE42", "baseline": "SSE2"}
-
 # Each source's @targets, highest first (the baseline is always there). A
 # forced target makes a source choose the highest of its own at or below it.
 ORDER = list(TARGETS)
@@ -190,10 +182,6 @@ def _env(disable: str) -> dict:
     return env
 
 
-def _runnable(target: str) -> bool:
-    return bool(dispatch.__cpu_features__.get(NEEDS[target], False))
-
-
 @pytest.fixture(scope="module")
 def results(tmp_path_factory, sanitized):
     """Results of CHILD under every runnable target: target -> npz dict."""
@@ -201,7 +189,7 @@ def results(tmp_path_factory, sanitized):
     inputs = tmp_path_factory.mktemp("inputs") / "in.npz"
     _inputs(inputs)
     for target, disable in TARGETS.items():
-        if not _runnable(target):
+        if not runnable(target):
             continue
         path = tmp_path_factory.mktemp(target) / "out.npz"
         # cwd outside the checkout: `python -c` puts cwd first on sys.path, and
@@ -236,7 +224,7 @@ def test_the_forced_target_is_chosen_for_every_kernel_source(results, target):
 
 @pytest.mark.parametrize("target", list(TARGETS))
 def test_kernel_tests_pass_under_each_target(target):
-    if not _runnable(target):
+    if not runnable(target):
         pytest.skip(f"this CPU cannot run {target}")
     proc = subprocess.run(  # noqa: PLW1510 - the assertion reports the failure
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",

@@ -18,6 +18,8 @@ from dispatch import kernels, ops
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _bits import assert_same_bits  # noqa: E402
+from _kernel_sources import own_targets  # noqa: E402
+from _targets import forced_env, runnable  # noqa: E402
 
 
 def _layouts(a: np.ndarray) -> dict:
@@ -149,12 +151,6 @@ def test_prod_is_the_same_bits_for_any_thread_count_and_layout(threads, dtype):
         assert_same_bits(g, ref[0])
 
 
-# target forced -> DISPATCH_DISABLE_CPU_FEATURES, and the feature it needs
-# (tests/test_kernels_targets.py's table)
-_TARGETS = {"AVX512_SKX": ("", "AVX512_SKX"), "FMA3__AVX2": ("AVX512F", "AVX2"),
-            "SSE42": ("AVX", "SSE42"), "baseline": ("SSE41", "SSE2")}
-
-
 def test_prod_kernels_come_from_the_table_and_agree_on_every_target(tmp_path):
     """Each SIMD target of prod.dispatch.c the CPU runs gives the same bits
     (a child per target, the features above it disabled)."""
@@ -165,14 +161,11 @@ def test_prod_kernels_come_from_the_table_and_agree_on_every_target(tmp_path):
             "sys.stdout.write(dispatch.kernels.chosen('prod') + ' ' + t32.prod().numpy().tobytes()"
             ".hex() + t64.prod().numpy().tobytes().hex())\n")
     seen = {}
-    for target, (disable, needs) in _TARGETS.items():
-        if not dispatch.__cpu_features__.get(needs, False):
+    for target in own_targets("prod"):
+        if not runnable(target):
             continue
-        env = {k: v for k, v in os.environ.items() if not k.startswith("DISPATCH_")}
-        if disable:
-            env["DISPATCH_DISABLE_CPU_FEATURES"] = disable
-        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                           cwd=tmp_path, check=True)
+        r = subprocess.run([sys.executable, "-c", code], env=forced_env(target),
+                           capture_output=True, text=True, cwd=tmp_path, check=True)
         chosen, bits = r.stdout.split()
         seen[chosen] = bits
     assert len(seen) >= 2 and len(set(seen.values())) == 1, seen

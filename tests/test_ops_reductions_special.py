@@ -16,7 +16,6 @@ same exact value and only the rules above decide the bits."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -28,6 +27,8 @@ import dispatch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bits import assert_same_bits, bits  # noqa: E402
+from _kernel_sources import own_targets  # noqa: E402
+from _targets import NEEDS, forced_env, runnable  # noqa: E402
 
 # Quiet NaNs of both signs and with a payload, per dtype (as unsigned bits).
 NANS = {"float16": [0x7E00, 0xFE00, 0x7E15],
@@ -163,10 +164,9 @@ def test_reductions_of_special_values_follow_the_rules_bit_for_bit(threads, dtyp
     check_all(dtype, kind, threads)
 
 
-# Each SIMD target forced in a fresh interpreter (as tests/test_kernels_targets.py):
-# the fast vector passes and their fix-ups differ by target, the rules do not.
-TARGET_DISABLE = {"AVX512_SKX": "AVX512_SPR", "FMA3__AVX2": "AVX512F", "SSE42": "AVX",
-                  "baseline": "SSE41"}
+# Each SIMD target of the reduction kernels (sum.dispatch.c's @targets) forced in
+# a fresh interpreter: the fast vector passes and their fix-ups differ by
+# target, the rules do not.
 CHILD = """
 import sys
 sys.path.insert(0, sys.argv[1])
@@ -179,16 +179,13 @@ print("ok")
 """
 
 
-@pytest.mark.parametrize("target", TARGET_DISABLE)
+@pytest.mark.parametrize("target", own_targets("sum"))
 def test_the_rules_hold_on_every_simd_target(target, tmp_path):
-    needs = {"AVX512_SKX": "AVX512_SKX", "FMA3__AVX2": "AVX2", "SSE42": "SSE42",
-             "baseline": "SSE2"}[target]
-    if not dispatch.__cpu_features__.get(needs, False):
-        pytest.skip(f"this CPU has no {needs}")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("DISPATCH_")}
-    env["DISPATCH_DISABLE_CPU_FEATURES"] = TARGET_DISABLE[target]
+    if not runnable(target):
+        pytest.skip(f"this CPU has no {NEEDS[target]}")
     out = subprocess.run([sys.executable, "-c", CHILD, str(Path(__file__).resolve().parent),
-                          target], env=env, capture_output=True, text=True, cwd=tmp_path)
+                          target], env=forced_env(target), capture_output=True, text=True,
+                         cwd=tmp_path)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-3000:]
 
 
