@@ -71,9 +71,6 @@ static inline int reduce_is_dense(const dispatch_iter_operand *o)
     return 1;
 }
 
-/* reduce_plan.c: the reduction of in over dim_mask into out, its
- * arguments as dispatch_iter_reduce_check (reduce_check.c) answered them
- * (ond dims of oshape, count elements per output): checked no further. */
 /* reduce_indices.c: max or min of in over dim_mask with each value's first
  * index, in one pass where the ARG kernels take the layout (Note [One-pass
  * first extremes] in sources/kernels/argext.dispatch.c): 1 when vals (dense
@@ -82,6 +79,9 @@ static inline int reduce_is_dense(const dispatch_iter_operand *o)
 int reduce_first_extremes(int op, const dispatch_iter_operand *in, uint32_t mask, char *vals,
                           int64_t *idx);
 
+/* reduce_plan.c: the reduction of in over dim_mask into out, its
+ * arguments as dispatch_iter_reduce_check (reduce_check.c) answered them
+ * (ond dims of oshape, count elements per output): checked no further. */
 int reduce_planned(int op, const dispatch_iter_operand *in, uint32_t dim_mask,
                    int keepdim, const dispatch_iter_operand *out, int ond,
                    const int64_t *oshape, int64_t count);

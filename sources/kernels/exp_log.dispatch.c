@@ -391,7 +391,7 @@ DV_INLINE dv_f32 expm1_f16_vec_f32(dv_f32 x)
 }
 
 /* NAME: a float16 loop of VEC, n contiguous elements a chunk at a time
- * through float; a strided run is copied to a chunk and back. */
+ * through float (the chunks of any other layout: DISPATCH_KERNELS_UNARY_CHUNKED). */
 #define DEFINE_F16_UNARY(NAME, VEC)                                                       \
     static void NAME##_contig_(uint16_t *dst, const uint16_t *src, intptr_t n)            \
     {                                                                                     \
@@ -407,27 +407,7 @@ DV_INLINE dv_f32 expm1_f16_vec_f32(dv_f32 x)
             dk_f32_to_f16_n(dst + i, w, m);                                               \
         }                                                                                 \
     }                                                                                     \
-    DISPATCH_KERNELS_NOINLINE /* its 2-D loop calls it */                                 \
-    void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *steps, intptr_t n, \
-                                           void *ctx);                                    \
-    void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *steps, intptr_t n, \
-                                           void *ctx)                                     \
-    {                                                                                     \
-        (void)ctx;                                                                        \
-        const intptr_t os = steps[0], is = steps[1];                                      \
-        if (is == 2 && os == 2) {                                                         \
-            NAME##_contig_((uint16_t *)(void *)data[0], (const uint16_t *)(const void *)data[1], n); \
-            return;                                                                       \
-        }                                                                                 \
-        uint16_t buf[DISPATCH_KERNELS_CHUNK];                                             \
-        for (intptr_t i = 0; i < n; i += DISPATCH_KERNELS_CHUNK) {                        \
-            const intptr_t m = n - i < DISPATCH_KERNELS_CHUNK ? n - i : DISPATCH_KERNELS_CHUNK; \
-            for (intptr_t j = 0; j < m; j++) memcpy(&buf[j], data[1] + (i + j) * is, 2);  \
-            NAME##_contig_(buf, buf, m);                                                  \
-            for (intptr_t j = 0; j < m; j++) memcpy(data[0] + (i + j) * os, &buf[j], 2);  \
-        }                                                                                 \
-    }                                                                                     \
-    DISPATCH_KERNELS_LOOP2D(NAME, 2)
+    DISPATCH_KERNELS_UNARY_CHUNKED(NAME, uint16_t, 0)
 
 DEFINE_F16_UNARY(dispatch_kernel_log_f16, log_f16_vec_f32)
 DEFINE_F16_UNARY(dispatch_kernel_expm1_f16, expm1_f16_vec_f32)

@@ -49,6 +49,13 @@
             dv_store_partial_##S(dst + i, n - i,                                      \
                                  VEC(dv_load_partial_##S(src + i, n - i, (T)1)));     \
     }                                                                                 \
+    DISPATCH_KERNELS_UNARY_CHUNKED(NAME, T, FTZ)
+
+/* The loop NAME of elements T (and its 2-D loop) around NAME##_contig_(dst,
+ * src, n), defined before it: contiguous operands run it directly, any other
+ * layout a chunk at a time gathered into a stack buffer and scattered back.
+ * FTZ as DISPATCH_KERNELS_UNARY_LOOP's. */
+#define DISPATCH_KERNELS_UNARY_CHUNKED(NAME, T, FTZ)                                  \
     DISPATCH_KERNELS_NOINLINE /* its 2-D loop calls it */                             \
     void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *steps,        \
                                            intptr_t n, void *ctx)                     \

@@ -118,10 +118,11 @@ DISPATCH_FORALL_BITS_FLOATS(SIGN_BITS_)
  * Fused arithmetic of a bits-list format (sqrt: Note [Fused sqrt] below):
  * add, sub, mul and div widen each element, compute one float result
  * (a + (alpha * b) rounded as the float32 loop rounds it, each step cast to
- * float: Note [Excess precision] in cpu_loops_reference.c) and round it back, in one pass, in every layout of
- * whole-element strides, where via_f32 makes three passes over chunk
- * buffers. The bits are via_f32's: the same float operations, one rounding
- * to the format. float16's are half_arith.dispatch.c's kernels.
+ * float: Note [Excess precision] in cpu_loops_reference.c) and round it
+ * back, in one pass, in every layout of whole-element strides, where via_f32
+ * makes three passes over chunk buffers. The bits are via_f32's: the same
+ * float operations, one rounding to the format. float16's are
+ * half_arith.dispatch.c's kernels.
  */
 /*
  * Note [Fused sqrt]
