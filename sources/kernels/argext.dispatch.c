@@ -92,7 +92,7 @@
 /* NAME(p, n, value): the first index of the extreme (GT: beats) of the n > 0
  * elements of T at p, its value at *value. ANY: a lane flag as wide as T,
  * POS an unsigned lane as wide. */
-#define DEF_ARG(NAME, T, ANY, POS, GT, ISNAN)                                                  \
+#define DEF_ARG(NAME, T, ANY, POS, GT, ISNAN)                                             \
     static intptr_t NAME(const T *p, intptr_t n, T *value)                               \
     {                                                                                     \
         enum { L = ARG_LANE_BYTES / sizeof(T), B = ARG_BLOCK / sizeof(T) };              \
@@ -118,7 +118,7 @@
             if (b == 0 || GT(m[0], best)) best = m[0], at = b, len = w;                   \
             if (w < B) { b += w; break; }                                                 \
         }                                                                                 \
-        ARG_FINISH(T, POS, GT, ISNAN)                                                        \
+        ARG_FINISH(T, POS, GT, ISNAN)                                                     \
     }
 
 /* One exported kernel per dtype (dispatch_rk_arg_fn): is_min picks the
