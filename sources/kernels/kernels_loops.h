@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include "kernels_export.h"
 #include "simd.h"
+#include "gather_bits.h"
 
 #define DISPATCH_KERNELS_LANES_f32 DV_LANES_F32
 #define DISPATCH_KERNELS_LANES_f64 DV_LANES_F64
@@ -71,9 +72,9 @@
                 intptr_t m = n - i < DISPATCH_KERNELS_CHUNK ? n - i : DISPATCH_KERNELS_CHUNK; \
                 char *op = data[0] + i * os;                                          \
                 const char *ip = data[1] + i * is;                                    \
-                for (intptr_t j = 0; j < m; j++) memcpy(&buf[j], ip + j * is, sizeof(T)); \
+                dk_gather_bits(buf, ip, is, sizeof(T), m);                            \
                 NAME##_contig_(buf, buf, m);                                          \
-                for (intptr_t j = 0; j < m; j++) memcpy(op + j * os, &buf[j], sizeof(T)); \
+                dk_scatter_bits(op, os, buf, sizeof(T), m);                           \
             }                                                                         \
         }                                                                             \
         if (FTZ) dv_fpmode_leave(mode);                                               \
