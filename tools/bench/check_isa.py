@@ -10,6 +10,10 @@ FMA3__AVX2, SSE4.1 instructions (blendv, pmulld, ...) for SSE42, and none of
 them for the baseline. A variant breaks the rule when it uses registers wider
 than its target's (it would fault on a CPU that lacks them) or when it uses
 nothing of its target's ISA (the dispatch would buy nothing).
+
+It also counts the short loops (a backward branch at most 32 bytes past its
+target, with no ret or jmp between) and those of them that straddle a 32-byte
+block: Note [Loops on a fetch window] in sources/kernels/meson.build.
 """
 
 from __future__ import annotations
@@ -25,6 +29,9 @@ from pathlib import Path
 LIB = re.compile(r"lib(?P<source>\w+)_dispatch_c_(?P<target>\w+)\.a$")
 FP16 = re.compile(r"\bv(add|sub|mul|div|max|min|sqrt|cmp)ph\b")
 SSE41 = re.compile(r"\b(v?p?blendv|pmulld|pminsd|pmaxsd|pminsq|ptest|roundp|pcmpeqq|pmovsx)")
+INSN = re.compile(r"^\s+([0-9a-f]+):\s+(\S+)\s*(.*)$", re.M)
+BRANCH_TARGET = re.compile(r"([0-9a-f]+) <")
+SHORT_LOOP = 32  # bytes: Note [Loops on a fetch window]
 
 
 @dataclass
@@ -36,6 +43,8 @@ class Variant:
     fma: int
     sse41: int
     fp16: int = 0  # AVX512-FP16 arithmetic (v...ph, vcvtph2ps/vcvtps2ph count as F16C)
+    short_loops: int = 0  # loops of at most SHORT_LOOP bytes
+    split_loops: int = 0  # of those, the ones that straddle a SHORT_LOOP-byte block
 
     def problems(self) -> list:
         """What is wrong with this variant's code ([] when nothing)."""
@@ -58,6 +67,32 @@ class Variant:
         return out
 
 
+def short_loops(asm: str) -> tuple:
+    """(short loops, those straddling a block) in objdump -d output. A loop
+    is a conditional branch back at most SHORT_LOOP bytes with no ret or jmp
+    between its target and it; objdump's addresses are section offsets, and
+    the sections' alignment (at least SHORT_LOOP where loops are aligned)
+    keeps their place in a block at link time."""
+    insns = [(int(a, 16), op, arg) for a, op, arg in INSN.findall(asm)]
+    short = split = 0
+    for i in range(len(insns) - 1):
+        at, op, arg = insns[i]
+        m = BRANCH_TARGET.match(arg)
+        if not op.startswith("j") or op.startswith("jmp") or not m:
+            continue
+        top, end = int(m[1], 16), insns[i + 1][0]
+        if not top < at or end - top > SHORT_LOOP or end < at:
+            continue
+        j = i
+        while j > 0 and insns[j - 1][0] >= top:
+            j -= 1
+        if any(o.startswith(("ret", "jmp")) for _, o, _ in insns[j:i]):
+            continue
+        short += 1
+        split += top // SHORT_LOOP != (end - 1) // SHORT_LOOP
+    return short, split
+
+
 def scan(build_dir: Path) -> list:
     """Every kernel variant of the build, with its instruction counts."""
     found = []
@@ -69,7 +104,7 @@ def scan(build_dir: Path) -> list:
                              capture_output=True, text=True).stdout
         found.append(Variant(m["source"], m["target"], asm.count("%zmm"), asm.count("%ymm"),
                              len(re.findall(r"\bvfn?m(add|sub)", asm)), len(SSE41.findall(asm)),
-                             len(FP16.findall(asm))))
+                             len(FP16.findall(asm)), *short_loops(asm)))
     return found
 
 
@@ -90,7 +125,8 @@ def main() -> int:
         if not args.json:
             status = "; ".join(v.problems()) or "ok"
             print(f"{v.source:10s} {v.target:11s} zmm={v.zmm:<5d} ymm={v.ymm:<5d} "
-                  f"fma={v.fma:<4d} sse4.1={v.sse41:<4d} fp16={v.fp16:<4d} {status}")
+                  f"fma={v.fma:<4d} sse4.1={v.sse41:<4d} fp16={v.fp16:<4d} "
+                  f"split loops={v.split_loops}/{v.short_loops} {status}")
     return 1 if bad else 0
 
 
