@@ -5,6 +5,9 @@
 
 #include <stdint.h>
 #include <string.h>
+#if defined(__AVX512BW__)
+#include <immintrin.h>
+#endif
 
 /*
  * m elements of z bytes at byte stride s packed into dst (dk_gather_bits),
@@ -57,6 +60,44 @@ static inline void dk_scatter_bits(char *dst, intptr_t s, const void *src, intpt
         }
     }
     for (intptr_t j = 0; j < m; j++) memcpy(dst + j * s, (const char *)src + j * z, (size_t)z);
+}
+
+/*
+ * Note [Every other element by mask]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * A copy between two views of every other element (x[:, ::2].copy_(y[:, ::2]))
+ * moves n elements of z bytes at a stride of 2z on both sides. An element
+ * loop does one load and one store an element, and a vector of whole
+ * elements cannot be stored without writing the ones between, which belong
+ * to someone else. AVX-512 stores and loads under a byte mask: each 64 bytes
+ * of the source land in the destination with the mask of the even elements,
+ * the elements between untouched and never read. 256K elements of
+ * (512, 1024) views: int8 73 -> 12 us, int16 73 -> 26, int32 74 -> 51 (NumPy
+ * 73 for each); float64 stays at 100 (NumPy 88), its 8 MB of cache lines past
+ * L2 either way. Where the two runs overlap the element loop stays, in its
+ * forward order. 1 when it copied, 0 when the caller's loop must.
+ */
+static inline int dk_copy_every_other(char *o, const char *a, intptr_t z, intptr_t n)
+{
+#if defined(__AVX512BW__)
+    const intptr_t span = (2 * n - 1) * z, per = 32 / z; /* elements per 64 bytes */
+    if (z > 8 || 32 % z || n < per || (o < a + span && a < o + span)) return 0;
+    const __mmask64 even = z == 1 ? 0x5555555555555555ull : z == 2 ? 0x3333333333333333ull
+                         : z == 4 ? 0x0F0F0F0F0F0F0F0Full : 0x00FF00FF00FF00FFull;
+    intptr_t i = 0;
+    for (; i + per <= n; i += per) {
+        __m512i v = _mm512_maskz_loadu_epi8(even, a + 2 * i * z);
+        _mm512_mask_storeu_epi8(o + 2 * i * z, even, v);
+    }
+    if (i < n) { /* the last n - i elements: fewer than 64 bytes of both runs */
+        const __mmask64 m = even & (((__mmask64)1 << ((2 * (n - i) - 1) * z)) - 1);
+        _mm512_mask_storeu_epi8(o + 2 * i * z, m, _mm512_maskz_loadu_epi8(m, a + 2 * i * z));
+    }
+    return 1;
+#else
+    (void)o, (void)a, (void)z, (void)n;
+    return 0;
+#endif
 }
 
 #endif /* DISPATCH_KERNELS_GATHER_BITS_H_ */
