@@ -1,6 +1,7 @@
 """Note [Every other element by mask] (sources/kernels/gather_bits.h): a copy
-between two views of every other element moves the even elements under a
-byte mask (AVX-512) and leaves the ones between untouched. The bits are
+between two views of every other element, and fill_ of one, move the even
+elements under a byte mask (AVX-512) and leave the ones between untouched.
+The bits are
 NumPy's for every dtype, for runs shorter than a vector, a vector's length
 and odd tails, into views whose gaps hold a sentinel that must survive, and
 between overlapping views of one buffer (the input read before it is
@@ -42,6 +43,20 @@ def test_every_other_column_copied_with_the_gaps_untouched(threads, dtype):
             dst[:, ::2].copy_(src[:, ::2])
             got = bits(dst)
             assert np.array_equal(got, want), f"{dtype} width {w} {nthreads}t"
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_fill_of_every_other_column_leaves_the_gaps(threads, dtype):
+    value = {"bool": True, "float16": -2.5, "bfloat16": 1.5e30, "float32": 3.25,
+             "float64": -1e300}.get(dtype, -7)
+    for nthreads in (1, 2):
+        threads(nthreads)
+        for w in WIDTHS:
+            dst = _random(dtype, (5, 2 * w), 3)
+            want = bits(dst).copy()
+            want[:, ::2] = bits(dispatch.full((5, w), value, dtype=getattr(dispatch, dtype)))
+            dst[:, ::2].fill_(value)
+            assert np.array_equal(bits(dst), want), f"{dtype} width {w} {nthreads}t"
 
 
 @pytest.mark.parametrize("dtype", ["int8", "int16", "float32", "float64"])

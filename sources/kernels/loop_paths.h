@@ -348,7 +348,8 @@ enum {
         if (s[0] == z) {                                                                  \
             for (intptr_t i = 0; i < n; i++) o[i] = v;                                    \
         } else if (s[0] == 2 * z) {                                                       \
-            for (intptr_t i = 0; i < n; i++) o[2 * i] = v;                                \
+            if (!dk_fill_every_other(data[0], &v, z, n))                                  \
+                for (intptr_t i = 0; i < n; i++) o[2 * i] = v;                            \
         } else if (DK_ELEMS(s[0], z)) {                                                   \
             const intptr_t so = s[0] / z;                                                 \
             for (intptr_t i = 0; i < n; i++) o[i * so] = v;                               \
