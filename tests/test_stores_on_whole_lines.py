@@ -1,0 +1,68 @@
+"""Note [Stores on whole lines] (sources/kernels/kernels_loops.h): the float
+binary loops run the elements up to the output's vector boundary in their
+scalar form first. Whatever the output's offset in a cache line, the bits
+are those of the same operation on 64-byte-aligned copies, for both
+operands contiguous, either one broadcast (a scalar), with sub's alpha, in
+place and into a fresh tensor, for lengths around the head's threshold."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import dispatch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _bits import assert_same_bits  # noqa: E402
+
+OPS = {
+    "add": lambda a, b: dispatch.add(a, b),
+    "sub alpha": lambda a, b: dispatch.sub(a, b, alpha=0.375),
+    "mul": lambda a, b: dispatch.mul(a, b),
+    "div": lambda a, b: dispatch.div(a, b),
+    "maximum": lambda a, b: dispatch.maximum(a, b),
+}
+
+
+def _at_offset(values: np.ndarray, offset: int) -> "dispatch.Tensor":
+    """A tensor on NumPy memory whose first element sits `offset` elements
+    past a 64-byte boundary."""
+    isz = values.itemsize
+    raw = np.zeros(values.size * isz + 256, dtype=np.uint8)
+    start = (-raw.ctypes.data) % 64 + offset * isz
+    view = raw[start:start + values.size * isz].view(values.dtype)
+    view[:] = values
+    return dispatch.from_numpy(view)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("op", sorted(OPS))
+def test_any_offset_gives_the_aligned_bits(dtype, op):
+    f = OPS[op]
+    rng = np.random.default_rng(11)
+    for n in (63, 64, 65, 127, 128, 129, 1000):
+        a = rng.uniform(-3, 3, n).astype(dtype)
+        b = rng.uniform(0.5, 2, n).astype(dtype)
+        a[::13] = np.nan
+        want = f(_at_offset(a, 0), _at_offset(b, 0))
+        want_scalar = f(_at_offset(a, 0), dispatch.tensor(1.25, dtype=getattr(dispatch, dtype)))
+        for off in range(1, 16):
+            x, y = _at_offset(a, off), _at_offset(b, (off * 5) % 16)
+            assert_same_bits(f(x, y), want, f"{op} {dtype} n={n} offset {off}")
+            s = dispatch.tensor(1.25, dtype=getattr(dispatch, dtype))
+            assert_same_bits(f(x, s), want_scalar, f"{op} {dtype} n={n} offset {off} scalar")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_in_place_at_any_offset(dtype):
+    rng = np.random.default_rng(12)
+    n = 777
+    a = rng.uniform(-3, 3, n).astype(dtype)
+    want = dispatch.sub(_at_offset(a, 0), 1.5, alpha=2.0)
+    for off in range(16):
+        x = _at_offset(a, off)
+        x.sub_(1.5, alpha=2.0)
+        assert_same_bits(x, want, f"sub_ {dtype} offset {off}")
