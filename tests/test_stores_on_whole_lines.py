@@ -1,7 +1,8 @@
-"""Note [Stores on whole lines] (sources/kernels/kernels_loops.h): the float
-binary loops run the elements up to the output's vector boundary in their
-scalar form first. Whatever the output's offset in a cache line, the bits
-are those of the same operation on 64-byte-aligned copies, for both
+"""Note [Stores on whole lines] (sources/kernels/line_head.h): the float
+binary loops, int_arith's loops, fill_ and copy_ of a broadcast value run
+the elements up to the output's vector (line) boundary first. Whatever the
+output's offset in a cache line, the bits are those of the same operation
+on 64-byte-aligned copies (NumPy's for the integer loops), for both
 operands contiguous, either one broadcast (a scalar), with sub's alpha, in
 place and into a fresh tensor, for lengths around the head's threshold."""
 
@@ -66,3 +67,25 @@ def test_in_place_at_any_offset(dtype):
         x = _at_offset(a, off)
         x.sub_(1.5, alpha=2.0)
         assert_same_bits(x, want, f"sub_ {dtype} offset {off}")
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64", "float32", "float64"])
+def test_integer_loops_fill_and_broadcast_copy_at_any_offset(dtype):
+    # int_arith's loops, fill_ and copy_ of a broadcast value (loop_paths.h)
+    rng = np.random.default_rng(13)
+    for n in (100, 1000):
+        a = rng.integers(-100, 100, n).astype(dtype)
+        b = rng.integers(-100, 100, n).astype(dtype)
+        for off in range(16):
+            x, y = _at_offset(a, off), _at_offset(b, (off * 3) % 16)
+            for name, got, want in (("add", dispatch.add(x, y), a + b),
+                                    ("sub scalar", dispatch.sub(x, 7), a - 7),
+                                    ("mul", dispatch.mul(x, y), a * b),
+                                    ("maximum", dispatch.maximum(x, y), np.maximum(a, b))):
+                assert np.array(got).tolist() == want.tolist(), f"{name} {dtype} {n} {off}"
+            x.add_(y)
+            assert np.array(x).tolist() == (a + b).tolist(), f"add_ {dtype} {n} {off}"
+            x.fill_(5)
+            assert np.array(x).tolist() == [5] * n, f"fill_ {dtype} {n} {off}"
+            x.copy_(dispatch.tensor(-3, dtype=getattr(dispatch, dtype)))
+            assert np.array(x).tolist() == [-3] * n, f"copy_ {dtype} {n} {off}"

@@ -5,9 +5,11 @@
  * the compiler vectorizes under each target's flags (the build is -O3; the
  * contiguous and scalar-broadcast paths are separate loops with unit
  * stride, which is what the vectorizer needs; see the assembly check in
- * tests/test_kernels_isa.py). Arithmetic is done in the unsigned type, so it
- * wraps like two's complement, never undefined behaviour, and every target
- * gives the same bits (integer operations are exact).
+ * tests/test_kernels_isa.py), the output's first elements up to a line
+ * boundary apart (Note [Stores on whole lines] in line_head.h). Arithmetic
+ * is done in the unsigned type, so it wraps like two's complement, never
+ * undefined behaviour, and every target gives the same bits (integer
+ * operations are exact).
  * data = {out, a, b}; ctx for add/sub: const T *alpha (out = a +- alpha*b).
  */
 #include <stdint.h>
@@ -16,6 +18,7 @@
 #include "dispatch/cpu_dispatch.h"
 #include "dispatch/dtype.h"
 #include "kernels_export.h"
+#include "line_head.h"
 
 #define I_ADD(T, U, a, b) ((T)((U)(a) + (U)(b)))
 #define I_SUB(T, U, a, b) ((T)((U)(a) - (U)(b)))
@@ -39,13 +42,13 @@
         T *o = (T *)data[0];                                                             \
         const T *a = (const T *)data[1], *b = (const T *)data[2];                        \
         if (steps[0] == sz && steps[1] == sz && steps[2] == sz) {                        \
-            for (intptr_t i = 0; i < n; i++) o[i] = OP(T, U, a[i], b[i]);                \
+            DK_LINE_HEADED(o, n, o[i] = OP(T, U, a[i], b[i]));                           \
         } else if (steps[0] == sz && steps[1] == 0 && steps[2] == sz) {                  \
             const T s = a[0];                                                            \
-            for (intptr_t i = 0; i < n; i++) o[i] = OP(T, U, s, b[i]);                   \
+            DK_LINE_HEADED(o, n, o[i] = OP(T, U, s, b[i]));                              \
         } else if (steps[0] == sz && steps[1] == sz && steps[2] == 0) {                  \
             const T s = b[0];                                                            \
-            for (intptr_t i = 0; i < n; i++) o[i] = OP(T, U, a[i], s);                   \
+            DK_LINE_HEADED(o, n, o[i] = OP(T, U, a[i], s));                              \
         } else {                                                                         \
             return 0;                                                                    \
         }                                                                                \

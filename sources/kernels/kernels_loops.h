@@ -21,6 +21,7 @@
 #include "kernels_export.h"
 #include "simd.h"
 #include "gather_bits.h"
+#include "line_head.h"
 
 #define DISPATCH_KERNELS_LANES_f32 DV_LANES_F32
 #define DISPATCH_KERNELS_LANES_f64 DV_LANES_F64
@@ -87,19 +88,6 @@
  * from ctx (loops.h: out = a op alpha*b; NULL or 1 means none), computed as
  * a op (alpha*b), two roundings, as the reference loop does.
  *
- * Note [Stores on whole lines]
- * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
- * NumPy's arrays start 16 bytes into a cache line (its allocator's
- * alignment), so every other 32-byte vector store of an output straddles
- * two lines, and then the order of a loop's two stores starts to matter:
- * in place on 256K float64 (2 MB, past L2), storing the upper vector of a
- * pair before the lower took 40.7 us and the other order 29 (a C loop on
- * this Zen 4), and gcc picks the order (sub_ got the slow one: 43 us
- * beside add_'s 31, torch 28-35). Stores on whole vectors of the output
- * take 21 us in either order. So the contiguous and broadcast paths first
- * run the few elements (the scalar form, the same bits) up to the output's
- * vector boundary, for runs of 8 vectors or more.
- *
  * Note [Interleaved loads and stores]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
  * The contiguous path loads, computes and stores one vector at a time, two
@@ -133,11 +121,10 @@
         const dv_##S k = dv_set1_##S(alpha);                                          \
         (void)k;                                                                      \
         intptr_t i = 0;                                                               \
-        /* Note [Stores on whole lines]: elements up to the output's vector    \
-         * boundary first, where every operand is contiguous or broadcast */   \
-        if (so == sz && (sa == sz || sa == 0) && (sb == sz || sb == 0) && n >= 8 * L && \
-            (uintptr_t)o % (uintptr_t)sz == 0) {                                      \
-            const intptr_t h = (intptr_t)((0 - (uintptr_t)o) % (uintptr_t)(L * sz)) / sz; \
+        /* Note [Stores on whole lines] in line_head.h: elements up to the     \
+         * output's vector boundary first, every operand contiguous or broadcast */ \
+        if (so == sz && (sa == sz || sa == 0) && (sb == sz || sb == 0)) {             \
+            const intptr_t h = dk_line_head(o, sz, L * sz, n);                        \
             for (; i < h; i++) {                                                      \
                 T y = b[sb ? i : 0];                                                  \
                 if (scaled) y = alpha * y;                                            \
