@@ -1,7 +1,8 @@
 """copy_ from a source broadcast along dst's outer dims (Note [Copies of a
 repeated block] in sources/dispatcher/host_copy.c): the first block copied
-(and cast), the rest doubled from dst; every element is NumPy's
-broadcast_to, whatever the shapes, dtypes and block sizes."""
+(and cast), the rest doubled from dst, or one value of dst's dtype walked
+as a fill; every element is NumPy's broadcast_to, whatever the shapes,
+dtypes and block sizes."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ CASES = [  # (dst shape, src shape)
     ((512, 512), (512,)), ((3, 4, 5), (5,)), ((3, 4, 5), (4, 5)), ((3, 4, 5), (1, 4, 5)),
     ((3, 4, 5), (3, 1, 5)), ((2, 3, 1), (1,)), ((7, 1), (1, 1)), ((1000, 3), (3,)),
     ((5, 40000), (40000,)), ((3, 2, 9000), (1, 1, 9000)), ((6, 1, 7), (7,)), ((0, 5), (5,)),
-    ((9, 5), ()),
+    ((9, 5), ()), ((512, 512), ()), ((3, 4, 5), (1, 1, 1)),
 ]
 
 
