@@ -67,7 +67,7 @@ def test_float16_variants(variants):
 
 
 # sources/kernels/meson.build's kernel_aligned_sources
-ALIGNED_SOURCES = ("int_loops", "float_loops", "narrow_loops", "cast_loops", "int_arith")
+ALIGNED_SOURCES = ("int_loops", "float_loops", "narrow_loops", "cast_loops")
 
 
 @pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="x86 fetch windows")
