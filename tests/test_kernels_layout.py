@@ -6,22 +6,20 @@ sqrt also NumPy, which is correctly rounded too).
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from dispatch import kernels
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _aligned import aligned  # noqa: E402
+
 FLOATS = [np.float32, np.float64]
 BINARY = ["add", "sub", "mul", "div", "maximum", "minimum"]
 UNARY = ["sqrt", "exp", "log"]
-
-
-def aligned(n: int, dtype, offset_elems: int = 0) -> np.ndarray:
-    """A view of n elements starting offset_elems past a 64-byte boundary."""
-    itemsize = np.dtype(dtype).itemsize
-    raw = np.zeros(n * itemsize + 64 + offset_elems * itemsize + 64, dtype=np.uint8)
-    start = (-raw.ctypes.data) % 64 + offset_elems * itemsize
-    return raw[start:start + n * itemsize].view(dtype)
 
 
 def data(n: int, dtype, seed: int) -> np.ndarray:

@@ -17,6 +17,7 @@ import pytest
 import dispatch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _aligned import aligned  # noqa: E402
 from _bits import assert_same_bits  # noqa: E402
 
 OPS = {
@@ -31,10 +32,7 @@ OPS = {
 def _at_offset(values: np.ndarray, offset: int) -> "dispatch.Tensor":
     """A tensor on NumPy memory whose first element sits `offset` elements
     past a 64-byte boundary."""
-    isz = values.itemsize
-    raw = np.zeros(values.size * isz + 256, dtype=np.uint8)
-    start = (-raw.ctypes.data) % 64 + offset * isz
-    view = raw[start:start + values.size * isz].view(values.dtype)
+    view = aligned(values.size, values.dtype, offset)
     view[:] = values
     return dispatch.from_numpy(view)
 

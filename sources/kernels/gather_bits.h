@@ -62,6 +62,20 @@ static inline void dk_scatter_bits(char *dst, intptr_t s, const void *src, intpt
     for (intptr_t j = 0; j < m; j++) memcpy(dst + j * s, (const char *)src + j * z, (size_t)z);
 }
 
+#if defined(__AVX512BW__)
+/* The bytes of the even elements of z bytes in 64 (z = 1, 2, 4 or 8), and of
+ * those among the first `left` elements (left < 32 / z), for the last vector. */
+static inline __mmask64 dk_even_bytes(intptr_t z)
+{
+    return z == 1 ? 0x5555555555555555ull : z == 2 ? 0x3333333333333333ull
+         : z == 4 ? 0x0F0F0F0F0F0F0F0Full : 0x00FF00FF00FF00FFull;
+}
+static inline __mmask64 dk_even_bytes_of(intptr_t z, intptr_t left)
+{
+    return dk_even_bytes(z) & (((__mmask64)1 << ((2 * left - 1) * z)) - 1);
+}
+#endif
+
 /*
  * Note [Every other element by mask]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -82,15 +96,14 @@ static inline int dk_copy_every_other(char *o, const char *a, intptr_t z, intptr
 #if defined(__AVX512BW__)
     const intptr_t span = (2 * n - 1) * z, per = 32 / z; /* elements per 64 bytes */
     if (z > 8 || 32 % z || n < per || (o < a + span && a < o + span)) return 0;
-    const __mmask64 even = z == 1 ? 0x5555555555555555ull : z == 2 ? 0x3333333333333333ull
-                         : z == 4 ? 0x0F0F0F0F0F0F0F0Full : 0x00FF00FF00FF00FFull;
+    const __mmask64 even = dk_even_bytes(z);
     intptr_t i = 0;
     for (; i + per <= n; i += per) {
         __m512i v = _mm512_maskz_loadu_epi8(even, a + 2 * i * z);
         _mm512_mask_storeu_epi8(o + 2 * i * z, even, v);
     }
     if (i < n) { /* the last n - i elements: fewer than 64 bytes of both runs */
-        const __mmask64 m = even & (((__mmask64)1 << ((2 * (n - i) - 1) * z)) - 1);
+        const __mmask64 m = dk_even_bytes_of(z, n - i);
         _mm512_mask_storeu_epi8(o + 2 * i * z, m, _mm512_maskz_loadu_epi8(m, a + 2 * i * z));
     }
     return 1;
@@ -113,13 +126,10 @@ static inline int dk_fill_every_other(char *o, const void *value, intptr_t z, in
     memcpy(&u, value, (size_t)z);
     for (intptr_t w = z; w < 8; w *= 2) u |= u << (8 * w); /* z bytes over all 8 */
     const __m512i v = _mm512_set1_epi64((long long)u);
-    const __mmask64 even = z == 1 ? 0x5555555555555555ull : z == 2 ? 0x3333333333333333ull
-                         : z == 4 ? 0x0F0F0F0F0F0F0F0Full : 0x00FF00FF00FF00FFull;
+    const __mmask64 even = dk_even_bytes(z);
     intptr_t i = 0;
     for (; i + per <= n; i += per) _mm512_mask_storeu_epi8(o + 2 * i * z, even, v);
-    if (i < n)
-        _mm512_mask_storeu_epi8(o + 2 * i * z,
-                                even & (((__mmask64)1 << ((2 * (n - i) - 1) * z)) - 1), v);
+    if (i < n) _mm512_mask_storeu_epi8(o + 2 * i * z, dk_even_bytes_of(z, n - i), v);
     return 1;
 #else
     (void)o, (void)value, (void)z, (void)n;

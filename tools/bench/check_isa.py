@@ -84,7 +84,7 @@ def short_loops(asm: str) -> tuple:
         if not top < at or end - top > SHORT_LOOP or end < at:
             continue
         j = i
-        while j > 0 and insns[j - 1][0] >= top:
+        while j > 0 and top <= insns[j - 1][0] < insns[j][0]:  # not past a section start
             j -= 1
         if any(o.startswith(("ret", "jmp")) for _, o, _ in insns[j:i]):
             continue
