@@ -152,7 +152,12 @@ def test_float_to_narrow_rounds_once(dtype, src_dtype):
     digits = FORMATS[dtype][0]
     x = np.concatenate([x, [1 + 2.0**-digits + 2.0**-30, -(1 + 2.0**-digits + 2.0**-30),
                             1 + 2.0**-digits, 3 * 2.0**-digits, 1e300, -1e300, 1e-300,
-                            np.inf, -np.inf, np.nan, 0.0, -0.0, 65520.0, 65519.99]])
+                            np.inf, -np.inf, np.nan, 0.0, -0.0, 65520.0, 65519.99,
+                            # float16's least denormal: its half (a tie, to 0) and just
+                            # above it by a bit only float64 holds; float32 denormals
+                            2.0**-25, 2.0**-25 * (1 + 2.0**-40), -2.0**-25 * (1 + 2.0**-40),
+                            2.0**-24 * 1.5, 1.5 * 2.0**-130, -1.5 * 2.0**-130,
+                            (1 + 2.0**-40) * 2.0**-133, 3.4028235677973366e38]])
     with np.errstate(over="ignore"):  # 1e300 -> float32 inf
         x = x.astype(src_dtype)
     got = d.from_numpy(x).to(getattr(d, dtype)).to(d.float64).numpy()

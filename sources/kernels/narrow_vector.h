@@ -185,7 +185,24 @@ static inline __m512i dk_i2f_odd_16_(__m512i x) {
 }
 #endif
 
-/* Runs of n: float64 -> float16. With AVX512F, 16 lanes: rounding to odd
+#if defined(__AVX512F__)
+/* 8 doubles rounded to float to odd where it matters to float16: the last
+ * bit set where one of the 29 mantissa bits that float drops is set. Where
+ * truncation drops more (a float denormal, |x| < 2^-126), float16 rounds
+ * both x and its truncation to the same zero (both below 2^-25, half its
+ * least denormal); above FLT_MAX, truncation gives FLT_MAX, float16's
+ * infinity as x's. One test in place of dk_d2f_odd_8_'s widening back and
+ * comparison. */
+static inline __m256i dk_d2f_odd_for_f16_8_(__m512d x) {
+    const __m256 t = _mm512_cvt_roundpd_ps(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    const __mmask8 inexact =
+        _mm512_test_epi64_mask(_mm512_castpd_si512(x), _mm512_set1_epi64(0x1fffffff));
+    return _mm256_mask_or_epi32(_mm256_castps_si256(t), inexact, _mm256_castps_si256(t),
+                                _mm256_set1_epi32(1));
+}
+#endif
+
+/* Runs of n: float64 -> float16. With AVX512F, 8 lanes: rounding to odd
  * is truncation (vcvtpd2ps toward zero) with the last bit set where it was
  * inexact, then vcvtps2ph to nearest even. A NaN lane needs nothing more:
  * both x86 conversions keep the sign and the payload's leading bits and set
@@ -194,14 +211,11 @@ static inline __m512i dk_i2f_odd_16_(__m512i x) {
 static inline void dk_f64_to_f16_n(uint16_t *dst, const double *src, intptr_t n) {
     intptr_t i = 0;
 #if defined(__AVX512F__)
-    for (; i + 16 <= n; i += 16) {
-        const __m512d x0 = _mm512_loadu_pd(src + i), x1 = _mm512_loadu_pd(src + i + 8);
-        const __m512i odd = _mm512_inserti64x4(_mm512_castsi256_si512(dk_d2f_odd_8_(x0)),
-                                               dk_d2f_odd_8_(x1), 1);
-        _mm256_storeu_si256((__m256i *)(dst + i),
-                            _mm512_cvtps_ph(_mm512_castsi512_ps(odd),
-                                            _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-    }
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128((__m128i *)(dst + i),
+                         _mm256_cvtps_ph(_mm256_castsi256_ps(dk_d2f_odd_for_f16_8_(
+                                             _mm512_loadu_pd(src + i))),
+                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 #endif
     for (; i < n; i++) dst[i] = dk_d2h(src[i]);
 }
