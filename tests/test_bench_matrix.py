@@ -123,3 +123,59 @@ def test_an_unknown_operator_is_one_line_and_a_nonzero_exit(tmp_path):
     assert p.returncode == 2
     assert "no operator named nosuch" in p.stderr
     assert "Traceback" not in p.stderr + p.stdout
+
+
+def _rules():
+    sys.path.insert(0, str(BENCH.parent))
+    import matrix_rules  # noqa: PLC0415 - the bench's own module, beside the script
+    return matrix_rules
+
+
+def test_each_rule_is_written_where_it_says():
+    rules = _rules()
+    root = BENCH.parents[2]
+    assert rules.RULES
+    for rule in rules.RULES:
+        text = " ".join((root / rule.doc).read_text().split())
+        assert rule.phrase in text, (rule.name, rule.doc)
+        assert rule.peers and set(rule.peers) <= {"torch", "numpy"}
+
+
+def test_rules_cover_their_rows_and_no_others():
+    rules = _rules()
+    row = dict(op="dot", dtype="float32", layout="contig", to="")
+    assert rules.rule_for(row, "torch").name == "float64 products"
+    assert rules.rule_for(row, "numpy").name == "float64 products"
+    assert rules.rule_for({**row, "dtype": "float64"}, "torch") is None  # same products as torch
+    assert rules.rule_for({**row, "op": "prod", "layout": "dim0", "dtype": "bfloat16"},
+                          "torch").name == "float64 products"
+    assert rules.rule_for({**row, "op": "sum"}, "torch") is None
+    cast = dict(op="cast", dtype="float64", layout="contig", to="float16")
+    assert rules.rule_for(cast, "torch").name == "rounded once"
+    assert rules.rule_for(cast, "numpy") is None  # NumPy rounds once too
+    assert rules.rule_for({**cast, "to": "float32"}, "torch") is None
+    assert rules.rule_for({**cast, "dtype": "float32"}, "torch") is None  # float32 is exact
+
+
+def test_rows_under_a_rule_are_tagged_counted_and_listed(numpy_run):
+    rules = _rules()
+    tmp, _ = numpy_run
+    rows = json.loads((tmp / "m-rows.json").read_text())["rows"]
+    s = json.loads((tmp / "m-summary.json").read_text())["groups"][0]["vs"]["numpy"]
+    tagged = [r for r in rows if "numpy_rule" in r]
+    assert tagged and all(rules.rule_for(r, "numpy").name == r["numpy_rule"] for r in tagged)
+    assert all("ours/numpy" in r for r in tagged)
+    assert not any(rules.rule_for(r, "numpy") for r in rows
+                   if "numpy_rule" not in r and "ours/numpy" in r)
+    # a rule hides nothing: its rows stay in the counts, and above 1.0 they are listed again
+    assert s["rows"] == sum("ours/numpy" in r for r in rows)
+    listed = {lab for lab, _, _ in s["rule_rows"]}
+    assert listed == {f"{r['op']} {r['dtype']} {r['layout']}" for r in tagged
+                      if r["ours/numpy"] > 1.0}
+    far = [r for r in rows if r.get("ours/numpy", 0) > 1.25]
+    assert s["above_far"] == len(far)
+    assert s["above_far_by_rule"] == sum("numpy_rule" in r for r in far)
+    text = (tmp / "m-summary.txt").read_text()
+    assert f"above 1.25x: {len(far)} rows, {s['above_far_by_rule']} of them under a" in text
+    if listed:
+        assert "rule 'float64 products' (docs/semantics.md):" in text

@@ -45,6 +45,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # NumPy's idle BLAS threads 
 
 import matrix_cases as cases
 import matrix_report as report
+import matrix_rules as rules
 
 # How long each library's idle workers spin after a call (the pause before
 # the next library's turn at more than one thread).
@@ -107,6 +108,9 @@ def measure_row(row: dict, libs: list, vals: cases.Values, args: argparse.Namesp
     for peer in ("torch", "numpy"):
         if "ours_s" in row and f"{peer}_s" in row:
             row[f"ours/{peer}"] = row["ours_s"] / row[f"{peer}_s"]
+        rule = rules.rule_for(row, peer)
+        if rule and f"ours/{peer}" in row:
+            row[f"{peer}_rule"] = rule.name
     return row
 
 

@@ -5,7 +5,9 @@ library).
 
 A row's ratio is ours/peer: our seconds a call over the peer's, < 1 when
 we are faster. The summary counts only rows both sides ran; the others are
-listed as named rows, with the library's own reason.
+listed as named rows, with the library's own reason. A row a documented
+accuracy rule covers (matrix_rules.py: ``torch_rule``, ``numpy_rule``) is
+counted like any other and, above 1.0, listed again with its rule.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import math
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
+import matrix_rules as rules
+
 CATEGORIES = {  # name -> does a row belong to it (categories overlap)
     "casts (.to)": lambda r: r["op"] == "cast",
     "float16": lambda r: r["op"] != "cast" and r["dtype"] == "float16",
@@ -25,9 +29,10 @@ CATEGORIES = {  # name -> does a row belong to it (categories overlap)
     "float32/64": lambda r: r["op"] != "cast" and r["dtype"] in ("float32", "float64"),
 }
 WORST = 20
+FAR = 1.25  # the issue's bound: no row above it
 CSV_FIELDS = ["threads", "size", "n", "op", "form", "dtype", "layout", "to", "ours_s", "torch_s",
               "numpy_s", "ours/torch", "ours/numpy", "ours_out", "torch_out", "numpy_out",
-              "ours_note", "torch_note", "numpy_note"]
+              "ours_note", "torch_note", "numpy_note", "torch_rule", "numpy_rule"]
 
 
 def label(r: dict) -> str:
@@ -61,8 +66,10 @@ def _ratio(r: dict, k: str) -> str:
 
 
 def row_line(r: dict) -> str:
-    notes = "; ".join(f"{lib}: {r[lib + '_note']}" for lib in ("ours", "torch", "numpy")
-                      if lib + "_note" in r)
+    notes = "; ".join([f"{lib}: {r[lib + '_note']}" for lib in ("ours", "torch", "numpy")
+                       if lib + "_note" in r] +
+                      [f"vs {peer}: rule '{r[peer + '_rule']}'" for peer in ("torch", "numpy")
+                       if peer + "_rule" in r])
     return (f"{r['threads']:>3} {r['size']:>4}  {label(r):<34} {_us(r, 'ours_s')} "
             f"{_us(r, 'torch_s')} {_us(r, 'numpy_s')}  {_ratio(r, 'ours/torch')} "
             f"{_ratio(r, 'ours/numpy')}  {notes}").rstrip()
@@ -93,6 +100,12 @@ def summarize(rows: list, meta: dict) -> dict:
                     (r for r in rs if key in r), key=lambda r: -r[key])[:WORST]]
                 s["categories"] = {name: _stats([r for r in rs if f(r)], key)
                                    for name, f in CATEGORIES.items()}
+                far = [r for r in rs if r.get(key, 0.0) > FAR]
+                s["above_far"] = len(far)
+                s["above_far_by_rule"] = sum(f"{peer}_rule" in r for r in far)
+                s["rule_rows"] = [[label(r), r[key], r[f"{peer}_rule"]] for r in sorted(
+                    (r for r in rs if r.get(key, 0.0) > 1.0 and f"{peer}_rule" in r),
+                    key=lambda r: -r[key])]
                 g["vs"][peer] = s
             if not peers:  # ours alone: the slowest rows per element
                 timed = [r for r in rs if "ours_s" in r]
@@ -144,9 +157,19 @@ def summary_text(summary: dict) -> str:
                            f"{_fmt(c['worst']):>8}  {c['worst_row'] or '-'}")
             out.append(f"  the worst {len(s['worst_rows'])} rows: " + ", ".join(
                 f"{lab} {v:.1f}x" for lab, v in s["worst_rows"]))
+            if "above_far" in s:  # summaries written before the rules lack it
+                out.append(f"  above {FAR}x: {s['above_far']} rows, "
+                           f"{s['above_far_by_rule']} of them under a documented rule")
+                out.append(f"  above 1.0 under a documented rule ({len(s['rule_rows'])} rows): "
+                           + (", ".join(f"{lab} {v:.2f}x [{rule}]"
+                                        for lab, v, rule in s["rule_rows"]) or "none"))
         if "ours_ns_per_element" in g:
             out.append("ours alone, the slowest rows (ns per element): " + ", ".join(
                 f"{lab} {v:.2f}" for lab, v in g["ours_ns_per_element"]))
+        used = {rule for s in g["vs"].values() for _, _, rule in s.get("rule_rows", [])}
+        for rule in rules.RULES:
+            if rule.name in used:
+                out.append(f"rule '{rule.name}' ({rule.doc}): {rule.why}")
         out.append(f"named rows (a library did not run them; {sum(map(len, g['named'].values()))}"
                    f" library-rows):")
         for k in sorted(g["named"]):
@@ -237,7 +260,8 @@ def heatmap_svg(rows: list, threads: int, size: str, peers: list, dtypes: list) 
 def _tip(r: dict, key: str | None) -> str:
     where = r["layout"] if r["op"] != "cast" else f"{r['dtype']}->{r['to']}"
     if key and key in r:
-        return f"{where} {r[key]:.2f}"
+        rule = r.get(key.replace("ours/", "") + "_rule")
+        return f"{where} {r[key]:.2f}" + (f" (rule: {rule})" if rule else "")
     notes = [r[k] for k in ("ours_note", "torch_note", "numpy_note") if k in r]
     if not key and "ours_s" in r:
         return f"{where} {r['ours_s'] * 1e6:.1f} us"
