@@ -1,6 +1,7 @@
 """Note [Every other element by mask] (sources/kernels/gather_bits.h): a copy
-between two views of every other element, and fill_ of one, move the even
-elements under a byte mask (AVX-512) and leave the ones between untouched.
+between two views of every other element, a contiguous run copied or cast
+into one (x[:, ::2].copy_(y)), and fill_ of one, move the even elements
+under a byte mask (AVX-512) and leave the ones between untouched.
 The bits are
 NumPy's for every dtype, for runs shorter than a vector, a vector's length
 and odd tails, into views whose gaps hold a sentinel that must survive, and
@@ -46,6 +47,40 @@ def test_every_other_column_copied_with_the_gaps_untouched(threads, dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
+def test_contiguous_rows_copied_into_every_other_column(threads, dtype):
+    for nthreads in (1, 2):
+        threads(nthreads)
+        for w in WIDTHS:
+            src = _random(dtype, (5, w), 1)
+            dst = _random(dtype, (5, 2 * w), 2)
+            want = bits(dst).copy()
+            want[:, ::2] = bits(src)
+            dst[:, ::2].copy_(src)
+            assert np.array_equal(bits(dst), want), f"{dtype} width {w} {nthreads}t"
+
+
+# casts whose strided output is packed in chunks and spread back (the cast
+# loops and float16's own float32 <-> float16 casts); the contiguous cast's
+# bits are the reference
+@pytest.mark.parametrize("src_dtype,dtype", [
+    ("float32", "float16"), ("float16", "float32"), ("float32", "bfloat16"),
+    ("float32", "int16"), ("float64", "float32"), ("int32", "int8"), ("float64", "float16"),
+    ("int64", "uint8")])
+def test_casts_into_every_other_column(src_dtype, dtype):
+    for w in WIDTHS:
+        src = _random(src_dtype, (5, w), 4)
+        dst = _random(dtype, (5, 2 * w), 5)
+        want = bits(dst).copy()
+        want[:, ::2] = bits(src.to(getattr(dispatch, dtype)))
+        dst[:, ::2].copy_(src)
+        assert np.array_equal(bits(dst), want), f"{src_dtype} -> {dtype} width {w}"
+        # and back, from every other column into a run: the contiguous cast's bits
+        back = dst[:, ::2].to(getattr(dispatch, src_dtype))
+        assert np.array_equal(bits(back), bits(dst[:, ::2].contiguous().to(
+            getattr(dispatch, src_dtype))))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_fill_of_every_other_column_leaves_the_gaps(threads, dtype):
     value = {"bool": True, "float16": -2.5, "bfloat16": 1.5e30, "float32": 3.25,
              "float64": -1e300}.get(dtype, -7)
@@ -69,4 +104,16 @@ def test_overlapping_every_other_views_read_before_they_write(dtype, shift):
     z[lo:lo + 2 * n - 1:2].copy_(z[hi:hi + 2 * n - 1:2])
     want = base.copy()
     want[lo:lo + 2 * n - 1:2] = base[hi:hi + 2 * n - 1:2].copy()
+    assert np.array(z).tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "float32", "float64"])
+@pytest.mark.parametrize("shift", [0, 1, 3, 50, 199, -1, -7])
+def test_a_run_overlapping_the_every_other_view_it_fills(dtype, shift):
+    n, off = 200, 8
+    base = np.arange(3 * n + 8).astype(dtype)
+    z = dispatch.from_numpy(base.copy())
+    z[off:off + 2 * n - 1:2].copy_(z[off + shift:off + shift + n])
+    want = base.copy()
+    want[off:off + 2 * n - 1:2] = base[off + shift:off + shift + n].copy()
     assert np.array(z).tolist() == want.tolist()

@@ -47,9 +47,11 @@ static inline void dk_gather_bits(void *dst, const char *src, intptr_t s, intptr
     }
     for (intptr_t j = 0; j < m; j++) memcpy((char *)dst + j * z, src + j * s, (size_t)z);
 }
+static inline int dk_spread_every_other(char *o, const char *a, intptr_t z, intptr_t n);
 static inline void dk_scatter_bits(char *dst, intptr_t s, const void *src, intptr_t z, intptr_t m)
 {
     const intptr_t e = s / z;
+    if (s == 2 * z && dk_spread_every_other(dst, (const char *)src, z, m)) return;
     if (s % z == 0 && (uintptr_t)dst % (uintptr_t)z == 0) {
         switch (z) {
         case 1: DK_SCATTER_(uint8_t); return;
@@ -113,6 +115,51 @@ static inline int dk_copy_every_other(char *o, const char *a, intptr_t z, intptr
 #endif
 }
 
+/* Contiguous elements into every other element of o (o[2i] = a[i]), the
+ * same way: 32 bytes of the contiguous run widened to 64 (each element
+ * zero-extended to twice its width, the upper half where the mask stores
+ * nothing; 8-byte elements moved by a permutation) and stored under the
+ * even elements' mask. x[:, ::2].copy_(y) of 256K elements: uint8 87 ->
+ * 8.4 us, int16 86 -> 18, float32 57 -> 33, float64 73 -> 66 (NumPy 72-75).
+ * The other way (o[i] = a[2i]) needs nothing: the compiler's shuffles
+ * already run it at these speeds. Overlapping runs keep the caller's
+ * element loop (its forward order). 1 when it copied, 0 when the caller's
+ * loop must. */
+#if defined(__AVX512BW__) && defined(__AVX512VL__)
+#define DK_EVERY_OTHER_BY_WIDTH 1
+static inline __m512i dk_widen_even_(const char *a, intptr_t z, __mmask32 m)
+{
+    const __m256i v = _mm256_maskz_loadu_epi8(m, a);
+    switch (z) {
+    case 1: return _mm512_cvtepu8_epi16(v);
+    case 2: return _mm512_cvtepu16_epi32(v);
+    case 4: return _mm512_cvtepu32_epi64(v);
+    default:
+        return _mm512_permutexvar_epi64(_mm512_set_epi64(3, 3, 2, 2, 1, 1, 0, 0),
+                                        _mm512_castsi256_si512(v));
+    }
+}
+#endif
+static inline int dk_spread_every_other(char *o, const char *a, intptr_t z, intptr_t n)
+{
+#if defined(DK_EVERY_OTHER_BY_WIDTH)
+    const intptr_t per = 32 / z;
+    if (z > 8 || 32 % z || n < per || (o < a + n * z && a < o + (2 * n - 1) * z)) return 0;
+    const __mmask64 even = dk_even_bytes(z);
+    intptr_t i = 0;
+    for (; i + per <= n; i += per)
+        _mm512_mask_storeu_epi8(o + 2 * i * z, even, dk_widen_even_(a + i * z, z, ~0u));
+    if (i < n) {
+        const __mmask32 in = (__mmask32)(((uint64_t)1 << ((n - i) * z)) - 1);
+        _mm512_mask_storeu_epi8(o + 2 * i * z, dk_even_bytes_of(z, n - i),
+                                dk_widen_even_(a + i * z, z, in));
+    }
+    return 1;
+#else
+    (void)o, (void)a, (void)z, (void)n;
+    return 0;
+#endif
+}
 /* fill_ of every other element, the same way: value's z bytes repeated
  * across a vector, stored under the even elements' mask (256K elements of
  * a (512, 1024) view: int16 72 -> 12 us, float32 72 -> 28, float64 73 ->

@@ -278,11 +278,13 @@ enum {
         } else if (DK_ELEMS(s[0], z) && DK_ELEMS(s[1], z)) {                              \
             const intptr_t so = s[0] / z, sa = s[1] / z;                                  \
             if (so == 2 && sa == 2 && dk_copy_every_other(data[0], data[1], z, n)) {      \
-            } else if (so == 1 && sa == 2)                                                \
+            } else if (so == 1 && sa == 2) {                                              \
                 NAME##_strided_((U *)data[0], (const U *)data[1], 1, 2, n);               \
-            else if (so == 2 && sa == 1)                                                  \
-                NAME##_strided_((U *)data[0], (const U *)data[1], 2, 1, n);               \
-            else NAME##_strided_((U *)data[0], (const U *)data[1], so, sa, n);            \
+            } else if (so == 2 && sa == 1) {                                              \
+                if (!dk_spread_every_other(data[0], data[1], z, n))                       \
+                    NAME##_strided_((U *)data[0], (const U *)data[1], 2, 1, n);           \
+            } else                                                                        \
+                NAME##_strided_((U *)data[0], (const U *)data[1], so, sa, n);             \
         } else {                                                                          \
             DK_REFERENCE(COPY, DTYPE, data, s, n, ctx);                                   \
         }                                                                                 \
