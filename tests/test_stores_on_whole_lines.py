@@ -87,3 +87,46 @@ def test_integer_loops_fill_and_broadcast_copy_at_any_offset(dtype):
             assert np.array(x).tolist() == [5] * n, f"fill_ {dtype} {n} {off}"
             x.copy_(dispatch.tensor(-3, dtype=getattr(dispatch, dtype)))
             assert np.array(x).tolist() == [-3] * n, f"copy_ {dtype} {n} {off}"
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int16", "float64"])
+def test_contiguous_copies_at_any_offsets_of_both_sides(dtype):
+    """copy_ of contiguous runs (vector stores on the output's lines from 256
+    bytes to 64 KiB, memmove past them and where the runs overlap)."""
+    rng = np.random.default_rng(14)
+    z = np.dtype(dtype).itemsize
+    for nbytes in (255, 256, 257, 320, 1000, 4096, 4100, 65535, 65536, 65600):
+        n = nbytes // z
+        src = rng.integers(0, 100, n).astype(dtype)
+        for off_out, off_in in ((0, 0), (1, 0), (0, 3), (5, 9), (15, 1)):
+            out = aligned(n + 2, dtype, off_out)
+            out[:] = 7
+            inp = aligned(n, dtype, off_in)
+            inp[:] = src
+            dispatch.from_numpy(out[1:n + 1]).copy_(dispatch.from_numpy(inp))
+            assert out[0] == 7 and out[n + 1] == 7, f"{dtype} {nbytes} bytes: wrote outside"
+            assert np.array_equal(out[1:n + 1], src), f"{dtype} {nbytes} bytes {off_out}/{off_in}"
+        # overlapping runs of one buffer, either direction: memmove's bits
+        for shift in (1, 3, -1, -5):
+            buf = np.arange(n + 8).astype(dtype)
+            t = dispatch.from_numpy(buf)
+            lo, hi = (shift, 0) if shift > 0 else (0, -shift)
+            want = buf.copy()
+            want[lo:lo + n] = buf[hi:hi + n].copy()
+            t[lo:lo + n].copy_(t[hi:hi + n])
+            assert np.array_equal(buf, want), f"{dtype} {nbytes} bytes shift {shift}"
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int16", "float32", "float64"])
+@pytest.mark.parametrize("cols", [1, 3, 64, 513, 1024, 5000])
+def test_a_row_copied_into_every_row(threads, dtype, cols):
+    """Note [Copies of a repeated block]: a row doubled to 4 KiB, then that
+    span copied to the end (spans cut short at the end, rows across spans)."""
+    rng = np.random.default_rng(15)
+    row = rng.integers(0, 100, (1, cols)).astype(dtype)
+    for nthreads in (1, 2):
+        threads(nthreads)
+        for rows in (2, 7, 300):
+            out = dispatch.zeros((rows, cols), dtype=getattr(dispatch, dtype))
+            out.copy_(dispatch.from_numpy(row))
+            assert np.array_equal(out.numpy(), np.broadcast_to(row, (rows, cols)))

@@ -60,8 +60,11 @@ int dispatch_kernels_strided_run(dispatch_loop_fn loop, int nops, dispatch_tenso
  * row copied into every row of a matrix, expand(...).contiguous()) holds one
  * block, the source's inner dims, repeated. Walked, that is one loop call per
  * row (512 rows of 512 int16: 1.9x torch's time); instead the first block is
- * copied (cast) by the walk and the rest doubled from dst itself, a few
- * memcpy calls of growing size. The bytes are those of the walk's copies.
+ * copied (cast) by the walk and the rest doubled from dst itself up to 4 KiB,
+ * then that span copied again and again by the table's uint8 copy (vector
+ * stores on dst's lines, the span read from L1). memcpy's rep movsb on 16
+ * KiB spans took 33 us to fill 2 MB (a float64 row into 512 rows), this 25
+ * (torch 25). The bytes are those of the walk's copies.
  * One value of dst's own dtype (x.copy_(scalar tensor)) is walked instead:
  * the plan merges it into one run of the copy loop's broadcast path, a fill.
  */
@@ -90,20 +93,31 @@ static int repeated_dims(const dispatch_tensor *dst, const dispatch_tensor *view
     return reps > 1 ? k : 0;
 }
 
-#define REPEAT_SPAN (16 * 1024)     /* bytes */
+#define REPEAT_SPAN (4 * 1024)      /* bytes */
 #define PARALLEL_BYTES (512 * 1024) /* bytes */
+
+/* k bytes from a to o (not overlapping) by `bytes`, the table's uint8 copy:
+ * its vector stores on o's lines beat memcpy's rep movsb on these spans. */
+static void copy_bytes(dispatch_loop_fn bytes, char *o, const char *a, size_t k) {
+    char *d[2] = {o, (char *)a};
+    const intptr_t st[2] = {1, 1};
+    if (bytes) bytes(d, st, (intptr_t)k, NULL);
+    else memcpy(o, a, k);
+}
 
 /* Copies of dst's first `span` bytes into pieces [begin, end) of the rest. */
 typedef struct {
     char *base;
     size_t span, total;
+    dispatch_loop_fn bytes;
 } span_job;
 
 static void copy_spans(void *arg, int64_t begin, int64_t end) {
     const span_job *j = arg;
     for (int64_t i = begin; i < end; i++) {
         size_t at = j->span * (size_t)(i + 1);
-        memcpy(j->base + at, j->base, j->span < j->total - at ? j->span : j->total - at);
+        copy_bytes(j->bytes, j->base + at, j->base,
+                   j->span < j->total - at ? j->span : j->total - at);
     }
 }
 
@@ -129,10 +143,12 @@ static int copy_block_then_double(dispatch_tensor *dst, dispatch_tensor *view,
         /* doubling up to a span that stays in L1, then that span again and
          * again (across the pool's threads): each byte of dst written once,
          * the source read from cache */
+        dispatch_loop_fn bytes = dispatch_loop_get(DISPATCH_LOOP_COPY, DISPATCH_UINT8);
         for (; rc == 0 && have < total && have < REPEAT_SPAN; have *= 2)
-            memcpy(dst->data + have, dst->data, have < total - have ? have : total - have);
+            copy_bytes(bytes, dst->data + have, dst->data,
+                       have < total - have ? have : total - have);
         if (rc == 0 && have < total) {
-            span_job j = {dst->data, have, total};
+            span_job j = {dst->data, have, total, bytes};
             int64_t pieces = (int64_t)((total - 1) / have); /* spans after the first */
             /* a thread's part at least 512 KiB: below that a memcpy is
              * faster than waking a worker (256K bytes: 3.5 us on one thread,

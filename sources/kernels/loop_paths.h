@@ -270,7 +270,8 @@ enum {
     {                                                                                     \
         const intptr_t z = (intptr_t)sizeof(U);                                           \
         if (s[0] == z && s[1] == z) {                                                     \
-            memmove(data[0], data[1], (size_t)n * sizeof(U));                             \
+            if (!dk_copy_on_lines(data[0], data[1], (size_t)n * sizeof(U)))               \
+                memmove(data[0], data[1], (size_t)n * sizeof(U));                         \
         } else if (s[0] == z && s[1] == 0) {                                              \
             U v, *o = (U *)data[0];                                                       \
             memcpy(&v, data[1], sizeof v);                                                \
