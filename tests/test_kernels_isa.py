@@ -62,8 +62,11 @@ def test_exp_log_fuses_on_the_fma_targets(variants):
 
 def test_float16_variants(variants):
     half = {v.target: v for v in variants if v.source == "half_arith"}
-    assert set(half) == {"AVX512_SPR", "FMA3__AVX2", "baseline"}
+    assert set(half) == {"AVX512_SPR", "AVX512_SKX", "FMA3__AVX2", "baseline"}
     assert half["AVX512_SPR"].fp16 > 0 and half["FMA3__AVX2"].ymm > 0
+    # AVX-512 without FP16 (Skylake-X, Ice Lake, Zen 4): 16-lane F16C-style
+    # conversions and masked stores of every other element, no FP16 arithmetic
+    assert half["AVX512_SKX"].zmm > 0 and half["AVX512_SKX"].fp16 == 0
 
 
 # sources/kernels/meson.build's kernel_aligned_sources
