@@ -45,14 +45,14 @@ static inline intptr_t dk_line_head(const void *o, intptr_t z, intptr_t align, i
  * stored on o's lines (the first and last vectors unaligned, rewriting a
  * few bytes with the same values). glibc's memcpy takes rep movsb here and
  * stores as it goes: a row of 512 float64 copied into each row of a 2 MB
- * matrix took 33 us, torch's vector loop 25, this 25. Runs of 256 bytes to
+ * matrix took 33 us, torch's vector loop 25, this 25. Runs of 1 KiB to
  * 64 KiB (past that memcpy's own choices, non-temporal stores among them,
  * stand). 1 when it copied, 0 when the caller must. */
 #define DK_COPY_ON_LINES_MAX (64 * 1024)
 static inline int dk_copy_on_lines(char *o, const char *a, size_t bytes)
 {
 #if defined(__AVX512F__)
-    if (bytes < 256 || bytes > DK_COPY_ON_LINES_MAX || (o < a + bytes && a < o + bytes)) return 0;
+    if (bytes < 1024 || bytes > DK_COPY_ON_LINES_MAX || (o < a + bytes && a < o + bytes)) return 0;
     _mm512_storeu_si512(o, _mm512_loadu_si512(a));
     size_t i = (0 - (uintptr_t)o) % 64;
     for (; i + 256 <= bytes; i += 256) {
