@@ -60,29 +60,63 @@ static intptr_t dot_f32_rows(const float *restrict a, const float *restrict b, i
 #endif
 #define DOT_ROWS_double(a, b, n, acc) 0
 
-/* One leaf of n <= DOT_LEAF products of contiguous a and b (float32 or
- * float64, widened to float64): the sum's leaf over the products. */
-#define DEF_DOT_LEAF(NAME, T)                                                              \
+#if defined(__AVX512F__)
+/* float64's whole rows of a leaf of every other element (x[::2]): each 8
+ * lanes from 16 doubles loaded under the even mask (never reading the odd
+ * element past the view's end) and packed by vpermt2pd, where the gather
+ * into a buffer first stored and loaded each element once more (256K: 125
+ * us, torch 110, NumPy 84). The same lanes take the same adds in the same
+ * order: the same bits. Returns the elements done. */
+static intptr_t dot_f64_even_rows(const double *restrict a, const double *restrict b, intptr_t n,
+                                  double *acc)
+{
+    const __m512i evens = _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0);
+    __m512d s[DOT_LANES / 8];
+    for (int k = 0; k < DOT_LANES / 8; k++) s[k] = _mm512_loadu_pd(acc + 8 * k);
+    intptr_t i = 0;
+    for (; i + DOT_LANES <= n; i += DOT_LANES)
+        for (int k = 0; k < DOT_LANES / 8; k++) {
+            const double *pa = a + 2 * (i + 8 * k), *pb = b + 2 * (i + 8 * k);
+            const __m512d x = _mm512_permutex2var_pd(_mm512_maskz_loadu_pd(0x55, pa), evens,
+                                                     _mm512_maskz_loadu_pd(0x55, pa + 8));
+            const __m512d y = _mm512_permutex2var_pd(_mm512_maskz_loadu_pd(0x55, pb), evens,
+                                                     _mm512_maskz_loadu_pd(0x55, pb + 8));
+            s[k] = _mm512_add_pd(s[k], _mm512_mul_pd(x, y));
+        }
+    for (int k = 0; k < DOT_LANES / 8; k++) _mm512_storeu_pd(acc + 8 * k, s[k]);
+    return i;
+}
+#define DOT_EVEN_ROWS_double(a, b, n, acc) dot_f64_even_rows(a, b, n, acc)
+#endif
+
+/* One leaf of n <= DOT_LEAF products of a and b (float32 or float64,
+ * widened to float64), E elements apart (1: contiguous, 2: every other):
+ * the sum's leaf over the products. ROWS runs whole rows by vector first. */
+#define DEF_DOT_LEAF(NAME, T, E, ROWS)                                                     \
     static double NAME(const T *restrict a, const T *restrict b, intptr_t n)               \
     {                                                                                      \
         double acc[DOT_LANES];                                                             \
         for (int k = 0; k < DOT_LANES; k++) acc[k] = -0.0;                                 \
-        intptr_t i = DOT_ROWS_##T(a, b, n, acc);                                           \
+        intptr_t i = ROWS(a, b, n, acc);                                                   \
         for (; i + DOT_LANES <= n; i += DOT_LANES)                                         \
             for (int k = 0; k < DOT_LANES; k++)                                            \
-                acc[k] = acc[k] + (double)a[i + k] * (double)b[i + k];                     \
+                acc[k] = acc[k] + (double)a[(i + k) * E] * (double)b[(i + k) * E];         \
         if (i < n) {                                                                       \
             double row[DOT_LANES];                                                         \
             for (int k = 0; k < DOT_LANES; k++)                                            \
-                row[k] = i + k < n ? (double)a[i + k] * (double)b[i + k] : -0.0;           \
+                row[k] = i + k < n ? (double)a[(i + k) * E] * (double)b[(i + k) * E] : -0.0; \
             for (int k = 0; k < DOT_LANES; k++) acc[k] = acc[k] + row[k];                  \
         }                                                                                  \
         for (int w = DOT_LANES / 2; w >= 1; w /= 2)                                        \
             for (int k = 0; k < w; k++) acc[k] = acc[k] + acc[k + w];                      \
         return acc[0];                                                                     \
     }
-DEF_DOT_LEAF(dot_leaf_f32, float)
-DEF_DOT_LEAF(dot_leaf_f64, double)
+DEF_DOT_LEAF(dot_leaf_f32, float, 1, DOT_ROWS_float)
+DEF_DOT_LEAF(dot_leaf_f64, double, 1, DOT_ROWS_double)
+#if defined(DOT_EVEN_ROWS_double)
+DEF_DOT_LEAF(dot_leaf_f64_even, double, 2, DOT_EVEN_ROWS_double)
+#define DOT_EVEN_LEAF_double(a, b, n) dot_leaf_f64_even(a, b, n)
+#endif
 
 /* A leaf of a dtype's operands at any strides: contiguous float32 and
  * float64 read in place, anything else gathered (and a narrow float
@@ -101,6 +135,8 @@ typedef double (*dot_leaf_fn)(const char *a, intptr_t sa, const char *b, intptr_
             /* element strides, typed (Note [Strided paths] in loop_paths.h) */            \
             const T *pa = (const T *)(const void *)a, *pb = (const T *)(const void *)b;    \
             const intptr_t ea = sa / z, eb = sb / z;                                       \
+            if (ea == 2 && eb == 2 && DOT_HAS_EVEN_LEAF_##T)                               \
+                return DOT_EVEN_LEAF_##T(pa, pb, n);                                       \
             if (ea == 2 && eb == 2)                                                        \
                 for (intptr_t i = 0; i < n; i++) x[i] = pa[2 * i], y[i] = pb[2 * i];       \
             else                                                                           \
@@ -113,6 +149,14 @@ typedef double (*dot_leaf_fn)(const char *a, intptr_t sa, const char *b, intptr_
         }                                                                                  \
         return LEAF(x, y, n);                                                              \
     }
+#if !defined(DOT_EVEN_LEAF_double)
+#define DOT_EVEN_LEAF_double(a, b, n) 0.0
+#define DOT_HAS_EVEN_LEAF_double 0
+#else
+#define DOT_HAS_EVEN_LEAF_double 1
+#endif
+#define DOT_EVEN_LEAF_float(a, b, n) 0.0
+#define DOT_HAS_EVEN_LEAF_float 0
 DEF_DOT_LEAF_OF(dot_leaf_of_f32, float, dot_leaf_f32)
 DEF_DOT_LEAF_OF(dot_leaf_of_f64, double, dot_leaf_f64)
 

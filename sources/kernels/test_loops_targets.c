@@ -420,11 +420,11 @@ static void check_dot(const char *where, const dispatch_kernel_export *e) {
     dispatch_loop_fn from_f64 = dispatch_cast_loop_reference(DISPATCH_FLOAT64, dtype);
     /* values: random bits and specials (a float sum is then mostly NaN or
      * inf), and for floats ordinary values of many magnitudes (rounded sums) */
-    for (int run = 0; run < (fl ? 4 : 2); run++) {
-        int step = run % 2 ? STEP_MAX : 1;
+    for (int run = 0; run < (fl ? 6 : 3); run++) {
+        int step = 1 + run % STEP_MAX; /* contiguous, every other (its own rows), by 3 */
         fill(dtype, a, SPAN, NULL);
         fill(dtype, b, SPAN, NULL);
-        for (int i = 0; run >= 2 && i < SPAN; i++) {
+        for (int i = 0; run >= STEP_MAX && i < SPAN; i++) {
             double x[2];
             for (int k = 0; k < 2; k++)
                 x[k] = ldexp((double)(next() >> 11) * 0x1p-53 - 0.5, (int)(next() % 21) - 10);
