@@ -179,6 +179,20 @@ def test_nan_payloads_stay_nan_and_become_quiet_keeping_the_sign():
     assert bits_of(d.tensor([math.nan, -math.nan], dtype=d.bfloat16))[0] & 0x7FC0 == 0x7FC0
 
 
+def test_float64_nan_payloads_in_vector_runs():
+    """A NaN among 16-element runs of float64 (the AVX-512 path): quiet, with
+    its sign and the payload's leading 6 bits, beside ordinary values."""
+    rng = np.random.default_rng(5)
+    nan_bits = (rng.integers(1, 2**52, 40, dtype=np.uint64) | np.uint64(0x7FF0000000000000)
+                | (rng.integers(0, 2, 40, dtype=np.uint64) << np.uint64(63)))
+    x = rng.standard_normal(40 * 3)
+    x[::3] = nan_bits.view(np.float64)
+    got = bits_of(d.from_numpy(x).to(d.bfloat16))
+    for b, g in zip(nan_bits.tolist(), got[::3]):
+        assert g == ((b >> 48) & 0x8000) | 0x7FC0 | ((b >> 45) & 0x3F), (hex(b), hex(g))
+    assert got[1::3] == bits_of(d.from_numpy(x[1::3].copy()).to(d.bfloat16))
+
+
 def test_inf_overflow_and_signed_zero():
     xs = [math.inf, -math.inf, 3.4e38, -3.4e38, 0.0, -0.0, 1e-45]
     assert bits_of(d.tensor(xs, dtype=d.bfloat16)) == [0x7F80, 0xFF80, 0x7F80, 0xFF80, 0, 0x8000,

@@ -157,7 +157,12 @@ def test_float_to_narrow_rounds_once(dtype, src_dtype):
                             # above it by a bit only float64 holds; float32 denormals
                             2.0**-25, 2.0**-25 * (1 + 2.0**-40), -2.0**-25 * (1 + 2.0**-40),
                             2.0**-24 * 1.5, 1.5 * 2.0**-130, -1.5 * 2.0**-130,
-                            (1 + 2.0**-40) * 2.0**-133, 3.4028235677973366e38]])
+                            (1 + 2.0**-40) * 2.0**-133, 3.4028235677973366e38,
+                            # bfloat16's least denormal's half (a tie) and just above
+                            # it by a bit that float32's denormals drop but float64's
+                            # low 29 mantissa bits do not hold
+                            2.0**-134, 2.0**-134 * (1 + 2.0**-20),
+                            -2.0**-134 * (1 + 2.0**-20), 2.0**-130 * (3 + 2.0**-18)]])
     with np.errstate(over="ignore"):  # 1e300 -> float32 inf
         x = x.astype(src_dtype)
     got = d.from_numpy(x).to(getattr(d, dtype)).to(d.float64).numpy()
