@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "dispatch/cpu_dispatch.h"
+#include "gather_bits.h"
 #include "narrow_vector.h"
 
 #define DOT_LANES 32               /* 256 bytes of float64 lanes */
@@ -167,12 +168,12 @@ DEF_DOT_LEAF_OF(dot_leaf_of_f64, double, dot_leaf_f64)
     {                                                                                      \
         ST ga[DOT_LEAF], gb[DOT_LEAF];                                                     \
         const ST *pa = (const ST *)(const void *)a, *pb = (const ST *)(const void *)b;     \
-        if (sa != (intptr_t)sizeof(ST)) {                                                  \
-            for (intptr_t i = 0; i < n; i++) memcpy(&ga[i], a + i * sa, sizeof(ST));       \
+        if (sa != (intptr_t)sizeof(ST)) { /* typed: x[::2] by shuffles (gather_bits.h) */  \
+            dk_gather_bits(ga, a, sa, (intptr_t)sizeof(ST), n);                            \
             pa = ga;                                                                       \
         }                                                                                  \
         if (sb != (intptr_t)sizeof(ST)) {                                                  \
-            for (intptr_t i = 0; i < n; i++) memcpy(&gb[i], b + i * sb, sizeof(ST));       \
+            dk_gather_bits(gb, b, sb, (intptr_t)sizeof(ST), n);                            \
             pb = gb;                                                                       \
         }                                                                                  \
         float x[DOT_LEAF], y[DOT_LEAF];                                                    \
