@@ -43,9 +43,9 @@ static inline intptr_t dk_line_head(const void *o, intptr_t z, intptr_t align, i
 
 /* A copy of `bytes` from a to o, runs that do not overlap, in 64-byte vectors
  * stored on o's lines (the first and last vectors unaligned, rewriting a
- * few bytes with the same values). glibc's memcpy takes rep movsb here and
- * stores as it goes: a row of 512 float64 copied into each row of a 2 MB
- * matrix took 33 us, torch's vector loop 25, this 25. Runs of 1 KiB to
+ * few bytes with the same values). glibc's memcpy runs rep movsb at these
+ * sizes: a row of 512 float64 copied into each row of a 2 MB matrix took
+ * 33 us that way, torch's vector loop 25, this 25. Runs of 1 KiB to
  * 64 KiB (past that memcpy's own choices, non-temporal stores among them,
  * stand). 1 when it copied, 0 when the caller must. */
 #define DK_COPY_ON_LINES_MAX (64 * 1024)
