@@ -169,16 +169,7 @@ static void cast_other_layout(dispatch_loop_fn self, dispatch_loop_fn reference,
         fill_bits(data[0], s[0], n, one, osz);
         return;
     }
-    uint64_t in[CHUNK], out[CHUNK]; /* 8 bytes an element at most */
-    const intptr_t st[2] = {osz, isz};
-    for (intptr_t i = 0; i < n; i += CHUNK) {
-        const intptr_t m = n - i < CHUNK ? n - i : CHUNK;
-        char *src = data[1] + i * s[1], *dst = data[0] + i * s[0];
-        char *d[2] = {s[0] == osz ? dst : (char *)out, s[1] == isz ? src : (char *)in};
-        if (s[1] != isz) dk_gather_bits(in, src, s[1], isz, m);
-        self(d, st, m, NULL);
-        if (s[0] != osz) dk_scatter_bits(dst, s[0], out, osz, m);
-    }
+    dk_run_packed(self, isz, osz, data, s, n);
 }
 
 /* One cast: source row S, target row D (Note at the top). */

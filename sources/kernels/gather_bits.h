@@ -5,6 +5,8 @@
 
 #include <stdint.h>
 #include <string.h>
+
+#include "dispatch/loops.h"
 #if defined(__AVX512BW__)
 #include <immintrin.h>
 #endif
@@ -62,6 +64,26 @@ static inline void dk_scatter_bits(char *dst, intptr_t s, const void *src, intpt
         }
     }
     for (intptr_t j = 0; j < m; j++) memcpy(dst + j * s, (const char *)src + j * z, (size_t)z);
+}
+
+/* A loop `self` over operands {out, in} of osz and isz bytes an element (8
+ * at most) at any element strides: runs of DK_PACKED_CHUNK packed by their
+ * bits, run by self's contiguous path, and unpacked. The casts' strided
+ * layouts (cast_loops, float16's own casts in half_arith). */
+#define DK_PACKED_CHUNK 512
+static inline void dk_run_packed(dispatch_loop_fn self, intptr_t isz, intptr_t osz, char **data,
+                                 const intptr_t *s, intptr_t n)
+{
+    uint64_t in[DK_PACKED_CHUNK], out[DK_PACKED_CHUNK];
+    const intptr_t st[2] = {osz, isz};
+    for (intptr_t i = 0; i < n; i += DK_PACKED_CHUNK) {
+        const intptr_t m = n - i < DK_PACKED_CHUNK ? n - i : DK_PACKED_CHUNK;
+        char *src = data[1] + i * s[1], *dst = data[0] + i * s[0];
+        char *d[2] = {s[0] == osz ? dst : (char *)out, s[1] == isz ? src : (char *)in};
+        if (s[1] != isz) dk_gather_bits(in, src, s[1], isz, m);
+        self(d, st, m, NULL);
+        if (s[0] != osz) dk_scatter_bits(dst, s[0], out, osz, m);
+    }
 }
 
 #if defined(__AVX512BW__)

@@ -399,26 +399,6 @@ static void half_to_float_strided(char *o, intptr_t so, const char *a, intptr_t 
     }
 }
 
-/* A strided operand of a cast: runs of HALF_CAST_CHUNK packed (gather_bits.h),
- * cast by the contiguous path `self`, and unpacked; the same bits as one
- * element at a time, which took 0.7 ns an element (x[:, ::2].copy_(y) of 256K
- * float32 into float16: 191 us, torch 97). */
-#define HALF_CAST_CHUNK 256
-static void half_cast_by_chunks(dispatch_loop_fn self, intptr_t isz, intptr_t osz, char **data,
-                                const intptr_t *s, intptr_t n)
-{
-    float in[HALF_CAST_CHUNK], out[HALF_CAST_CHUNK]; /* 4 bytes an element at most */
-    const intptr_t st[2] = {osz, isz};
-    for (intptr_t i = 0; i < n; i += HALF_CAST_CHUNK) {
-        const intptr_t m = n - i < HALF_CAST_CHUNK ? n - i : HALF_CAST_CHUNK;
-        char *src = data[1] + i * s[1], *dst = data[0] + i * s[0];
-        char *d[2] = {s[0] == osz ? dst : (char *)out, s[1] == isz ? src : (char *)in};
-        if (s[1] != isz) dk_gather_bits(in, src, s[1], isz, m);
-        self(d, st, m, NULL);
-        if (s[0] != osz) dk_scatter_bits(dst, s[0], out, osz, m);
-    }
-}
-
 void DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_cast_f16_f32)(char **data, const intptr_t *s,
                                                               intptr_t n, void *ctx);
 void DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_cast_f16_f32)(char **data, const intptr_t *s,
@@ -427,8 +407,9 @@ void DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_cast_f16_f32)(char **data, cons
     (void)ctx;
     intptr_t i = 0;
     if ((s[0] != 4 || s[1] != 2) && n > 16) {
-        half_cast_by_chunks(DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_cast_f16_f32), 2, 4, data,
-                            s, n);
+        /* packed runs (gather_bits.h): one element at a time took 0.7 ns an
+         * element (x[:, ::2].copy_(y) of 256K float32 into float16: 191 us) */
+        dk_run_packed(DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_cast_f16_f32), 2, 4, data, s, n);
         return;
     }
 #if defined(__AVX2__) && defined(__F16C__)
@@ -463,8 +444,8 @@ void DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_cast_f32_f16)(char **data, cons
     (void)ctx;
     intptr_t i = 0;
     if ((s[0] != 2 || s[1] != 4) && n > 16) {
-        half_cast_by_chunks(DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_cast_f32_f16), 4, 2, data,
-                            s, n);
+        /* packed runs, as the cast above */
+        dk_run_packed(DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_cast_f32_f16), 4, 2, data, s, n);
         return;
     }
 #if defined(__AVX2__) && defined(__F16C__)
