@@ -36,19 +36,21 @@ def test_every_source_builds_exactly_its_own_targets(variants):
     built = {}
     for v in variants:
         built.setdefault(v.source, set()).add(v.target)
-    for source in ("arith", "exp_log", "addcmul", "sum", "int_arith", "half_arith"):
+    for source in ("arith", "exp_log", "addcmul", "sum", "int_arith", "int_reduce",
+                   "half_arith"):
         assert built[source] == set(own_targets(source)), source
 
 
 def test_streaming_arithmetic_stops_at_avx2_and_the_rest_keeps_avx512():
     # Note [Streaming arithmetic stops at AVX2] in arith.dispatch.c
-    for source in ("arith", "int_arith"):
+    for source in ("arith", "int_arith", "int_reduce"):
         assert own_targets(source) == ("FMA3__AVX2", "SSE42", "baseline"), source
     for source in ("exp_log", "addcmul", "sum"):
         assert own_targets(source)[0] == "AVX512_SKX", source
 
 
-@pytest.mark.parametrize("source", ["arith", "addcmul", "sum", "int_arith", "half_arith"])
+@pytest.mark.parametrize("source", [
+    "arith", "addcmul", "sum", "int_arith", "int_reduce", "half_arith"])
 def test_bit_identical_kernels_never_fuse_multiply_add(variants, source):
     fused = {v.target: v.fma for v in variants if v.source == source and v.fma}
     assert fused == {}
@@ -70,7 +72,7 @@ def test_float16_variants(variants):
 
 
 # sources/kernels/meson.build's kernel_aligned_sources
-ALIGNED_SOURCES = ("int_loops", "float_loops", "narrow_loops", "cast_loops")
+ALIGNED_SOURCES = ("int_loops", "float_loops", "narrow_loops", "cast_loops", "int_arith")
 
 
 @pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="x86 fetch windows")

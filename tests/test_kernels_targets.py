@@ -95,7 +95,7 @@ out["ext_f16_float16"] = np.concatenate(  # float16 max/min as integers: every f
     [np.atleast_1d(e16.max().numpy()), np.atleast_1d(e16.min().numpy()),
      np.atleast_1d(e16[:4097].amax().numpy()), e16[:6400].reshape(50, 128).amin(1).numpy(),
      e16[:6400].reshape(50, 128).amax(1).numpy()]).view(np.uint16)
-for name in ("int8", "int32", "int64"):  # integer reductions (int_arith): contiguous and columns
+for name in ("int8", "int32", "int64"):  # integer reductions (int_reduce): contiguous and columns
     m, q = dispatch.from_numpy(inp[f"r_{name}"]), dispatch.from_numpy(inp[f"p_{name}"])
     out[f"int_reduce_{name}"] = np.concatenate([
         np.array([m.sum().item(), dispatch.amax(m).item(), dispatch.amin(m).item()]),

@@ -449,7 +449,7 @@ def test_amax_amin_agree_with_torch():
             assert_same_bits(got, want, f"{name} {dims}")  # torch's NaN, its bits too
 
 
-# Integer and bool reductions (Note [Integer reductions] in int_arith.dispatch.c) --------------
+# Integer and bool reductions (Note [Integer reductions] in int_reduce.dispatch.c) -------------
 
 @pytest.mark.parametrize("dtype", INTS + ["bool"])
 @pytest.mark.parametrize("n", [1, 15, 16, 17, 127, 128, 129, 1000, 4099])

@@ -15,7 +15,7 @@
 typedef dispatch_strided_plan plan;
 
 /* The integer kernel of dtype (Note [Integer reductions] in
- * sources/kernels/int_arith.dispatch.c); -1 when there is none. */
+ * sources/kernels/int_reduce.dispatch.c); -1 when there is none. */
 static int int_reduce(int op, int dtype, const char *p, intptr_t step, intptr_t n, char *acc,
                       intptr_t acc_step, intptr_t nouter, intptr_t outer_step,
                       intptr_t outer_acc_step)
@@ -30,7 +30,7 @@ static int int_reduce(int op, int dtype, const char *p, intptr_t step, intptr_t 
  * input elements at ptrs[2] accumulated into their slots at ptrs[0]: for
  * floats a double each (ptrs[1] marks the slots seen), NaN propagating
  * through max/min, the input cast a chunk at a time; for integers int64
- * sums (wrapping) or max/min in the input's type, by the int_arith kernel. */
+ * sums (wrapping) or max/min in the input's type, by the int_reduce kernel. */
 typedef void (*fold_chunk_fn)(char *slots, intptr_t step, const char *xs, intptr_t m,
                               int is_float);
 
@@ -217,7 +217,7 @@ static int int_matrix_reduce(int_matrix_job *j, const char *name) {
 /* Every element folded into its output's accumulator: a double for floats
  * (NaN propagates through max/min), for integers and bool a wrapping int64
  * (sums, FOLD rows) or a max/min in the input's dtype, starting from the
- * identity (Note [Integer reductions] in sources/kernels/int_arith.dispatch.c,
+ * identity (Note [Integer reductions] in sources/kernels/int_reduce.dispatch.c,
  * Note [Threaded integer reductions]); then cast into nout dense outputs. */
 int reduce_accumulate(int op, const dispatch_iter_operand *in, uint32_t mask,
                       int64_t count, int64_t nout, char *out, int out_dtype)

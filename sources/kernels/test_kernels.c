@@ -256,7 +256,7 @@ static void check_extremes(void) {
 }
 
 /* The integer kernels' product (op DISPATCH_COMBINE_MUL, Note [Integer
- * reductions] in int_arith.dispatch.c): against a scalar wrapping int64
+ * reductions] in int_reduce.dispatch.c): against a scalar wrapping int64
  * product, as one run, strided, as rows of columns (acc_step 8) and as runs
  * (nouter, outer_acc_step 8), at lengths around the lanes and the blocks. */
 static int int_prods_checked;
@@ -311,8 +311,8 @@ int main(void) {
         return 1;
     }
     static const char *const sources[] = {"arith", "exp_log", "addcmul", "int_arith",
-                                          "half_arith"};
-    for (int s = 0; s < 5; s++)
+                                          "int_reduce", "half_arith"};
+    for (int s = 0; s < 6; s++)
         printf("%-10s %s\n", sources[s], dispatch_kernels_chosen(sources[s]));
     static const int exact[] = {DISPATCH_LOOP_ADD, DISPATCH_LOOP_SUB, DISPATCH_LOOP_MUL,
                                 DISPATCH_LOOP_DIV, DISPATCH_LOOP_MAXIMUM, DISPATCH_LOOP_MINIMUM,

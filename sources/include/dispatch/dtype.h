@@ -148,7 +148,7 @@ typedef enum dispatch_dtype_category {
  * them names a dtype: dtype.c's table (dispatch_dtype_min/_max, which
  * Python's range checks read through cffi), scalar ranges in operators_shared.c,
  * the identities of max/min in reduce_integer.c, same_value in
- * reduce_indices.c, the integer reduction kernels of int_arith.dispatch.c,
+ * reduce_indices.c, the integer reduction kernels of int_reduce.dispatch.c,
  * the reference loops and casts, integer promotion (the smallest integer
  * holding both ranges). A list expansion picks the macro of its row's
  * category by pasting: DISPATCH_INT_MIN_##CAT(T, size). Bool is 0..1; a

@@ -24,8 +24,8 @@ extern "C" {
 int dispatch_kernels_simd_init(void);
 
 /* The target chosen for a kernel source ("arith", "exp_log", "addcmul",
- * "sum", "triad", "int_arith", "half_arith"): "AVX512_SKX", "FMA3__AVX2", "SSE42",
- * "baseline"; NULL for an unknown source. */
+ * "sum", "triad", "int_arith", "int_reduce", "half_arith", ...): "AVX512_SKX",
+ * "FMA3__AVX2", "SSE42", "baseline"; NULL for an unknown source. */
 const char *dispatch_kernels_chosen(const char *source);
 /* The name of kernel source i (0, 1, ... in meson's loop_kernel_sources
  * order); NULL past the last. */

@@ -147,7 +147,7 @@ static inline int dispatch_reduce_kernel_op(int op)
 }
 
 /* The integer kernels' combine of op over bool and integer inputs (Note
- * [Integer reductions] in sources/kernels/int_arith.dispatch.c): the
+ * [Integer reductions] in sources/kernels/int_reduce.dispatch.c): the
  * family's, or for prod the wrapping int64 product (exact, so its lanes and
  * threads may split it anywhere); DISPATCH_COMBINE_NONE for a FOLD row the
  * kernels do not know, which the engine folds by COMBINE_I instead. */

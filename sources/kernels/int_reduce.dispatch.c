@@ -1,0 +1,365 @@
+/*@targets baseline sse42 (avx2 fma3) sve rvv */
+/*
+ * The integer and bool reductions (Note [Integer reductions] below): sum,
+ * prod, max and min for the reduction engine, plain C loops the compiler
+ * vectorizes under each target's flags. A source of their own, apart from
+ * int_arith.dispatch.c's elementwise loops, because the two want different
+ * code placement: the elementwise loops are short and start on a 32-byte
+ * fetch block (Note [Loops on a fetch window] in meson.build), the column
+ * blocks here are long and ran slower padded that way (int64 sum(dim=0) of
+ * (512, 512): 27 -> 39 us). No AVX-512 target, as int_arith (Note
+ * [Streaming arithmetic stops at AVX2] in arith.dispatch.c).
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "dispatch/cpu_dispatch.h"
+#include "dispatch/dtype.h"
+#include "kernels_export.h"
+
+/*
+ * Note [Integer reductions]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~
+ * sum, max and min of bool and the integer types, for the reduction engine
+ * (reduce_integer.c hands a matrix over in one call, or the strided engine's inner
+ * runs one at a time): op 0 sums into int64 wrapping (in uint64, never
+ * undefined behaviour), as torch's and NumPy's int64 sums, into int64
+ * accumulators; 8 and 16-bit inputs add in int32 lanes a bounded block at
+ * a time first (4x the lanes of int64); 3 multiplies into int64 wrapping
+ * alike (prod: a product modulo 2^64 is the same in any order, so it takes
+ * independent lanes and any split between threads, where the float
+ * products keep Note [Product order]); 1 max, 2 min, into accumulators of
+ * the input's own type (32 int8 lanes on AVX2). acc_step 0 folds a run
+ * into one accumulator (the reduced dim is the inner one); otherwise
+ * element i goes to the accumulator acc_step bytes further (an outer-dim
+ * reduction), and the rows of a matrix over dim 0 go in column blocks held
+ * in registers down leaves of rows. The loops are plain unit-stride C the
+ * compiler vectorizes under each target's flags; integer results are
+ * exact, so every target gives the same bits. Before: the engine converted
+ * every element to int64 and branched per element (1.1-1.5 ms for 1M).
+ */
+/* Ops 0 (sum) and 3 (product) accumulate in int64; max and min in T. */
+#define INT_WIDE(op) ((op) == 0 || (op) == 3)
+
+/*
+ * Note [Bool extremes stop early]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * max of bool is True once any element is, min False once any is: a run
+ * of bool is folded a block of BOOL_BLOCK elements at a time, and the fold
+ * stops at the first block that settles it (NumPy's stops at the first
+ * True: its max of 256K random bools took 1.0 us, ours 3 reading them all).
+ * The block's own fold has no early exit, so it stays vectorized. The value
+ * is the same as the whole fold's: any later element could only keep it.
+ */
+#define BOOL_BLOCK 4096
+#define INT_IS_BOOL_BOOL 1
+#define INT_IS_BOOL_INT 0
+
+#define INT_REDUCE_T(SFX, T, CAT)                                                        \
+    static void reduce_##SFX(int op, const char *p, intptr_t step, intptr_t n, char *acc, \
+                             intptr_t acc_step)                                         \
+    {                                                                                    \
+        const intptr_t sz = (intptr_t)sizeof(T);                                         \
+        if (n <= 0) return;                                                              \
+        if (INT_IS_BOOL_##CAT && (op == 1 || op == 2) && acc_step == 0 && step == sz) {  \
+            const T *a = (const T *)(const void *)p; /* Note [Bool extremes stop early] */ \
+            T r;                                                                         \
+            memcpy(&r, acc, sizeof r);                                                   \
+            for (intptr_t i = 0; i < n && (op == 1 ? r == 0 : r != 0); i += BOOL_BLOCK) { \
+                const intptr_t end = n - i < BOOL_BLOCK ? n : i + BOOL_BLOCK;            \
+                T m = r;                                                                 \
+                if (op == 1)                                                             \
+                    for (intptr_t j = i; j < end; j++) m = a[j] > m ? a[j] : m;          \
+                else                                                                     \
+                    for (intptr_t j = i; j < end; j++) m = a[j] < m ? a[j] : m;          \
+                r = m;                                                                   \
+            }                                                                            \
+            memcpy(acc, &r, sizeof r);                                                   \
+            return;                                                                      \
+        }                                                                                \
+        if (acc_step == 0 && step == sz) {                                               \
+            const T *a = (const T *)(const void *)p;                                     \
+            /* K independent lanes (four vectors on AVX2): no one dependency  \
+             * chain through the loop; then the lanes, then the tail. */            \
+            enum { KS = 16, KM = 128 / sizeof(T) };                                      \
+            intptr_t i = 0;                                                              \
+            if (op == 0 && sizeof(T) <= 2) {                                             \
+                /* 8 and 16-bit: blocks of 2^16 summed in int32 lanes (a lane   \
+                 * holds at most 2^16 * 2^15 = 2^31 in magnitude), then int64. */   \
+                enum { K32 = 32, BLOCK = 1 << 16 };                                      \
+                uint64_t t;                                                              \
+                memcpy(&t, acc, sizeof t);                                               \
+                while (i < n) {                                                          \
+                    const intptr_t end = n - i < BLOCK ? n : i + BLOCK;                  \
+                    int32_t s32[K32] = {0};                                              \
+                    for (; i + K32 <= end; i += K32)                                     \
+                        for (int k = 0; k < K32; k++) s32[k] += (int32_t)a[i + k];       \
+                    for (; i < end; i++) s32[0] += (int32_t)a[i];                        \
+                    for (int k = 0; k < K32; k++) t += (uint64_t)(int64_t)s32[k];        \
+                }                                                                        \
+                memcpy(acc, &t, sizeof t);                                               \
+                return;                                                                  \
+            }                                                                            \
+            if (op == 0) {                                                               \
+                uint64_t s[KS] = {0}, t, a0;                                             \
+                for (; i + KS <= n; i += KS)                                             \
+                    for (int k = 0; k < KS; k++) s[k] += (uint64_t)(int64_t)a[i + k];    \
+                memcpy(&t, acc, sizeof t);                                               \
+                for (int k = 0; k < KS; k++) t += s[k];                                  \
+                for (; i < n; i++) t += (uint64_t)(int64_t)a[i];                         \
+                a0 = t;                                                                  \
+                memcpy(acc, &a0, sizeof a0);                                             \
+                return;                                                                  \
+            }                                                                            \
+            if (op == 3) { /* KP lanes: a multiply's latency spread over them */    \
+                enum { KP = 32 };                                                        \
+                uint64_t s[KP], t;                                                       \
+                for (int k = 0; k < KP; k++) s[k] = 1;                                   \
+                for (; i + KP <= n; i += KP)                                             \
+                    for (int k = 0; k < KP; k++) s[k] *= (uint64_t)(int64_t)a[i + k];    \
+                memcpy(&t, acc, sizeof t);                                               \
+                for (int k = 0; k < KP; k++) t *= s[k];                                  \
+                for (; i < n; i++) t *= (uint64_t)(int64_t)a[i];                         \
+                memcpy(acc, &t, sizeof t);                                               \
+                return;                                                                  \
+            }                                                                            \
+            /* The lanes start from a constant (the type's lowest value for   \
+             * max, highest for min), not r broadcast nor the row's first      \
+             * elements copied: gcc wrote those in 16-byte halves and reloaded \
+             * them as 32-byte vectors, a failed store forward costing a       \
+             * quarter of amax(dim=1) of (2048, 512) int8 (perf annotate). */   \
+            const T lowest = DISPATCH_INT_IS_SIGNED(T) ? (T)((uint64_t)1 << (8 * sizeof(T) - 1)) : (T)0; \
+            _Alignas(64) T m[KM];                                                        \
+            T r;                                                                         \
+            memcpy(&r, acc, sizeof r);                                                   \
+            if (n >= KM) {                                                               \
+                /* The tail is one more block ending at n: max and min take   \
+                 * an element twice alike (a scalar tail of up to 127 int8    \
+                 * per row cost amax(dim=1) of (2048, 500) 3x its time). */    \
+                if (op == 1) {                                                           \
+                    for (int k = 0; k < KM; k++) m[k] = lowest;                          \
+                    for (; i + KM <= n; i += KM)                                         \
+                        for (int k = 0; k < KM; k++) m[k] = a[i + k] > m[k] ? a[i + k] : m[k]; \
+                    if (i < n)                                                           \
+                        for (int k = 0; k < KM; k++)                                     \
+                            m[k] = a[n - KM + k] > m[k] ? a[n - KM + k] : m[k];          \
+                    for (int k = 0; k < KM; k++) r = m[k] > r ? m[k] : r;                \
+                } else {                                                                 \
+                    for (int k = 0; k < KM; k++) m[k] = (T)~lowest;                      \
+                    for (; i + KM <= n; i += KM)                                         \
+                        for (int k = 0; k < KM; k++) m[k] = a[i + k] < m[k] ? a[i + k] : m[k]; \
+                    if (i < n)                                                           \
+                        for (int k = 0; k < KM; k++)                                     \
+                            m[k] = a[n - KM + k] < m[k] ? a[n - KM + k] : m[k];          \
+                    for (int k = 0; k < KM; k++) r = m[k] < r ? m[k] : r;                \
+                }                                                                        \
+                i = n;                                                                   \
+            }                                                                            \
+            if (op == 1)                                                                 \
+                for (; i < n; i++) r = a[i] > r ? a[i] : r;                              \
+            else                                                                         \
+                for (; i < n; i++) r = a[i] < r ? a[i] : r;                              \
+            memcpy(acc, &r, sizeof r);                                                   \
+            return;                                                                      \
+        }                                                                                \
+        if (step == sz && acc_step == (INT_WIDE(op) ? 8 : sz)) { /* one row of columns */ \
+            cols_##SFX(op, p, 0, 1, n, acc);                                             \
+            return;                                                                      \
+        }                                                                                \
+        for (intptr_t i = 0; i < n; i++) { /* any other strides */                      \
+            T x;                                                                         \
+            memcpy(&x, p + i * step, sizeof x);                                          \
+            char *slot = acc + i * acc_step;                                             \
+            if (INT_WIDE(op)) {                                                          \
+                uint64_t a;                                                              \
+                memcpy(&a, slot, sizeof a);                                              \
+                a = op == 0 ? a + (uint64_t)(int64_t)x : a * (uint64_t)(int64_t)x;       \
+                memcpy(slot, &a, sizeof a);                                              \
+            } else {                                                                     \
+                T a;                                                                     \
+                memcpy(&a, slot, sizeof a);                                              \
+                if (op == 1 ? x > a : x < a) memcpy(slot, &x, sizeof x);                 \
+            }                                                                            \
+        }                                                                                \
+    }
+/* Max (op 1) or min of K columns at ac + c held in registers down the rows
+ * [r0, r1) of a leaf (q: row r0), while K columns remain. */
+#define INT_COLS_EXT_BLOCK(T, K)                                                         \
+    for (; c + (K) <= ncols; c += (K)) {                                                 \
+        T m[K];                                                                          \
+        memcpy(m, ac + c, sizeof m);                                                     \
+        for (intptr_t r = r0; r < r1; r++) {                                             \
+            const T *a = (const T *)(const void *)(q + (r - r0) * rstride) + c;          \
+            if (op == 1)                                                                 \
+                for (int k = 0; k < (K); k++) m[k] = a[k] > m[k] ? a[k] : m[k];          \
+            else                                                                         \
+                for (int k = 0; k < (K); k++) m[k] = a[k] < m[k] ? a[k] : m[k];          \
+        }                                                                                \
+        memcpy(ac + c, m, sizeof m);                                                     \
+    }
+
+/* Sum (STEP +=) or product (*=) in uint64 of the columns c.. of a leaf of
+ * rows [r0, r1) (q: row r0) into their int64 accumulators ac: CS columns
+ * held in registers down the leaf, then one column at a time. */
+#define INT_COLS_WIDE_LEAF(T, STEP)                                                      \
+    uint64_t *ac = (uint64_t *)(void *)acc;                                              \
+    for (; c + CS <= ncols; c += CS) {                                                   \
+        uint64_t s[CS];                                                                  \
+        memcpy(s, ac + c, sizeof s);                                                     \
+        for (intptr_t r = r0; r < r1; r++) {                                             \
+            const T *a = (const T *)(const void *)(q + (r - r0) * rstride) + c;          \
+            for (int k = 0; k < CS; k++) s[k] STEP (uint64_t)(int64_t)a[k];              \
+        }                                                                                \
+        memcpy(ac + c, s, sizeof s);                                                     \
+    }                                                                                    \
+    for (; c < ncols; c++)                                                               \
+        for (intptr_t r = r0; r < r1; r++)                                               \
+            ac[c] STEP (uint64_t)(int64_t)((const T *)(const void *)(q + (r - r0) * rstride))[c];
+
+/*
+ * Note [Wide integer rows]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~
+ * Columns held in registers down a leaf read 128 bytes of each of 32 rows
+ * in turn: rows of 2 or 4 KB (512 int32 or int64 columns) put every read
+ * of a leaf in the same few L1 sets, and amin(dim=0) of (512, 512) int64
+ * took 70 us, NumPy's row-by-row minimum 38. Rows of 4- and 8-byte
+ * elements with 64 columns or more are folded a row at a time across all
+ * the columns into their accumulators (in L1, read in address order):
+ * 40 us. Integer results are exact, so the order changes no bits.
+ */
+#define INT_COLS_BY_ROWS(T)                                                              \
+    for (intptr_t r = r0; r < r1; r++) {                                                 \
+        const T *a = (const T *)(const void *)(q + (r - r0) * rstride);                  \
+        if (op == 0 || op == 3) {                                                        \
+            uint64_t *ac = (uint64_t *)(void *)acc;                                      \
+            if (op == 0)                                                                 \
+                for (intptr_t k = 0; k < ncols; k++) ac[k] += (uint64_t)(int64_t)a[k];   \
+            else                                                                         \
+                for (intptr_t k = 0; k < ncols; k++) ac[k] *= (uint64_t)(int64_t)a[k];   \
+        } else {                                                                         \
+            T *ac = (T *)(void *)acc;                                                    \
+            if (op == 1)                                                                 \
+                for (intptr_t k = 0; k < ncols; k++) ac[k] = a[k] > ac[k] ? a[k] : ac[k]; \
+            else                                                                         \
+                for (intptr_t k = 0; k < ncols; k++) ac[k] = a[k] < ac[k] ? a[k] : ac[k]; \
+        }                                                                                \
+    }
+
+/* Columns: nrows rows of ncols contiguous elements, rstride bytes apart,
+ * each column folded into its accumulator (contiguous: int64 for sums and products, T
+ * for max/min). A block of columns (128 bytes of accumulators: four
+ * vectors on AVX2, two on AVX-512) stays in registers down a leaf of rows,
+ * every load a full vector of a contiguous row; a leaf is finished across
+ * all columns before the next, so memory is read in address order. */
+#define INT_COLS_T(SFX, T)                                                               \
+    static void cols_##SFX(int op, const char *p, intptr_t rstride, intptr_t nrows,       \
+                           intptr_t ncols, char *acc)                                     \
+    {                                                                                    \
+        enum { LEAF = 32, CS = 16, CM = 128 / sizeof(T) };                              \
+        for (intptr_t r0 = 0; r0 < nrows; r0 += LEAF) {                                  \
+            const intptr_t r1 = nrows - r0 < LEAF ? nrows : r0 + LEAF;                   \
+            const char *q = p + r0 * rstride;                                            \
+            intptr_t c = 0;                                                              \
+            if (sizeof(T) >= 4 && ncols >= 64) { /* Note [Wide integer rows] */          \
+                INT_COLS_BY_ROWS(T)                                                      \
+                continue;                                                                \
+            }                                                                            \
+            if (op == 0 && sizeof(T) <= 2) { /* a leaf's column sums fit int32 */    \
+                uint64_t *ac = (uint64_t *)(void *)acc;                                  \
+                enum { C32 = 32 };                                                       \
+                for (; c + C32 <= ncols; c += C32) {                                     \
+                    int32_t s32[C32] = {0};                                              \
+                    for (intptr_t r = r0; r < r1; r++) {                                 \
+                        const T *a = (const T *)(const void *)(q + (r - r0) * rstride) + c; \
+                        for (int k = 0; k < C32; k++) s32[k] += (int32_t)a[k];           \
+                    }                                                                    \
+                    for (int k = 0; k < C32; k++) ac[c + k] += (uint64_t)(int64_t)s32[k]; \
+                }                                                                        \
+            }                                                                            \
+            if (op == 0) {                                                               \
+                INT_COLS_WIDE_LEAF(T, +=)                                                \
+                continue;                                                                \
+            }                                                                            \
+            if (op == 3) {                                                               \
+                INT_COLS_WIDE_LEAF(T, *=)                                                \
+                continue;                                                                \
+            }                                                                            \
+            T *ac = (T *)(void *)acc;                                                    \
+            /* Blocks of 128 bytes, then of one 32-byte vector: a remainder    \
+             * of up to 127 int8 columns went down every row one element at a  \
+             * time (amax(dim=0) of (2048, 500) int8 took 20x the time of 512). */ \
+            INT_COLS_EXT_BLOCK(T, CM)                                                    \
+            INT_COLS_EXT_BLOCK(T, CM / 4)                                                \
+            if (c < ncols && ncols >= CM / 4) { /* the last vector again: max and */    \
+                c = ncols - CM / 4;             /* min take a column twice alike */     \
+                INT_COLS_EXT_BLOCK(T, CM / 4)                                            \
+            }                                                                            \
+            for (; c < ncols; c++)                                                       \
+                for (intptr_t r = r0; r < r1; r++) {                                     \
+                    T x = ((const T *)(const void *)(q + (r - r0) * rstride))[c];        \
+                    if (op == 1 ? x > ac[c] : x < ac[c]) ac[c] = x;                      \
+                }                                                                        \
+        }                                                                                \
+    }
+
+#define INT_REDUCE_2D(SFX, T, CAT)                                                       \
+    INT_COLS_T(SFX, T)                                                                   \
+    INT_REDUCE_T(SFX, T, CAT)                                                            \
+    static void reduce2d_##SFX(int op, const char *p, intptr_t step, intptr_t n, char *acc, \
+                               intptr_t acc_step, intptr_t nouter, intptr_t outer_step,  \
+                               intptr_t outer_acc_step)                                  \
+    {                                                                                    \
+        if (nouter > 1 && outer_acc_step == 0 && step == (intptr_t)sizeof(T) &&          \
+            acc_step == (INT_WIDE(op) ? 8 : (intptr_t)sizeof(T))) {                      \
+            cols_##SFX(op, p, outer_step, nouter, n, acc);                               \
+            return;                                                                      \
+        }                                                                                \
+        for (intptr_t o = 0; o < nouter; o++)                                            \
+            reduce_##SFX(op, p + o * outer_step, step, n, acc + o * outer_acc_step, acc_step); \
+    }
+/* One per bool (0 or 1, as uint8_t) and integer row of the dtype list, over
+ * its storage type (Note [Integer facts] in dtype.h); none for a float. */
+#define INT_REDUCE_BOOL(SFX, T) INT_REDUCE_2D(SFX, T, BOOL)
+#define INT_REDUCE_INT(SFX, T) INT_REDUCE_2D(SFX, T, INT)
+#define INT_REDUCE_FLOAT(SFX, T)
+#define INT_REDUCE_ROW_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) INT_REDUCE_##CAT(sfx, T)
+DISPATCH_FORALL_DTYPES(INT_REDUCE_ROW_)
+
+/* nouter runs of n elements (outer_step bytes apart in the input,
+ * outer_acc_step in the accumulators), each run as described above; runs
+ * of columns folded into the same accumulators take the column blocks.
+ * Returns -1 for a dtype that is not bool or an integer type. */
+int DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_int_reduce)(
+    int op, int dtype, const char *p, intptr_t step, intptr_t n, char *acc, intptr_t acc_step,
+    intptr_t nouter, intptr_t outer_step, intptr_t outer_acc_step);
+int DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_int_reduce)(
+    int op, int dtype, const char *p, intptr_t step, intptr_t n, char *acc, intptr_t acc_step,
+    intptr_t nouter, intptr_t outer_step, intptr_t outer_acc_step)
+{
+#define INT_REDUCE_CASE_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) INT_REDUCE_CASE_##CAT(NAME, sfx)
+#define INT_REDUCE_CASE_BOOL(NAME, SFX) INT_REDUCE_CASE_INT(NAME, SFX)
+#define INT_REDUCE_CASE_INT(NAME, SFX)                                                   \
+    case DISPATCH_##NAME:                                                                \
+        reduce2d_##SFX(op, p, step, n, acc, acc_step, nouter, outer_step, outer_acc_step); \
+        return 0;
+#define INT_REDUCE_CASE_FLOAT(NAME, SFX)
+    switch (dtype) {
+    DISPATCH_FORALL_DTYPES(INT_REDUCE_CASE_)
+    default: return -1;
+    }
+}
+
+/* The kernels of this source (Note [Exported kernel tables] in kernels_export.h). */
+#include "kernels_export.h"
+/* The integer reductions: an entry per bool and integer row (bool's traced). */
+#define INT_REDUCE_ENTRY_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) INT_REDUCE_ENTRY_##CAT(NAME)
+#define INT_REDUCE_ENTRY_BOOL(NAME) DISPATCH_KERNELS_REDUCE(INT, NAME, dispatch_kernel_int_reduce, 1)
+#define INT_REDUCE_ENTRY_INT(NAME) DISPATCH_KERNELS_REDUCE(INT, NAME, dispatch_kernel_int_reduce, 0)
+#define INT_REDUCE_ENTRY_FLOAT(NAME)
+DISPATCH_KERNELS_EXPORT(int_reduce,
+    DISPATCH_FORALL_DTYPES(INT_REDUCE_ENTRY_)
+)
+#if DISPATCH_CPU_TARGET_IS_BASELINE
+#include "int_reduce.dispatch.h"
+DISPATCH_KERNELS_CHOOSER(int_reduce)
+#endif
