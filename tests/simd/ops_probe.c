@@ -103,6 +103,13 @@ static void put_f64(const char *op, const double *r, int n)
             r[i] = (T)dv_any_lt_##S(dv_load_##S(one), (T)-1);                             \
         }                                                                                 \
         put_##S("any_lt", r, N);                                                          \
+        for (int i = 0; i < N; i++) { /* a[i] in lane i % L, the others inside [0.5, 7] */ \
+            T one[N];                                                                     \
+            for (int j = 0; j < N; j++) one[j] = (T)5;                                    \
+            one[i % L] = a[i];                                                            \
+            r[i] = (T)dv_all_within_##S(dv_load_##S(one), (T)0.5, (T)7);                  \
+        }                                                                                 \
+        put_##S("all_within", r, N);                                                      \
         /* 2^n for n in [-20, 20), n + 1.5*2^MANT the way exp builds it */                \
         for (int i = 0; i < N; i += L) {                                                  \
             T n_[N];                                                                      \

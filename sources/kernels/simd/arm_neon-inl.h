@@ -69,6 +69,16 @@ DV_INLINE int DV_(any_lt)(DV_V a, DV_T c) { return vmaxvq_u32(vcltq_f32(a, vdupq
 DV_INLINE int DV_(any_lt)(DV_V a, DV_T c)
 { return vmaxvq_u32(vreinterpretq_u32_u64(vcltq_f64(a, vdupq_n_f64(c)))) != 0; }
 #endif
+/* Whether every lane of a is in [lo, hi] (a NaN is not; for a fast path). */
+DV_INLINE int DV_(all_within)(DV_V a, DV_T lo, DV_T hi)
+{
+    DV_M in = NU_(vandq)(NF_(vcgeq)(a, NF_(vdupq_n)(lo)), NF_(vcleq)(a, NF_(vdupq_n)(hi)));
+#if DV_LANE == 32
+    return vminvq_u32(in) != 0;
+#else
+    return vminvq_u32(vreinterpretq_u32_u64(in)) != 0;
+#endif
+}
 /* 2^n for t = n + 1.5*2^MANT (n an integer in the normal exponent range). */
 DV_INLINE DV_V DV_(pow2)(DV_V t)
 {

@@ -34,6 +34,7 @@ DV_INLINE DV_V DV_(select)(DV_M m, DV_V a, DV_V b) { return m ? a : b; }
 DV_INLINE DV_V DV_(clamp)(DV_V a, DV_T lo, DV_T hi)
 { a = a < lo ? lo : a; return a > hi ? hi : a; } /* NaN stays NaN */
 DV_INLINE int DV_(any_lt)(DV_V a, DV_T c) { return a < c; }
+DV_INLINE int DV_(all_within)(DV_V a, DV_T lo, DV_T hi) { return a >= lo && a <= hi; }
 /* 2^n for t = n + 1.5*2^MANT (n an integer in the normal exponent range). */
 DV_INLINE DV_V DV_(pow2)(DV_V t)
 {

@@ -53,6 +53,12 @@ DV_INLINE DV_V DV_(clamp)(DV_V a, DV_T lo, DV_T hi)
 { return X_(min)(X_(set1)(hi), X_(max)(X_(set1)(lo), a)); }
 /* Whether any lane of a is below c (for a rarely taken branch). */
 DV_INLINE int DV_(any_lt)(DV_V a, DV_T c) { return X_(movemask)(X_(cmplt)(a, X_(set1)(c))) != 0; }
+/* Whether every lane of a is in [lo, hi] (a NaN is not; for a fast path). */
+DV_INLINE int DV_(all_within)(DV_V a, DV_T lo, DV_T hi)
+{
+    DV_V in = X_(and)(X_(cmpge)(a, X_(set1)(lo)), X_(cmple)(a, X_(set1)(hi)));
+    return X_(movemask)(in) == (1 << DV_LANES) - 1;
+}
 /* 2^n for t = n + 1.5*2^MANT (n an integer in the normal exponent range). */
 DV_INLINE DV_V DV_(pow2)(DV_V t)
 {

@@ -46,6 +46,12 @@ DV_INLINE DV_V DV_(clamp)(DV_V a, DV_T lo, DV_T hi)
 { return X_(min)(X_(set1)(hi), X_(max)(X_(set1)(lo), a)); }
 /* Whether any lane of a is below c (for a rarely taken branch). */
 DV_INLINE int DV_(any_lt)(DV_V a, DV_T c) { return XK_(cmp)(a, X_(set1)(c), _CMP_LT_OQ) != 0; }
+/* Whether every lane of a is in [lo, hi] (a NaN is not; for a fast path). */
+DV_INLINE int DV_(all_within)(DV_V a, DV_T lo, DV_T hi)
+{
+    DV_M in = XK_(mask_cmp)(XK_(cmp)(a, X_(set1)(lo), _CMP_GE_OQ), a, X_(set1)(hi), _CMP_LE_OQ);
+    return in == (DV_M)((1u << DV_LANES) - 1);
+}
 /* 2^n for t = n + 1.5*2^MANT (n an integer in the normal exponent range). */
 DV_INLINE DV_V DV_(pow2)(DV_V t)
 {
