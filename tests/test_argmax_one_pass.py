@@ -119,3 +119,25 @@ def test_max_dim_rereads_the_first_zero_and_its_sign(threads):
             v, i = dispatch.max(dispatch.from_numpy(a).reshape(1, n), 1)
             assert i.tolist() == [PART + 3]
             assert np.signbit(v.numpy()[0]) == np.signbit(first)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "int32", "int64"])
+def test_the_ends_of_the_range_from_every_lane_of_the_fold(dtype):
+    # A block's lanes (256 bytes of them) fold to one extreme as vectors
+    # (ARG_FOLD_INT): the dtype's own max and min, planted in each lane in
+    # turn among values of the whole range, must come back as NumPy's first
+    # index, signed and unsigned compares alike.
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(3)
+    lanes = 256 // np.dtype(dtype).itemsize
+    n = 2 * lanes + 5  # two rows of lanes and a tail
+    for at in range(lanes + 1):
+        a = rng.integers(int(info.min) + 1, int(info.max), n, dtype=dtype, endpoint=False)
+        a[at] = info.max
+        a[(at * 7 + 3) % n] = info.min
+        a[n - 1 - at % 3] = info.max  # a later tie
+        t = dispatch.from_numpy(a)
+        assert t.argmax().item() == np.argmax(a), (at, a[at])
+        assert t.argmin().item() == np.argmin(a), at
+        m = a.reshape(1, n)
+        assert dispatch.argmax(dispatch.from_numpy(m), 1).numpy().tolist() == [np.argmax(a)]

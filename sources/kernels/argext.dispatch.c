@@ -52,15 +52,55 @@
             nan[k] |= nan[k + (h)];                                                       \
         }
 
+/* Fold the ARG_LANE_BYTES (256) of lanes m[] of an integer T into m[0], as
+ * vectors: the four 64-byte quarters into one, then its halves down to one
+ * element. GCC compiled the lane-at-a-time halving into one serial chain of
+ * the lanes through the stack (31 dependent maxima for int64). GT compares
+ * vectors as it does elements: the mask it gives picks b's lanes. Integers
+ * only: a float fold would also carry the NaN flags. */
+_Static_assert(ARG_LANE_BYTES == 256, "ARG_FOLD_INT folds four 64-byte quarters");
+#define ARG_VPICK(V, GT, a, b) ((V)((GT(b, a) & (__typeof__(GT(b, a)))(b)) |                 \
+                                    (~GT(b, a) & (__typeof__(GT(b, a)))(a))))
+#define ARG_VHALF(T, W, GT, m)                                                            \
+    if ((W) >= sizeof(T)) { /* (the type is declared for any W) */                        \
+        typedef T v_t __attribute__((vector_size((W) < sizeof(T) ? sizeof(T) : (W))));     \
+        v_t a, b;                                                                         \
+        memcpy(&a, m, sizeof a);                                                          \
+        memcpy(&b, (char *)m + sizeof a, sizeof a);                                       \
+        a = ARG_VPICK(v_t, GT, a, b);                                                     \
+        memcpy(m, &a, sizeof a);                                                          \
+    }
+#define ARG_FOLD_INT(T, L, GT, m, nan)                                                    \
+    {                                                                                     \
+        typedef T v64_t __attribute__((vector_size(64)));                                 \
+        v64_t q0, q1, q2, q3;                                                             \
+        memcpy(&q0, m, 64), memcpy(&q1, (char *)m + 64, 64);                              \
+        memcpy(&q2, (char *)m + 128, 64), memcpy(&q3, (char *)m + 192, 64);               \
+        q0 = ARG_VPICK(v64_t, GT, q0, q1);                                                \
+        q2 = ARG_VPICK(v64_t, GT, q2, q3);                                                \
+        q0 = ARG_VPICK(v64_t, GT, q0, q2);                                                \
+        memcpy(m, &q0, 64);                                                               \
+        ARG_VHALF(T, 32, GT, m) ARG_VHALF(T, 16, GT, m) ARG_VHALF(T, 8, GT, m)           \
+        ARG_VHALF(T, 4, GT, m) ARG_VHALF(T, 2, GT, m) ARG_VHALF(T, 1, GT, m)              \
+        (void)nan;                                                                        \
+    }
+/* The lanes with their NaN flags, a lane at a time: the floats, and uint8,
+ * whose unsigned lanes GCC folds as a vector tree itself (its argmax(dim=1)
+ * of (512, 512) took 9.7 us this way, 13.1 through ARG_FOLD_INT). */
+#define ARG_FOLD_LANES(T, L, GT, m, nan)                                                  \
+    ARG_HALVE(T, L, GT, m, nan, 128) ARG_HALVE(T, L, GT, m, nan, 64)                      \
+    ARG_HALVE(T, L, GT, m, nan, 32) ARG_HALVE(T, L, GT, m, nan, 16)                       \
+    ARG_HALVE(T, L, GT, m, nan, 8) ARG_HALVE(T, L, GT, m, nan, 4)                         \
+    ARG_HALVE(T, L, GT, m, nan, 2) ARG_HALVE(T, L, GT, m, nan, 1)
+
 #if defined(__AVX512BW__)
 #include <immintrin.h>
 /* The first i in [at, at + len) with p[i] == best (there is one), on
  * AVX-512: 4 vectors compared a step under masks, the first set bit the
  * answer, where the search below took a lane minimum per row, folded across
  * the vector each time. argmax(dim=1) of (512, 512), 1 thread: int32 29 ->
- * 23.5 us, int8 17 -> 15 (NumPy 18 and 42); int64 stays at 45-49 (NumPy 27):
- * its time is the first pass and the fold of its 32 lanes, which GCC
- * compiles through the stack one lane at a time. Floats compare as floats
+ * 23.5 us, int8 17 -> 15 (NumPy 18 and 42); int64's time is the first pass
+ * and the fold of its 32 lanes (ARG_FOLD_INT). Floats compare as floats
  * (-0.0 == 0.0, as == does; best is no NaN here). */
 #define ARG_EQ_MASK_1(v, x) _mm512_cmpeq_epi8_mask(v, x)
 #define ARG_EQ_MASK_2(v, x) _mm512_cmpeq_epi16_mask(v, x)
@@ -155,7 +195,7 @@
 /* NAME(p, n, value): the first index of the extreme (GT: beats) of the n > 0
  * elements of T at p, its value at *value. ANY: a lane flag as wide as T,
  * POS an unsigned lane as wide. */
-#define DEF_ARG(NAME, T, ANY, POS, GT, ISNAN, SEARCH)                                     \
+#define DEF_ARG(NAME, T, ANY, POS, GT, ISNAN, SEARCH, FOLD)                               \
     static intptr_t NAME(const T *p, intptr_t n, T *value)                               \
     {                                                                                     \
         enum { L = ARG_LANE_BYTES / sizeof(T), B = ARG_BLOCK / sizeof(T) };              \
@@ -173,10 +213,7 @@
                     m[k] = GT(x, m[k]) ? x : m[k];                                        \
                     nan[k] |= (ANY)ISNAN(x);                                              \
                 }                                                                         \
-            ARG_HALVE(T, L, GT, m, nan, 128) ARG_HALVE(T, L, GT, m, nan, 64)              \
-            ARG_HALVE(T, L, GT, m, nan, 32) ARG_HALVE(T, L, GT, m, nan, 16)               \
-            ARG_HALVE(T, L, GT, m, nan, 8) ARG_HALVE(T, L, GT, m, nan, 4)                 \
-            ARG_HALVE(T, L, GT, m, nan, 2) ARG_HALVE(T, L, GT, m, nan, 1)                 \
+            FOLD(T, L, GT, m, nan)                                                        \
             if (nan[0]) ARG_FIRST_NAN(T, ISNAN)                                           \
             if (b == 0 || GT(m[0], best)) best = m[0], at = b, len = w;                   \
             if (w < B) { b += w; break; }                                                 \
@@ -186,9 +223,9 @@
 
 /* One exported kernel per dtype (dispatch_rk_arg_fn): is_min picks the
  * direction. */
-#define DEF_ARG_DTYPE(sfx, T, ANY, POS, ISNAN)                                            \
-    DEF_ARG(arg_max_##sfx, T, ANY, POS, ARG_GT_MAX, ISNAN, arg_search_##sfx)              \
-    DEF_ARG(arg_min_##sfx, T, ANY, POS, ARG_GT_MIN, ISNAN, arg_search_##sfx)              \
+#define DEF_ARG_DTYPE(sfx, T, ANY, POS, ISNAN, FOLD)                                      \
+    DEF_ARG(arg_max_##sfx, T, ANY, POS, ARG_GT_MAX, ISNAN, arg_search_##sfx, FOLD)        \
+    DEF_ARG(arg_min_##sfx, T, ANY, POS, ARG_GT_MIN, ISNAN, arg_search_##sfx, FOLD)        \
     int64_t DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_arg_##sfx)(int is_min, const char *p, \
                                                                    intptr_t n, char *value); \
     int64_t DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_arg_##sfx)(int is_min, const char *p, \
@@ -226,14 +263,21 @@ DEF_ARG_SEARCH_FLOAT(arg_search_f64, double, 8, _mm512_set1_pd, _mm512_loadu_pd,
 ARG_SEARCH_OF_(f32, float, 4)
 ARG_SEARCH_OF_(f64, double, 8)
 #endif
+/* The integer fold: by lanes for an unsigned byte (ARG_FOLD_LANES), else as
+ * vectors; decided by the type, so a new integer dtype needs nothing here. */
+#define ARG_FOLD_INTEGER(T, L, GT, m, nan)                                                \
+    if ((T)-1 > 0 && sizeof(T) == 1) {                                                    \
+        ARG_FOLD_LANES(T, L, GT, m, nan)                                                  \
+    } else                                                                                \
+        ARG_FOLD_INT(T, L, GT, m, nan)
 #define ARG_ROW_INT(sfx, T, size)                                                         \
     ARG_SEARCH_OF_(sfx, T, size)                                                          \
-    DEF_ARG_DTYPE(sfx, T, ARG_ANY_##size, ARG_POS_##size, ARG_NAN_INT)
+    DEF_ARG_DTYPE(sfx, T, ARG_ANY_##size, ARG_POS_##size, ARG_NAN_INT, ARG_FOLD_INTEGER)
 #define ARG_ROW_BOOL(sfx, T, size)
 #define ARG_ROW_FLOAT(sfx, T, size)
 DISPATCH_FORALL_DTYPES(ARG_ROW_)
-DEF_ARG_DTYPE(f32, float, int32_t, uint32_t, ARG_NAN_FLOAT)
-DEF_ARG_DTYPE(f64, double, int64_t, uint64_t, ARG_NAN_FLOAT)
+DEF_ARG_DTYPE(f32, float, int32_t, uint32_t, ARG_NAN_FLOAT, ARG_FOLD_LANES)
+DEF_ARG_DTYPE(f64, double, int64_t, uint64_t, ARG_NAN_FLOAT, ARG_FOLD_LANES)
 
 /* The kernels of this source (Note [Exported kernel tables] in kernels_export.h). */
 #include "kernels_export.h"
