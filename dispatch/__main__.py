@@ -93,7 +93,9 @@ def main(argv: list[str] | None = None) -> int:
     _line("not found", " ".join(runtime["not_found"]))
     if runtime["disabled_by_env"]:
         _line("disabled by env", " ".join(runtime["disabled_by_env"]))
-    print("kernel sources (the target chosen for this CPU)")
+    # the options in the heading, not a line of their own: a summary a screen long
+    more = "" if args.verbose else "; each function's: --verbose; all of it as JSON: --json"
+    print(f"kernel sources (the target chosen for this CPU{more})")
     for source, target in info["kernels"].items():
         _line(source, target)
     print("CUDA")
@@ -103,7 +105,6 @@ def main(argv: list[str] | None = None) -> int:
             _line("built-for", info["cuda"]["archs_why"])
     _line(info["cuda"]["state"], info["cuda"]["detail"])
     if not args.verbose:
-        print("(each dispatched function's target: --verbose; everything as JSON: --json)")
         return 0
     print("dispatched functions")
     functions = runtime["functions"]
