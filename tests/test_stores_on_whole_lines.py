@@ -92,10 +92,11 @@ def test_integer_loops_fill_and_broadcast_copy_at_any_offset(dtype):
 @pytest.mark.parametrize("dtype", ["uint8", "int16", "float64"])
 def test_contiguous_copies_at_any_offsets_of_both_sides(dtype):
     """copy_ of contiguous runs (vector stores on the output's lines from 1 KiB
-    bytes to 64 KiB, memmove past them and where the runs overlap)."""
+    bytes to 1 MiB, memmove past them and where the runs overlap)."""
     rng = np.random.default_rng(14)
     z = np.dtype(dtype).itemsize
-    for nbytes in (255, 256, 1000, 1023, 1024, 1025, 1100, 4096, 4100, 65535, 65536, 65600):
+    for nbytes in (255, 256, 1000, 1023, 1024, 1025, 1100, 4096, 4100, 65535, 65536, 65600,
+                   1048575, 1048576, 1048600):
         n = nbytes // z
         src = rng.integers(0, 100, n).astype(dtype)
         for off_out, off_in in ((0, 0), (1, 0), (0, 3), (5, 9), (15, 1)):

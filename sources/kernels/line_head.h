@@ -45,10 +45,13 @@ static inline intptr_t dk_line_head(const void *o, intptr_t z, intptr_t align, i
  * stored on o's lines (the first and last vectors unaligned, rewriting a
  * few bytes with the same values). glibc's memcpy runs rep movsb at these
  * sizes: a row of 512 float64 copied into each row of a 2 MB matrix took
- * 33 us that way, torch's vector loop 25, this 25. Runs of 1 KiB to
- * 64 KiB (past that memcpy's own choices, non-temporal stores among them,
- * stand). 1 when it copied, 0 when the caller must. */
-#define DK_COPY_ON_LINES_MAX (64 * 1024)
+ * 33 us that way, torch's vector loop 25, this 25; a clone of 256 KiB of
+ * uint8, 1 thread, took 8.2-8.4 us through memcpy, 6.7-6.8 this way (NumPy's
+ * copy 5.0-5.3), 1 MiB at 2 threads 17.5-19.3 against 13.5-13.7. Runs of
+ * 1 KiB to 1 MiB, an L2's worth (past that memcpy's own choices,
+ * non-temporal stores among them, stand: no gain measured at 2 MiB). 1 when
+ * it copied, 0 when the caller must. */
+#define DK_COPY_ON_LINES_MAX (1024 * 1024)
 static inline int dk_copy_on_lines(char *o, const char *a, size_t bytes)
 {
 #if defined(__AVX512F__)
