@@ -131,3 +131,21 @@ def test_a_row_copied_into_every_row(threads, dtype, cols):
             out = dispatch.zeros((rows, cols), dtype=getattr(dispatch, dtype))
             out.copy_(dispatch.from_numpy(row))
             assert np.array_equal(out.numpy(), np.broadcast_to(row, (rows, cols)))
+
+
+@pytest.mark.parametrize("src,dst", [("uint8", "int8"), ("int8", "uint8"), ("bool", "int8"),
+                                     ("bool", "uint8")])
+def test_same_width_integer_casts_copy_their_bits(src, dst):
+    """A cast between integers of one width (bool's 0 and 1 too) is their
+    bits: contiguous runs of 1 KiB to 1 MiB copy on the output's lines, wrapping
+    as NumPy's astype does, into outputs at any offset."""
+    rng = np.random.default_rng(21)
+    for n in (1000, 1024, 1025, 4100, 65536, 1048575, 1048576, 1048600):
+        a = rng.integers(0, 2, n).astype(src) if src == "bool" else \
+            rng.integers(np.iinfo(src).min, int(np.iinfo(src).max) + 1, n).astype(src)
+        got = dispatch.from_numpy(a).to(getattr(dispatch, dst)).numpy()
+        assert got.dtype == np.dtype(dst) and np.array_equal(got, a.astype(dst)), n
+        out = aligned(n + 2, dst, 3)
+        out[:] = 7
+        dispatch.from_numpy(out[1:n + 1]).copy_(dispatch.from_numpy(a))
+        assert out[0] == 7 and out[n + 1] == 7 and np.array_equal(out[1:n + 1], a.astype(dst)), n

@@ -235,6 +235,10 @@ static void cast_other_layout(dispatch_loop_fn self, dispatch_loop_fn reference,
             DT *o = (DT *)data[0];                                                        \
             const ST *a = (const ST *)data[1];                                            \
             intptr_t i = 0;                                                               \
+            /* integers of one width (bool's 0 and 1 too): the same bits, copied */      \
+            if (!S_FLOAT && !D_FLOAT && !D_BOOL && Ssize == Dsize &&                      \
+                dk_copy_on_lines((char *)o, (const char *)a, (size_t)n * Ssize))           \
+                return;                                                                   \
             if (S_FLOAT && !D_FLOAT && !D_BOOL &&                                         \
                 (Dsize < 4 || (Dsize == 4 && DISPATCH_INT_IS_SIGNED(DT))))                \
                 i = float_to_i32_rule_run(o, a, n, Ssize, Dsize);                         \
