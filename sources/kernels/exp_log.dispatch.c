@@ -126,19 +126,7 @@ DV_INLINE dv_f64 exp_vec_f64(dv_f64 x)
     return dv_ldexp_f64(p, n);
 }
 
-/* ---------------------------------------------------------------- log f32 */
-/* log(m 2^k) for m in [sqrt(1/2), sqrt(2)) (dv_split's): the Note's algorithm. */
-DV_INLINE dv_f32 log_mk_f32(dv_f32 m, dv_f32 k)
-{
-    dv_f32 f = dv_sub_f32(m, dv_set1_f32(1.0f));
-    dv_f32 s = dv_div_f32(f, dv_add_f32(dv_set1_f32(2.0f), f));
-    dv_f32 z = dv_mul_f32(s, s);
-    dv_f32 pz = log_p_f32(z);
-    dv_f32 hfsq = dv_mul_f32(dv_set1_f32(0.5f), dv_mul_f32(f, f));
-    dv_f32 small = dv_muladd_f32(s, dv_muladd_f32(z, pz, hfsq), dv_mul_f32(k, dv_set1_f32(0x1.7f7d1cp-20f)));
-    return dv_add_f32(dv_mul_f32(k, dv_set1_f32(0x1.62e4p-1f)), dv_sub_f32(f, dv_sub_f32(hfsq, small)));
-}
-
+/* ---------------------------------------------------------------- log */
 /*
  * Note [log's common case]
  * ~~~~~~~~~~~~~~~~~~~~~~~~
@@ -152,57 +140,47 @@ DV_INLINE dv_f32 log_mk_f32(dv_f32 m, dv_f32 k)
  * float32 118-121 -> 68-69, float16 77-78 -> 59-62 (NumPy 61); log1p, which
  * keeps its tiny-|x| selection, float32 116-118 -> 93-97.
  */
-DV_INLINE dv_f32 log_vec_f32(dv_f32 x)
-{
-    dv_f32 k, m;
-    if (dv_all_within_f32(x, 0x1p-126f, 0x1.fffffep127f)) { /* Note [log's common case] */
-        m = dv_split_f32(x, &k);
-        return log_mk_f32(m, k);
-    }
-    /* A subnormal x = j * 2^-149 is read as the integer j (exact in float):
-     * no arithmetic touches the subnormal (Note [No denormal arithmetic]). */
-    dm_f32 tiny = dv_lt_f32(x, dv_set1_f32(0x1p-126f));
-    dv_f32 j = dv_sub_f32(dv_orbits_f32(dv_andbits_f32(x, 0x7fffffff), 0x4B000000),
-                          dv_set1_f32(0x1p23f));
-    m = dv_split_f32(dv_select_f32(tiny, j, x), &k);
-    k = dv_select_f32(tiny, dv_sub_f32(k, dv_set1_f32(149.0f)), k);
-    dv_f32 y = log_mk_f32(m, k);
-    /* Special values, by selection (see the Note). */
-    y = dv_select_f32(dv_eq_f32(x, dv_set1_f32(0.0f)), dv_set1_f32(-__builtin_inff()), y);
-    y = dv_select_f32(dv_lt_f32(x, dv_set1_f32(0.0f)), dv_set1_f32(__builtin_nanf("")), y);
-    y = dv_select_f32(dv_eq_f32(x, dv_set1_f32(__builtin_inff())), x, y);
-    return dv_select_f32(dv_isnan_f32(x), dv_orbits_f32(x, 0x00400000), y); /* quiet NaN */
+/* log_mk: log(m 2^k) for m in [sqrt(1/2), sqrt(2)) (dv_split's), the Note's
+ * algorithm; log_vec: log(x), a subnormal x = j * 2^-(SUBK) read as the
+ * integer j (MAGIC_BITS / MAGIC: 2^23 or 2^52, exact in the float type), so
+ * no arithmetic touches the subnormal (Note [No denormal arithmetic]), and
+ * special values by selection (see the Note). */
+#define DEFINE_LOG(S, T, MIN_NORMAL, MAX, ABSMASK, MAGIC_BITS, MAGIC, SUBK, LN2HI, LN2LO, QUIET) \
+DV_INLINE dv_##S log_mk_##S(dv_##S m, dv_##S k)                                          \
+{                                                                                    \
+    dv_##S f = dv_sub_##S(m, dv_set1_##S((T)1));                                     \
+    dv_##S s = dv_div_##S(f, dv_add_##S(dv_set1_##S((T)2), f));                      \
+    dv_##S z = dv_mul_##S(s, s);                                                     \
+    dv_##S pz = log_p_##S(z);                                                        \
+    dv_##S hfsq = dv_mul_##S(dv_set1_##S((T)0.5), dv_mul_##S(f, f));                 \
+    dv_##S small = dv_muladd_##S(s, dv_muladd_##S(z, pz, hfsq),                      \
+                                 dv_mul_##S(k, dv_set1_##S(LN2LO)));                 \
+    return dv_add_##S(dv_mul_##S(k, dv_set1_##S(LN2HI)),                            \
+                      dv_sub_##S(f, dv_sub_##S(hfsq, small)));                       \
+}                                                                                    \
+DV_INLINE dv_##S log_vec_##S(dv_##S x)                                              \
+{                                                                                    \
+    dv_##S k, m;                                                                     \
+    if (dv_all_within_##S(x, MIN_NORMAL, MAX)) { /* Note [log's common case] */       \
+        m = dv_split_##S(x, &k);                                                     \
+        return log_mk_##S(m, k);                                                     \
+    }                                                                                \
+    dm_##S tiny = dv_lt_##S(x, dv_set1_##S(MIN_NORMAL));                             \
+    dv_##S j = dv_sub_##S(dv_orbits_##S(dv_andbits_##S(x, ABSMASK), MAGIC_BITS),     \
+                          dv_set1_##S(MAGIC));                                       \
+    m = dv_split_##S(dv_select_##S(tiny, j, x), &k);                                 \
+    k = dv_select_##S(tiny, dv_sub_##S(k, dv_set1_##S(SUBK)), k);                    \
+    dv_##S y = log_mk_##S(m, k);                                                     \
+    y = dv_select_##S(dv_eq_##S(x, dv_set1_##S((T)0)), dv_set1_##S(-(T)__builtin_inf()), y); \
+    y = dv_select_##S(dv_lt_##S(x, dv_set1_##S((T)0)), dv_set1_##S((T)__builtin_nan("")), y); \
+    y = dv_select_##S(dv_eq_##S(x, dv_set1_##S((T)__builtin_inf())), x, y);         \
+    return dv_select_##S(dv_isnan_##S(x), dv_orbits_##S(x, QUIET), y); /* quiet NaN */ \
 }
-
-/* ---------------------------------------------------------------- log f64 */
-DV_INLINE dv_f64 log_mk_f64(dv_f64 m, dv_f64 k)
-{
-    dv_f64 f = dv_sub_f64(m, dv_set1_f64(1.0));
-    dv_f64 s = dv_div_f64(f, dv_add_f64(dv_set1_f64(2.0), f));
-    dv_f64 z = dv_mul_f64(s, s);
-    dv_f64 pz = log_p_f64(z);
-    dv_f64 hfsq = dv_mul_f64(dv_set1_f64(0.5), dv_mul_f64(f, f));
-    dv_f64 small = dv_muladd_f64(s, dv_muladd_f64(z, pz, hfsq), dv_mul_f64(k, dv_set1_f64(0x1.ef35793c7673p-45)));
-    return dv_add_f64(dv_mul_f64(k, dv_set1_f64(0x1.62e42fefa38p-1)), dv_sub_f64(f, dv_sub_f64(hfsq, small)));
-}
-DV_INLINE dv_f64 log_vec_f64(dv_f64 x)
-{
-    dv_f64 k, m;
-    if (dv_all_within_f64(x, 0x1p-1022, 0x1.fffffffffffffp1023)) { /* Note [log's common case] */
-        m = dv_split_f64(x, &k);
-        return log_mk_f64(m, k);
-    }
-    dm_f64 tiny = dv_lt_f64(x, dv_set1_f64(0x1p-1022));
-    dv_f64 j = dv_sub_f64(dv_orbits_f64(dv_andbits_f64(x, 0x7fffffffffffffffLL),
-                                        0x4330000000000000LL), dv_set1_f64(0x1p52));
-    m = dv_split_f64(dv_select_f64(tiny, j, x), &k);
-    k = dv_select_f64(tiny, dv_sub_f64(k, dv_set1_f64(1074.0)), k);
-    dv_f64 y = log_mk_f64(m, k);
-    y = dv_select_f64(dv_eq_f64(x, dv_set1_f64(0.0)), dv_set1_f64(-__builtin_inf()), y);
-    y = dv_select_f64(dv_lt_f64(x, dv_set1_f64(0.0)), dv_set1_f64(__builtin_nan("")), y);
-    y = dv_select_f64(dv_eq_f64(x, dv_set1_f64(__builtin_inf())), x, y);
-    return dv_select_f64(dv_isnan_f64(x), dv_orbits_f64(x, 0x0008000000000000LL), y);
-}
+DEFINE_LOG(f32, float, 0x1p-126f, 0x1.fffffep127f, 0x7fffffff, 0x4B000000, 0x1p23f, 149.0f,
+           0x1.62e4p-1f, 0x1.7f7d1cp-20f, 0x00400000)
+DEFINE_LOG(f64, double, 0x1p-1022, 0x1.fffffffffffffp1023, 0x7fffffffffffffffLL,
+           0x4330000000000000LL, 0x1p52, 1074.0, 0x1.62e42fefa38p-1, 0x1.ef35793c7673p-45,
+           0x0008000000000000LL)
 
 /*
  * Note [expm1, log1p and tanh]
