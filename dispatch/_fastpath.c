@@ -1,7 +1,8 @@
 /*
  * dispatch._fastpath: the C base class of dispatch.Tensor, holding its
  * runtime pointer and implementing the arithmetic and comparison operators,
- * the schema binder and the operator methods, one file each (_fastpath.h);
+ * the schema binder, the operator methods and the operator packets' call,
+ * one file each (_fastpath.h);
  * this file is the module: its functions, init() and the state they share.
  *
  * Note [Operator fast path]
@@ -35,9 +36,9 @@
 /* Connected once by init() and bind_init(). */
 struct fastpath_state S;
 
-/* init(tensor_type, dtype_type, (call_tt, call_t, call_tensors_scalar,
- *      call_ts, decref, call, op_default, ivalue_release), ops, to_cdata,
- *      to_address, raise_error): see the Note. The third argument holds
+/* init(tensor_type, dtype_type, (call_tt, call_t, call_ts, decref, call,
+ *      op_default, ivalue_release), ops, to_cdata, to_address, raise_error):
+ * see the Note. The third argument holds
  * function addresses; ops is a tuple in the order of the enum above. */
 static PyObject *init(PyObject *self, PyObject *args) {
     (void)self;
@@ -45,10 +46,10 @@ static PyObject *init(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_RuntimeError, "dispatch._fastpath is initialised once");
         return NULL;
     }
-    PyObject *type, *dtype_type, *call_tt, *call_t, *call_ts, *call_number, *decref, *call,
+    PyObject *type, *dtype_type, *call_tt, *call_t, *call_number, *decref, *call,
         *op_default, *release, *ops, *to_cdata, *to_address, *raise_error;
-    if (!PyArg_ParseTuple(args, "O!O!(OOOOOOOO)O!OOO", &PyType_Type, &type, &PyType_Type,
-                          &dtype_type, &call_tt, &call_t, &call_ts, &call_number, &decref, &call,
+    if (!PyArg_ParseTuple(args, "O!O!(OOOOOOO)O!OOO", &PyType_Type, &type, &PyType_Type,
+                          &dtype_type, &call_tt, &call_t, &call_number, &decref, &call,
                           &op_default, &release, &PyTuple_Type, &ops, &to_cdata, &to_address,
                           &raise_error))
         return NULL;
@@ -59,7 +60,6 @@ static PyObject *init(PyObject *self, PyObject *args) {
     }
     S.call_tt = (call_tt_fn)address(call_tt);
     S.call_t = (call_t_fn)address(call_t);
-    S.call_tensors_scalar = (call_ts_fn)address(call_ts);
     S.call_number = (call_number_fn)address(call_number);
     S.call = (call_fn)address(call);
     S.op_default = (default_fn)address(op_default);
@@ -100,8 +100,6 @@ static PyMethodDef methods[] = {
      "resolve(plans, args, kwargs): the index bind_call would run, or -1 (Note [Binding in C])."},
     {"bind_init", py_bind_init, METH_VARARGS,
      "bind_init((wrap_double, wrap_int, wrap_bool)): connect the binder (once)."},
-    {"call_scalar", (PyCFunction)(void (*)(void))py_call_scalar, METH_FASTCALL,
-     "call_scalar(op_address, index, value, *tensors): tensors, then one Scalar."},
     {"init", init, METH_VARARGS, "Connect the fast path to dispatch._core (once)."},
     {"set_operand_hook", set_operand_hook, METH_O,
      "fn(other) -> Tensor or NotImplemented for a non-tensor, non-number operand."},
@@ -120,13 +118,16 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC PyInit__fastpath(void) {
     /* Defining tp_richcompare alone would make tensors unhashable. */
     TensorBaseType.tp_hash = PyBaseObject_Type.tp_hash;
-    if (PyType_Ready(&TensorBaseType) < 0 || PyType_Ready(&OperatorMethodType) < 0) return NULL;
+    if (PyType_Ready(&TensorBaseType) < 0 || PyType_Ready(&OperatorMethodType) < 0 ||
+        packet_type_ready() < 0)
+        return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     S.no_match = PyObject_CallNoArgs((PyObject *)&PyBaseObject_Type);
     if (!S.no_match ||
         PyModule_AddObjectRef(m, "TensorBase", (PyObject *)&TensorBaseType) < 0 ||
         PyModule_AddObjectRef(m, "OperatorMethod", (PyObject *)&OperatorMethodType) < 0 ||
+        PyModule_AddObjectRef(m, "OperatorPacket", (PyObject *)&OperatorPacketType) < 0 ||
         PyModule_AddObjectRef(m, "NO_MATCH", S.no_match) < 0) {
         Py_DECREF(m);
         return NULL;

@@ -3,10 +3,11 @@
  * _fastpath.c): what its files share. One job per file:
  *   _fastpath.c          the module: its functions, init(), the state S
  *   _fastpath_tensor.c   the Tensor type's slots (+ - * / and comparisons)
- *                        and the fixed-shape calls call1/call2/call_scalar
+ *                        and the fixed-shape calls call1/call2
  *   _fastpath_binder.c   the schema binder (Note [Binding in C])
  *   _fastpath_values.c   Python and NumPy numbers, read for both of them
  *   _fastpath_method.c   the operator method descriptor (Note [Operator methods])
+ *   _fastpath_packet.c   the call of dispatch.ops.<name> (Note [Operator packets])
  *   _fastpath_dlpack.c   DLPack capsules
  */
 #ifndef DISPATCH_FASTPATH_H_
@@ -20,8 +21,6 @@
 
 typedef dispatch_tensor *(*call_tt_fn)(const void *op, dispatch_tensor *a, dispatch_tensor *b);
 typedef dispatch_tensor *(*call_t_fn)(const void *op, dispatch_tensor *a);
-typedef dispatch_tensor *(*call_ts_fn)(const void *op, dispatch_tensor *const *ts, int nt, int si,
-                                       double d, int64_t i, int kind);
 typedef dispatch_tensor *(*call_number_fn)(const void *op, dispatch_tensor *a, double d,
                                            int64_t i, int kind, int reverse);
 typedef void (*decref_fn)(dispatch_tensor *t);
@@ -44,7 +43,6 @@ struct fastpath_state {
     PyTypeObject *tensor_type; /* dispatch.Tensor, the Python subclass */
     call_tt_fn call_tt;
     call_t_fn call_t;
-    call_ts_fn call_tensors_scalar;
     call_number_fn call_number; /* tensor <op> number: dispatch_call_ts */
     decref_fn decref;
     call_fn call;
@@ -81,9 +79,11 @@ PyObject *wrap(dispatch_tensor *r);
  * (NULL: not worth it), and take the GIL back. */
 PyThreadState *release_for(int64_t numel);
 void reacquire(PyThreadState *ts);
+/* The (Tensor) / (Tensor, Tensor) overload op, returning one Tensor. */
+PyObject *call1(const void *op, TensorBase *a);
+PyObject *call2(const void *op, TensorBase *a, TensorBase *b);
 PyObject *py_call1(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *py_call2(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
-PyObject *py_call_scalar(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
 /* _fastpath_values.c ---------------------------------------------------------- */
 
@@ -99,6 +99,18 @@ int to_bool(PyObject *v, int64_t *out);
 
 /* _fastpath_binder.c ---------------------------------------------------------- */
 
+/* A call's arguments as vectorcall lays them out: npos positional ones, then
+ * the values of the keywords kwnames names (NULL: none). */
+typedef struct {
+    PyObject *const *args;
+    Py_ssize_t npos;
+    PyObject *kwnames;
+} call_args;
+
+/* Run the first of plans the call binds to (Note [Binding in C]): its
+ * result, S.no_match (a new reference) when none binds, NULL on error. */
+PyObject *bind_call(PyObject *plans, const call_args *c);
+
 PyObject *py_resolve(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *py_bind_call(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *py_bind_init(PyObject *self, PyObject *args);
@@ -106,6 +118,13 @@ PyObject *py_bind_init(PyObject *self, PyObject *args);
 /* _fastpath_method.c ---------------------------------------------------------- */
 
 extern PyTypeObject OperatorMethodType;
+
+/* _fastpath_packet.c ---------------------------------------------------------- */
+
+extern PyTypeObject OperatorPacketType;
+int packet_type_ready(void);
+/* packet(*args, **kwargs), vectorcall's way. */
+PyObject *packet_call(PyObject *packet, PyObject *const *args, size_t nargsf, PyObject *kwnames);
 
 /* _fastpath_dlpack.c ---------------------------------------------------------- */
 

@@ -164,35 +164,46 @@ static int bind_argument(PyObject *v, unsigned char spec, PyObject *name, dispat
     }
 }
 
+/* The index of keyword key among an overload's argument names, -1 when it
+ * names none, -2 with an error set. The names are interned, as keywords
+ * usually are: identity first, then equality (a key built at run time). */
+static Py_ssize_t name_index(PyObject *names, PyObject *key) {
+    Py_ssize_t n = PyTuple_GET_SIZE(names);
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (PyTuple_GET_ITEM(names, i) == key) return i;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int r = PyObject_RichCompareBool(PyTuple_GET_ITEM(names, i), key, Py_EQ);
+        if (r != 0) return r > 0 ? i : -2;
+    }
+    return -1;
+}
+
 /* Bind a call to one overload (the rules of the Note); on BIND_OK, b holds
  * the arguments, b->last of them given or before one given. */
 static int bind(const void *op, const unsigned char *spec, Py_ssize_t np, PyObject *names,
-                PyObject *const *pos, Py_ssize_t npos_given, PyObject *kwargs, bound *b) {
+                const call_args *c, bound *b) {
     b->nmade = 0;
-    Py_ssize_t npos = 0;
+    Py_ssize_t npos = 0, nkw = c->kwnames ? PyTuple_GET_SIZE(c->kwnames) : 0;
     for (Py_ssize_t i = 0; i < np; i++) npos += !(spec[i] >> 5 & 1);
-    if (npos_given > npos) return BIND_NO_MATCH;
+    if (c->npos > npos) return BIND_NO_MATCH;
     char given[DISPATCH_MAX_ARGS] = {0};
-    Py_ssize_t kpos = 0;
-    PyObject *key, *value;
-    if (kwargs) { /* every keyword must name an argument, before converting */
-        while (PyDict_Next(kwargs, &kpos, &key, &value)) {
-            int r = PySequence_Contains(names, key);
-            if (r != 1) return r < 0 ? BIND_ERROR : BIND_NO_MATCH;
-        }
+    Py_ssize_t at[DISPATCH_MAX_ARGS];
+    if (nkw > np) return BIND_NO_MATCH;
+    for (Py_ssize_t k = 0; k < nkw; k++) { /* every keyword must name an argument, first */
+        at[k] = name_index(names, PyTuple_GET_ITEM(c->kwnames, k));
+        if (at[k] < 0) return at[k] == -2 ? BIND_ERROR : BIND_NO_MATCH;
     }
-    for (Py_ssize_t i = 0; i < npos_given; i++) {
-        int rc = bind_argument(pos[i], spec[i], PyTuple_GET_ITEM(names, i), &b->iv[i], b);
+    for (Py_ssize_t i = 0; i < c->npos; i++) {
+        int rc = bind_argument(c->args[i], spec[i], PyTuple_GET_ITEM(names, i), &b->iv[i], b);
         if (rc != BIND_OK) return rc;
         given[i] = 1;
     }
-    int last = (int)npos_given;
-    kpos = 0;
-    while (kwargs && PyDict_Next(kwargs, &kpos, &key, &value)) {
-        Py_ssize_t i = PySequence_Index(names, key);
-        if (i < 0) return BIND_ERROR;
+    int last = (int)c->npos;
+    for (Py_ssize_t k = 0; k < nkw; k++) {
+        PyObject *key = PyTuple_GET_ITEM(c->kwnames, k);
+        Py_ssize_t i = at[k];
         if (given[i]) return BIND_NO_MATCH;
-        int rc = bind_argument(value, spec[i], key, &b->iv[i], b);
+        int rc = bind_argument(c->args[c->npos + k], spec[i], key, &b->iv[i], b);
         if (rc != BIND_OK) return rc;
         given[i] = 1;
         if (i + 1 > last) last = (int)i + 1;
@@ -249,17 +260,10 @@ static int read_plan(PyObject *p, plan *out) {
 
 /* The index of the first plan the call binds to (b holds its arguments),
  * -1 when none does, -2 with an error set. */
-static Py_ssize_t bind_first(PyObject *const *args, Py_ssize_t nargs, plan *pl, bound *b) {
-    if (!S.ready || !S.wrap_double || nargs != 3 || !PyTuple_Check(args[0]) || !PyTuple_Check(args[1]) ||
-        (args[2] != Py_None && !PyDict_Check(args[2]))) {
-        PyErr_SetString(PyExc_TypeError, "expected (plans, args, kwargs)");
-        return -2;
-    }
-    PyObject *plans = args[0], *kwargs = args[2] == Py_None ? NULL : args[2];
+static Py_ssize_t bind_first(PyObject *plans, const call_args *c, plan *pl, bound *b) {
     for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(plans); j++) {
         if (read_plan(PyTuple_GET_ITEM(plans, j), pl) < 0) return -2;
-        int rc = bind(pl->op, pl->spec, pl->np, pl->names, &PyTuple_GET_ITEM(args[1], 0),
-                      PyTuple_GET_SIZE(args[1]), kwargs, b);
+        int rc = bind(pl->op, pl->spec, pl->np, pl->names, c, b);
         if (rc == BIND_OK) return j;
         bound_release(b);
         if (rc == BIND_ERROR) return -2;
@@ -267,11 +271,54 @@ static Py_ssize_t bind_first(PyObject *const *args, Py_ssize_t nargs, plan *pl, 
     return -1;
 }
 
+/* resolve/bind_call's (plans, args, kwargs) as call_args: the positional
+ * arguments then the keywords' values in *store (PyMem; free it after). */
+static int python_call_args(PyObject *const *args, Py_ssize_t nargs, PyObject **plans,
+                            call_args *c, PyObject ***store) {
+    *store = NULL;
+    if (!S.ready || !S.wrap_double || nargs != 3 || !PyTuple_Check(args[0]) || !PyTuple_Check(args[1]) ||
+        (args[2] != Py_None && !PyDict_Check(args[2]))) {
+        PyErr_SetString(PyExc_TypeError, "expected (plans, args, kwargs)");
+        return -1;
+    }
+    *plans = args[0];
+    PyObject *pos = args[1], *kwargs = args[2] == Py_None ? NULL : args[2];
+    Py_ssize_t np = PyTuple_GET_SIZE(pos), nk = kwargs ? PyDict_GET_SIZE(kwargs) : 0;
+    c->npos = np, c->kwnames = NULL, c->args = &PyTuple_GET_ITEM(pos, 0);
+    if (nk == 0) return 0;
+    PyObject **a = PyMem_Malloc(sizeof(PyObject *) * (size_t)(np + nk));
+    PyObject *names = PyTuple_New(nk);
+    if (!a || !names) {
+        PyMem_Free(a);
+        Py_XDECREF(names);
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < np; i++) a[i] = PyTuple_GET_ITEM(pos, i);
+    Py_ssize_t k = 0, o = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(kwargs, &k, &key, &value)) {
+        PyTuple_SET_ITEM(names, o, Py_NewRef(key));
+        a[np + o++] = value;
+    }
+    c->args = a, c->kwnames = names, *store = a;
+    return 0;
+}
+
+static void python_call_args_free(call_args *c, PyObject **store) {
+    if (store) Py_XDECREF(c->kwnames);
+    PyMem_Free(store);
+}
+
 PyObject *py_resolve(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
+    PyObject *plans, **store;
+    call_args c;
+    if (python_call_args(args, nargs, &plans, &c, &store) < 0) return NULL;
     plan pl;
     bound b;
-    Py_ssize_t j = bind_first(args, nargs, &pl, &b);
+    Py_ssize_t j = bind_first(plans, &c, &pl, &b);
+    python_call_args_free(&c, store);
     if (j == -2) return NULL;
     if (j >= 0) bound_release(&b);
     return PyLong_FromSsize_t(j);
@@ -306,25 +353,20 @@ static PyObject *ivalue_out(dispatch_ivalue *v) {
 /* The Tensor among a call's arguments (positional, then keyword) whose
  * tensor is t, as a new reference, or NULL (no error): an operator that
  * returns an argument (out=, in place: Tensor(a!)) returns that object. */
-static PyObject *argument_object(const dispatch_tensor *t, PyObject *pos, PyObject *kwargs) {
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(pos); i++) {
-        PyObject *v = PyTuple_GET_ITEM(pos, i);
+static PyObject *argument_object(const dispatch_tensor *t, const call_args *c) {
+    Py_ssize_t n = c->npos + (c->kwnames ? PyTuple_GET_SIZE(c->kwnames) : 0);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *v = c->args[i];
         if (PyObject_TypeCheck(v, &TensorBaseType) && ((TensorBase *)v)->ptr == t)
             return Py_NewRef(v);
     }
-    Py_ssize_t k = 0;
-    PyObject *key, *v;
-    while (kwargs != Py_None && PyDict_Next(kwargs, &k, &key, &v))
-        if (PyObject_TypeCheck(v, &TensorBaseType) && ((TensorBase *)v)->ptr == t)
-            return Py_NewRef(v);
     return NULL;
 }
 
-PyObject *py_bind_call(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    (void)self;
+PyObject *bind_call(PyObject *plans, const call_args *c) {
     plan pl;
     bound b;
-    Py_ssize_t j = bind_first(args, nargs, &pl, &b);
+    Py_ssize_t j = bind_first(plans, c, &pl, &b);
     if (j == -2) return NULL;
     if (j == -1) return Py_NewRef(S.no_match);
     int64_t numel = 0;
@@ -338,7 +380,7 @@ PyObject *py_bind_call(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
     if (status < 0) return wrap(NULL); /* raises the runtime's error */
     PyObject *out = NULL;
     if (pl.nrets == 1 && rets[0].tag == DISPATCH_IV_TENSOR &&
-        (out = argument_object(rets[0].v.t, args[1], args[2]))) {
+        (out = argument_object(rets[0].v.t, c))) {
         /* Tensor(a!): the argument itself, as PyTorch (out=, in place) */
     } else if (pl.nrets == 1) {
         out = ivalue_out(&rets[0]);
@@ -359,6 +401,16 @@ PyObject *py_bind_call(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
     }
     S.release(rets, (int)pl.nrets); /* what was not handed to Python */
     return out;
+}
+
+PyObject *py_bind_call(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    PyObject *plans, **store;
+    call_args c;
+    if (python_call_args(args, nargs, &plans, &c, &store) < 0) return NULL;
+    PyObject *r = bind_call(plans, &c);
+    python_call_args_free(&c, store);
+    return r;
 }
 
 /* bind_init((wrap_double, wrap_int, wrap_bool)): the addresses of

@@ -52,7 +52,7 @@ static PyObject *method_call_self_keyword(PyObject *packet,
         PyTuple_SET_ITEM(names, o, Py_NewRef(PyTuple_GET_ITEM(kwnames, j)));
         o++;
     }
-    PyObject *r = PyObject_Vectorcall(packet, a, 1, nk > 1 ? names : NULL);
+    PyObject *r = packet_call(packet, a, 1, nk > 1 ? names : NULL);
     Py_DECREF(names);
     PyMem_Free(a);
     return r;
@@ -93,7 +93,7 @@ static PyObject *method_vectorcall(PyObject *self, PyObject *const *args, size_t
         Py_DECREF(packet);
         return NULL;
     }
-    PyObject *r = nargs ? PyObject_Vectorcall(packet, args, nargsf, kwnames)
+    PyObject *r = nargs ? packet_call(packet, args, nargsf, kwnames)
                         : method_call_self_keyword(packet, args, kwnames, k);
     Py_LeaveRecursiveCall();
     Py_DECREF(packet);

@@ -1,7 +1,7 @@
 /* The Tensor type's slots (Note [Operator fast path] in _fastpath.c): the
  * C base of dispatch.Tensor holding its runtime pointer, + - * / and the
- * comparisons as type slots, and the fixed-shape calls call1, call2 and
- * call_scalar of dispatch.ops. */
+ * comparisons as type slots, and the fixed-shape calls call1 and call2 of
+ * dispatch.ops. */
 #include "_fastpath.h"
 
 /* The tensor's runtime pointer, from its cffi pointer on first need. */
@@ -69,7 +69,7 @@ static PyObject *wrap_or_same(dispatch_tensor *r, TensorBase *a) {
     return Py_NewRef((PyObject *)a);
 }
 
-static PyObject *call2(const void *op, TensorBase *a, TensorBase *b) {
+PyObject *call2(const void *op, TensorBase *a, TensorBase *b) {
     dispatch_tensor *pa = pointer_of(a), *pb = pa ? pointer_of(b) : NULL;
     if (!pb) return NULL;
     PyThreadState *ts = release_for(pa->numel + pb->numel);
@@ -78,7 +78,7 @@ static PyObject *call2(const void *op, TensorBase *a, TensorBase *b) {
     return wrap_or_same(r, a);
 }
 
-static PyObject *call1(const void *op, TensorBase *a) {
+PyObject *call1(const void *op, TensorBase *a) {
     dispatch_tensor *pa = pointer_of(a);
     if (!pa) return NULL;
     PyThreadState *ts = release_for(pa->numel);
@@ -234,51 +234,4 @@ PyObject *py_call2(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     const void *op;
     if (check_call(args, nargs, 3, &op) < 0) return NULL;
     return call2(op, (TensorBase *)args[1], (TensorBase *)args[2]);
-}
-
-/* call_scalar(op_address, scalar_index, value, *tensors): the overload
- * taking the tensors first and one Scalar (a Python bool, int or float) at
- * scalar_index, defaults elsewhere: ops.addcmul(a, b, c, value=0.5). */
-PyObject *py_call_scalar(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    (void)self;
-    enum { MAXT = 8 };
-    if (!S.ready || nargs < 3 || nargs - 3 > MAXT) {
-        PyErr_SetString(PyExc_TypeError, "call_scalar(op, index, value, *tensors)");
-        return NULL;
-    }
-    const void *op = PyLong_AsVoidPtr(args[0]);
-    long si = PyLong_AsLong(args[1]);
-    if (!op || (si == -1 && PyErr_Occurred())) return NULL;
-    PyObject *v = args[2];
-    double d = 0;
-    long long i = 0;
-    int kind;
-    if (PyBool_Check(v)) {
-        kind = DISPATCH_NUMBER_BOOL, i = v == Py_True;
-    } else if (PyLong_CheckExact(v)) {
-        kind = DISPATCH_NUMBER_INT;
-        int64_t i64;
-        if (to_int64(v, &i64) < 0) return NULL; /* names the value when it overflows */
-        i = i64;
-    } else if (PyFloat_CheckExact(v)) {
-        kind = DISPATCH_NUMBER_FLOAT, d = PyFloat_AS_DOUBLE(v);
-    } else {
-        PyErr_SetString(PyExc_TypeError, "call_scalar: the value must be a bool, int or float");
-        return NULL;
-    }
-    dispatch_tensor *ts[MAXT];
-    Py_ssize_t nt = nargs - 3;
-    int64_t numel = 0;
-    for (Py_ssize_t k = 0; k < nt; k++) {
-        if (!is_tensor(args[3 + k])) {
-            PyErr_SetString(PyExc_TypeError, "expected Tensor arguments");
-            return NULL;
-        }
-        if (!(ts[k] = pointer_of((TensorBase *)args[3 + k]))) return NULL;
-        numel += ts[k]->numel;
-    }
-    PyThreadState *state = release_for(numel);
-    dispatch_tensor *r = S.call_tensors_scalar(op, ts, (int)nt, (int)si, d, (int64_t)i, kind);
-    reacquire(state);
-    return nt > 0 ? wrap_or_same(r, (TensorBase *)args[3]) : wrap(r);
 }

@@ -465,9 +465,9 @@ _NEG_AT, _ABS_AT = _address(_NEG), _address(_ABS)
 # The operators of the C base, in dispatch/_fastpath.h's order.
 _FAST_OPS = (_ADD, _SUB, _MUL, _DIV, _EQ, _NE, _LT, _LE, _GT, _GE)
 _fastpath.init(Tensor, dtype, tuple(_address(ffi.addressof(lib, f)) for f in (
-                   "dispatch_call_tt", "dispatch_call_t", "dispatch_call_tensors_scalar",
-                   "dispatch_call_ts", "dispatch_tensor_decref", "dispatch_call",
-                   "dispatch_op_default", "dispatch_ivalue_release")),
+                   "dispatch_call_tt", "dispatch_call_t", "dispatch_call_ts",
+                   "dispatch_tensor_decref", "dispatch_call", "dispatch_op_default",
+                   "dispatch_ivalue_release")),
                tuple(_address(h) for h in _FAST_OPS),
                lambda addr: ffi.cast("dispatch_tensor *", addr), _address, _raise)
 

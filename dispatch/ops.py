@@ -23,8 +23,8 @@ if TYPE_CHECKING:  # annotations only (Note [Import time] in dispatch/__init__.p
 
 from ._core import ffi, lib
 from ._fastpath import NO_MATCH as _NO_MATCH, bind_call as _bind_call, bind_init as _bind_init
-from ._fastpath import call1 as _call1, call2 as _call2, call_scalar as _call_scalar
-from ._fastpath import OperatorMethod as _OperatorMethod, resolve as _resolve
+from ._fastpath import OperatorMethod as _OperatorMethod, OperatorPacket as _OperatorPacket
+from ._fastpath import resolve as _resolve
 from ._ops_generated import OPERATORS
 from ._errors import _raise
 from ._interop import _tensor_from_numpy_data
@@ -123,17 +123,18 @@ class OpOverload:
         s = lib.dispatch_op_schema(handle)
         self.args = tuple(_Arg(s.args[i]) for i in range(s.nargs))
         self.nrets = int(s.nrets)
-        # one Tensor returned: the shortcuts call1/call2/call_scalar can run it
+        # one Tensor returned: the shortcuts call1/call2 can run it
         self._one_tensor = self.nrets == 1 and s.rets[0].kind == _TENSOR and not s.rets[0].is_list
         buf = ffi.new("char[4096]")
         lib.dispatch_schema_format(s, buf, 4096)
         self.schema = ffi.string(buf).decode(errors="backslashreplace")
         self._names = {a.name: i for i, a in enumerate(self.args)}
-        # the binding plan of dispatch._fastpath.bind_call (Note [Binding in C])
+        # the binding plan of dispatch._fastpath.bind_call (Note [Binding in C]);
+        # names interned, as a call's keywords are: they match by identity
         self._at = int(ffi.cast("uintptr_t", handle))
         self._plan = (self._at, bytes(a.kind | a.is_list << 3 | a.optional << 4 |
                                       a.kwarg_only << 5 | a.has_default << 6 for a in self.args),
-                      tuple(a.name for a in self.args), self.nrets,
+                      tuple(sys.intern(a.name) for a in self.args), self.nrets,
                       _return_type(self.name, [ffi.string(s.rets[i].name).decode()
                                                for i in range(self.nrets)]))
         self._plans = (self._plan,)
@@ -141,7 +142,7 @@ class OpOverload:
     def __repr__(self) -> str:
         return f"<OpOverload {self.schema}>"
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, /, *args: Any, **kwargs: Any) -> Any:  # self=... is the schema's
         r = _bind_call(self._plans, args, kwargs or None)
         if r is _NO_MATCH:
             raise TypeError(f"{self.name}() received an invalid combination of arguments; "
@@ -166,8 +167,11 @@ _bind_init(tuple(int(ffi.cast("uintptr_t", ffi.addressof(lib, f))) for f in (
 _PROBE = _wrap(lib.dispatch_tensor_wrap_double(0.0))
 
 
-class OpOverloadPacket:
-    """All overloads of one operator name; calls resolve by argument types."""
+class OpOverloadPacket(_OperatorPacket):
+    """All overloads of one operator name; calls resolve by argument types.
+
+    The call is its C base's (Note [Operator packets] in
+    dispatch/_fastpath_packet.c): the shortcuts below, then the binder."""
 
     def __init__(self, name: str, overloads: list[OpOverload], doc: str = "") -> None:
         self.name = name
@@ -179,7 +183,6 @@ class OpOverloadPacket:
         # the overload (Tensor) / (Tensor, Tensor) bind to, when it returns one Tensor.
         self._fast1_at = self._fast(1)
         self._fast2_at = self._fast(2)
-        self._kw_plans: dict = {}  # (n tensors, keyword, value type) -> (address, index)
         # out=None is the functional call, as torch's (its .out overloads
         # take a Tensor out, never None): dropped before binding.
         self._out_none = any(a.name == "out" and not a.optional for o in overloads for a in o.args)
@@ -187,20 +190,6 @@ class OpOverloadPacket:
     def _fast(self, n: int) -> int | None:
         i = _resolve(self._plans, (_PROBE,) * n, None)  # binding looks at types only
         return self.overloads[i]._at if i >= 0 and self.overloads[i]._one_tensor else None
-
-    def _kw_plan(self, args: tuple, key: str, value: Any) -> Any:
-        """(address, index) when the overload that (tensors, key=value) binds
-        to takes the tensors first and a Scalar at key, else None. The same
-        for every value of value's type (binding looks at types only)."""
-        i = _resolve(self._plans, args, {key: value})
-        if i < 0:
-            return None
-        o = self.overloads[i]
-        a, k = o.args, o._names[key]
-        if o._one_tensor and a[k].kind == _SCALAR and not a[k].is_list and all(
-                x.kind == _TENSOR and not x.is_list for x in a[:len(args)]):
-            return o._at, k
-        return None
 
     def __repr__(self) -> str:
         return f"<OpOverloadPacket {self.name}: {len(self.overloads)} overload(s)>"
@@ -210,33 +199,6 @@ class OpOverloadPacket:
             if o.name == self.name + "." + overload or (overload == "default" and o.name == self.name):
                 return o
         raise AttributeError(f"operator '{self.name}' has no overload '{overload}'")
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if kwargs and self._out_none and "out" in kwargs and kwargs["out"] is None:
-            del kwargs["out"]  # our own dict (**kwargs)
-        if not kwargs:
-            n = len(args)
-            if n == 2 and self._fast2_at is not None and type(args[0]) is Tensor \
-                    and type(args[1]) is Tensor:
-                return _call2(self._fast2_at, args[0], args[1])
-            if n == 1 and self._fast1_at is not None and type(args[0]) is Tensor:
-                return _call1(self._fast1_at, args[0])
-        elif len(kwargs) == 1:
-            (key, value), = kwargs.items()
-            vtype = type(value)
-            # out=tensor and the like go straight to the binder: the
-            # all() below costs a generator, a third of an out= call
-            if vtype in (int, float, builtins.bool) and all(type(a) is Tensor for a in args):
-                plan_key = (len(args), key, vtype)
-                plan = self._kw_plans.get(plan_key, False)
-                if plan is False and (vtype is not int or -2**63 <= value < 2**63):
-                    plan = self._kw_plans[plan_key] = self._kw_plan(args, key, value)
-                if plan and (vtype is not int or -2**63 <= value < 2**63):
-                    return _call_scalar(plan[0], plan[1], value, *args)
-        r = _bind_call(self._plans, args, kwargs or None)
-        if r is _NO_MATCH:
-            self._no_overload(args, kwargs)
-        return r
 
     def _no_overload(self, args: tuple, kwargs: dict) -> None:
         got = ", ".join([type(a).__name__ for a in args] +
