@@ -19,7 +19,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only (Note [Import time] in dispatch/__init__.py)
     from typing import Any, Sequence
 
-from . import _tables
+from . import _fastpath, _tables
 from ._core import ffi, lib
 from ._devices import _device_num
 from ._dtypes import _DTYPES, _as_dtype, _overflow, bool, dtype, float32, float64, int64
@@ -29,12 +29,21 @@ from ._tensor import Tensor, _cptr, _int64s, _sizes, _wrap
 __all__ = ["tensor", "empty", "zeros", "ones", "full", "arange"]
 
 
-def empty(*size: int, dtype: Any = None, device: Any = None) -> Tensor:
-    """An uninitialised tensor (float32 unless dtype says otherwise)."""
+def _empty(*size: int, dtype: Any = None, device: Any = None) -> Tensor:
+    """empty() beyond the C common case (Note [New tensors in C]): a device, a
+    dtype by name, NumPy integers, and every error's words."""
     size = _sizes(size)
     d = float32 if dtype is None else _as_dtype(dtype)
     return _wrap(lib.dispatch_tensor_empty(len(size), _int64s(size), d.num,
                                            _device_num(device)))
+
+
+_empty.__name__ = _empty.__qualname__ = "empty"  # in its TypeErrors
+# An uninitialised tensor (float32 unless dtype says otherwise): one C call
+# for ints, a dtype and no device (Note [New tensors in C]).
+_fastpath.init_empty(int(ffi.cast("uintptr_t", ffi.addressof(lib, "dispatch_tensor_empty"))),
+                     float32.num, _empty)
+empty = _fastpath.empty
 
 
 def full(size: Sequence[int], fill_value: Any, *, dtype: Any = None, device: Any = None) -> Tensor:

@@ -1,8 +1,9 @@
 /*
  * dispatch._fastpath: the C base class of dispatch.Tensor, holding its
  * runtime pointer and implementing the arithmetic and comparison operators,
- * the schema binder, the operator methods and the operator packets' call,
- * one file each (_fastpath.h);
+ * the schema binder, the operator methods, the operator packets' call and
+ * the tensors made with no operator (empty, to, clone), one file each
+ * (_fastpath.h);
  * this file is the module: its functions, init() and the state they share.
  *
  * Note [Operator fast path]
@@ -124,7 +125,7 @@ PyMODINIT_FUNC PyInit__fastpath(void) {
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     S.no_match = PyObject_CallNoArgs((PyObject *)&PyBaseObject_Type);
-    if (!S.no_match ||
+    if (!S.no_match || PyModule_AddFunctions(m, factory_functions) < 0 ||
         PyModule_AddObjectRef(m, "TensorBase", (PyObject *)&TensorBaseType) < 0 ||
         PyModule_AddObjectRef(m, "OperatorMethod", (PyObject *)&OperatorMethodType) < 0 ||
         PyModule_AddObjectRef(m, "OperatorPacket", (PyObject *)&OperatorPacketType) < 0 ||

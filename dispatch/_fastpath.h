@@ -8,6 +8,7 @@
  *   _fastpath_values.c   Python and NumPy numbers, read for both of them
  *   _fastpath_method.c   the operator method descriptor (Note [Operator methods])
  *   _fastpath_packet.c   the call of dispatch.ops.<name> (Note [Operator packets])
+ *   _fastpath_factories.c  empty(), Tensor.to/clone/contiguous (Note [New tensors in C])
  *   _fastpath_dlpack.c   DLPack capsules
  */
 #ifndef DISPATCH_FASTPATH_H_
@@ -125,6 +126,11 @@ extern PyTypeObject OperatorPacketType;
 int packet_type_ready(void);
 /* packet(*args, **kwargs), vectorcall's way. */
 PyObject *packet_call(PyObject *packet, PyObject *const *args, size_t nargsf, PyObject *kwnames);
+
+/* _fastpath_factories.c ------------------------------------------------------- */
+
+extern PyMethodDef tensor_factory_methods[]; /* TensorBase's to, clone, contiguous */
+extern PyMethodDef factory_functions[];      /* the module's empty, init_copies, init_empty */
 
 /* _fastpath_dlpack.c ---------------------------------------------------------- */
 

@@ -201,6 +201,7 @@ PyTypeObject TensorBaseType = {
     .tp_as_number = &tensor_number,
     .tp_richcompare = richcompare,
     .tp_getset = tensor_getset,
+    .tp_methods = tensor_factory_methods,
     .tp_weaklistoffset = offsetof(TensorBase, weakrefs),
 };
 

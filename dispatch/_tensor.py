@@ -231,24 +231,9 @@ class Tensor(_fastpath.TensorBase):
             target.fill_(value)
 
     # Copies ------------------------------------------------------------------------------
-    def contiguous(self) -> Tensor:
-        if _cptr(self).device == 1 and not self.is_contiguous():
-            return _copy_on_device(self)  # C's contiguous walks host memory
-        return _wrap(lib.dispatch_kernels_contiguous(_cptr(self)))
-
-    def clone(self) -> Tensor:
-        if _cptr(self).device == 1:
-            return _copy_on_device(self)  # C's clone walks host memory
-        return _wrap(lib.dispatch_kernels_clone(_cptr(self)))
-
-    def to(self, dtype: Any) -> Tensor:
-        """A tensor of another dtype, or on another device ("cuda", "cpu"); self when
-        it already is."""
-        if isinstance(dtype, str) and dtype.split(":")[0] in _DEVICES:
-            return self._to_device(dtype)
-        if _cptr(self).device == 1 and _as_dtype(dtype) != self.dtype:
-            return _copy_on_device(self, _as_dtype(dtype))  # a cast by the CUDA copy_ kernel
-        return _wrap(lib.dispatch_kernels_to_dtype(_cptr(self), _as_dtype(dtype).num))
+    # contiguous(), clone() and to(dtype) are the C base's (Note [New tensors
+    # in C] in dispatch/_fastpath_factories.c); what it does not take comes
+    # to _contiguous, _clone and _to below.
 
     # NumPy and Python values -------------------------------------------------------------
     @property
@@ -461,6 +446,32 @@ def _address(p: Any) -> int:
     return int(ffi.cast("uintptr_t", p))
 
 
+# Tensor.contiguous/clone/to beyond the C base's common case (a cuda tensor, a
+# device string, a dtype by name, a keyword): Note [New tensors in C].
+def _contiguous(self: Tensor) -> Tensor:
+    if _cptr(self).device == 1 and not self.is_contiguous():
+        return _copy_on_device(self)  # C's contiguous walks host memory
+    return _wrap(lib.dispatch_kernels_contiguous(_cptr(self)))
+
+
+def _clone(self: Tensor) -> Tensor:
+    if _cptr(self).device == 1:
+        return _copy_on_device(self)  # C's clone walks host memory
+    return _wrap(lib.dispatch_kernels_clone(_cptr(self)))
+
+
+def _to(self: Tensor, dtype: Any) -> Tensor:
+    if isinstance(dtype, str) and dtype.split(":")[0] in _DEVICES:
+        return self._to_device(dtype)
+    if _cptr(self).device == 1 and _as_dtype(dtype) != self.dtype:
+        return _copy_on_device(self, _as_dtype(dtype))  # a cast by the CUDA copy_ kernel
+    p = lib.dispatch_kernels_to_dtype(_cptr(self), _as_dtype(dtype).num)
+    if p == _cptr(self):  # its own dtype: self, as the C base's
+        lib.dispatch_tensor_decref(p)
+        return self
+    return _wrap(p)
+
+
 _NEG_AT, _ABS_AT = _address(_NEG), _address(_ABS)
 # The operators of the C base, in dispatch/_fastpath.h's order.
 _FAST_OPS = (_ADD, _SUB, _MUL, _DIV, _EQ, _NE, _LT, _LE, _GT, _GE)
@@ -470,6 +481,13 @@ _fastpath.init(Tensor, dtype, tuple(_address(ffi.addressof(lib, f)) for f in (
                    "dispatch_ivalue_release")),
                tuple(_address(h) for h in _FAST_OPS),
                lambda addr: ffi.cast("dispatch_tensor *", addr), _address, _raise)
+for _f, _name in ((_contiguous, "contiguous"), (_clone, "clone"), (_to, "to")):
+    _f.__name__, _f.__qualname__ = _name, f"Tensor.{_name}"  # in their TypeErrors
+del _f, _name
+_fastpath.init_copies(tuple(_address(ffi.addressof(lib, f)) for f in (
+                          "dispatch_kernels_to_dtype", "dispatch_kernels_clone",
+                          "dispatch_kernels_contiguous")),
+                      (_to, _clone, _contiguous))
 
 # Indexing -------------------------------------------------------------------------------
 
