@@ -141,3 +141,32 @@ def test_the_ends_of_the_range_from_every_lane_of_the_fold(dtype):
         assert t.argmin().item() == np.argmin(a), at
         m = a.reshape(1, n)
         assert dispatch.argmax(dispatch.from_numpy(m), 1).numpy().tolist() == [np.argmax(a)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_columns_in_one_pass_match_numpy(threads, dtype):
+    """max/min/argmax/argmin over dim 0 of a row-major matrix (Note [Column
+    first extremes] in argext.dispatch.c): each column's first extreme,
+    with ties down the columns, a NaN planted in some columns, -0.0 and 0.0
+    tied, shapes around the kernel's 512-column block and split between
+    threads, and a strided view (its rows further apart)."""
+    rng = np.random.default_rng(5)
+    for nthreads in (1, 2):
+        threads(nthreads)
+        for rows, cols in ((2, 3), (8, 512), (3, 513), (37, 1100), (300, 64)):
+            a = _values(dtype, rows * cols, rng).reshape(rows, cols)
+            if dtype.startswith("float"):
+                a[rng.integers(0, rows, 9), rng.integers(0, cols, 9)] = np.nan
+                a[0, : cols // 2] = -0.0
+                a[rows - 1, : cols // 2] = 0.0
+            wide = np.zeros((rows, cols + 5), dtype)
+            wide[:, :cols] = a
+            for t in (dispatch.from_numpy(a), dispatch.from_numpy(wide)[:, :cols]):
+                for is_min in (False, True):
+                    want = _first(a, is_min, 0)
+                    f = dispatch.argmin if is_min else dispatch.argmax
+                    assert f(t, 0).numpy().tolist() == want.tolist(), (dtype, rows, cols)
+                    got = dispatch.min(t, 0) if is_min else dispatch.max(t, 0)
+                    assert got.indices.numpy().tolist() == want.tolist()
+                    # the values are the elements found, bit for bit (the first zero's sign)
+                    assert got.values.numpy().tobytes() == a[want, np.arange(cols)].tobytes()

@@ -335,6 +335,14 @@ static void first_setup(const dispatch_iter_operand *in, uint32_t mask, char *va
     dispatch_strided_plan_init(&j->plan, 3, data, nk, kshape, bs);
 }
 
+/* One reduced dim down the rows of contiguous columns, whose values and
+ * indices are contiguous: the layout of Note [Column searches] and of the
+ * ARG_COLS kernels. */
+static int first_cols_layout(const first_ctx *c, const dispatch_strided_plan *p) {
+    return c->nr == 1 && c->count > 1 && p->ndim == 1 && p->strides[2][0] == c->isz &&
+           p->strides[0][0] == c->isz && p->strides[1][0] == 8 && c->rstride[0] != c->isz;
+}
+
 static void first_indices(const dispatch_iter_operand *in, uint32_t mask, char *vals,
                           int64_t *idx)
 {
@@ -342,8 +350,7 @@ static void first_indices(const dispatch_iter_operand *in, uint32_t mask, char *
     first_job j;
     first_setup(in, mask, vals, idx, &c, &j);
     /* each output's search reads only its own elements: any split, the same answers */
-    if (c.nr == 1 && c.count > 1 && j.plan.ndim == 1 && j.plan.strides[2][0] == c.isz &&
-        j.plan.strides[0][0] == c.isz && j.plan.strides[1][0] == 8 && c.rstride[0] != c.isz) {
+    if (first_cols_layout(&c, &j.plan)) {
         /* Note [Column searches] */
         dispatch_parallel_for(j.plan.numel, dispatch_parallel_grain(c.count), COL_BLOCK,
                               first_cols_range, &j);
@@ -368,6 +375,7 @@ enum { ARG_PART_BYTES = 131072 }; /* two parts a thread at least: 512 KB to spli
 typedef struct arg_job {
     first_job first;
     dispatch_rk_arg_fn kernel;
+    dispatch_rk_arg_cols_fn cols; /* or NULL */
     int is_min;
     char *part_vals;   /* per part: the first extreme's value and index */
     int64_t *part_idx; /* -1: the part was not searched (not its range's first) */
@@ -399,6 +407,16 @@ static void arg_parts(void *arg, int64_t begin, int64_t end) {
                                         a->part_vals + begin * c->isz);
 }
 
+/* Columns [begin, end) of the ARG_COLS layout (first_cols_layout). */
+static void arg_cols_range(void *arg, int64_t begin, int64_t end) {
+    const arg_job *a = arg;
+    const first_ctx *c = a->first.c;
+    const dispatch_strided_plan *p = &a->first.plan;
+    a->cols(a->is_min, p->data[2] + begin * c->isz, (intptr_t)c->rstride[0], (intptr_t)c->count,
+            (intptr_t)(end - begin), c->rstep[0], p->data[0] + begin * c->isz,
+            (int64_t *)(void *)p->data[1] + begin);
+}
+
 int reduce_first_extremes(int op, const dispatch_iter_operand *in, uint32_t mask, char *vals,
                           int64_t *idx)
 {
@@ -408,6 +426,12 @@ int reduce_first_extremes(int op, const dispatch_iter_operand *in, uint32_t mask
     first_ctx c;
     arg_job a = {.kernel = kernel, .is_min = dispatch_reduce_family(op) == DISPATCH_REDUCE_FAMILY_MIN};
     first_setup(in, mask, vals, idx, &c, &a.first);
+    a.cols = (dispatch_rk_arg_cols_fn)reduce_chosen_kernel(DISPATCH_RK_ARG_COLS, in->dtype);
+    if (a.cols && first_cols_layout(&c, &a.first.plan)) { /* Note [Column first extremes] */
+        dispatch_parallel_for(a.first.plan.numel, dispatch_parallel_grain(c.count), COL_BLOCK,
+                              arg_cols_range, &a);
+        return 1;
+    }
     if (c.nr != 1 || c.rstride[0] != c.isz || c.count < 1) return 0;
     const int64_t part = ARG_PART_BYTES / c.isz, parts = (c.count + part - 1) / part;
     if (a.first.plan.numel != 1 || parts < 2 || dispatch_get_num_threads() < 2) {

@@ -548,6 +548,56 @@ static void check_arg(const char *where, const dispatch_kernel_export *e) {
     free(a);
 }
 
+/* ARG_COLS: each column's row and value against ARG's reference on the
+ * column gathered, for shapes around the kernel's block of columns, with
+ * any bits, few values (ties down a column) and planted NaNs. */
+static void check_arg_cols(const char *where, const dispatch_kernel_export *e) {
+    int dtype = e->dtype;
+    size_t isz = dispatch_dtype_itemsize(dtype);
+    static const int rowsv[] = {1, 2, 3, 8, 17, 64};
+    static const int colsv[] = {1, 7, 64, 511, 512, 513, 1100};
+    enum { MAXR = 64, MAXC = 1100, PAD = 3 };
+    char *a = malloc((size_t)MAXR * (MAXC + PAD) * 8), *col = malloc(MAXR * 8);
+    char *vals = malloc(MAXC * 8), what[160];
+    int64_t *rows = malloc(MAXC * sizeof(int64_t));
+    snprintf(what, sizeof what, "%s: argmax/argmin(dim=0) %s", where, dispatch_dtype_name(dtype));
+    for (int run = 0; run < 3; run++)
+        for (size_t ri = 0; ri < sizeof rowsv / sizeof rowsv[0]; ri++)
+            for (size_t ci = 0; ci < sizeof colsv / sizeof colsv[0]; ci++) {
+                const intptr_t nr = rowsv[ri], nc = colsv[ci], ld = nc + PAD; /* a row's stride */
+                fill(dtype, a, (int)(nr * ld), NULL);
+                if (run >= 1)
+                    for (intptr_t i = 0; i < nr * ld; i++)
+                        store_as(dtype, a + i * (intptr_t)isz, (double)(next() % 3));
+                if (run == 2 && is_float(dtype))
+                    for (int k = 0; k < 8; k++)
+                        store_as(dtype, a + (intptr_t)(next() % (uint64_t)(nr * ld)) * (intptr_t)isz,
+                                 NAN);
+                for (int is_min = 0; is_min < 2; is_min++) {
+                    ((dispatch_rk_arg_cols_fn)e->fn)(is_min, a, ld * (intptr_t)isz, nr, nc, 3, vals,
+                                                     rows);
+                    for (intptr_t c = 0; c < nc; c++) {
+                        for (intptr_t r = 0; r < nr; r++)
+                            memcpy(col + r * (intptr_t)isz, a + (r * ld + c) * (intptr_t)isz, isz);
+                        const intptr_t want = arg_reference(dtype, is_min, col, nr);
+                        compared++;
+                        if (rows[c] != 3 * want) {
+                            if (failures++ < 40)
+                                fprintf(stderr, "FAIL %s (%s), %dx%d, run %d, column %d: row %lld, "
+                                        "reference %lld\n", what, is_min ? "min" : "max", (int)nr,
+                                        (int)nc, run, (int)c, (long long)rows[c] / 3,
+                                        (long long)want);
+                        } else if (memcmp(vals + c * (intptr_t)isz, col + want * (intptr_t)isz,
+                                          isz) != 0) {
+                            report(what, (int)nr, (int)c, vals + c * (intptr_t)isz,
+                                   col + want * (intptr_t)isz, isz);
+                        }
+                    }
+                }
+            }
+    free(a), free(col), free(vals), free(rows);
+}
+
 static void check_reduce(const char *where, const dispatch_kernel_export *e) {
     if (e->named == DISPATCH_RK_FOLD_PROD || e->named == DISPATCH_RK_FOLD_COLS_PROD)
         check_prod(where, e), reduce_entries++;
@@ -555,6 +605,8 @@ static void check_reduce(const char *where, const dispatch_kernel_export *e) {
         check_dot(where, e), reduce_entries++;
     else if (e->named == DISPATCH_RK_ARG)
         check_arg(where, e), reduce_entries++;
+    else if (e->named == DISPATCH_RK_ARG_COLS)
+        check_arg_cols(where, e), reduce_entries++;
 }
 
 int main(void) {

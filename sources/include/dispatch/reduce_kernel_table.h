@@ -36,7 +36,8 @@ extern "C" {
     X(EXT_ROWS) /* nrows of those, as SUM_ROWS */                                           \
     X(INT)      /* integer and bool sum/max/min into accumulators (Note [Integer reductions]) */ \
     X(DOT)      /* the sum of n products a[i] * b[i] (dot: Note [Dot order] in dot.dispatch.c) */ \
-    X(ARG)      /* the first index of the max/min of n contiguous elements, and its value */
+    X(ARG)      /* the first index of the max/min of n contiguous elements, and its value */ \
+    X(ARG_COLS) /* ARG of each of ncols contiguous columns down the rows */
 
 enum dispatch_reduce_kernel_kind {
 #define DISPATCH_REDUCE_KERNEL_ENUM_(K) DISPATCH_RK_##K,
@@ -128,6 +129,13 @@ typedef void (*dispatch_rk_dot_fn)(const char *a, intptr_t sa, const char *b, in
  * element there copied to value (Note [One-pass first extremes] in
  * argext.dispatch.c). */
 typedef int64_t (*dispatch_rk_arg_fn)(int is_min, const char *p, intptr_t n, char *value);
+/* ARG_COLS: for each of ncols contiguous columns down nrows > 0 rows (row r
+ * at p + r * rstride), the first row r of its max (is_min 0) or min, a
+ * float's first NaN where there is one: r * rstep to rows[c], the element
+ * there to vals[c] (Note [Column first extremes] in argext.dispatch.c). */
+typedef void (*dispatch_rk_arg_cols_fn)(int is_min, const char *p, intptr_t rstride,
+                                        intptr_t nrows, intptr_t ncols, int64_t rstep,
+                                        char *vals, int64_t *rows);
 typedef void (*dispatch_rk_rows_fn)(const char *p, intptr_t rstep, intptr_t stride, intptr_t n,
                                     intptr_t nrows, char *out, intptr_t ostep);
 /* op: dispatch_reduce_kernel_op; scratch as dispatch_reduce_cols_scratch. */
