@@ -20,6 +20,24 @@ def test_cpu_allocations_are_64_byte_aligned():
             assert t[n - 1].item() == 2
 
 
+def test_data_of_64_kib_or_more_starts_on_a_page():
+    """Note [Outputs on a page]: so an input made by NumPy (16 bytes into its
+    page) lies ahead of our output modulo 4096, never a few vectors behind
+    it (4K aliasing). Both allocation paths, every size around the bounds,
+    and operator results made from a NumPy input."""
+    for n in (64 << 10, (64 << 10) + 1, (4 << 20) - 1, 4 << 20, (8 << 20) + 3):
+        t = dispatch.empty(n, dtype=dispatch.int8)
+        assert t.data_ptr() % 4096 == 0, n
+        t[0], t[n - 1] = 1, 2  # every byte is ours
+        assert (t[0].item(), t[n - 1].item()) == (1, 2)
+    assert dispatch.empty((64 << 10) - 1, dtype=dispatch.int8).data_ptr() % 64 == 0
+    a = np.random.default_rng(0).standard_normal(1 << 20)
+    x = dispatch.from_numpy(a)
+    for r in (dispatch.ops.neg(x), x + 1.0, x.to(dispatch.float32), x.clone()):
+        assert r.data_ptr() % 4096 == 0
+    assert (dispatch.ops.neg(x).numpy() == -a).all()
+
+
 def test_large_results_are_backed_by_huge_pages_where_the_kernel_allows():
     """A 64 MiB result is marked MADV_HUGEPAGE; with THP in 'madvise' or
     'always' mode, its pages come from huge pages (AnonHugePages grows)."""
