@@ -185,6 +185,19 @@ static void test_builtin_add(void) {
     r = dispatch_call_tt(add, a, a);
     CHECK(r && r->dtype == DISPATCH_INT32 && ((int32_t *)r->data)[2] == 4);
     dispatch_tensor_decref(r);
+    /* tensors, then one Scalar past a defaulted argument: add(a, a, alpha=3) */
+    dispatch_tensor *aa[2] = {a, a};
+    r = dispatch_call_tensors_scalar(add, aa, 2, 2, 0, 3, DISPATCH_NUMBER_INT);
+    CHECK(r && r->dtype == DISPATCH_INT32 && ((int32_t *)r->data)[3] == 12);
+    if (r) dispatch_tensor_decref(r);
+    const dispatch_operator *addcmul = dispatch_find_op("addcmul");
+    r = addcmul ? dispatch_call_tensors_scalar(addcmul, (dispatch_tensor *[]){a, a, a}, 3, 3, 0, 2,
+                                               DISPATCH_NUMBER_INT)
+                : NULL;
+    CHECK(r && r->dtype == DISPATCH_INT32 && ((int32_t *)r->data)[2] == 10); /* 2 + 2 * (2 * 2) */
+    if (r) dispatch_tensor_decref(r);
+    CHECK(dispatch_call_tensors_scalar(add, aa, 2, 1, 0, 1, DISPATCH_NUMBER_INT) == NULL &&
+          dispatch_error_kind_get() == DISPATCH_ERR_VALUE); /* the scalar among the tensors */
     dispatch_tensor_decref(a);
     double ns = dispatch_bench_noop_ns(1000);
     CHECK(ns > 0);
