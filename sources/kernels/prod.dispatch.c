@@ -142,6 +142,16 @@ DEF_PROD(dispatch_kernel_prod_f64, double)
  * rows and by columns: every line then crossed between the two cores, and
  * prod(dim=0) of (512, 512) bfloat16 took 225 us at 2 threads, 53 at one).
  */
+/*
+ * Note [Short product columns]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * With fewer rows than the order's 32 lanes, lanes nrows.. never take a
+ * row and hold 1: multiplying by 1 gives the other factor's bits exactly
+ * (a NaN's payload and a zero's sign included), so the pairwise tree skips
+ * them, a lane paired with one of them passing on as it is. prod(dim=0) of
+ * (8, 512) float64 initialised and combined 32 lanes of 64 columns for 8
+ * rows of work: 3.9 us, torch 2.2. The same bits as the full tree.
+ */
 /* DEF_PROD_COLS over T elements read as ST (T itself, or a narrow float's
  * storage widened to float by WIDEN(dst, src, n)), results written as OUT. */
 #define PROD_AS_IS(dst, src, n) ((void)0)
@@ -152,7 +162,9 @@ DEF_PROD(dispatch_kernel_prod_f64, double)
     {                                                                                      \
         _Alignas(64) double acc[PROD_LANES][PROD_COL_CHUNK];                               \
         ST widened[PROD_COL_CHUNK];                                                        \
-        for (int k = 0; k < PROD_LANES; k++)                                               \
+        /* lanes past the rows stay 1: Note [Short product columns] */                     \
+        int used = nrows < PROD_LANES ? (nrows > 0 ? (int)nrows : 1) : PROD_LANES;         \
+        for (int k = 0; k < used; k++)                                                     \
             for (int c = 0; c < PROD_COL_CHUNK; c++) acc[k][c] = 1;                        \
         for (intptr_t r = 0; r < nrows; r++) {                                             \
             const char *row = p + r * rstride;                                             \
@@ -172,10 +184,14 @@ DEF_PROD(dispatch_kernel_prod_f64, double)
             else                                                                           \
                 for (intptr_t c = 0; c < w; c++) a[c] *= (double)x[c];                     \
         }                                                                                  \
-        for (int h = PROD_LANES / 2; h >= 1; h /= 2) /* pairwise, as DEF_PROD */           \
-            for (int k = 0; k < h; k++)                                                    \
+        for (int h = PROD_LANES / 2; h >= 1; h /= 2) { /* pairwise, as DEF_PROD */         \
+            for (int k = 0; 2 * k + 1 < used; k++)                                         \
                 for (int c = 0; c < PROD_COL_CHUNK; c++)                                   \
                     acc[k][c] = acc[2 * k][c] * acc[2 * k + 1][c];                         \
+            if (used % 2) /* a lane paired with a 1: itself */                             \
+                for (int c = 0; c < PROD_COL_CHUNK; c++) acc[used / 2][c] = acc[used - 1][c]; \
+            used = (used + 1) / 2;                                                         \
+        }                                                                                  \
         for (intptr_t c = 0; c < w; c++) res[c] = acc[0][c];                               \
     }                                                                                      \
     /* Any number of rows: split as DEF_PROD splits (Note [Fold blocks]). */              \
