@@ -1,9 +1,9 @@
 /*
  * dispatch._fastpath: the C base class of dispatch.Tensor, holding its
  * runtime pointer and implementing the arithmetic and comparison operators,
- * the schema binder, the operator methods, the operator packets' call and
- * the tensors made with no operator (empty, to, clone), one file each
- * (_fastpath.h);
+ * the schema binder, the operator methods, the operator packets' call, the
+ * tensors made with no operator (empty, to, clone) and the views (shape,
+ * view, t[index]), one file each (_fastpath.h);
  * this file is the module: its functions, init() and the state they share.
  *
  * Note [Operator fast path]
@@ -116,9 +116,28 @@ static struct PyModuleDef module = {
     NULL, NULL, NULL, NULL,
 };
 
+/* TensorBase's methods: each file's table, in one (PyType_Ready takes one). */
+static PyMethodDef tensor_methods[16];
+
+static int join_tensor_methods(void) {
+    const PyMethodDef *tables[] = {tensor_factory_methods, tensor_view_methods};
+    size_t n = 0;
+    for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
+        for (const PyMethodDef *m = tables[t]; m->ml_name; m++) {
+            if (n + 1 >= sizeof tensor_methods / sizeof tensor_methods[0]) {
+                PyErr_SetString(PyExc_SystemError, "_fastpath: tensor_methods is too small");
+                return -1;
+            }
+            tensor_methods[n++] = *m;
+        }
+    TensorBaseType.tp_methods = tensor_methods;
+    return 0;
+}
+
 PyMODINIT_FUNC PyInit__fastpath(void) {
     /* Defining tp_richcompare alone would make tensors unhashable. */
     TensorBaseType.tp_hash = PyBaseObject_Type.tp_hash;
+    if (join_tensor_methods() < 0) return NULL;
     if (PyType_Ready(&TensorBaseType) < 0 || PyType_Ready(&OperatorMethodType) < 0 ||
         packet_type_ready() < 0)
         return NULL;
@@ -126,6 +145,7 @@ PyMODINIT_FUNC PyInit__fastpath(void) {
     if (!m) return NULL;
     S.no_match = PyObject_CallNoArgs((PyObject *)&PyBaseObject_Type);
     if (!S.no_match || PyModule_AddFunctions(m, factory_functions) < 0 ||
+        PyModule_AddFunctions(m, view_functions) < 0 ||
         PyModule_AddObjectRef(m, "TensorBase", (PyObject *)&TensorBaseType) < 0 ||
         PyModule_AddObjectRef(m, "OperatorMethod", (PyObject *)&OperatorMethodType) < 0 ||
         PyModule_AddObjectRef(m, "OperatorPacket", (PyObject *)&OperatorPacketType) < 0 ||

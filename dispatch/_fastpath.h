@@ -9,6 +9,7 @@
  *   _fastpath_method.c   the operator method descriptor (Note [Operator methods])
  *   _fastpath_packet.c   the call of dispatch.ops.<name> (Note [Operator packets])
  *   _fastpath_factories.c  empty(), Tensor.to/clone/contiguous (Note [New tensors in C])
+ *   _fastpath_views.c    shape, ndim, view, reshape, t[index] (Note [Views in C])
  *   _fastpath_dlpack.c   DLPack capsules
  */
 #ifndef DISPATCH_FASTPATH_H_
@@ -131,6 +132,14 @@ PyObject *packet_call(PyObject *packet, PyObject *const *args, size_t nargsf, Py
 
 extern PyMethodDef tensor_factory_methods[]; /* TensorBase's to, clone, contiguous */
 extern PyMethodDef factory_functions[];      /* the module's empty, init_copies, init_empty */
+
+/* _fastpath_views.c ----------------------------------------------------------- */
+
+PyObject *tensor_shape(TensorBase *self, void *closure); /* TensorBase's getters */
+PyObject *tensor_ndim(TensorBase *self, void *closure);
+extern PyMethodDef tensor_view_methods[]; /* TensorBase's view, reshape */
+extern PyMappingMethods tensor_view_mapping; /* TensorBase's t[index] */
+extern PyMethodDef view_functions[];      /* the module's init_views */
 
 /* _fastpath_dlpack.c ---------------------------------------------------------- */
 

@@ -180,6 +180,9 @@ static int set_p(TensorBase *t, PyObject *value, void *closure) {
 
 static PyGetSetDef tensor_getset[] = {
     {"_p", (getter)get_p, (setter)set_p, "the runtime's dispatch_tensor * (cffi)", NULL},
+    /* _fastpath_views.c */
+    {"shape", (getter)tensor_shape, NULL, "The sizes, a tuple of ints.", NULL},
+    {"ndim", (getter)tensor_ndim, NULL, "The number of dims.", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -201,7 +204,9 @@ PyTypeObject TensorBaseType = {
     .tp_as_number = &tensor_number,
     .tp_richcompare = richcompare,
     .tp_getset = tensor_getset,
-    .tp_methods = tensor_factory_methods,
+    .tp_as_mapping = &tensor_view_mapping, /* t[index]: _fastpath_views.c */
+    /* .tp_methods: the module's init joins _fastpath_factories.c's and
+     * _fastpath_views.c's */
     .tp_weaklistoffset = offsetof(TensorBase, weakrefs),
 };
 

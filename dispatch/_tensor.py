@@ -132,11 +132,7 @@ class Tensor(_fastpath.TensorBase):
         raise TypeError("create tensors with dispatch.tensor(), empty(), zeros(), ...")
 
     # Metadata --------------------------------------------------------------------------
-    @property
-    def shape(self) -> tuple:
-        p = _cptr(self)
-        return tuple(p.sizes[0:p.ndim])
-
+    # shape and ndim are the C base's (Note [Views in C] in dispatch/_fastpath_views.c).
     def size(self, dim: int | None = None) -> Any:
         return self.shape if dim is None else self.shape[dim]
 
@@ -144,10 +140,6 @@ class Tensor(_fastpath.TensorBase):
         p = _cptr(self)
         st = tuple(p.strides[0:p.ndim])
         return st if dim is None else st[dim]
-
-    @property
-    def ndim(self) -> int:
-        return int(_cptr(self).ndim)
 
     def dim(self) -> int:
         return int(_cptr(self).ndim)
@@ -182,13 +174,8 @@ class Tensor(_fastpath.TensorBase):
         return int(_cptr(self).sizes[0])
 
     # Views ------------------------------------------------------------------------------
-    def view(self, *shape: int) -> Tensor:
-        shape = _sizes(shape)
-        return _wrap(lib.dispatch_tensor_view(_cptr(self), len(shape), _int64s(shape)))
-
-    def reshape(self, *shape: int) -> Tensor:
-        shape = _sizes(shape)
-        return _wrap(lib.dispatch_tensor_reshape(_cptr(self), len(shape), _int64s(shape)))
+    # view(), reshape() and t[index] are the C base's (Note [Views in C]); what
+    # it does not take comes to _view, _reshape and _getitem below.
 
     def transpose(self, dim0: int, dim1: int) -> Tensor:
         return _wrap(lib.dispatch_tensor_transpose(_cptr(self), dim0, dim1))
@@ -219,9 +206,6 @@ class Tensor(_fastpath.TensorBase):
         _int64s((off,), "storage offset")
         return _wrap(lib.dispatch_tensor_as_strided(_cptr(self), len(size), _int64s(size),
                                                     _int64s(stride, "strides"), off))
-
-    def __getitem__(self, index: Any) -> Tensor:
-        return _wrap(_index(_cptr(self), index))
 
     def __setitem__(self, index: Any, value: Any) -> None:
         target = self[index]
@@ -446,6 +430,22 @@ def _address(p: Any) -> int:
     return int(ffi.cast("uintptr_t", p))
 
 
+# Tensor.view/reshape/[] beyond the C base's common case (NumPy integers, None
+# and Ellipsis, every error's words): Note [Views in C].
+def _view(self: Tensor, *shape: int) -> Tensor:
+    shape = _sizes(shape)
+    return _wrap(lib.dispatch_tensor_view(_cptr(self), len(shape), _int64s(shape)))
+
+
+def _reshape(self: Tensor, *shape: int) -> Tensor:
+    shape = _sizes(shape)
+    return _wrap(lib.dispatch_tensor_reshape(_cptr(self), len(shape), _int64s(shape)))
+
+
+def _getitem(self: Tensor, index: Any) -> Tensor:
+    return _wrap(_index(_cptr(self), index))
+
+
 # Tensor.contiguous/clone/to beyond the C base's common case (a cuda tensor, a
 # device string, a dtype by name, a keyword): Note [New tensors in C].
 def _contiguous(self: Tensor) -> Tensor:
@@ -481,13 +481,18 @@ _fastpath.init(Tensor, dtype, tuple(_address(ffi.addressof(lib, f)) for f in (
                    "dispatch_ivalue_release")),
                tuple(_address(h) for h in _FAST_OPS),
                lambda addr: ffi.cast("dispatch_tensor *", addr), _address, _raise)
-for _f, _name in ((_contiguous, "contiguous"), (_clone, "clone"), (_to, "to")):
+for _f, _name in ((_contiguous, "contiguous"), (_clone, "clone"), (_to, "to"), (_view, "view"),
+                  (_reshape, "reshape"), (_getitem, "__getitem__")):
     _f.__name__, _f.__qualname__ = _name, f"Tensor.{_name}"  # in their TypeErrors
 del _f, _name
 _fastpath.init_copies(tuple(_address(ffi.addressof(lib, f)) for f in (
                           "dispatch_kernels_to_dtype", "dispatch_kernels_clone",
                           "dispatch_kernels_contiguous")),
                       (_to, _clone, _contiguous))
+_fastpath.init_views(tuple(_address(ffi.addressof(lib, f)) for f in (
+                         "dispatch_tensor_view", "dispatch_tensor_reshape",
+                         "dispatch_tensor_select", "dispatch_tensor_slice")),
+                     (_view, _reshape, _getitem))
 
 # Indexing -------------------------------------------------------------------------------
 
