@@ -59,10 +59,14 @@ def full(size: Sequence[int], fill_value: Any, *, dtype: Any = None, device: Any
 
 
 def zeros(*size: int, dtype: Any = None, device: Any = None) -> Tensor:
+    if device is None:  # on the host: two C calls (empty, fill_), not full()'s checks
+        return empty(*size, dtype=dtype or float32).fill_(0)
     return full(_sizes(size), 0, dtype=dtype or float32, device=device)
 
 
 def ones(*size: int, dtype: Any = None, device: Any = None) -> Tensor:
+    if device is None:
+        return empty(*size, dtype=dtype or float32).fill_(1)
     return full(_sizes(size), 1, dtype=dtype or float32, device=device)
 
 
