@@ -81,6 +81,10 @@ PyObject *wrap(dispatch_tensor *r);
  * (NULL: not worth it), and take the GIL back. */
 PyThreadState *release_for(int64_t numel);
 void reacquire(PyThreadState *ts);
+/* fn(self, *args, **kwargs), vectorcall's way (self NULL: fn(*args, ...)):
+ * a C method's Python path for what it does not take itself. */
+PyObject *call_python_path(PyObject *fn, PyObject *self, PyObject *const *args, size_t nargsf,
+                           PyObject *kwnames);
 /* The (Tensor) / (Tensor, Tensor) overload op, returning one Tensor. */
 PyObject *call1(const void *op, TensorBase *a);
 PyObject *call2(const void *op, TensorBase *a, TensorBase *b);
@@ -98,6 +102,11 @@ int classify(PyObject *v);
 int to_int64(PyObject *v, int64_t *out);
 int to_double(PyObject *v, double *out);
 int to_bool(PyObject *v, int64_t *out);
+/* The C methods' fast paths: an exact int in int64's range (1, else 0 and no
+ * error); sizes as ints or one tuple/list of them (the count, else -1 and no
+ * error). */
+int exact_int64(PyObject *v, int64_t *out);
+int read_sizes(PyObject *const *args, Py_ssize_t n, int64_t *sizes);
 
 /* _fastpath_binder.c ---------------------------------------------------------- */
 

@@ -38,21 +38,7 @@ static struct {
 /* The Python function for what the fast path does not take. */
 static PyObject *fallback(int which, PyObject *self, PyObject *const *args, size_t nargsf,
                           PyObject *kwnames) {
-    if (!F.fallback[which]) {
-        PyErr_SetString(PyExc_RuntimeError, "dispatch._fastpath is not connected (init_copies, "
-                                            "init_empty)");
-        return NULL;
-    }
-    if (!self) return PyObject_Vectorcall(F.fallback[which], args, nargsf, kwnames);
-    Py_ssize_t n = PyVectorcall_NARGS(nargsf), nk = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-    PyObject *small[8], **a = n + nk + 1 <= 8 ? small
-                                             : PyMem_Malloc(sizeof(PyObject *) * (size_t)(n + nk + 1));
-    if (!a) return PyErr_NoMemory();
-    a[0] = self;
-    for (Py_ssize_t i = 0; i < n + nk; i++) a[1 + i] = args[i];
-    PyObject *r = PyObject_Vectorcall(F.fallback[which], a, (size_t)(n + 1), kwnames);
-    if (a != small) PyMem_Free(a);
-    return r;
+    return call_python_path(F.fallback[which], self, args, nargsf, kwnames);
 }
 
 /* The dtype number of a dispatch.dtype, or -1 (no error) for anything else. */
@@ -124,28 +110,6 @@ PyMethodDef tensor_factory_methods[] = {
      "contiguous($self, /)\n--\n\nThis tensor when it is contiguous, else a contiguous copy."},
     {NULL, NULL, 0, NULL},
 };
-
-/* sizes given as ints, or as one tuple/list of ints; 0 and the count, or
- * -1 (no error) for anything else. */
-static int read_sizes(PyObject *const *args, Py_ssize_t n, int64_t *sizes) {
-    PyObject *const *items = args;
-    if (n == 1 && (PyTuple_CheckExact(args[0]) || PyList_CheckExact(args[0]))) {
-        items = PySequence_Fast_ITEMS(args[0]);
-        n = PySequence_Fast_GET_SIZE(args[0]);
-    }
-    if (n > DISPATCH_MAX_DIMS) return -1;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (!PyLong_CheckExact(items[i])) return -1;
-        int overflow;
-        long long v = PyLong_AsLongLongAndOverflow(items[i], &overflow);
-        if (overflow || (v == -1 && PyErr_Occurred())) {
-            PyErr_Clear();
-            return -1;
-        }
-        sizes[i] = v;
-    }
-    return (int)n;
-}
 
 /* dispatch.empty(*size, dtype=None, device=None) */
 static PyObject *empty(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {

@@ -61,6 +61,25 @@ void reacquire(PyThreadState *ts) {
     if (ts) PyEval_RestoreThread(ts);
 }
 
+PyObject *call_python_path(PyObject *fn, PyObject *self, PyObject *const *args, size_t nargsf,
+                           PyObject *kwnames) {
+    if (!fn) {
+        PyErr_SetString(PyExc_RuntimeError, "dispatch._fastpath is not connected to its Python "
+                                            "paths (init_copies, init_empty, init_views)");
+        return NULL;
+    }
+    if (!self) return PyObject_Vectorcall(fn, args, nargsf, kwnames);
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf), nk = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    PyObject *small[8], **a = n + nk + 1 <= 8 ? small
+                                             : PyMem_Malloc(sizeof(PyObject *) * (size_t)(n + nk + 1));
+    if (!a) return PyErr_NoMemory();
+    a[0] = self;
+    for (Py_ssize_t i = 0; i < n + nk; i++) a[1 + i] = args[i];
+    PyObject *r = PyObject_Vectorcall(fn, a, (size_t)(n + 1), kwnames);
+    if (a != small) PyMem_Free(a);
+    return r;
+}
+
 /* wrap(r), or the argument object a when r is its tensor (an in-place
  * operator returns self: the same object, as PyTorch's). */
 static PyObject *wrap_or_same(dispatch_tensor *r, TensorBase *a) {

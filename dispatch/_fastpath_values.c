@@ -1,6 +1,7 @@
 /* What a Python value is, and Python and NumPy numbers read as C numbers:
- * for the binder (Note [Binding in C] in _fastpath_binder.c) and the
- * Tensor's slots alike. NumPy's scalars count once NumPy is imported. */
+ * for the binder (Note [Binding in C] in _fastpath_binder.c), the Tensor's
+ * slots and the C methods' sizes alike. NumPy's scalars count once NumPy is
+ * imported. */
 #include "_fastpath.h"
 
 static struct {
@@ -77,4 +78,33 @@ int to_bool(PyObject *v, int64_t *out) {
     if (b < 0) return -1;
     *out = b;
     return 0;
+}
+
+/* An exact Python int in int64's range into *out: 1, or 0 (no error) for
+ * anything else, which the caller's Python path then reads and words. */
+int exact_int64(PyObject *v, int64_t *out) {
+    if (!PyLong_CheckExact(v)) return 0;
+    int overflow;
+    long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+    if (overflow || (x == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return 0;
+    }
+    *out = x;
+    return 1;
+}
+
+/* Sizes given as f(2, 3) or f((2, 3)) / f([2, 3]), each an exact int in
+ * int64's range, at most DISPATCH_MAX_DIMS: their count, or -1 (no error)
+ * for anything else. */
+int read_sizes(PyObject *const *args, Py_ssize_t n, int64_t *sizes) {
+    PyObject *const *items = args;
+    if (n == 1 && (PyTuple_CheckExact(args[0]) || PyList_CheckExact(args[0]))) {
+        items = PySequence_Fast_ITEMS(args[0]);
+        n = PySequence_Fast_GET_SIZE(args[0]);
+    }
+    if (n > DISPATCH_MAX_DIMS) return -1;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (!exact_int64(items[i], &sizes[i])) return -1;
+    return (int)n;
 }

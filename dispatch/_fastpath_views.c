@@ -34,17 +34,7 @@ static struct {
 
 /* fallback(self, *args): the Python function for what is not taken here. */
 static PyObject *fallback(int which, PyObject *self, PyObject *const *args, Py_ssize_t n) {
-    if (!V.fallback[which]) {
-        PyErr_SetString(PyExc_RuntimeError, "dispatch._fastpath.init_views was not called");
-        return NULL;
-    }
-    PyObject *small[8], **a = n + 1 <= 8 ? small : PyMem_Malloc(sizeof(PyObject *) * (size_t)(n + 1));
-    if (!a) return PyErr_NoMemory();
-    a[0] = self;
-    for (Py_ssize_t i = 0; i < n; i++) a[1 + i] = args[i];
-    PyObject *r = PyObject_Vectorcall(V.fallback[which], a, (size_t)(n + 1), NULL);
-    if (a != small) PyMem_Free(a);
-    return r;
+    return call_python_path(V.fallback[which], self, args, (size_t)n, NULL);
 }
 
 PyObject *tensor_shape(TensorBase *self, void *closure) {
@@ -69,34 +59,13 @@ PyObject *tensor_ndim(TensorBase *self, void *closure) {
     return p ? PyLong_FromLong(p->ndim) : NULL;
 }
 
-/* An exact Python int in int64's range into *out: 1, or 0 (no error) for
- * anything else. */
-static int small_int(PyObject *v, int64_t *out) {
-    if (!PyLong_CheckExact(v)) return 0;
-    int overflow;
-    long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
-    if (overflow || (x == -1 && PyErr_Occurred())) {
-        PyErr_Clear();
-        return 0;
-    }
-    *out = x;
-    return 1;
-}
-
 static PyObject *with_sizes(sizes_fn fn, int which, PyObject *self, PyObject *const *args,
                             Py_ssize_t n) {
-    PyObject *const *items = args;
-    Py_ssize_t k = n;
-    if (n == 1 && (PyTuple_CheckExact(args[0]) || PyList_CheckExact(args[0]))) {
-        items = PySequence_Fast_ITEMS(args[0]);
-        k = PySequence_Fast_GET_SIZE(args[0]);
-    }
     int64_t sizes[DISPATCH_MAX_DIMS];
-    int ok = fn != NULL && k <= DISPATCH_MAX_DIMS;
-    for (Py_ssize_t i = 0; ok && i < k; i++) ok = small_int(items[i], &sizes[i]);
-    dispatch_tensor *p = ok ? pointer_of((TensorBase *)self) : NULL;
+    const int k = fn ? read_sizes(args, n, sizes) : -1;
+    dispatch_tensor *p = k >= 0 ? pointer_of((TensorBase *)self) : NULL;
     if (!p) return PyErr_Occurred() ? NULL : fallback(which, self, args, n);
-    return wrap(fn(p, (int)k, sizes));
+    return wrap(fn(p, k, sizes));
 }
 
 static PyObject *tensor_view(PyObject *self, PyObject *const *args, Py_ssize_t n) {
@@ -148,7 +117,7 @@ static PyObject *index_view(dispatch_tensor *p, PyObject *const *items, Py_ssize
                 return NULL;
         } else {
             int64_t x;
-            if (!small_int(it, &x)) return NULL;
+            if (!exact_int64(it, &x)) return NULL;
         }
     }
     dispatch_tensor *cur = p, *next; /* cur: borrowed until the first step */
@@ -165,7 +134,7 @@ static PyObject *index_view(dispatch_tensor *p, PyObject *const *items, Py_ssize
             next = V.slice(cur, dim++, start, stop, has_step ? step : 1, has_start, has_stop);
         } else {
             int64_t i = 0;
-            small_int(it, &i);
+            exact_int64(it, &i);
             next = V.select(cur, dim, i);
         }
         if (cur != p) S.decref(cur);

@@ -5,29 +5,21 @@ to the Python code, which keeps its values and its words."""
 
 from __future__ import annotations
 
-import inspect
 import sys
+from pathlib import Path
+import inspect
 
 import numpy as np
 import pytest
 
 import dispatch
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _frames import python_calls  # noqa: E402
+
 
 def _python_calls(fn) -> list[str]:
-    """The Python functions outside this file entered while fn() runs."""
-    seen: list[str] = []
-
-    def hook(frame, event, arg):
-        if event == "call" and frame.f_code.co_filename != __file__:
-            seen.append(f"{frame.f_code.co_filename}:{frame.f_code.co_qualname}")
-
-    sys.setprofile(hook)
-    try:
-        fn()
-    finally:
-        sys.setprofile(None)
-    return seen
+    return python_calls(fn, __file__)
 
 
 @pytest.fixture

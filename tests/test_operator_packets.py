@@ -7,28 +7,19 @@ by the one binder, the TypeError worded by the packet)."""
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pytest
 
 import dispatch
 from dispatch import ops
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _frames import python_calls  # noqa: E402
+
 
 def _python_calls(fn) -> list[str]:
-    """The Python functions outside this file entered while fn() runs
-    (sys.setprofile sees each Python frame; C calls are 'c_call' events)."""
-    seen: list[str] = []
-
-    def hook(frame, event, arg):
-        if event == "call" and frame.f_code.co_filename != __file__:
-            seen.append(f"{frame.f_code.co_filename}:{frame.f_code.co_qualname}")
-
-    sys.setprofile(hook)
-    try:
-        fn()
-    finally:
-        sys.setprofile(None)
-    return seen
+    return python_calls(fn, __file__)
 
 
 @pytest.fixture

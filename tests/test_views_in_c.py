@@ -7,6 +7,7 @@ every other one goes to the Python path, and errors keep their words."""
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,20 +17,12 @@ from hypothesis import strategies as st
 import dispatch
 from dispatch import _tensor
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _frames import python_calls  # noqa: E402
+
 
 def _python_calls(fn) -> list[str]:
-    seen: list[str] = []
-
-    def hook(frame, event, arg):
-        if event == "call" and frame.f_code.co_filename != __file__:
-            seen.append(f"{frame.f_code.co_filename}:{frame.f_code.co_qualname}")
-
-    sys.setprofile(hook)
-    try:
-        fn()
-    finally:
-        sys.setprofile(None)
-    return seen
+    return python_calls(fn, __file__)
 
 
 X = dispatch.arange(4 * 5 * 6, dtype=dispatch.int32).view(4, 5, 6)
