@@ -621,12 +621,15 @@ def test_float16_max_min_are_exact_elements_and_the_first_zero(n):
 @pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "int32", "int64", "bool"])
 def test_integer_reductions_split_across_threads_match_numpy(threads, dtype):
     """Note [Threaded integer reductions]: a full reduce cut into parts, the
-    rows of sum(dim=1) and the columns of sum(dim=0) shared out; every
-    thread count gives NumPy's answer (sums wrap in int64), sizes on both
-    sides of the grain, odd part boundaries, the extremes in the last part."""
+    rows of sum(dim=1) and the columns of sum(dim=0) shared out, or, for
+    short rows, the rows of sum(dim=0) cut into parts with a row of
+    accumulators each; every thread count gives NumPy's answer (sums wrap
+    in int64), sizes on both sides of the grain, odd part boundaries, the
+    extremes in the last part."""
     rng = np.random.default_rng(len(dtype))
     info = np.iinfo(dtype) if dtype != "bool" else None
-    for shape in [(70001,), (3, 65537), (1000, 131), (131, 1000), (2, 40000), (40000, 2)]:
+    for shape in [(70001,), (3, 65537), (1000, 131), (131, 1000), (2, 40000), (40000, 2),
+                  (4097, 37), (7, 9363)]:
         if dtype == "bool":
             x = rng.integers(0, 2, shape).astype(bool)
         else:

@@ -134,6 +134,13 @@ static void accumulate(char **ptrs, const intptr_t *steps, intptr_t n, void *arg
  * into parts, each folded into its own copy of the starting value, and the
  * parts then folded into the accumulator by the same kernel. Below
  * 2 * DISPATCH_ITER_GRAIN elements, or with one thread, it is one call.
+ * Columns whose rows are short (a thread's share of a row under a page)
+ * are not shared out: each thread would read part of every page of the
+ * matrix, and the two threads stream the whole of it between them
+ * (amax(dim=0) of (32768, 512) int64: 18.2 ms at 2 threads, 5.6 at one).
+ * Their rows are cut into parts instead, each folded into its own row of
+ * accumulators (a copy of the starting values), the parts' rows then
+ * folded into the accumulators as rows of a matrix.
  */
 typedef struct int_matrix_job {
     int op, dtype, acc_dtype;
@@ -176,6 +183,34 @@ static void int_matrix_part(void *arg, int64_t b, int64_t e) {
     }
 }
 
+/* Rows [o0, o1) of part k of the columns' rows, into part k's row of
+ * accumulators (Note [Threaded integer reductions]). */
+static void int_matrix_row_parts(void *arg, int64_t b, int64_t e) {
+    const int_matrix_job *j = arg;
+    const intptr_t row_bytes = j->n * j->acc_step;
+    for (int64_t k = b; k < e; k++) {
+        int64_t o0 = j->nouter * k / j->nparts, o1 = j->nouter * (k + 1) / j->nparts;
+        int_reduce(j->op, j->dtype, j->p + o0 * j->outer_step, j->step, j->n,
+                   j->parts + k * row_bytes, j->acc_step, (intptr_t)(o1 - o0), j->outer_step, 0);
+    }
+}
+
+/* The columns' rows cut into parts (Note [Threaded integer reductions]);
+ * 0, or -1 (MemoryError). */
+static int int_matrix_columns_by_rows(int_matrix_job *j, int threads, const char *name) {
+    const intptr_t row_bytes = j->n * j->acc_step;
+    j->nparts = j->nouter < threads ? j->nouter : threads;
+    j->parts = malloc((size_t)j->nparts * (size_t)row_bytes);
+    if (!j->parts) return dispatch_error_set(DISPATCH_ERR_MEMORY, "%s: out of memory", name);
+    for (int64_t k = 0; k < j->nparts; k++)
+        memcpy(j->parts + k * row_bytes, j->acc, (size_t)row_bytes);
+    dispatch_parallel_for(j->nparts, 1, 1, int_matrix_row_parts, j);
+    int_reduce(j->op, j->acc_dtype, j->parts, j->acc_step, j->n, j->acc, j->acc_step,
+               (intptr_t)j->nparts, row_bytes, 0);
+    free(j->parts);
+    return 0;
+}
+
 /* Returns 0, or -1 (MemoryError) when the parts' accumulators cannot be had. */
 static int int_matrix_reduce(int_matrix_job *j, const char *name) {
     int threads = dispatch_get_num_threads();
@@ -185,6 +220,10 @@ static int int_matrix_reduce(int_matrix_job *j, const char *name) {
             dispatch_parallel_for(j->nouter, dispatch_parallel_grain(j->n), 1, int_matrix_runs, j);
             return 0;
         }
+        if (j->acc_step != 0 && j->nouter >= 2 * (int64_t)threads &&
+            j->outer_acc_step == 0 && j->acc_step == j->acc_size &&
+            (int64_t)j->n * (int64_t)dispatch_dtype_itemsize(j->dtype) < 4096 * (int64_t)threads)
+            return int_matrix_columns_by_rows(j, threads, name);
         if (j->acc_step != 0) {
             /* Cuts at the kernel's column blocks (128 bytes of input). */
             int64_t align = 128 / (int64_t)dispatch_dtype_itemsize(j->dtype);
