@@ -820,6 +820,64 @@ def test_max_min_read_as_two_streams_find_every_extreme_and_nan(dtype, where):
             assert _same(dispatch.amax(t, 1), a.max(1)) and _same(dispatch.amin(t, 1), a.min(1))
 
 
+@pytest.mark.parametrize("dtype,rows", [("float32", 8195), ("float64", 4099), ("float16", 16389)])
+def test_column_reductions_past_the_caches_keep_their_bits(threads, dtype, rows):
+    """An outer-dim reduction over 16 MiB or more reads whole rows, two
+    ranges of rows at once (Note [Column streams]): sum and mean keep the
+    documented tree's bits (a float16 input: its float32 copy's, rounded
+    once), max/min the first NaN and the first zero, at 1 and 2 threads."""
+    rng = np.random.default_rng(rows)
+    x = rng.uniform(0, 0.01, (rows, 520)) * np.where(rng.random((rows, 520)) < 0.1, 300, 1)
+    x = (x * np.where(rng.random((rows, 520)) < 0.5, -1, 1)).astype(dtype)
+    assert x.nbytes >= 16 << 20
+    x[:, 7] = 0.0
+    x[rows // 3, 7], x[rows - 1, 7] = -0.0, 0.0  # the first zero of column 7 is +0.0
+    x[:, 8] = -0.0
+    x[rows // 2 + 5, 8] = 0.0  # in the second stream: max is still -0.0, the first zero
+    x[rows - 2, 9] = np.nan  # a NaN late in the second half
+    x[3, 10], x[rows // 2 + 1, 10] = np.nan, -np.nan
+    wide = x.astype(np.float32) if dtype == "float16" else x
+    want_sum = _column_tree(wide).astype(dtype)
+    t = dispatch.from_numpy(x)
+    for n in (1, 2):
+        threads(n)
+        assert_same_bits(t.sum(0).numpy(), want_sum)
+        if dtype != "float16":
+            assert_same_bits(t.mean(0).numpy(), (_column_tree(x) / x.dtype.type(rows)).astype(dtype))
+        for op in ("amax", "amin"):
+            got = getattr(dispatch, op)(t, 0).numpy()
+            want = getattr(np, op)(x, axis=0)
+            assert_same_bits(got, want)
+            assert np.signbit(got[7]) == False and np.signbit(got[8]) == True, op
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint8", "int16", "int32"])
+def test_integer_column_extremes_past_the_caches(threads, dtype):
+    """amax/amin(dim=0) over 16 MiB or more of 1- and 2-byte columns fold
+    the two halves of the rows apart and join them (Note [Integer column
+    streams]); the extreme may sit in either half, in a column past the
+    first 4 KB of a row, at 1 and 2 threads; sum keeps its path."""
+    rows = (16 << 20) // (2100 * np.dtype(dtype).itemsize) + 3
+    rng = np.random.default_rng(rows)
+    if dtype == "bool":
+        x = rng.random((rows, 2100)) < 0.5
+        x[:, 5], x[:, 2099] = False, True
+        x[rows - 1, 5], x[rows // 3, 2099] = True, False  # decided in one half only
+    else:
+        info = np.iinfo(dtype)
+        x = rng.integers(info.min // 2, info.max // 2, (rows, 2100), endpoint=True).astype(dtype)
+        x[rows - 1, 5], x[3, 6] = info.max, info.min  # the second half's last row, the first's
+        x[rows // 2 + 1, 2099], x[rows // 2 - 1, 2098] = info.min, info.max
+    assert x.nbytes >= 16 << 20
+    t = dispatch.from_numpy(x)
+    for n in (1, 2):
+        threads(n)
+        for op in ("amax", "amin"):
+            np.testing.assert_array_equal(getattr(dispatch, op)(t, 0).numpy(),
+                                          getattr(np, op)(x, axis=0), err_msg=f"{op} {n}")
+        np.testing.assert_array_equal(t.sum(0).numpy(), x.sum(0, dtype=np.int64))
+
+
 def _same(got, want) -> bool:
     return same_bits(got, np.asarray(want))  # NumPy's NaN, its bits too
 

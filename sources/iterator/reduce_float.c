@@ -118,6 +118,7 @@ typedef struct cols_job {
     const reduce_job *j;
     int col;          /* index of the contiguous kept dim in j->oshape */
     int kop;          /* the kernels' combine: dispatch_reduce_kernel_op */
+    int cols_op;      /* the COLS kernel's op: kop, streamed for a large input */
     dispatch_rk_fold_cols_fn fold; /* a FOLD row's column kernel, else NULL */
     int64_t ncols, nblocks, bcols;
     int nparts;
@@ -188,7 +189,7 @@ static void cols_range(void *arg, int64_t begin, int64_t end)
     int f32 = j->dtype == DISPATCH_FLOAT32;
     _Alignas(64) char buf[COL_BLOCK_BYTES];
     char *scratch = NULL;
-    if (c->kop == DISPATCH_COMBINE_ADD &&
+    if (!c->fold && dispatch_cols_needs_scratch(c->cols_op) &&
         (scratch = malloc((size_t)c->levels * (size_t)COL_BLOCK_BYTES)) == NULL) {
         atomic_store(&c->failed, 1);
         return;
@@ -207,11 +208,11 @@ static void cols_range(void *arg, int64_t begin, int64_t end)
             c->fold(ip, j->rstride, (intptr_t)c->pcount[part], (intptr_t)w, dst);
         else if (f32)
             CHOSEN_KERNEL(COLS, FLOAT32, dispatch_rk_cols_f32_fn)(
-                c->kop, ip, j->rstride, (intptr_t)c->pcount[part], (intptr_t)w,
+                c->cols_op, ip, j->rstride, (intptr_t)c->pcount[part], (intptr_t)w,
                 (float *)(void *)dst, scratch);
         else
             CHOSEN_KERNEL(COLS, FLOAT64, dispatch_rk_cols_f64_fn)(
-                c->kop, ip, j->rstride, (intptr_t)c->pcount[part], (intptr_t)w,
+                c->cols_op, ip, j->rstride, (intptr_t)c->pcount[part], (intptr_t)w,
                 (double *)(void *)dst, scratch);
         if (c->nparts == 1) cols_store(c, op, buf, w);
     }
@@ -275,6 +276,7 @@ static int reduce_cols(const reduce_job *j, int col, int64_t nout, dispatch_rk_f
     size_t isz = j->dtype == DISPATCH_FLOAT32 ? 4 : 8;
     cols_job c = {.j = j, .col = col, .ncols = j->oshape[col], .fold = fold};
     c.kop = dispatch_reduce_kernel_op(j->op);
+    c.cols_op = dispatch_cols_op(c.kop, j->rstride ? j->count * nout * (int64_t)isz : 0);
     c.bcols = fold ? FOLD_COL_BLOCK : (int64_t)(COL_BLOCK_BYTES / isz);
     c.nblocks = (c.ncols + c.bcols - 1) / c.bcols;
     c.levels = dispatch_reduce_cols_scratch(j->count);

@@ -131,7 +131,7 @@ static void half_cols_range(void *arg, int64_t b, int64_t e) {
     }
     int64_t bw = e - b < HALF_COLS_BLOCK ? e - b : HALF_COLS_BLOCK;
     float *scratch = NULL;
-    if (j->kop == DISPATCH_COMBINE_ADD &&
+    if (dispatch_cols_needs_scratch(j->kop) &&
         (scratch = malloc((size_t)dispatch_reduce_cols_scratch(j->count) * (size_t)bw *
                           sizeof *scratch)) == NULL) {
         atomic_store(&j->failed, 1);
@@ -160,7 +160,8 @@ int reduce_half_cols(int dtype, const char *p, intptr_t rstride, int kind, int64
     /* Columns are reduced each on its own, so any split of them between
      * threads gives the same bits; cuts fall on 64-column boundaries. */
     half_cols_job j = {.dtype = dtype, .p = p, .rstride = rstride, .count = count, .ncols = ncols,
-                       .kop = dispatch_reduce_kernel_op(kind), .vals = vals};
+                       .vals = vals};
+    j.kop = dispatch_cols_op(dispatch_reduce_kernel_op(kind), rstride ? count * ncols * 2 : 0);
     if (dispatch_reduce_is_fold(kind))
         j.fold = (dispatch_rk_fold_cols_fn)reduce_chosen_kernel(DISPATCH_RK_FOLD_COLS_OF(kind),
                                                                 dtype);

@@ -215,6 +215,8 @@ static int int_matrix_columns_by_rows(int_matrix_job *j, int threads, const char
 static int int_matrix_reduce(int_matrix_job *j, const char *name) {
     int threads = dispatch_get_num_threads();
     int64_t total = (int64_t)j->n * (int64_t)j->nouter;
+    if (j->acc_step != 0 && j->outer_acc_step == 0) /* columns: Note [Integer column streams] */
+        j->op = dispatch_cols_op(j->op, total * (int64_t)dispatch_dtype_itemsize(j->dtype));
     if (threads > 1 && total >= 2 * DISPATCH_ITER_GRAIN) {
         if (j->nouter > 1 && j->outer_acc_step != 0) {
             dispatch_parallel_for(j->nouter, dispatch_parallel_grain(j->n), 1, int_matrix_runs, j);

@@ -18,8 +18,10 @@
  * order] written out here, dot (DOT, Note [Dot order] in dot.dispatch.c)
  * against the reference's products summed by the float64 sum kernel, or
  * for integers against the wrapping int64 sum of the reference's products,
- * and the one-pass first extremes (ARG, Note [One-pass first extremes] in
- * argext.dispatch.c) against the first index element by element.
+ * the one-pass first extremes (ARG, Note [One-pass first extremes] in
+ * argext.dispatch.c) against the first index element by element, and the
+ * float column sums, maxima and minima (COLS, in both their forms: Note
+ * [Column streams] in sum.dispatch.c) against their tree and rule.
  *
  * It runs natively (every x86 target this CPU has) and, cross-compiled,
  * under qemu for aarch64, ppc64le, s390x and riscv64 (tests/test_cross_matrix.py
@@ -598,6 +600,156 @@ static void check_arg_cols(const char *where, const dispatch_kernel_export *e) {
     free(a), free(col), free(vals), free(rows);
 }
 
+/* COLS (Note [Column reductions] in sum.dispatch.c): each column's sum as
+ * the documented tree of leaves of 16 rows from -0.0, its max/min as the
+ * first NaN, else the extreme, and of zeros the first one (Note [Which
+ * zero, which NaN]); in T, float for the narrow floats and float32. */
+#define COLS_REFERENCE(T)                                                                    \
+    static T cols_sum_##T(int dtype, const char *p, intptr_t rs, intptr_t n) {               \
+        if (n <= 16) {                                                                       \
+            T a = (T)-0.0;                                                                   \
+            for (intptr_t r = 0; r < n; r++) a = a + (T)value_at(dtype, p + r * rs);         \
+            return a;                                                                        \
+        }                                                                                    \
+        intptr_t h = ((n / 16 + 1) / 2) * 16;                                                \
+        T lo = cols_sum_##T(dtype, p, rs, h);                                                \
+        return lo + cols_sum_##T(dtype, p + h * rs, rs, n - h);                              \
+    }                                                                                        \
+    static T cols_ext_##T(int dtype, int is_min, const char *p, intptr_t rs, intptr_t n) {   \
+        T m = (T)value_at(dtype, p);                                                         \
+        for (intptr_t r = 0; r < n; r++) {                                                   \
+            T x = (T)value_at(dtype, p + r * rs);                                            \
+            if (x != x) return x;                                                            \
+            if (is_min ? x < m : x > m) m = x;                                               \
+        }                                                                                    \
+        for (intptr_t r = 0; m == 0 && r < n; r++) {                                         \
+            T x = (T)value_at(dtype, p + r * rs);                                            \
+            if (x == 0) return x;                                                            \
+        }                                                                                    \
+        return m;                                                                            \
+    }
+COLS_REFERENCE(float)
+COLS_REFERENCE(double)
+
+/* COLS of every op, in the register form and with DISPATCH_COLS_STREAMS
+ * (Note [Column streams]): the bits of the reference above, for row counts
+ * across the tree's leaves and column counts across the vector blocks. */
+static void check_cols(const char *where, const dispatch_kernel_export *e) {
+    int dtype = e->dtype, f64 = dtype == DISPATCH_FLOAT64, odt = f64 ? dtype : DISPATCH_FLOAT32;
+    size_t isz = dispatch_dtype_itemsize(dtype), osz = f64 ? 8 : 4;
+    static const int rowsv[] = {1, 2, 3, 16, 17, 31, 33, 48, 100, 257, 1000};
+    static const int colsv[] = {1, 7, 64, 65, 130, 513};
+    enum { MAXR = 1000, MAXC = 513, PAD = 3 };
+    char *a = malloc((size_t)MAXR * (MAXC + PAD) * 8), *got = malloc(MAXC * 8),
+         *want = malloc(MAXC * 8);
+    char *scratch = malloc((size_t)dispatch_reduce_cols_scratch(MAXR) * MAXC * 8);
+    static const char *const ops[] = {"sum", "max", "min"};
+    char what[200];
+    for (int run = 0; run < 3; run++)
+        for (size_t ri = 0; ri < sizeof rowsv / sizeof rowsv[0]; ri++)
+            for (size_t ci = 0; ci < sizeof colsv / sizeof colsv[0]; ci++) {
+                const intptr_t nr = rowsv[ri], nc = colsv[ci], rs = (nc + PAD) * (intptr_t)isz;
+                if (run == 0) { /* specials and random bits: NaN, infinities, zeros */
+                    fill(dtype, a, (int)(nr * (nc + PAD)), NULL);
+                } else {
+                    for (intptr_t i = 0; i < nr * (nc + PAD); i++) {
+                        double x = run == 1 ? (double)((int)(next() % 3) - 1) * (next() % 2 ? 1 : 0)
+                                            : ldexp((double)(next() >> 11) * 0x1p-53 - 0.5,
+                                                    (int)(next() % 21) - 10);
+                        store_as(dtype, a + i * (intptr_t)isz, run == 1 && x == 0 && next() % 2 ? -0.0 : x);
+                    }
+                }
+                for (int op = 0; op < 3; op++) {
+                    for (intptr_t c = 0; c < nc; c++) {
+                        const char *col = a + c * (intptr_t)isz;
+                        if (f64) {
+                            double v = op == 0 ? cols_sum_double(dtype, col, rs, nr)
+                                               : cols_ext_double(dtype, op == 2, col, rs, nr);
+                            memcpy(want + c * 8, &v, 8);
+                        } else {
+                            float v = op == 0 ? cols_sum_float(dtype, col, rs, nr)
+                                              : cols_ext_float(dtype, op == 2, col, rs, nr);
+                            memcpy(want + c * 4, &v, 4);
+                        }
+                    }
+                    for (int streams = 0; streams < 2; streams++) {
+                        int kop = op | (streams ? DISPATCH_COLS_STREAMS : 0);
+                        memset(got, 0xA5, MAXC * 8);
+                        if (f64)
+                            ((dispatch_rk_cols_f64_fn)e->fn)(kop, a, rs, nr, nc, (double *)(void *)got,
+                                                             scratch);
+                        else
+                            ((dispatch_rk_cols_f32_fn)e->fn)(kop, a, rs, nr, nc, (float *)(void *)got,
+                                                             scratch);
+                        compared++;
+                        snprintf(what, sizeof what, "%s: %s(dim=0) %s%s, run %d", where, ops[op],
+                                 dispatch_dtype_name(dtype), streams ? ", two streams" : "", run);
+                        for (intptr_t c = 0; c < nc; c++) {
+                            if (agree(odt, got + c * osz, want + c * osz, 0)) continue;
+                            report(what, (int)nr, (int)c, got + c * osz, want + c * osz, osz);
+                            break;
+                        }
+                    }
+                }
+            }
+    free(a), free(got), free(want), free(scratch);
+}
+
+/* The value of a bool or integer element. */
+static int64_t int_at(int dtype, const char *p) {
+    int8_t i8; int16_t i16; int32_t i32; int64_t i64;
+    switch (dtype) {
+    case DISPATCH_INT8: memcpy(&i8, p, 1); return i8;
+    case DISPATCH_INT16: memcpy(&i16, p, 2); return i16;
+    case DISPATCH_INT32: memcpy(&i32, p, 4); return i32;
+    case DISPATCH_INT64: memcpy(&i64, p, 8); return i64;
+    default: return (int64_t)(uint8_t)*p; /* bool, uint8 */
+    }
+}
+
+/* INT's column max/min (acc_step one accumulator per column, the rows a
+ * matrix), in the register form and with DISPATCH_COLS_STREAMS (Note
+ * [Integer column streams]): each column's max/min element by element. */
+static void check_int_cols(const char *where, const dispatch_kernel_export *e) {
+    int dtype = e->dtype;
+    size_t isz = dispatch_dtype_itemsize(dtype);
+    static const int rowsv[] = {1, 2, 3, 31, 32, 33, 100, 301};
+    static const int colsv[] = {1, 7, 31, 64, 65, 130, 513, 2100};
+    enum { MAXR = 301, MAXC = 2100, PAD = 5 };
+    char *a = malloc((size_t)MAXR * (MAXC + PAD) * isz), *acc = malloc(MAXC * isz),
+         *want = malloc(MAXC * isz), what[200];
+    for (size_t ri = 0; ri < sizeof rowsv / sizeof rowsv[0]; ri++)
+        for (size_t ci = 0; ci < sizeof colsv / sizeof colsv[0]; ci++) {
+            const intptr_t nr = rowsv[ri], nc = colsv[ci], rs = (nc + PAD) * (intptr_t)isz;
+            fill(dtype, a, (int)(nr * (nc + PAD)), NULL);
+            for (int op = 1; op <= 2; op++) {
+                for (intptr_t c = 0; c < nc; c++) { /* the identity: the first row */
+                    memcpy(want + c * (intptr_t)isz, a + c * (intptr_t)isz, isz);
+                    for (intptr_t r = 1; r < nr; r++) {
+                        const char *x = a + r * rs + c * (intptr_t)isz;
+                        int64_t xv = int_at(dtype, x), wv = int_at(dtype, want + c * (intptr_t)isz);
+                        if (op == 1 ? xv > wv : xv < wv) memcpy(want + c * (intptr_t)isz, x, isz);
+                    }
+                }
+                for (int streams = 0; streams < 2; streams++) {
+                    memcpy(acc, a, (size_t)nc * isz);
+                    ((dispatch_rk_int_fn)e->fn)(op | (streams ? DISPATCH_COLS_STREAMS : 0), dtype,
+                                                a + rs, (intptr_t)isz, nc, acc, (intptr_t)isz,
+                                                nr - 1, rs, 0);
+                    compared++;
+                    snprintf(what, sizeof what, "%s: %s(dim=0) %s%s", where, op == 1 ? "max" : "min",
+                             dispatch_dtype_name(dtype), streams ? ", two streams" : "");
+                    for (intptr_t c = 0; c < nc; c++) {
+                        if (memcmp(acc + c * (intptr_t)isz, want + c * (intptr_t)isz, isz) == 0) continue;
+                        report(what, (int)nr, (int)c, acc + c * (intptr_t)isz, want + c * (intptr_t)isz, isz);
+                        break;
+                    }
+                }
+            }
+        }
+    free(a), free(acc), free(want);
+}
+
 static void check_reduce(const char *where, const dispatch_kernel_export *e) {
     if (e->named == DISPATCH_RK_FOLD_PROD || e->named == DISPATCH_RK_FOLD_COLS_PROD)
         check_prod(where, e), reduce_entries++;
@@ -607,6 +759,10 @@ static void check_reduce(const char *where, const dispatch_kernel_export *e) {
         check_arg(where, e), reduce_entries++;
     else if (e->named == DISPATCH_RK_ARG_COLS)
         check_arg_cols(where, e), reduce_entries++;
+    else if (e->named == DISPATCH_RK_COLS)
+        check_cols(where, e), reduce_entries++;
+    else if (e->named == DISPATCH_RK_INT)
+        check_int_cols(where, e), reduce_entries++;
 }
 
 int main(void) {

@@ -138,7 +138,8 @@ typedef void (*dispatch_rk_arg_cols_fn)(int is_min, const char *p, intptr_t rstr
                                         char *vals, int64_t *rows);
 typedef void (*dispatch_rk_rows_fn)(const char *p, intptr_t rstep, intptr_t stride, intptr_t n,
                                     intptr_t nrows, char *out, intptr_t ostep);
-/* op: dispatch_reduce_kernel_op; scratch as dispatch_reduce_cols_scratch. */
+/* op: dispatch_reduce_kernel_op, or'd with DISPATCH_COLS_STREAMS for an input
+ * larger than the caches; scratch as dispatch_reduce_cols_scratch. */
 typedef void (*dispatch_rk_cols_f32_fn)(int op, const char *p, intptr_t rstride, intptr_t nrows,
                                         intptr_t ncols, float *out, void *scratch);
 typedef void (*dispatch_rk_cols_f64_fn)(int op, const char *p, intptr_t rstride, intptr_t nrows,
@@ -149,6 +150,8 @@ typedef double (*dispatch_rk_ext_f64_fn)(int is_min, const double *p, intptr_t n
 typedef int (*dispatch_rk_ext_f16_fn)(int is_min, const uint16_t *p, intptr_t n, uint16_t *r);
 typedef void (*dispatch_rk_ext_rows_fn)(int is_min, const char *p, intptr_t rstep, intptr_t n,
                                         intptr_t nrows, char *out, intptr_t ostep);
+/* op: dispatch_reduce_kernel_op, or'd with DISPATCH_COLS_STREAMS for an input
+ * larger than the caches (Note [Integer column streams]). */
 typedef int (*dispatch_rk_int_fn)(int op, int dtype, const char *p, intptr_t step, intptr_t n,
                                   char *acc, intptr_t acc_step, intptr_t nouter,
                                   intptr_t outer_step, intptr_t outer_acc_step);
@@ -160,13 +163,33 @@ int dispatch_reduce_kernel_register(int kind, int dtype, dispatch_reduce_kernel_
  * not chosen yet: dispatch_kernels_simd_init(), or no kernel). */
 dispatch_reduce_kernel_fn dispatch_reduce_kernel_get(int kind, int dtype);
 
-/* The depth of the column sum's tree over nrows rows (leaves of 16): the
- * scratch of a COLS sum is this many times ncols elements. */
+/* A COLS kernel's op flag: read whole rows in address order, two ranges of
+ * rows at once (Note [Column streams] in sources/kernels/sum.dispatch.c);
+ * the same bits. The engines set it for inputs of DISPATCH_COLS_STREAM_BYTES
+ * or more, which come from memory rather than a cache. */
+#define DISPATCH_COLS_STREAMS 8
+#define DISPATCH_COLS_STREAM_BYTES ((int64_t)16 << 20)
+
+/* The op of a COLS call (kop: dispatch_reduce_kernel_op) whose rows span
+ * input_bytes in all, and whether that call needs a scratch. */
+static inline int dispatch_cols_op(int kop, int64_t input_bytes)
+{
+    return kop >= 0 && input_bytes >= DISPATCH_COLS_STREAM_BYTES ? kop | DISPATCH_COLS_STREAMS
+                                                                 : kop;
+}
+static inline int dispatch_cols_needs_scratch(int op)
+{
+    return op >= 0 && (op == 0 || (op & DISPATCH_COLS_STREAMS));
+}
+
+/* The scratch of a COLS kernel over nrows rows, in rows of ncols elements:
+ * two per level of the column sum's tree (leaves of 16), the two streams'
+ * results; max and min need it only with DISPATCH_COLS_STREAMS. */
 static inline int dispatch_reduce_cols_scratch(int64_t nrows)
 {
     int d = 1;
     for (int64_t n = nrows; n > 16; n = (n / 16 + 1) / 2 * 16) d++;
-    return d;
+    return 2 * d;
 }
 
 #ifdef __cplusplus
