@@ -38,12 +38,35 @@ def _empty(*size: int, dtype: Any = None, device: Any = None) -> Tensor:
                                            _device_num(device)))
 
 
-_empty.__name__ = _empty.__qualname__ = "empty"  # in its TypeErrors
-# An uninitialised tensor (float32 unless dtype says otherwise): one C call
-# for ints, a dtype and no device (Note [New tensors in C]).
-_fastpath.init_empty(int(ffi.cast("uintptr_t", ffi.addressof(lib, "dispatch_tensor_empty"))),
-                     float32.num, _empty)
+def _zeros(*size: int, dtype: Any = None, device: Any = None) -> Tensor:
+    """zeros() beyond the C common case: a device, many elements (fill_ on threads)."""
+    if device is None:  # on the host: two C calls (empty, fill_), not full()'s checks
+        return empty(*size, dtype=dtype or float32).fill_(0)
+    return full(_sizes(size), 0, dtype=dtype or float32, device=device)
+
+
+def _ones(*size: int, dtype: Any = None, device: Any = None) -> Tensor:
+    """ones() beyond the C common case, as _zeros."""
+    if device is None:
+        return empty(*size, dtype=dtype or float32).fill_(1)
+    return full(_sizes(size), 1, dtype=dtype or float32, device=device)
+
+
+for _f, _name in ((_empty, "empty"), (_zeros, "zeros"), (_ones, "ones")):
+    _f.__name__ = _f.__qualname__ = _name  # in their TypeErrors
+
+
+def _address(name: str) -> int:
+    return int(ffi.cast("uintptr_t", ffi.addressof(lib, name)))
+
+
+# An uninitialised tensor, or one of zeros or ones (float32 unless dtype says
+# otherwise): one C call for ints, a dtype and no device (Note [New tensors in C]).
+_fastpath.init_empty(_address("dispatch_tensor_empty"), _address("dispatch_tensor_filled"),
+                     float32.num, _empty, _zeros, _ones)
 empty = _fastpath.empty
+zeros = _fastpath.zeros
+ones = _fastpath.ones
 
 
 def full(size: Sequence[int], fill_value: Any, *, dtype: Any = None, device: Any = None) -> Tensor:
@@ -56,18 +79,6 @@ def full(size: Sequence[int], fill_value: Any, *, dtype: Any = None, device: Any
     t = empty(*_sizes(tuple(size) if isinstance(size, (list, tuple)) else (size,)),
               dtype=dtype, device=device)
     return t.fill_(fill_value)
-
-
-def zeros(*size: int, dtype: Any = None, device: Any = None) -> Tensor:
-    if device is None:  # on the host: two C calls (empty, fill_), not full()'s checks
-        return empty(*size, dtype=dtype or float32).fill_(0)
-    return full(_sizes(size), 0, dtype=dtype or float32, device=device)
-
-
-def ones(*size: int, dtype: Any = None, device: Any = None) -> Tensor:
-    if device is None:
-        return empty(*size, dtype=dtype or float32).fill_(1)
-    return full(_sizes(size), 1, dtype=dtype or float32, device=device)
 
 
 # Python data (no NumPy: Note [NumPy is optional]) ----------------------------------------

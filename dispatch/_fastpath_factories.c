@@ -1,4 +1,5 @@
 #include "_fastpath.h"
+#include "dispatch/iterator.h" /* DISPATCH_ITER_GRAIN */
 
 /*
  * Note [New tensors in C]
@@ -14,7 +15,10 @@
  *   a result that is t's own tensor returns t (to() of t's dtype,
  *   contiguous() of a contiguous t), as torch's;
  * - dispatch.empty(*sizes) / empty(sizes) with Python ints, dtype a
- *   dispatch.dtype or None (float32), device None: dispatch_tensor_empty.
+ *   dispatch.dtype or None (float32), device None: dispatch_tensor_empty;
+ *   zeros() and ones() alike, of up to DISPATCH_ITER_GRAIN elements (a
+ *   fill_ of more runs on threads): dispatch_tensor_filled (0.92 -> 0.2 us
+ *   for (8, 512) float32, where empty().fill_(0) was two calls from Python).
  * Anything else (a device string, a cuda tensor, a dtype by name, NumPy
  * integers, a bad size) goes to the Python function init_copies() or
  * init_empty() was handed for it, which says what the runtime's errors do
@@ -23,13 +27,15 @@
 typedef dispatch_tensor *(*to_dtype_fn)(dispatch_tensor *t, int dtype);
 typedef dispatch_tensor *(*copy_fn)(dispatch_tensor *t);
 typedef dispatch_tensor *(*empty_fn)(int ndim, const int64_t *sizes, int dtype, int device);
+typedef dispatch_tensor *(*filled_fn)(int ndim, const int64_t *sizes, int dtype, int64_t value);
 
-enum { TO, CLONE, CONTIGUOUS, EMPTY, NFALLBACKS };
+enum { TO, CLONE, CONTIGUOUS, EMPTY, ZEROS, ONES, NFALLBACKS };
 
 static struct {
     to_dtype_fn to_dtype;
     copy_fn clone, contiguous;
     empty_fn empty;
+    filled_fn filled;
     int float32;                   /* empty()'s default dtype */
     PyObject *fallback[NFALLBACKS]; /* Python: to(self, ...), clone(self), ..., empty(...) */
     PyObject *str_num, *str_dtype, *str_device;
@@ -111,9 +117,9 @@ PyMethodDef tensor_factory_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-/* dispatch.empty(*size, dtype=None, device=None) */
-static PyObject *empty(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
-    (void)self;
+/* dispatch.empty(*size, dtype=None, device=None), zeros() and ones() alike:
+ * which is EMPTY, ZEROS or ONES. */
+static PyObject *new_tensor(int which, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
     Py_ssize_t n = PyVectorcall_NARGS(nargsf), nk = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
     int dtype = F.float32, fast = F.empty != NULL;
     for (Py_ssize_t k = 0; k < nk && fast; k++) {
@@ -126,8 +132,31 @@ static PyObject *empty(PyObject *self, PyObject *const *args, size_t nargsf, PyO
     int64_t sizes[DISPATCH_MAX_DIMS];
     int ndim = fast ? read_sizes(args, n, sizes) : -1;
     if (PyErr_Occurred()) return NULL;
-    if (ndim < 0) return fallback(EMPTY, NULL, args, nargsf, kwnames);
-    return wrap(F.empty(ndim, sizes, dtype, DISPATCH_DEVICE_CPU));
+    if (ndim >= 0 && which != EMPTY) { /* few elements: filled here (the note) */
+        int64_t numel = 1; /* a negative size or an overflow: the Python path says so */
+        for (int d = 0; d < ndim && ndim >= 0; d++)
+            if (sizes[d] < 0 || __builtin_mul_overflow(numel, sizes[d], &numel) ||
+                numel > DISPATCH_ITER_GRAIN)
+                ndim = -1;
+    }
+    if (ndim < 0) return fallback(which, NULL, args, nargsf, kwnames);
+    if (which == EMPTY) return wrap(F.empty(ndim, sizes, dtype, DISPATCH_DEVICE_CPU));
+    return wrap(F.filled(ndim, sizes, dtype, which == ONES));
+}
+
+static PyObject *empty(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+    (void)self;
+    return new_tensor(EMPTY, args, nargsf, kwnames);
+}
+
+static PyObject *zeros(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+    (void)self;
+    return new_tensor(ZEROS, args, nargsf, kwnames);
+}
+
+static PyObject *ones(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+    (void)self;
+    return new_tensor(ONES, args, nargsf, kwnames);
 }
 
 static int intern_names(void) {
@@ -169,22 +198,26 @@ static PyObject *init_copies(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* init_empty(empty, float32, fallback): dispatch_tensor_empty's address,
- * empty()'s default dtype number and the Python empty for the other cases;
+/* init_empty(empty, filled, float32, empty_py, zeros_py, ones_py): the
+ * addresses of dispatch_tensor_empty and dispatch_tensor_filled, the default
+ * dtype's number and the Python empty, zeros and ones for the other cases;
  * once, from dispatch._factories. */
 static PyObject *init_empty(PyObject *self, PyObject *args) {
     (void)self;
-    PyObject *emp, *fb;
+    PyObject *emp, *fil, *fb[3];
     int float32;
-    if (!PyArg_ParseTuple(args, "OiO", &emp, &float32, &fb)) return NULL;
+    if (!PyArg_ParseTuple(args, "OOiOOO", &emp, &fil, &float32, &fb[0], &fb[1], &fb[2]))
+        return NULL;
     if (F.empty) {
         PyErr_SetString(PyExc_RuntimeError, "dispatch._fastpath.init_empty is called once");
         return NULL;
     }
     empty_fn e = (empty_fn)address(emp);
-    if (PyErr_Occurred() || callables(&fb, 1) < 0 || intern_names() < 0) return NULL;
-    F.fallback[EMPTY] = Py_NewRef(fb);
+    filled_fn f = PyErr_Occurred() ? NULL : (filled_fn)address(fil);
+    if (PyErr_Occurred() || callables(fb, 3) < 0 || intern_names() < 0) return NULL;
+    for (int k = 0; k < 3; k++) F.fallback[EMPTY + k] = Py_NewRef(fb[k]);
     F.float32 = float32;
+    F.filled = f;
     F.empty = e;
     Py_RETURN_NONE;
 }
@@ -193,6 +226,12 @@ PyMethodDef factory_functions[] = {
     {"empty", (PyCFunction)(void (*)(void))empty, METH_FASTCALL | METH_KEYWORDS,
      "empty(*size, dtype=None, device=None)\n--\n\n"
      "An uninitialised tensor (float32 unless dtype says otherwise)."},
+    {"zeros", (PyCFunction)(void (*)(void))zeros, METH_FASTCALL | METH_KEYWORDS,
+     "zeros(*size, dtype=None, device=None)\n--\n\n"
+     "A tensor of zeros (float32 unless dtype says otherwise)."},
+    {"ones", (PyCFunction)(void (*)(void))ones, METH_FASTCALL | METH_KEYWORDS,
+     "ones(*size, dtype=None, device=None)\n--\n\n"
+     "A tensor of ones (float32 unless dtype says otherwise)."},
     {"init_copies", init_copies, METH_VARARGS,
      "Connect Tensor.to/clone/contiguous to the runtime (once; Note [New tensors in C])."},
     {"init_empty", init_empty, METH_VARARGS,

@@ -37,6 +37,9 @@ COMMON = {
     "empty((4, 6), dtype=int8)": lambda x: dispatch.empty((4, 6), dtype=dispatch.int8),
     "empty([3], dtype=None, device=None)": lambda x: dispatch.empty([3], dtype=None, device=None),
     "empty()": lambda x: dispatch.empty(),
+    "zeros(4, 6)": lambda x: dispatch.zeros(4, 6),
+    "ones((4, 6), dtype=int8)": lambda x: dispatch.ones((4, 6), dtype=dispatch.int8),
+    "zeros(8, 4096)": lambda x: dispatch.zeros(8, 4096),  # DISPATCH_ITER_GRAIN elements
 }
 
 
@@ -79,6 +82,48 @@ def test_empty_shapes_and_dtypes():
     assert dispatch.empty(2, dtype="int32").dtype == dispatch.int32
     assert dispatch.empty(2, device="meta").device == "meta"
     assert dispatch.empty(2, device="cpu").device == "cpu"
+
+
+DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
+          "float32", "float64"]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(), (0,), (1,), (3, 5), (8, 4096), (8, 4097), (2, 0, 3)])
+def test_zeros_and_ones_of_every_dtype(dtype, shape):
+    """zeros/ones fill in C up to DISPATCH_ITER_GRAIN elements (8 * 4096) and
+    through fill_ past it: the same values either way, every dtype."""
+    dt = getattr(dispatch, dtype)
+    for make, value in ((dispatch.zeros, 0), (dispatch.ones, 1)):
+        t = make(*shape, dtype=dt)
+        assert t.shape == shape and t.dtype == dt and t.device == "cpu"
+        got = t.to(dispatch.float64).numpy()
+        assert got.shape == shape and (got == value).all(), (make.__name__, dtype, shape)
+        assert not np.signbit(got).any()  # +0.0, never -0.0
+    assert dispatch.zeros(list(shape), dtype=dt).shape == shape
+    assert dispatch.ones(*shape).dtype == dispatch.float32
+
+
+def test_zeros_and_ones_beyond_the_c_path():
+    assert dispatch.zeros(np.int64(2), 3).shape == (2, 3)
+    assert dispatch.ones(2, dtype="int16").tolist() == [1, 1]
+    assert dispatch.zeros(2, device="meta").device == "meta"
+    assert dispatch.ones(3, device="cpu").tolist() == [1.0] * 3
+    assert dispatch.zeros(1 << 16, dtype=dispatch.int8).sum().item() == 0
+    assert inspect.signature(dispatch.zeros) == inspect.signature(dispatch.empty)
+
+
+@pytest.mark.parametrize("make", ["zeros", "ones"])
+@pytest.mark.parametrize("args, kwargs, error, words", [
+    ((-1,), {}, ValueError, r"negative dimension -1"),
+    ((2.0,), {}, TypeError, r"must hold integers, got float"),
+    ((2, 1 << 62), {}, ValueError, r"number of elements overflows"),
+    ((2,), {"foo": 1}, TypeError, r"^{make}\(\) got an unexpected keyword"),
+    ((2,), {"dtype": 3.5}, TypeError, r"3.5"),
+])
+def test_zeros_and_ones_errors_keep_their_words(make, args, kwargs, error, words):
+    with pytest.raises(error, match=words.format(make=make)):
+        getattr(dispatch, make)(*args, **kwargs)
 
 
 @pytest.mark.parametrize("call, error, words", [

@@ -208,6 +208,32 @@ dispatch_tensor *dispatch_tensor_empty(int ndim, const int64_t *sizes, int dtype
     return make_ref(s, ndim, sizes, NULL, 0, dtype, 0, 1);
 }
 
+dispatch_tensor *dispatch_tensor_filled(int ndim, const int64_t *sizes, int dtype, int64_t value) {
+    dispatch_tensor *t = dispatch_tensor_empty(ndim, sizes, dtype, DISPATCH_DEVICE_CPU);
+    if (!t || t->numel == 0) return t;
+    unsigned char one[8] = {0}; /* one element of value, by the cast fill_ uses */
+    if (value != 0) {
+        char *d[2] = {(char *)one, (char *)&value};
+        intptr_t st[2] = {0, 0};
+        dispatch_cast_loop_get(DISPATCH_INT64, dtype)(d, st, 1, NULL);
+    }
+    const size_t n = (size_t)t->numel;
+#define FILL_AS_(T)                                                                        \
+    {                                                                                      \
+        T v, *o = (T *)(void *)t->data; /* a typed loop: the compiler vectorizes it */    \
+        memcpy(&v, one, sizeof v);                                                         \
+        for (size_t i = 0; i < n; i++) o[i] = v;                                           \
+    }
+    switch (dispatch_dtype_itemsize(dtype)) {
+    case 1: memset(t->data, one[0], n); break;
+    case 2: FILL_AS_(uint16_t) break;
+    case 4: FILL_AS_(uint32_t) break;
+    default: FILL_AS_(uint64_t) break;
+    }
+#undef FILL_AS_
+    return t;
+}
+
 dispatch_tensor *dispatch_tensor_from_storage(dispatch_storage *s, int ndim, const int64_t *sizes,
                                               const int64_t *strides, int64_t offset, int dtype) {
     return make(s, ndim, sizes, strides, offset, dtype, 1);

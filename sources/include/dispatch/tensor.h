@@ -32,6 +32,10 @@ typedef struct dispatch_tensor {
 
 /* Allocation ------------------------------------------------------------- */
 dispatch_tensor *dispatch_tensor_empty(int ndim, const int64_t *sizes, int dtype, int device);
+/* A new CPU tensor every element of which is `value` cast to dtype (zeros(),
+ * ones()), filled in the calling thread: made for small tensors, where one
+ * call is the cost (Note [New tensors in C] in dispatch/_fastpath_factories.c). */
+dispatch_tensor *dispatch_tensor_filled(int ndim, const int64_t *sizes, int dtype, int64_t value);
 /* A view of an existing storage (takes a new reference to it); strides NULL
  * means contiguous. Bounds are checked against the storage. */
 dispatch_tensor *dispatch_tensor_from_storage(dispatch_storage *s, int ndim, const int64_t *sizes,
