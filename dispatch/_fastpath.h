@@ -85,6 +85,9 @@ void reacquire(PyThreadState *ts);
  * a C method's Python path for what it does not take itself. */
 PyObject *call_python_path(PyObject *fn, PyObject *self, PyObject *const *args, size_t nargsf,
                            PyObject *kwnames);
+/* 0 when the n Python paths handed to an init_*() are callable; -1 with
+ * TypeError (naming that init) otherwise. */
+int callables(const char *init, PyObject *const *fb, int n);
 /* The (Tensor) / (Tensor, Tensor) overload op, returning one Tensor. */
 PyObject *call1(const void *op, TensorBase *a);
 PyObject *call2(const void *op, TensorBase *a, TensorBase *b);
@@ -106,6 +109,7 @@ int to_bool(PyObject *v, int64_t *out);
  * error); sizes as ints or one tuple/list of them (the count, else -1 and no
  * error). */
 int exact_int64(PyObject *v, int64_t *out);
+int dtype_number(PyObject *v, int64_t *out);
 int read_sizes(PyObject *const *args, Py_ssize_t n, int64_t *sizes);
 
 /* _fastpath_binder.c ---------------------------------------------------------- */

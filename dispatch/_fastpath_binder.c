@@ -152,12 +152,8 @@ static int bind_argument(PyObject *v, unsigned char spec, PyObject *name, dispat
         return to_bool(v, &iv->v.i) < 0 ? BIND_ERROR : BIND_OK;
     case K_SCALARTYPE: {
         if (!(f & V_DTYPE)) return BIND_NO_MATCH;
-        PyObject *num = PyObject_GetAttrString(v, "num");
-        if (!num) return BIND_ERROR;
         iv->tag = DISPATCH_IV_INT;
-        int rc = to_int64(num, &iv->v.i);
-        Py_DECREF(num);
-        return rc < 0 ? BIND_ERROR : BIND_OK;
+        return dtype_number(v, &iv->v.i) < 0 ? BIND_ERROR : BIND_OK;
     }
     default:
         return BIND_NO_MATCH; /* str arguments */

@@ -38,7 +38,7 @@ static struct {
     filled_fn filled;
     int float32;                   /* empty()'s default dtype */
     PyObject *fallback[NFALLBACKS]; /* Python: to(self, ...), clone(self), ..., empty(...) */
-    PyObject *str_num, *str_dtype, *str_device;
+    PyObject *str_dtype, *str_device;
 } F;
 
 /* The Python function for what the fast path does not take. */
@@ -49,11 +49,12 @@ static PyObject *fallback(int which, PyObject *self, PyObject *const *args, size
 
 /* The dtype number of a dispatch.dtype, or -1 (no error) for anything else. */
 static int dtype_num(PyObject *v) {
+    int64_t n;
     if (!S.dtype_type || !Py_IS_TYPE(v, S.dtype_type)) return -1;
-    PyObject *num = PyObject_GetAttr(v, F.str_num);
-    long n = num && PyLong_CheckExact(num) ? PyLong_AsLong(num) : -1;
-    Py_XDECREF(num);
-    PyErr_Clear();
+    if (dtype_number(v, &n) < 0 || n < 0 || n > INT_MAX) {
+        PyErr_Clear();
+        return -1;
+    }
     return (int)n;
 }
 
@@ -160,20 +161,10 @@ static PyObject *ones(PyObject *self, PyObject *const *args, size_t nargsf, PyOb
 }
 
 static int intern_names(void) {
-    if (F.str_num) return 0;
-    F.str_num = PyUnicode_InternFromString("num");
+    if (F.str_dtype) return 0;
     F.str_dtype = PyUnicode_InternFromString("dtype");
     F.str_device = PyUnicode_InternFromString("device");
-    return F.str_num && F.str_dtype && F.str_device ? 0 : -1;
-}
-
-static int callables(PyObject **fb, int n) {
-    for (int i = 0; i < n; i++)
-        if (!PyCallable_Check(fb[i])) {
-            PyErr_SetString(PyExc_TypeError, "the fallbacks must be callable");
-            return -1;
-        }
-    return 0;
+    return F.str_dtype && F.str_device ? 0 : -1;
 }
 
 /* init_copies((to_dtype, clone, contiguous), (to, clone, contiguous)): the
@@ -190,7 +181,7 @@ static PyObject *init_copies(PyObject *self, PyObject *args) {
     }
     to_dtype_fn t = (to_dtype_fn)address(to);
     copy_fn c = (copy_fn)address(clone), g = (copy_fn)address(contiguous);
-    if (PyErr_Occurred() || callables(fb, 3) < 0 || intern_names() < 0) return NULL;
+    if (PyErr_Occurred() || callables("init_copies", fb, 3) < 0 || intern_names() < 0) return NULL;
     F.fallback[TO] = Py_NewRef(fb[0]);
     F.fallback[CLONE] = Py_NewRef(fb[1]);
     F.fallback[CONTIGUOUS] = Py_NewRef(fb[2]);
@@ -214,7 +205,7 @@ static PyObject *init_empty(PyObject *self, PyObject *args) {
     }
     empty_fn e = (empty_fn)address(emp);
     filled_fn f = PyErr_Occurred() ? NULL : (filled_fn)address(fil);
-    if (PyErr_Occurred() || callables(fb, 3) < 0 || intern_names() < 0) return NULL;
+    if (PyErr_Occurred() || callables("init_empty", fb, 3) < 0 || intern_names() < 0) return NULL;
     for (int k = 0; k < 3; k++) F.fallback[EMPTY + k] = Py_NewRef(fb[k]);
     F.float32 = float32;
     F.filled = f;

@@ -61,6 +61,15 @@ void reacquire(PyThreadState *ts) {
     if (ts) PyEval_RestoreThread(ts);
 }
 
+int callables(const char *init, PyObject *const *fb, int n) {
+    for (int i = 0; i < n; i++)
+        if (!PyCallable_Check(fb[i])) {
+            PyErr_Format(PyExc_TypeError, "%s: the fallbacks must be callable", init);
+            return -1;
+        }
+    return 0;
+}
+
 PyObject *call_python_path(PyObject *fn, PyObject *self, PyObject *const *args, size_t nargsf,
                            PyObject *kwnames) {
     if (!fn) {

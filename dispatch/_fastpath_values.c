@@ -80,6 +80,17 @@ int to_bool(PyObject *v, int64_t *out) {
     return 0;
 }
 
+/* A dispatch.dtype's number (its `num`) into *out: 0, or -1 with an error. */
+int dtype_number(PyObject *v, int64_t *out) {
+    static PyObject *name;
+    if (!name && !(name = PyUnicode_InternFromString("num"))) return -1;
+    PyObject *num = PyObject_GetAttr(v, name);
+    if (!num) return -1;
+    int rc = to_int64(num, out);
+    Py_DECREF(num);
+    return rc < 0 ? -1 : 0;
+}
+
 /* An exact Python int in int64's range into *out: 1, or 0 (no error) for
  * anything else, which the caller's Python path then reads and words. */
 int exact_int64(PyObject *v, int64_t *out) {

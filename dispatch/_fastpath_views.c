@@ -102,41 +102,38 @@ static int slice_part(PyObject *v, int64_t *out, int *has) {
     return 1;
 }
 
+/* One item of an index: an int (in start) or a slice's parts. */
+typedef struct index_item {
+    int is_slice, has_start, has_stop, has_step;
+    int64_t start, stop, step;
+} index_item;
+
 /* t[index] for ints and slices: the view, NULL with an error, or NULL with
  * no error for the Python path. */
 static PyObject *index_view(dispatch_tensor *p, PyObject *const *items, Py_ssize_t n) {
     if (n == 0 || n > p->ndim) return NULL; /* t[()], too many: the Python path's */
-    for (Py_ssize_t k = 0; k < n; k++) { /* what this path takes, before any work */
+    index_item ix[DISPATCH_MAX_DIMS];
+    for (Py_ssize_t k = 0; k < n; k++) { /* what this path takes, read before any work */
         PyObject *it = items[k];
-        if (PySlice_Check(it)) {
+        ix[k] = (index_item){.is_slice = PySlice_Check(it), .step = 1};
+        if (ix[k].is_slice) {
             const PySliceObject *s = (const PySliceObject *)it;
-            int64_t x;
-            int has;
-            if (!slice_part(s->start, &x, &has) || !slice_part(s->stop, &x, &has) ||
-                !slice_part(s->step, &x, &has))
+            if (!slice_part(s->start, &ix[k].start, &ix[k].has_start) ||
+                !slice_part(s->stop, &ix[k].stop, &ix[k].has_stop) ||
+                !slice_part(s->step, &ix[k].step, &ix[k].has_step))
                 return NULL;
-        } else {
-            int64_t x;
-            if (!exact_int64(it, &x)) return NULL;
+        } else if (!exact_int64(it, &ix[k].start)) {
+            return NULL;
         }
     }
     dispatch_tensor *cur = p, *next; /* cur: borrowed until the first step */
     int64_t dim = 0;
     for (Py_ssize_t k = 0; k < n; k++) {
-        PyObject *it = items[k];
-        if (PySlice_Check(it)) {
-            const PySliceObject *s = (const PySliceObject *)it;
-            int64_t start = 0, stop = 0, step = 1;
-            int has_start, has_stop, has_step;
-            slice_part(s->start, &start, &has_start);
-            slice_part(s->stop, &stop, &has_stop);
-            slice_part(s->step, &step, &has_step);
-            next = V.slice(cur, dim++, start, stop, has_step ? step : 1, has_start, has_stop);
-        } else {
-            int64_t i = 0;
-            exact_int64(it, &i);
-            next = V.select(cur, dim, i);
-        }
+        if (ix[k].is_slice)
+            next = V.slice(cur, dim++, ix[k].start, ix[k].stop, ix[k].has_step ? ix[k].step : 1,
+                           ix[k].has_start, ix[k].has_stop);
+        else
+            next = V.select(cur, dim, ix[k].start);
         if (cur != p) S.decref(cur);
         if (!next) return wrap(NULL); /* raises the runtime's error */
         cur = next;
@@ -174,11 +171,7 @@ static PyObject *init_views(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_RuntimeError, "dispatch._fastpath.init_views is called once");
         return NULL;
     }
-    for (int i = 0; i < NFALLBACKS; i++)
-        if (!PyCallable_Check(fb[i])) {
-            PyErr_SetString(PyExc_TypeError, "init_views: the fallbacks must be callable");
-            return NULL;
-        }
+    if (callables("init_views", fb, NFALLBACKS) < 0) return NULL;
     sizes_fn view = (sizes_fn)address(a[0]), reshape = (sizes_fn)address(a[1]);
     slice_fn slice = (slice_fn)address(a[3]);
     select_fn select = (select_fn)address(a[2]);
