@@ -150,7 +150,8 @@ extern PyMethodDef factory_functions[];      /* the module's empty, init_copies,
 
 PyObject *tensor_shape(TensorBase *self, void *closure); /* TensorBase's getters */
 PyObject *tensor_ndim(TensorBase *self, void *closure);
-extern PyMethodDef tensor_view_methods[]; /* TensorBase's view, reshape */
+PyObject *tensor_T(TensorBase *self, void *closure);
+extern PyMethodDef tensor_view_methods[]; /* TensorBase's view, reshape, permute, ... */
 extern PyMappingMethods tensor_view_mapping; /* TensorBase's t[index] */
 extern PyMethodDef view_functions[];      /* the module's init_views */
 

@@ -211,6 +211,7 @@ static PyGetSetDef tensor_getset[] = {
     /* _fastpath_views.c */
     {"shape", (getter)tensor_shape, NULL, "The sizes, a tuple of ints.", NULL},
     {"ndim", (getter)tensor_ndim, NULL, "The number of dims.", NULL},
+    {"T", (getter)tensor_T, NULL, "The dims reversed (a view).", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 

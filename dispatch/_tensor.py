@@ -174,26 +174,9 @@ class Tensor(_fastpath.TensorBase):
         return int(_cptr(self).sizes[0])
 
     # Views ------------------------------------------------------------------------------
-    # view(), reshape() and t[index] are the C base's (Note [Views in C]); what
-    # it does not take comes to _view, _reshape and _getitem below.
-
-    def transpose(self, dim0: int, dim1: int) -> Tensor:
-        return _wrap(lib.dispatch_tensor_transpose(_cptr(self), dim0, dim1))
-
-    def permute(self, *dims: int) -> Tensor:
-        dims = _sizes(dims)
-        return _wrap(lib.dispatch_tensor_permute(_cptr(self), len(dims), dims))
-
-    @property
-    def T(self) -> Tensor:  # noqa: N802
-        return _wrap(lib.dispatch_tensor_t(_cptr(self)))
-
-    def unsqueeze(self, dim: int) -> Tensor:
-        return _wrap(lib.dispatch_tensor_unsqueeze(_cptr(self), dim))
-
-    def expand(self, *sizes: int) -> Tensor:
-        sizes = _sizes(sizes)
-        return _wrap(lib.dispatch_tensor_expand(_cptr(self), len(sizes), _int64s(sizes)))
+    # view(), reshape(), permute(), expand(), transpose(), unsqueeze(), T and
+    # t[index] are the C base's (Note [Views in C]); what it does not take
+    # comes to the functions of the same names below (_view, ...).
 
     def broadcast_to(self, shape: Sequence[int]) -> Tensor:
         return self.expand(*shape)
@@ -446,6 +429,28 @@ def _getitem(self: Tensor, index: Any) -> Tensor:
     return _wrap(_index(_cptr(self), index))
 
 
+def _permute(self: Tensor, *dims: int) -> Tensor:
+    dims = _sizes(dims)
+    return _wrap(lib.dispatch_tensor_permute(_cptr(self), len(dims), _int64s(dims)))
+
+
+def _expand(self: Tensor, *sizes: int) -> Tensor:
+    sizes = _sizes(sizes)
+    return _wrap(lib.dispatch_tensor_expand(_cptr(self), len(sizes), _int64s(sizes)))
+
+
+def _transpose(self: Tensor, dim0: int, dim1: int) -> Tensor:
+    return _wrap(lib.dispatch_tensor_transpose(_cptr(self), dim0, dim1))
+
+
+def _unsqueeze(self: Tensor, dim: int) -> Tensor:
+    return _wrap(lib.dispatch_tensor_unsqueeze(_cptr(self), dim))
+
+
+def _T(self: Tensor) -> Tensor:  # noqa: N802
+    return _wrap(lib.dispatch_tensor_t(_cptr(self)))
+
+
 # Tensor.contiguous/clone/to beyond the C base's common case (a cuda tensor, a
 # device string, a dtype by name, a keyword): Note [New tensors in C].
 def _contiguous(self: Tensor) -> Tensor:
@@ -482,7 +487,9 @@ _fastpath.init(Tensor, dtype, tuple(_address(ffi.addressof(lib, f)) for f in (
                tuple(_address(h) for h in _FAST_OPS),
                lambda addr: ffi.cast("dispatch_tensor *", addr), _address, _raise)
 for _f, _name in ((_contiguous, "contiguous"), (_clone, "clone"), (_to, "to"), (_view, "view"),
-                  (_reshape, "reshape"), (_getitem, "__getitem__")):
+                  (_reshape, "reshape"), (_getitem, "__getitem__"), (_permute, "permute"),
+                  (_expand, "expand"), (_transpose, "transpose"), (_unsqueeze, "unsqueeze"),
+                  (_T, "T")):
     _f.__name__, _f.__qualname__ = _name, f"Tensor.{_name}"  # in their TypeErrors
 del _f, _name
 _fastpath.init_copies(tuple(_address(ffi.addressof(lib, f)) for f in (
@@ -491,8 +498,11 @@ _fastpath.init_copies(tuple(_address(ffi.addressof(lib, f)) for f in (
                       (_to, _clone, _contiguous))
 _fastpath.init_views(tuple(_address(ffi.addressof(lib, f)) for f in (
                          "dispatch_tensor_view", "dispatch_tensor_reshape",
-                         "dispatch_tensor_select", "dispatch_tensor_slice")),
-                     (_view, _reshape, _getitem))
+                         "dispatch_tensor_select", "dispatch_tensor_slice",
+                         "dispatch_tensor_permute", "dispatch_tensor_expand",
+                         "dispatch_tensor_transpose", "dispatch_tensor_unsqueeze",
+                         "dispatch_tensor_t")),
+                     (_view, _reshape, _getitem, _permute, _expand, _transpose, _unsqueeze, _T))
 
 # Indexing -------------------------------------------------------------------------------
 

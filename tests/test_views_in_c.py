@@ -39,7 +39,56 @@ FAST = {
     "x[1:3]": lambda: X[1:3],
     "x[:, ::2, 1]": lambda: X[:, ::2, 1],
     "x[1:, :-1, 2:5:2]": lambda: X[1:, :-1, 2:5:2],
+    "x.transpose(0, 2)": lambda: X.transpose(0, 2),
+    "x.permute(2, 0, 1)": lambda: X.permute(2, 0, 1),
+    "x.permute((1, 2, 0))": lambda: X.permute((1, 2, 0)),
+    "x.T": lambda: X.T,
+    "x.unsqueeze(-1)": lambda: X.unsqueeze(-1),
+    "x[:1].expand(3, 5, 6)": lambda: X[:1].expand(3, 5, 6),
+    "x[:1].expand((-1, 5, 6))": lambda: X[:1].expand((-1, 5, 6)),
 }
+
+# Each view method the C base runs, with the Python function it falls back to.
+METHODS = {"transpose": _tensor._transpose, "permute": _tensor._permute,
+           "expand": _tensor._expand, "unsqueeze": _tensor._unsqueeze}
+CALLS = [("transpose", (0, 2)), ("transpose", (-1, 0)), ("transpose", (1, 1)),
+         ("transpose", (0, 3)), ("transpose", (0,)), ("transpose", (0, 1, 2)),
+         ("transpose", (0.5, 1)), ("transpose", (1 << 70, 0)), ("transpose", (np.int64(2), 0)),
+         ("permute", (2, 0, 1)), ("permute", ((2, 0, 1),)), ("permute", ([1, 0, 2],)),
+         ("permute", (0, 1)), ("permute", (0, 0, 1)), ("permute", (0, 1, 5)),
+         ("permute", (0, 1.0, 2)), ("permute", (np.int32(1), 0, 2)), ("permute", ()),
+         ("expand", (2, 4, 5, 6)), ("expand", (-1, -1, -1)), ("expand", ((4, 5, 6),)),
+         ("expand", (4, 5, 7)), ("expand", (5, 6)), ("expand", (-1, 5, 6, 1)),
+         ("unsqueeze", (0,)), ("unsqueeze", (3,)), ("unsqueeze", (-4,)), ("unsqueeze", (4,)),
+         ("unsqueeze", (-5,)), ("unsqueeze", ()), ("unsqueeze", ("1",)), ("unsqueeze", (np.int8(1),))]
+
+
+@pytest.mark.parametrize("name, args", CALLS, ids=[f"{n}{a}" for n, a in CALLS])
+def test_view_methods_match_the_python_path(name, args):
+    """The C base's transpose/permute/expand/unsqueeze give the Python
+    path's view, or the same error with the same words."""
+    try:
+        want = METHODS[name](X, *args)
+    except Exception as e:  # noqa: BLE001 - the same kind and words, below
+        with pytest.raises(type(e)) as got:
+            getattr(X, name)(*args)
+        assert str(got.value) == str(e)
+        return
+    _same_view(getattr(X, name)(*args), want)
+
+
+def test_t_and_keywords():
+    _same_view(X.T, _tensor._T(X))
+    _same_view(X.T.T, X)
+    _same_view(X[0].T, X[0].transpose(0, 1))
+    _same_view(X.transpose(dim0=0, dim1=2), X.transpose(0, 2))
+    _same_view(X.transpose(0, dim1=2), X.transpose(0, 2))
+    _same_view(X.unsqueeze(dim=1), X.unsqueeze(1))
+    assert X.T.tolist() == A.T.tolist()
+    assert X[:1].expand(3, 5, 6).tolist() == np.broadcast_to(A[:1], (3, 5, 6)).tolist()
+    with pytest.raises(TypeError, match=r"^Tensor\.transpose\(\) got an unexpected keyword"):
+        X.transpose(0, dim2=1)
+
 
 
 @pytest.mark.parametrize("name", FAST)
