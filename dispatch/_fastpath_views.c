@@ -28,7 +28,7 @@ typedef dispatch_tensor *(*dims_fn)(dispatch_tensor *t, int64_t d0, int64_t d1);
 typedef dispatch_tensor *(*dim_fn)(dispatch_tensor *t, int64_t dim);
 typedef dispatch_tensor *(*self_fn)(dispatch_tensor *t);
 
-enum { VIEW, RESHAPE, GETITEM, PERMUTE, EXPAND, TRANSPOSE, UNSQUEEZE, T, NFALLBACKS };
+enum { VIEW, RESHAPE, GETITEM, PERMUTE, EXPAND, TRANSPOSE, UNSQUEEZE, REVERSED, NFALLBACKS };
 
 static struct {
     sizes_fn view, reshape, permute, expand;
@@ -128,7 +128,7 @@ static PyObject *tensor_unsqueeze(PyObject *self, PyObject *const *args, size_t 
 PyObject *tensor_T(TensorBase *self, void *closure) {
     (void)closure;
     dispatch_tensor *p = V.t ? pointer_of(self) : NULL;
-    if (!p) return PyErr_Occurred() ? NULL : fallback(T, (PyObject *)self, NULL, 0);
+    if (!p) return PyErr_Occurred() ? NULL : fallback(REVERSED, (PyObject *)self, NULL, 0);
     return wrap(V.t(p));
 }
 
