@@ -92,37 +92,30 @@ static PyObject *tensor_expand(PyObject *self, PyObject *const *args, Py_ssize_t
     return with_sizes(V.expand, EXPAND, self, args, n);
 }
 
-/* The n (1 or 2) dims of a call as exact ints, and the tensor: NULL for the
- * Python path (with an error when one is set). */
-static dispatch_tensor *with_dims(PyObject *self, PyObject *const *args, Py_ssize_t n,
-                                  Py_ssize_t want, int64_t *dims) {
-    if (n != want) return NULL;
-    for (Py_ssize_t k = 0; k < n; k++)
-        if (!exact_int64(args[k], &dims[k])) return NULL;
-    return pointer_of((TensorBase *)self);
-}
-
-/* dims by keyword (dim0=, dim=): the Python path, as every other case. */
-static PyObject *tensor_transpose(PyObject *self, PyObject *const *args, size_t nargsf,
-                                  PyObject *kwnames) {
+/* transpose(d0, d1) (which TRANSPOSE) or unsqueeze(d) (UNSQUEEZE) of exact
+ * ints; dims by keyword (dim0=, dim=) and every other case: the Python path. */
+static PyObject *dims_view(int which, PyObject *self, PyObject *const *args, size_t nargsf,
+                           PyObject *kwnames) {
+    const Py_ssize_t want = which == TRANSPOSE ? 2 : 1;
     int64_t d[2];
-    dispatch_tensor *p = V.transpose && !kwnames
-                             ? with_dims(self, args, PyVectorcall_NARGS(nargsf), 2, d) : NULL;
+    int take = (which == TRANSPOSE ? V.transpose != NULL : V.unsqueeze != NULL) && !kwnames &&
+               PyVectorcall_NARGS(nargsf) == want;
+    for (Py_ssize_t k = 0; take && k < want; k++) take = exact_int64(args[k], &d[k]);
+    dispatch_tensor *p = take ? pointer_of((TensorBase *)self) : NULL;
     if (!p)
         return PyErr_Occurred() ? NULL
-                                : call_python_path(V.fallback[TRANSPOSE], self, args, nargsf, kwnames);
-    return wrap(V.transpose(p, d[0], d[1]));
+                                : call_python_path(V.fallback[which], self, args, nargsf, kwnames);
+    return wrap(which == TRANSPOSE ? V.transpose(p, d[0], d[1]) : V.unsqueeze(p, d[0]));
+}
+
+static PyObject *tensor_transpose(PyObject *self, PyObject *const *args, size_t nargsf,
+                                  PyObject *kwnames) {
+    return dims_view(TRANSPOSE, self, args, nargsf, kwnames);
 }
 
 static PyObject *tensor_unsqueeze(PyObject *self, PyObject *const *args, size_t nargsf,
                                   PyObject *kwnames) {
-    int64_t d[1];
-    dispatch_tensor *p = V.unsqueeze && !kwnames
-                             ? with_dims(self, args, PyVectorcall_NARGS(nargsf), 1, d) : NULL;
-    if (!p)
-        return PyErr_Occurred() ? NULL
-                                : call_python_path(V.fallback[UNSQUEEZE], self, args, nargsf, kwnames);
-    return wrap(V.unsqueeze(p, d[0]));
+    return dims_view(UNSQUEEZE, self, args, nargsf, kwnames);
 }
 
 PyObject *tensor_T(TensorBase *self, void *closure) {
