@@ -24,7 +24,7 @@ from ._core import ffi, lib
 from ._devices import _device_num
 from ._dtypes import _DTYPES, _as_dtype, _overflow, bool, dtype, float32, float64, int64
 from ._interop import _tensor_from_numpy_data
-from ._tensor import Tensor, _cptr, _int64s, _sizes, _wrap
+from ._tensor import Tensor, _address, _cptr, _int64s, _sizes, _wrap
 
 __all__ = ["tensor", "empty", "zeros", "ones", "full", "arange"]
 
@@ -56,13 +56,10 @@ for _f, _name in ((_empty, "empty"), (_zeros, "zeros"), (_ones, "ones")):
     _f.__name__ = _f.__qualname__ = _name  # in their TypeErrors
 
 
-def _address(name: str) -> int:
-    return int(ffi.cast("uintptr_t", ffi.addressof(lib, name)))
-
-
 # An uninitialised tensor, or one of zeros or ones (float32 unless dtype says
 # otherwise): one C call for ints, a dtype and no device (Note [New tensors in C]).
-_fastpath.init_empty(_address("dispatch_tensor_empty"), _address("dispatch_tensor_filled"),
+_fastpath.init_empty(_address(ffi.addressof(lib, "dispatch_tensor_empty")),
+                     _address(ffi.addressof(lib, "dispatch_tensor_filled")),
                      float32.num, _empty, _zeros, _ones)
 empty = _fastpath.empty
 zeros = _fastpath.zeros

@@ -135,10 +135,12 @@ static PyObject *new_tensor(int which, PyObject *const *args, size_t nargsf, PyO
     if (PyErr_Occurred()) return NULL;
     if (ndim >= 0 && which != EMPTY) { /* few elements: filled here (the note) */
         int64_t numel = 1; /* a negative size or an overflow: the Python path says so */
-        for (int d = 0; d < ndim && ndim >= 0; d++)
+        for (int d = 0; d < ndim; d++)
             if (sizes[d] < 0 || __builtin_mul_overflow(numel, sizes[d], &numel) ||
-                numel > DISPATCH_ITER_GRAIN)
+                numel > DISPATCH_ITER_GRAIN) {
                 ndim = -1;
+                break;
+            }
     }
     if (ndim < 0) return fallback(which, NULL, args, nargsf, kwnames);
     if (which == EMPTY) return wrap(F.empty(ndim, sizes, dtype, DISPATCH_DEVICE_CPU));

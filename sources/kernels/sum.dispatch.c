@@ -775,7 +775,10 @@ static inline double dispatch_hext_f64(dv_f64 v, int is_min)
     DISPATCH_COLS_ROW_STEP(NAME, E, T, S, LOADV, TO_T, add, dv_add_##S, DISPATCH_COLS_SADD) \
     DISPATCH_COLS_ROW_STEP(NAME, E, T, S, LOADV, TO_T, max, dv_max_##S, dv_smax_##S)   \
     DISPATCH_COLS_ROW_STEP(NAME, E, T, S, LOADV, TO_T, min, dv_min_##S, dv_smin_##S)   \
-    /* the same over a row of results (the two streams' max/min joined) */             \
+    /* the same over a row of results (the tree's halves added, the two streams'     \
+     * max/min joined) */                                                              \
+    DISPATCH_COLS_ROW_STEP(NAME##_res, T, T, S, dv_load_##S, DISPATCH_AS_STORED, add,  \
+                           dv_add_##S, DISPATCH_COLS_SADD)                             \
     DISPATCH_COLS_ROW_STEP(NAME##_res, T, T, S, dv_load_##S, DISPATCH_AS_STORED, max,  \
                            dv_max_##S, dv_smax_##S)                                    \
     DISPATCH_COLS_ROW_STEP(NAME##_res, T, T, S, dv_load_##S, DISPATCH_AS_STORED, min,  \
@@ -833,14 +836,6 @@ static inline double dispatch_hext_f64(dv_f64 v, int is_min)
             out[c] = a;                                                                \
         }                                                                              \
     }                                                                                  \
-    static void NAME##_cadd_(T *out, const T *b, intptr_t ncols)                       \
-    {                                                                                  \
-        const intptr_t L = DISPATCH_KERNELS_SUM_LANES_##S;                             \
-        intptr_t c = 0;                                                                \
-        for (; c + L <= ncols; c += L)                                                 \
-            dv_store_##S(out + c, dv_add_##S(dv_load_##S(out + c), dv_load_##S(b + c))); \
-        for (; c < ncols; c++) out[c] = out[c] + b[c];                                 \
-    }                                                                                  \
     /* The tree; scratch holds ncols elements per level below this one. */             \
     static void NAME##_csum_(const char *p, intptr_t rs, intptr_t n, intptr_t ncols,   \
                              T *out, T *scratch)                                       \
@@ -852,7 +847,7 @@ static inline double dispatch_hext_f64(dv_f64 v, int is_min)
         intptr_t h = ((n / DISPATCH_COLS_LEAF + 1) / 2) * DISPATCH_COLS_LEAF;          \
         NAME##_csum_(p, rs, h, ncols, out, scratch);                                   \
         NAME##_csum_(p + h * rs, rs, n - h, ncols, scratch, scratch + ncols);          \
-        NAME##_cadd_(out, scratch, ncols);                                             \
+        NAME##_res_crow_add_(out, scratch, ncols);                                     \
     }                                                                                  \
     /* The trees of np rows at p and nq rows at q into outp and outq, read as        \
      * two streams (Note [Column streams]): both split alike while both are            \
@@ -875,8 +870,8 @@ static inline double dispatch_hext_f64(dv_f64 v, int is_min)
         NAME##_csum2_(p, hp, q, hq, rs, ncols, outp, outq, scratch);                   \
         NAME##_csum2_(p + hp * rs, np - hp, q + hq * rs, nq - hq, rs, ncols, scratch,  \
                       scratch + ncols, scratch + 2 * ncols);                           \
-        NAME##_cadd_(outp, scratch, ncols);                                            \
-        NAME##_cadd_(outq, scratch + ncols, ncols);                                    \
+        NAME##_res_crow_add_(outp, scratch, ncols);                                    \
+        NAME##_res_crow_add_(outq, scratch + ncols, ncols);                            \
     }                                                                                  \
     /* The tree of csum_, its two halves read as two streams. */                       \
     static void NAME##_csum_streams_(const char *p, intptr_t rs, intptr_t n, intptr_t ncols, \
@@ -888,7 +883,7 @@ static inline double dispatch_hext_f64(dv_f64 v, int is_min)
         }                                                                              \
         intptr_t h = ((n / DISPATCH_COLS_LEAF + 1) / 2) * DISPATCH_COLS_LEAF;          \
         NAME##_csum2_(p, h, p + h * rs, n - h, rs, ncols, out, scratch, scratch + ncols); \
-        NAME##_cadd_(out, scratch, ncols);                                             \
+        NAME##_res_crow_add_(out, scratch, ncols);                                     \
     }                                                                                  \
     DISPATCH_KERNELS_CEXT(NAME, E, T, S, LOADV, TO_T, max)                             \
     DISPATCH_KERNELS_CEXT(NAME, E, T, S, LOADV, TO_T, min)                             \

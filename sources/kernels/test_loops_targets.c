@@ -695,16 +695,13 @@ static void check_cols(const char *where, const dispatch_kernel_export *e) {
     free(a), free(got), free(want), free(scratch);
 }
 
-/* The value of a bool or integer element. */
+/* The value of a bool or integer element, by the reference cast. */
 static int64_t int_at(int dtype, const char *p) {
-    int8_t i8; int16_t i16; int32_t i32; int64_t i64;
-    switch (dtype) {
-    case DISPATCH_INT8: memcpy(&i8, p, 1); return i8;
-    case DISPATCH_INT16: memcpy(&i16, p, 2); return i16;
-    case DISPATCH_INT32: memcpy(&i32, p, 4); return i32;
-    case DISPATCH_INT64: memcpy(&i64, p, 8); return i64;
-    default: return (int64_t)(uint8_t)*p; /* bool, uint8 */
-    }
+    int64_t v;
+    char *d[2] = {(char *)&v, (char *)p};
+    intptr_t st[2] = {0, 0};
+    dispatch_cast_loop_reference(dtype, DISPATCH_INT64)(d, st, 1, NULL);
+    return v;
 }
 
 /* INT's column max/min (acc_step one accumulator per column, the rows a
