@@ -170,3 +170,37 @@ def test_columns_in_one_pass_match_numpy(threads, dtype):
                     assert got.indices.numpy().tolist() == want.tolist()
                     # the values are the elements found, bit for bit (the first zero's sign)
                     assert got.values.numpy().tobytes() == a[want, np.arange(cols)].tobytes()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64"])
+def test_rows_of_every_length_across_groups_and_their_last_part(dtype):
+    # AVX-512 runs these dtypes four vectors a group (Note [First extremes in
+    # groups]): the last group is loaded in part, past the row's end, filled
+    # with the row's first element. Every length up to five groups, the
+    # extreme (tied) in each vector of a group, infinities and zeros of both
+    # signs, and a NaN in the last elements: NumPy's first index, the value
+    # re-read from it with its sign.
+    rng = np.random.default_rng(5)
+    is_float = dtype.startswith("float")
+    for n in range(1, 5 * 64 + 3):
+        rows = [_values(dtype, n, rng) for _ in range(3)]
+        top = np.inf if is_float else np.iinfo(dtype).max
+        for r, at in zip(rows, (n - 1, n // 2, 0)):
+            r[at] = top
+            r[(at + 17) % n] = top  # a tie after it (or before, wrapped)
+        if is_float:
+            z = rng.choice(np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf], dtype), n)
+            rows.append(z)
+            nan = _values(dtype, n, rng)
+            nan[n - 1 - rng.integers(0, min(n, 3))] = np.nan
+            rows.append(nan)
+        a = np.stack(rows)
+        t = dispatch.from_numpy(a)
+        for is_min in (False, True):
+            want = _first(a, is_min, 1)
+            got = dispatch.min(t, 1) if is_min else dispatch.max(t, 1)
+            assert got.indices.numpy().tolist() == want.tolist(), (dtype, n, is_min)
+            v = got.values.numpy()
+            assert v.tobytes() == a[np.arange(len(a)), want].tobytes(), (dtype, n, is_min)
+            f = dispatch.argmin if is_min else dispatch.argmax
+            assert f(t, 1).numpy().tolist() == want.tolist()

@@ -508,8 +508,9 @@ static intptr_t arg_reference(int dtype, int is_min, const char *p, intptr_t n) 
 
 /* ARG: index and value bits against the reference, on runs around every
  * block (8 KB) and row of lanes: any bits and specials (NaNs among them),
- * few distinct values (ties across blocks), and the extreme (or a NaN)
- * planted at a block's edge. */
+ * few distinct values (ties across blocks), the extreme (or a NaN)
+ * planted at a block's edge, and infinities and zeros of both signs, tied
+ * (-0.0 == 0.0: the first of them). */
 static void check_arg(const char *where, const dispatch_kernel_export *e) {
     int dtype = e->dtype;
     size_t isz = dispatch_dtype_itemsize(dtype);
@@ -520,7 +521,7 @@ static void check_arg(const char *where, const dispatch_kernel_export *e) {
     enum { NALENS = sizeof alens / sizeof alens[0] };
     char *a = malloc(AMAX * 8), got[8], what[160];
     snprintf(what, sizeof what, "%s: argmax/argmin %s", where, dispatch_dtype_name(dtype));
-    for (int run = 0; run < 4; run++) {
+    for (int run = 0; run < 5; run++) {
         for (int li = 0; li < NALENS; li++) {
             const intptr_t n = alens[li];
             fill(dtype, a, (int)n, NULL);
@@ -531,6 +532,11 @@ static void check_arg(const char *where, const dispatch_kernel_export *e) {
                          next() % 2 ? 100.0 : -100.0);
             if (run == 3 && is_float(dtype))
                 store_as(dtype, a + (intptr_t)(next() % (uint64_t)n) * isz, NAN);
+            if (run == 4) { /* no NaN: infinities and zeros of both signs, tied */
+                static const double zi[] = {0.0, -0.0, 1.0, -1.0, INFINITY, -INFINITY};
+                for (intptr_t i = 0; i < n; i++)
+                    store_as(dtype, a + i * isz, zi[next() % (is_float(dtype) ? 6 : 4)]);
+            }
             for (int is_min = 0; is_min < 2; is_min++) {
                 const intptr_t want = arg_reference(dtype, is_min, a, n);
                 memset(got, 0xA5, sizeof got);
