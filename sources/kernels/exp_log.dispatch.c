@@ -208,8 +208,8 @@ DEFINE_LOG(f64, double, 0x1p-1022, 0x1.fffffffffffffp1023, 0x7fffffffffffffffLL,
  * and target, SSE2, AVX2+FMA, AVX-512, against np.longdouble;
  * tests/test_kernels_accuracy.py enforces the documented bound on every
  * target): expm1 1.5 / 1.44 (f32), 1.45 (f64); log1p 1.0 / 0.86, 0.86;
- * tanh 2.5 / 2.34 (f64), 1.5 / 1.06 (f32, every 5th float32 in
- * [2^-14, 10) on each target, with its sign). float64 tanh's error is the
+ * tanh 2.5 / 2.34 (f64), 1.5 / 1.06 (f32 on FMA targets, 1.11 on SSE;
+ * every float32 in [2^-14, 10) on each target, with its sign). float64 tanh's error is the
  * relative error of t carried into a result that may sit at the other end of
  * its binade (glibc's tanh documents 2 ulp). float16 computes in float32 and
  * rounds once.
@@ -266,13 +266,12 @@ DEFINE_TANH(f64, double, 20.0, 0x1p-27, 0x7fffffffffffffffLL, 0x0008000000000000
 /* tanh(x) = x + x^3 P(x^2) on |x| < 0.75 (Note [tanh float32]). */
 DV_INLINE dv_f32 tanh_p_f32(dv_f32 z)
 {
-    dv_f32 p = dv_set1_f32(-0x1.6d2f14p-11f);
-    p = dv_muladd_f32(p, z, dv_set1_f32(0x1.9500bap-9f));
-    p = dv_muladd_f32(p, z, dv_set1_f32(-0x1.1c94b0p-7f));
-    p = dv_muladd_f32(p, z, dv_set1_f32(0x1.65c1e8p-6f));
-    p = dv_muladd_f32(p, z, dv_set1_f32(-0x1.ba1528p-5f));
-    p = dv_muladd_f32(p, z, dv_set1_f32(0x1.111102p-3f));
-    p = dv_muladd_f32(p, z, dv_set1_f32(-0x1.555556p-2f));
+    dv_f32 p = dv_set1_f32(0x1.f4908ap-10f);
+    p = dv_muladd_f32(p, z, dv_set1_f32(-0x1.03f99ap-7f));
+    p = dv_muladd_f32(p, z, dv_set1_f32(0x1.622538p-6f));
+    p = dv_muladd_f32(p, z, dv_set1_f32(-0x1.b9d7aep-5f));
+    p = dv_muladd_f32(p, z, dv_set1_f32(0x1.111042p-3f));
+    p = dv_muladd_f32(p, z, dv_set1_f32(-0x1.555554p-2f));
     return p;
 }
 
@@ -280,36 +279,49 @@ DV_INLINE dv_f32 tanh_p_f32(dv_f32 z)
  * Note [tanh float32]
  * ~~~~~~~~~~~~~~~~~~~
  * float32 tanh needs no expm1 (whose exact -1 is most of its cost): below
- * |x| = 0.75 an odd polynomial, x + x^3 P(x^2) (P a Chebyshev fit, error
- * 0.007 ulp; the x^3 P term is under a fifth of the result, so its
+ * |x| = 0.75 an odd polynomial, x + x^3 P(x^2) (P a Chebyshev fit of degree
+ * 5, under 0.15 ulp of the result; the x^3 P term is under a fifth of it, so its
  * roundings shrink by that much); from 0.75 on, 1 - 2/(e^2|x| + 1), where the
  * subtracted term is at most 0.58x the result, so exp's error reaches the
- * result shrunk. exp is exp_vec_f32's reduction and polynomial with 2|x|
- * clamped to 20 (tanh rounds to 1 from |x| = 9.02), so 2^n is one exact
- * multiply by a normal power of two. Both halves run on every lane and a
- * select keeps one: no branch on the data; a NaN fails `0.75 < |x|` and
- * comes back quiet from the polynomial, its sign and payload kept. Against
- * the expm1 form (still float64's): 1.06 ulp instead of 2.40 at most, and
- * 0.7x the time (64K float32: 16.2-16.6 us against 23.0-23.5, alternating
- * runs; `tools/bench/run.py --api --api-ops tanh`).
+ * result shrunk. e^v is exp's reduction and polynomial (as one Horner chain,
+ * 1 + r(1 + r Q(r))) with v = 2|x| clamped to 20 (tanh rounds to 1 from |x| =
+ * 9.02), scaled by 2^n (n <= 29, a normal power of two). Both halves run on
+ * |x|, on every lane, and a select keeps one: no branch on the data; x's
+ * sign bit is or'ed in last, so a NaN (which fails `0.75 < |x|` and comes
+ * back quiet from the polynomial) keeps its sign and payload. Where FMA
+ * fuses, r = v - n ln2 is one rounding of the exact difference, so one step
+ * (ln2 rounded to float: n ln2 is off by n * 2^-29, at most 0.06 ulp of e^r
+ * for n <= 29, where the shrink is far below 1); without FMA the two-step
+ * Cody-Waite of exp keeps n ln2_hi exact. AVX-512 scales by vscalef.
+ * Against the expm1 form (still float64's): 1.06 ulp instead of 2.40 at
+ * most. 256K float32 in [0.5, 2), AVX-512: 121 -> 101 us (one step, the
+ * Horner chain, vscalef, a degree lower P, the sign or'ed: 35 -> 30
+ * operations a vector; NumPy's 95, from interval tables).
  */
 DV_INLINE dv_f32 tanh_vec_f32(dv_f32 x)
 {
     const dv_f32 one = dv_set1_f32(1.0f), magic = dv_set1_f32(0x1.8p23f);
     dv_f32 ax = dv_andbits_f32(x, 0x7fffffff);
-    dv_f32 z = dv_mul_f32(x, x);
-    dv_f32 small = dv_muladd_f32(dv_mul_f32(x, z), tanh_p_f32(z), x);
-    dv_f32 v = dv_clamp_f32(dv_add_f32(ax, ax), 0.0f, 20.0f);
+    dv_f32 z = dv_mul_f32(ax, ax);
+    dv_f32 small = dv_muladd_f32(dv_mul_f32(ax, z), tanh_p_f32(z), ax);
+    dv_f32 v = dv_clamp_hi_f32(dv_add_f32(ax, ax), 20.0f); /* a NaN stays NaN */
     dv_f32 t = dv_muladd_f32(v, dv_set1_f32(0x1.715476p0f), magic);
     dv_f32 n = dv_sub_f32(t, magic);
+#if DV_HAVE_FMA
+    dv_f32 r = dv_muladd_f32(n, dv_set1_f32(-0x1.62e430p-1f), v);
+#else
     dv_f32 r = dv_muladd_f32(n, dv_set1_f32(-0x1.62e4p-1f), v);
     r = dv_muladd_f32(n, dv_set1_f32(-0x1.7f7d1cp-20f), r);
-    dv_f32 e = dv_add_f32(one, dv_muladd_f32(exp_q_f32(r), dv_mul_f32(r, r), r));
-    e = dv_mul_f32(e, dv_pow2_f32(t)); /* e^v: 2^n is normal, n <= 29 */
+#endif
+    dv_f32 e = dv_muladd_f32(dv_muladd_f32(exp_q_f32(r), r, one), r, one);
+#if defined(DV_NATIVE_LDEXP)
+    e = dv_ldexp_f32(e, n); /* e^v */
+#else
+    e = dv_mul_f32(e, dv_pow2_f32(t));
+#endif
     dv_f32 big = dv_sub_f32(one, dv_div_f32(dv_set1_f32(2.0f), dv_add_f32(e, one)));
-    big = dv_select_f32(dv_lt_f32(x, dv_set1_f32(0.0f)), dv_sub_f32(dv_set1_f32(0.0f), big), big);
-    /* NaN fails 0.75 < |x| and takes the polynomial, which returns it quiet. */
-    dv_f32 y = dv_select_f32(dv_lt_f32(dv_set1_f32(0.75f), ax), big, small);
+    /* A NaN fails 0.75 < |x| and takes the polynomial, which returns it quiet. */
+    dv_f32 y = dv_orsign_f32(dv_select_f32(dv_lt_f32(dv_set1_f32(0.75f), ax), big, small), x);
     return dv_select_f32(dv_lt_f32(ax, dv_set1_f32(0x1p-13f)), x, y); /* x itself: -0, subnormals */
 }
 

@@ -19,7 +19,7 @@ import mpmath as mp
 
 mp.mp.dps = 60
 
-RANGES = {"exp_f32": 4, "exp_f64": 9, "log_f32": 3, "log_f64": 7, "tanh_f32": 6}
+RANGES = {"exp_f32": 4, "exp_f64": 9, "log_f32": 3, "log_f64": 7, "tanh_f32": 5}
 TANH_SMALL = mp.mpf("0.75")  # |x| below which float32 tanh is the polynomial
 
 

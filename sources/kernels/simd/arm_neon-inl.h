@@ -62,6 +62,11 @@ DV_INLINE DV_V DV_(select)(DV_M m, DV_V a, DV_V b) { return NF_(vbslq)(m, a, b);
 /* vmax/vmin (not vmaxnm) return a NaN operand: NaN stays NaN, as on x86 */
 DV_INLINE DV_V DV_(clamp)(DV_V a, DV_T lo, DV_T hi)
 { return NF_(vminq)(NF_(vdupq_n)(hi), NF_(vmaxq)(NF_(vdupq_n)(lo), a)); }
+/* min(a, hi), a NaN a kept (a value clamped from above). */
+DV_INLINE DV_V DV_(clamp_hi)(DV_V a, DV_T hi) { return NF_(vminq)(NF_(vdupq_n)(hi), a); }
+/* y with x's sign bit or'ed in (y's own sign bit clear): copysign for y >= 0. */
+DV_INLINE DV_V DV_(orsign)(DV_V y, DV_V x)
+{ return N_FROM_U(NU_(vorrq)(N_TO_U(y), NU_(vandq)(N_TO_U(x), N_TO_U(NF_(vdupq_n)(-(DV_T)0))))); }
 /* Whether any lane of a is below c (for a rarely taken branch). */
 #if DV_LANE == 32
 DV_INLINE int DV_(any_lt)(DV_V a, DV_T c) { return vmaxvq_u32(vcltq_f32(a, vdupq_n_f32(c))) != 0; }

@@ -33,6 +33,14 @@ DV_INLINE DV_M DV_(eq)(DV_V a, DV_V b) { return a == b; }
 DV_INLINE DV_V DV_(select)(DV_M m, DV_V a, DV_V b) { return m ? a : b; }
 DV_INLINE DV_V DV_(clamp)(DV_V a, DV_T lo, DV_T hi)
 { a = a < lo ? lo : a; return a > hi ? hi : a; } /* NaN stays NaN */
+/* min(a, hi), a NaN a kept (a value clamped from above). */
+DV_INLINE DV_V DV_(clamp_hi)(DV_V a, DV_T hi) { return a > hi ? hi : a; }
+/* y with x's sign bit or'ed in (y's own sign bit clear): copysign for y >= 0. */
+DV_INLINE DV_V DV_(orsign)(DV_V y, DV_V x)
+{
+    DV_UT i, j; memcpy(&i, &y, sizeof i); memcpy(&j, &x, sizeof j);
+    i |= j & ((DV_UT)1 << (sizeof(DV_UT) * 8 - 1)); memcpy(&y, &i, sizeof y); return y;
+}
 DV_INLINE int DV_(any_lt)(DV_V a, DV_T c) { return a < c; }
 DV_INLINE int DV_(all_within)(DV_V a, DV_T lo, DV_T hi) { return a >= lo && a <= hi; }
 /* 2^n for t = n + 1.5*2^MANT (n an integer in the normal exponent range). */

@@ -48,6 +48,10 @@ DV_INLINE DV_M DV_(eq)(DV_V a, DV_V b) { return X_(cmp)(a, b, _CMP_EQ_OQ); }
 DV_INLINE DV_V DV_(select)(DV_M m, DV_V a, DV_V b) { return X_(blendv)(b, a, m); }
 DV_INLINE DV_V DV_(clamp)(DV_V a, DV_T lo, DV_T hi)
 { return X_(min)(X_(set1)(hi), X_(max)(X_(set1)(lo), a)); }
+/* min(a, hi), a NaN a kept (a value clamped from above). */
+DV_INLINE DV_V DV_(clamp_hi)(DV_V a, DV_T hi) { return X_(min)(X_(set1)(hi), a); }
+/* y with x's sign bit or'ed in (y's own sign bit clear): copysign for y >= 0. */
+DV_INLINE DV_V DV_(orsign)(DV_V y, DV_V x) { return X_(or)(y, X_(and)(x, X_(set1)(-(DV_T)0))); }
 /* Whether any lane of a is below c (for a rarely taken branch). */
 DV_INLINE int DV_(any_lt)(DV_V a, DV_T c) { return X_(movemask)(X_(cmp)(a, X_(set1)(c), _CMP_LT_OQ)) != 0; }
 /* Whether every lane of a is in [lo, hi] (a NaN is not; for a fast path). */
