@@ -103,9 +103,14 @@ static double extreme_one(const reduce_job *j, const char *p)
  * rows, and neither the cut, the blocks nor the threads that take them
  * change one. A FOLD row with a column kernel (FOLD_COLS_<NAME>: Note
  * [Product columns] in sources/kernels/prod.dispatch.c) runs here too, its
- * rows never cut (its order is not a tree of parts) and its columns in
- * blocks of FOLD_COL_BLOCK, so that threads still share a matrix of few
- * columns.
+ * columns in blocks of FOLD_COL_BLOCK, so that threads still share a matrix
+ * of few columns, and its rows not cut: its kernel writes the input's
+ * dtype, and a float32 part rounded would not be the whole's. A float64
+ * input of DISPATCH_COLS_STREAM_BYTES or more is the exception (Note
+ * [Product columns from whole rows]): its parts are exact, so its rows are
+ * cut along the fold's own split (dispatch_fold_split, whole blocks) and
+ * the parts multiplied in that order, and its columns go in blocks of 512,
+ * whole rows of a (n, 512) matrix, which the kernel reads in address order.
  */
 #define COL_BLOCK_BYTES 4096
 #define COL_LEAF 16
@@ -120,6 +125,7 @@ typedef struct cols_job {
     int kop;          /* the kernels' combine: dispatch_reduce_kernel_op */
     int cols_op;      /* the COLS kernel's op: kop, streamed for a large input */
     dispatch_rk_fold_cols_fn fold; /* a FOLD row's column kernel, else NULL */
+    int fold_parts;   /* a fold whose rows are cut: float64, streamed (above) */
     int64_t ncols, nblocks, bcols;
     int nparts;
     int64_t part_min; /* rows: ROW_PART_MIN, or fewer when threads need units */
@@ -129,14 +135,23 @@ typedef struct cols_job {
     atomic_int failed;
 } cols_job;
 
+/* Where the kernel splits n rows (its tree's, or the fold's), 0 where the
+ * cut stops: a part of n rows is then one call. */
+static int64_t part_split(const cols_job *c, int64_t n, int depth)
+{
+    if (depth == 0 || n < 2 * c->part_min) return 0;
+    if (c->fold) return n > DISPATCH_FOLD_BLOCK ? dispatch_fold_split(n) : 0;
+    return ((n / COL_LEAF + 1) / 2) * COL_LEAF;
+}
+
 static void cut_rows(cols_job *c, int64_t begin, int64_t n, int depth)
 {
-    if (depth == 0 || n < 2 * c->part_min) {
+    int64_t h = part_split(c, n, depth);
+    if (h == 0) {
         c->pbegin[c->nparts] = begin;
         c->pcount[c->nparts++] = n;
         return;
     }
-    int64_t h = ((n / COL_LEAF + 1) / 2) * COL_LEAF; /* the kernel's split */
     cut_rows(c, begin, h, depth - 1);
     cut_rows(c, begin + h, n - h, depth - 1);
 }
@@ -226,18 +241,23 @@ static void cols_range(void *arg, int64_t begin, int64_t end)
 static void cols_combine(cols_job *c, char *base, int64_t n, int depth, int *i, int64_t w,
                          char *into)
 {
-    if (depth == 0 || n < 2 * c->part_min) {
+    int64_t h = part_split(c, n, depth);
+    if (h == 0) {
         if (into != base + (size_t)*i * COL_BLOCK_BYTES)
             memcpy(into, base + (size_t)*i * COL_BLOCK_BYTES, COL_BLOCK_BYTES);
         (*i)++;
         return;
     }
-    int64_t h = ((n / COL_LEAF + 1) / 2) * COL_LEAF;
     _Alignas(64) char b[COL_BLOCK_BYTES];
     cols_combine(c, base, h, depth - 1, i, w, into);
     cols_combine(c, base, n - h, depth - 1, i, w, b);
     for (int64_t k = 0; k < w; k++) {
-        if (c->j->dtype == DISPATCH_FLOAT32) {
+        if (c->fold) { /* float64 parts (fold_parts): the fold's combine */
+            double x, y;
+            memcpy(&x, into + k * 8, 8), memcpy(&y, b + k * 8, 8);
+            x = dispatch_reduce_fold_combine(c->j->op, x, y);
+            memcpy(into + k * 8, &x, 8);
+        } else if (c->j->dtype == DISPATCH_FLOAT32) {
             float x, y;
             memcpy(&x, into + k * 4, 4), memcpy(&y, b + k * 4, 4);
             x = c->kop == DISPATCH_COMBINE_ADD   ? x + y
@@ -277,7 +297,9 @@ static int reduce_cols(const reduce_job *j, int col, int64_t nout, dispatch_rk_f
     cols_job c = {.j = j, .col = col, .ncols = j->oshape[col], .fold = fold};
     c.kop = dispatch_reduce_kernel_op(j->op);
     c.cols_op = dispatch_cols_op(c.kop, j->rstride ? j->count * nout * (int64_t)isz : 0);
-    c.bcols = fold ? FOLD_COL_BLOCK : (int64_t)(COL_BLOCK_BYTES / isz);
+    c.fold_parts = fold && j->dtype == DISPATCH_FLOAT64 && dispatch_fold_in_blocks(j->op) &&
+                   j->rstride && j->count * nout * (int64_t)isz >= DISPATCH_COLS_STREAM_BYTES;
+    c.bcols = fold && !c.fold_parts ? FOLD_COL_BLOCK : (int64_t)(COL_BLOCK_BYTES / isz);
     c.nblocks = (c.ncols + c.bcols - 1) / c.bcols;
     c.levels = dispatch_reduce_cols_scratch(j->count);
     atomic_init(&c.failed, 0);
@@ -287,7 +309,7 @@ static int reduce_cols(const reduce_job *j, int col, int64_t nout, dispatch_rk_f
      * bits are the same however fine the cut (the note above). */
     int threads = dispatch_get_num_threads();
     c.part_min = threads > 1 && pbs < 2 * threads ? ROW_PART_MIN_FEW : ROW_PART_MIN;
-    cut_rows(&c, 0, j->count, fold ? 0 : ROW_PART_DEPTH);
+    cut_rows(&c, 0, j->count, fold && !c.fold_parts ? 0 : ROW_PART_DEPTH);
     int64_t units = pbs * c.nparts;
     if (c.nparts > 1) {
         size_t bytes;

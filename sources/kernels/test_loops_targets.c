@@ -368,15 +368,20 @@ static void check_prod(const char *where, const dispatch_kernel_export *e) {
     size_t osz = dispatch_dtype_itemsize(odt);
     /* and past a block (4096), 2, 3 and 4 blocks (Note [Fold blocks]) */
     static const int rows[] = {1, 2, 3, 31, 32, 33, 65, 100, 4096, 4097, 8192, 12289, 13000};
-    static const int cols[] = {1, 2, 7, 63, 64, 65, 130};
-    char *in = malloc(13001 * 140 * 8), *got = malloc(140 * 8), *want = malloc(140 * 8);
+    /* past DISPATCH_FOLD_COLS_NARROW: whole rows (Note [Product columns from whole
+     * rows]), 600 past its 512 columns a pass */
+    static const int cols[] = {1, 2, 7, 63, 64, 65, 130, 600};
+    enum { NCOLS = sizeof cols / sizeof cols[0] };
+    char *in = malloc(13001 * 133 * 8 > 4098 * 603 * 8 ? 13001 * 133 * 8 : 4098 * 603 * 8);
+    char *got = malloc(600 * 8), *want = malloc(600 * 8);
     char what[160];
     snprintf(what, sizeof what, "%s: %s %s", where,
              e->named == DISPATCH_RK_FOLD_PROD ? "prod" : "prod columns", dispatch_dtype_name(dtype));
     for (int ri = 0; ri < 13; ri++) {
-        for (int ci = 0; ci < 7; ci++) {
+        for (int ci = 0; ci < NCOLS; ci++) {
             int n = rows[ri], m = cols[ci];
-            if (n > 100 && ci % 3 != 1) continue; /* long runs: 2, 64 and 130 columns */
+            if (n > 100 && m != 2 && m != 64 && m != 130 && !(m == 600 && n <= 4097))
+                continue; /* long runs: 2, 64 and 130 columns; 600 up to 4097 rows */
             intptr_t rstride = (intptr_t)((m + 3) * isz); /* rows with a gap */
             fill(dtype, in, (int)(n * (m + 3)), NULL);
             for (int t = 0; t < n * (m + 3); t++) { /* mostly near 1: products stay finite */
@@ -391,7 +396,7 @@ static void check_prod(const char *where, const dispatch_kernel_export *e) {
                     store_as(odt, got + c * osz,
                              ((dispatch_rk_fold_fn)e->fn)(in + c * isz, rstride, n));
             } else {
-                memset(got, 0xA5, 140 * 8);
+                memset(got, 0xA5, 600 * 8);
                 ((dispatch_rk_fold_cols_fn)e->fn)(in, rstride, n, m, got);
             }
             compared++;

@@ -115,7 +115,12 @@ static inline double dispatch_reduce_fold_combine(int op, double a, double x)
 }
 /* FOLD_COLS_<NAME>: column c is the nrows elements at p + c * itemsize +
  * r * rstride; its fold is written to out[c], in the input's dtype (the
- * float64 fold rounded once, as the engine stores FOLD_<NAME>'s). */
+ * float64 fold rounded once, as the engine stores FOLD_<NAME>'s). Given
+ * more than DISPATCH_FOLD_COLS_NARROW columns, a kernel reads whole rows in
+ * address order (the engine passes that many for inputs it streams: Note
+ * [Product columns from whole rows] in sources/kernels/prod.dispatch.c);
+ * up to it, blocks of columns down the rows. The same bits either way. */
+#define DISPATCH_FOLD_COLS_NARROW 128
 typedef void (*dispatch_rk_fold_cols_fn)(const char *p, intptr_t rstride, intptr_t nrows,
                                          intptr_t ncols, void *out);
 /* DOT: the n products of a and b (sa, sb bytes apart), summed; *out is a
