@@ -222,7 +222,8 @@ DV_INLINE dv_##S expm1_core_##S(dv_##S x)                                       
 {                                                                                    \
     const dv_##S magic = dv_set1_##S(MAGIC), one = dv_set1_##S((T)1);                \
     dv_##S xc = dv_clamp_##S(x, LO, HI);                                             \
-    dv_##S n = dv_sub_##S(dv_muladd_##S(xc, dv_set1_##S(INVLN2), magic), magic);     \
+    dv_##S t = dv_muladd_##S(xc, dv_set1_##S(INVLN2), magic);                        \
+    dv_##S n = dv_sub_##S(t, magic);                                                 \
     dv_##S rhi = dv_muladd_##S(n, dv_set1_##S(-(LN2HI)), xc); /* exact */              \
     dv_##S rlo = dv_mul_##S(n, dv_set1_##S(-(LN2LO)));                               \
     dv_##S r = dv_add_##S(rhi, rlo);                                                 \
@@ -230,7 +231,7 @@ DV_INLINE dv_##S expm1_core_##S(dv_##S x)                                       
     dv_##S r2 = dv_mul_##S(r, r);                                                    \
     dv_##S em = dv_muladd_##S(q, r2, r);                                             \
     dv_##S tail = dv_muladd_##S(q, r2, rlo);                                         \
-    dv_##S s = dv_pow2_##S(dv_add_##S(dv_min_##S(n, dv_set1_##S(NMAX)), magic));     \
+    dv_##S s = dv_pow2_##S(t); /* past NMAX not a number's bits: that lane is big's */ \
     dv_##S sm1 = dv_sub_##S(s, one), srhi = dv_mul_##S(s, rhi); /* both exact */     \
     dv_##S hi = dv_add_##S(sm1, srhi);                                               \
     dv_##S err = dv_sub_##S(srhi, dv_sub_##S(hi, sm1)); /* Fast2Sum: |sm1| >= |srhi| or sm1 = 0 */ \
