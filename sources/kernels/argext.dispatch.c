@@ -164,10 +164,12 @@ _Static_assert(ARG_LANE_BYTES == 256, "ARG_FOLD_INT folds four 64-byte quarters"
  * each pair of vectors (two a group, where a test per vector cost a third
  * of the pass); a run with one is scanned for its first. Per group: 3 max,
  * 1 compare, 2 selects and 2 NaN compares for 4 vectors, where the lane
- * form took 5 operations a vector. 64 rows of 512 in L2, one thread: float64
- * 83 (random place) / 97 (last) -> 56 ns a row, int64 67 / 87 -> 49,
- * float32 49 / 53 -> 40, int32 33 / 45 -> 24. The group's first element is
- * a 32-bit lane for 4-byte types, so a run is taken 2^30 elements at a time.
+ * form took 5 operations a vector. The kernel alone, 64 rows of 512 in L2,
+ * one thread: float64 76 (extreme at a random place) / 93 (last) -> 48 ns a
+ * row, int64 65 / 83 -> 41, float32 46 / 58 -> 30, int32 32 / 52 -> 26. A
+ * last group short of four vectors is loaded in part (masked). The group's
+ * first element is a 32-bit lane for 4-byte types, so a run is taken 2^30
+ * elements at a time.
  */
 #if defined(__AVX512F__) && defined(__AVX512DQ__)
 #include <immintrin.h>
