@@ -851,23 +851,25 @@ def test_column_reductions_past_the_caches_keep_their_bits(threads, dtype, rows)
             assert np.signbit(got[7]) == False and np.signbit(got[8]) == True, op
 
 
-def test_float64_column_products_past_the_caches_keep_their_bits(threads):
-    """prod(dim=0) of float64 over 16 MiB or more reads whole rows, its rows
-    cut along the fold's own split for the threads (Note [Product columns
-    from whole rows]): each column's bits are those of its own product (the
-    same order, Note [Product order]), a NaN's and a zero's sign included, at
-    1 and 2 threads, with more columns than one 512-column pass."""
-    rows = 3 * 4096 + 77
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_column_products_past_the_caches_keep_their_bits(threads, dtype):
+    """prod(dim=0) over 16 MiB or more reads whole rows, its rows cut along
+    the fold's own split for the threads, the float64 parts multiplied
+    (Note [Product columns from whole rows]): each column's bits are those
+    of its own product (the same order, Note [Product order], rounded once),
+    a NaN's and a zero's sign included, at 1 and 2 threads, with more
+    columns than one 512-column pass."""
+    rows = 3 * 4096 + 77 if dtype == "float64" else 6 * 4096 + 77
     rng = np.random.default_rng(44)
     x = 1.0 + rng.uniform(-1, 1, (rows, 540)) * 2.0**-9
-    x *= np.where(rng.random((rows, 540)) < 0.5, -1, 1)
+    x = (x * np.where(rng.random((rows, 540)) < 0.5, -1, 1)).astype(dtype)
     assert x.nbytes >= 16 << 20
     x[rows - 2, 3] = np.nan
     x[5, 4], x[rows // 2, 4] = -0.0, np.inf  # inf * 0: NaN
     x[4096 * 2 + 1, 520] = -0.0
     t = dispatch.from_numpy(x)
     want = np.array([dispatch.from_numpy(np.ascontiguousarray(x[:, c])).prod().item()
-                     for c in range(x.shape[1])])
+                     for c in range(x.shape[1])], dtype)
     for n in (1, 2):
         threads(n)
         assert_same_bits(t.prod(0).numpy(), want)

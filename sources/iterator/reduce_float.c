@@ -104,13 +104,12 @@ static double extreme_one(const reduce_job *j, const char *p)
  * change one. A FOLD row with a column kernel (FOLD_COLS_<NAME>: Note
  * [Product columns] in sources/kernels/prod.dispatch.c) runs here too, its
  * columns in blocks of FOLD_COL_BLOCK, so that threads still share a matrix
- * of few columns, and its rows not cut: its kernel writes the input's
- * dtype, and a float32 part rounded would not be the whole's. A float64
- * input of DISPATCH_COLS_STREAM_BYTES or more is the exception (Note
- * [Product columns from whole rows]): its parts are exact, so its rows are
- * cut along the fold's own split (dispatch_fold_split, whole blocks) and
- * the parts multiplied in that order, and its columns go in blocks of 512,
- * whole rows of a (n, 512) matrix, which the kernel reads in address order.
+ * of few columns, and its rows not cut. Its kernel writes the float64 fold,
+ * which the store rounds once, so an input of DISPATCH_COLS_STREAM_BYTES or
+ * more has its rows cut along the fold's own split (dispatch_fold_split,
+ * whole blocks) and the exact parts multiplied in that order (Note [Product
+ * columns from whole rows]): its columns go in blocks of 512, whole rows of
+ * a (n, 512) matrix, which the kernel reads in address order.
  */
 #define COL_BLOCK_BYTES 4096
 #define COL_LEAF 16
@@ -175,13 +174,19 @@ static void cols_unit_base(const cols_job *c, int64_t plane, int64_t c0, const c
 }
 
 /* Write w finished column values (mean divided) to the output. */
+static void store_real(char *op, int dtype, double v);
+
 static void cols_store(const cols_job *c, char *op, const char *vals, int64_t w)
 {
     const reduce_job *j = c->j;
     intptr_t os = j->ostrides[c->col];
     int mean = dispatch_reduce_is_mean(j->op), summed = dispatch_reduce_is_sum(j->op);
     for (int64_t k = 0; k < w; k++) {
-        if (j->dtype == DISPATCH_FLOAT32) {
+        if (c->fold) { /* a fold's float64 value, rounded once to the dtype */
+            double v;
+            memcpy(&v, vals + k * 8, 8);
+            store_real(op + k * os, j->dtype, v);
+        } else if (j->dtype == DISPATCH_FLOAT32) {
             float v;
             memcpy(&v, vals + k * 4, 4);
             if (mean) v = v / (float)j->count;
@@ -252,7 +257,7 @@ static void cols_combine(cols_job *c, char *base, int64_t n, int depth, int *i, 
     cols_combine(c, base, h, depth - 1, i, w, into);
     cols_combine(c, base, n - h, depth - 1, i, w, b);
     for (int64_t k = 0; k < w; k++) {
-        if (c->fold) { /* float64 parts (fold_parts): the fold's combine */
+        if (c->fold) { /* the fold's float64 parts (fold_parts): its combine */
             double x, y;
             memcpy(&x, into + k * 8, 8), memcpy(&y, b + k * 8, 8);
             x = dispatch_reduce_fold_combine(c->j->op, x, y);
@@ -297,9 +302,11 @@ static int reduce_cols(const reduce_job *j, int col, int64_t nout, dispatch_rk_f
     cols_job c = {.j = j, .col = col, .ncols = j->oshape[col], .fold = fold};
     c.kop = dispatch_reduce_kernel_op(j->op);
     c.cols_op = dispatch_cols_op(c.kop, j->rstride ? j->count * nout * (int64_t)isz : 0);
-    c.fold_parts = fold && j->dtype == DISPATCH_FLOAT64 && dispatch_fold_in_blocks(j->op) &&
-                   j->rstride && j->count * nout * (int64_t)isz >= DISPATCH_COLS_STREAM_BYTES;
-    c.bcols = fold && !c.fold_parts ? FOLD_COL_BLOCK : (int64_t)(COL_BLOCK_BYTES / isz);
+    c.fold_parts = fold && dispatch_fold_in_blocks(j->op) && j->rstride &&
+                   j->count * nout * (int64_t)isz >= DISPATCH_COLS_STREAM_BYTES;
+    /* a fold's parts are float64 whatever the dtype */
+    c.bcols = !fold ? (int64_t)(COL_BLOCK_BYTES / isz)
+              : c.fold_parts ? (int64_t)(COL_BLOCK_BYTES / sizeof(double)) : FOLD_COL_BLOCK;
     c.nblocks = (c.ncols + c.bcols - 1) / c.bcols;
     c.levels = dispatch_reduce_cols_scratch(j->count);
     atomic_init(&c.failed, 0);

@@ -307,7 +307,7 @@ DEF_PROD(dispatch_kernel_prod_f64, double)
         }                                                                                  \
     }
 
-DEF_PROD_COLS(dispatch_kernel_prod_cols_f32, float, float, float, PROD_AS_IS)
+DEF_PROD_COLS(dispatch_kernel_prod_cols_f32, float, float, double, PROD_AS_IS)
 DEF_PROD_COLS(dispatch_kernel_prod_cols_f64, double, double, double, PROD_AS_IS)
 DEF_PROD_COLS(dispatch_kernel_prod_cols_f16, uint16_t, float, float, dk_f16_to_f32_n)
 #define PROD_COLS_BITS_(NAME, sfx, T, E, M, NANS)                                         \

@@ -363,8 +363,12 @@ static void report(const char *what, int n, int m, const char *got, const char *
 static void check_prod(const char *where, const dispatch_kernel_export *e) {
     int dtype = e->dtype;
     size_t isz = dispatch_dtype_itemsize(dtype);
-    /* a narrow float's columns: the float32 product of its values, as float32 */
-    int odt = dtype == DISPATCH_FLOAT64 ? dtype : DISPATCH_FLOAT32;
+    /* a narrow float's columns: the float32 product of its values, as float32;
+     * float32's column kernel writes its float64 product, not rounded */
+    int odt = dtype == DISPATCH_FLOAT64 ||
+                      (dtype == DISPATCH_FLOAT32 && e->named == DISPATCH_RK_FOLD_COLS_PROD)
+                  ? DISPATCH_FLOAT64
+                  : DISPATCH_FLOAT32;
     size_t osz = dispatch_dtype_itemsize(odt);
     /* and past a block (4096), 2, 3 and 4 blocks (Note [Fold blocks]) */
     static const int rows[] = {1, 2, 3, 31, 32, 33, 65, 100, 4096, 4097, 8192, 12289, 13000};

@@ -114,8 +114,9 @@ static inline double dispatch_reduce_fold_combine(int op, double a, double x)
     }
 }
 /* FOLD_COLS_<NAME>: column c is the nrows elements at p + c * itemsize +
- * r * rstride; its fold is written to out[c], in the input's dtype (the
- * float64 fold rounded once, as the engine stores FOLD_<NAME>'s). Given
+ * r * rstride; its fold is written to out[c]: the float64 fold for float32
+ * and float64 (the engine rounds it once, as it stores FOLD_<NAME>'s, or
+ * combines parts of it), the float32 fold for a narrow float. Given
  * more than DISPATCH_FOLD_COLS_NARROW columns, a kernel reads whole rows in
  * address order (the engine passes that many for inputs it streams: Note
  * [Product columns from whole rows] in sources/kernels/prod.dispatch.c);
