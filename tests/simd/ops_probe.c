@@ -24,7 +24,8 @@ static const double D[N] = {
 static void put_f32(const char *op, const float *r, int n)
 {
     int exact = !strcmp(op, "max") || !strcmp(op, "min") || !strcmp(op, "smax")
-                || !strcmp(op, "smin") || !strcmp(op, "clamp") || !strcmp(op, "compare")
+                || !strcmp(op, "smin") || !strcmp(op, "clamp") || !strcmp(op, "clamp_hi")
+                || !strcmp(op, "orsign") || !strcmp(op, "compare")
                 || !strcmp(op, "bits") || !strcmp(op, "split") || !strcmp(op, "pow2");
     for (int i = 0; i < n; i++) {
         uint32_t b; memcpy(&b, &r[i], 4);
@@ -35,7 +36,8 @@ static void put_f32(const char *op, const float *r, int n)
 static void put_f64(const char *op, const double *r, int n)
 {
     int exact = !strcmp(op, "max") || !strcmp(op, "min") || !strcmp(op, "smax")
-                || !strcmp(op, "smin") || !strcmp(op, "clamp") || !strcmp(op, "compare")
+                || !strcmp(op, "smin") || !strcmp(op, "clamp") || !strcmp(op, "clamp_hi")
+                || !strcmp(op, "orsign") || !strcmp(op, "compare")
                 || !strcmp(op, "bits") || !strcmp(op, "split") || !strcmp(op, "pow2");
     for (int i = 0; i < n; i++) {
         uint64_t b; memcpy(&b, &r[i], 8);
@@ -96,6 +98,15 @@ static void put_f64(const char *op, const double *r, int n)
         for (int i = 0; i < N; i += L)                                                    \
             dv_store_##S(r + i, dv_clamp_##S(dv_load_##S(a + i), (T)-3, (T)50));          \
         put_##S("clamp", r, N);                                                           \
+        for (int i = 0; i < N; i += L)                                                    \
+            dv_store_##S(r + i, dv_clamp_hi_##S(dv_load_##S(a + i), (T)50));              \
+        put_##S("clamp_hi", r, N);                                                        \
+        for (int i = 0; i < N; i += L) { /* |a| (its sign bit cleared) with b's sign */   \
+            const BITS_##S abs_ = (BITS_##S)((1ull << (8 * sizeof(T) - 1)) - 1);          \
+            dv_##S m = dv_andbits_##S(dv_load_##S(a + i), abs_);                          \
+            dv_store_##S(r + i, dv_orsign_##S(m, dv_load_##S(b + i)));                    \
+        }                                                                                 \
+        put_##S("orsign", r, N);                                                          \
         for (int i = 0; i < N; i++) { /* a[i] in lane 0, the other lanes above c */        \
             T one[N];                                                                     \
             for (int j = 0; j < N; j++) one[j] = (T)5;                                    \
