@@ -101,8 +101,8 @@ _Static_assert(ARG_LANE_BYTES == 256, "ARG_FOLD_INT folds four 64-byte quarters"
  * answer, where the search below took a lane minimum per row, folded across
  * the vector each time. argmax(dim=1) of (512, 512), 1 thread: int32 29 ->
  * 23.5 us, int8 17 -> 15 (NumPy 18 and 42); int64's time is the first pass
- * and the fold of its 32 lanes (ARG_FOLD_INT). Floats compare as floats
- * (-0.0 == 0.0, as == does; best is no NaN here). */
+ * and the fold of its 32 lanes (ARG_FOLD_INT). Integers only: the floats
+ * take the group form here (Note [First extremes in groups]). */
 #define ARG_EQ_MASK_1(v, x) _mm512_cmpeq_epi8_mask(v, x)
 #define ARG_EQ_MASK_2(v, x) _mm512_cmpeq_epi16_mask(v, x)
 #define ARG_EQ_MASK_4(v, x) _mm512_cmpeq_epi32_mask(v, x)
@@ -134,18 +134,6 @@ _Static_assert(ARG_LANE_BYTES == 256, "ARG_FOLD_INT folds four 64-byte quarters"
         while (!(p[i] == best)) i++;                                                      \
         return i;                                                                         \
     }
-#define DEF_ARG_SEARCH_FLOAT(NAME, T, V, SET1, LOAD, CMP)                                 \
-    static inline intptr_t NAME(const T *p, intptr_t at, intptr_t len, T best)           \
-    {                                                                                     \
-        intptr_t i = at;                                                                  \
-        const intptr_t end = at + len;                                                    \
-        for (; i + V <= end; i += V) {                                                    \
-            const uint64_t m = CMP(LOAD(p + i), SET1(best), _CMP_EQ_OQ);                  \
-            if (m) return i + __builtin_ctzll(m);                                         \
-        }                                                                                 \
-        while (!(p[i] == best)) i++;                                                      \
-        return i;                                                                         \
-    }
 #define ARG_HAS_SEARCH 1
 #else
 #define ARG_HAS_SEARCH 0
@@ -171,7 +159,7 @@ _Static_assert(ARG_LANE_BYTES == 256, "ARG_FOLD_INT folds four 64-byte quarters"
  * first element is a 32-bit lane for 4-byte types, so a run is taken 2^30
  * elements at a time.
  */
-#if defined(__AVX512F__) && defined(__AVX512DQ__)
+#if defined(__AVX512F__) /* every intrinsic below is AVX512F */
 #include <immintrin.h>
 #define ARGV_GT_ps(x, y) _mm512_cmp_ps_mask(x, y, _CMP_GT_OQ)
 #define ARGV_GT_pd(x, y) _mm512_cmp_pd_mask(x, y, _CMP_GT_OQ)
@@ -275,21 +263,26 @@ DEF_ARG_GROUPS_BOTH(f32, float, __m512, ps, __mmask16, epi32)
 DEF_ARG_GROUPS_BOTH(f64, double, __m512d, pd, __mmask8, epi64)
 DEF_ARG_GROUPS_BOTH(i32, int32_t, __m512i, epi32, __mmask16, epi32)
 DEF_ARG_GROUPS_BOTH(i64, int64_t, __m512i, epi64, __mmask8, epi64)
-/* Any other element type: -1, the lane form's turn. */
+/* The group form of T's run (a C11 selection by the element type), or none
+ * where T has none: an unsigned or narrow integer keeps the lane form. */
+#define ARG_GROUPS_OF(q)                                                                  \
+    _Generic((q), const float *: arg_groups_f32, const double *: arg_groups_f64,         \
+             const int32_t *: arg_groups_i32, const int64_t *: arg_groups_i64,            \
+             default: arg_groups_none)
+#define ARG_GROUPS_FLOATS 1
+#else
+#define ARG_GROUPS_OF(q) ((void)(q), arg_groups_none)
+#define ARG_GROUPS_FLOATS 0
+#endif
+/* Never called: the marker of "no group form" (a distinct function, so
+ * ARG_HAS_GROUPS is a constant the compiler folds, and the lane form of a
+ * type that has groups is never compiled into this target). */
 static intptr_t arg_groups_none(int is_min, const void *p, intptr_t n, void *value)
 {
     (void)is_min, (void)p, (void)n, (void)value;
     return -1;
 }
-/* The group form of T's run, or -1 where T has none (a C11 selection by the
- * element type, so an unsigned or narrow integer keeps the lane form). */
-#define ARG_GROUPS_RUN(is_min, q, n, v)                                                   \
-    _Generic((q), const float *: arg_groups_f32, const double *: arg_groups_f64,         \
-             const int32_t *: arg_groups_i32, const int64_t *: arg_groups_i64,            \
-             default: arg_groups_none)(is_min, q, n, v)
-#else
-#define ARG_GROUPS_RUN(is_min, q, n, v) ((void)(is_min), (void)(q), (void)(n), (void)(v), (intptr_t)-1)
-#endif
+#define ARG_HAS_GROUPS(q) ((void (*)(void))ARG_GROUPS_OF(q) != (void (*)(void))arg_groups_none)
 
 /* The last elements short of a row of lanes (blocks of one), then the
  * answer: the element at `at`, or the first equal to best in [at, at + len)
@@ -374,8 +367,9 @@ static intptr_t arg_groups_none(int is_min, const void *p, intptr_t n, void *val
     {                                                                                     \
         T v;                                                                              \
         const T *q = (const T *)(const void *)p;                                          \
-        intptr_t i = ARG_GROUPS_RUN(is_min, q, n, &v); /* Note [First extremes in groups] */ \
-        if (i < 0) i = is_min ? arg_min_##sfx(q, n, &v) : arg_max_##sfx(q, n, &v);        \
+        const intptr_t i = ARG_HAS_GROUPS(q) /* Note [First extremes in groups] */          \
+                               ? ARG_GROUPS_OF(q)(is_min, q, n, &v)                         \
+                           : is_min ? arg_min_##sfx(q, n, &v) : arg_max_##sfx(q, n, &v);   \
         memcpy(value, &v, sizeof v);                                                      \
         return (int64_t)i;                                                                \
     }
@@ -391,19 +385,21 @@ static intptr_t arg_groups_none(int is_min, const void *p, intptr_t n, void *val
 #define ARG_POS_4 uint32_t
 #define ARG_POS_8 uint64_t
 #define ARG_ROW_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) ARG_ROW_##CAT(sfx, T, size)
-#if ARG_HAS_SEARCH
-#define ARG_SEARCH_OF_(sfx, T, size) DEF_ARG_SEARCH_INT(arg_search_##sfx, T, size)
-DEF_ARG_SEARCH_FLOAT(arg_search_f32, float, 16, _mm512_set1_ps, _mm512_loadu_ps, _mm512_cmp_ps_mask)
-DEF_ARG_SEARCH_FLOAT(arg_search_f64, double, 8, _mm512_set1_pd, _mm512_loadu_pd, _mm512_cmp_pd_mask)
-#else /* never called: ARG_FINISH tests ARG_HAS_SEARCH first */
-#define ARG_SEARCH_OF_(sfx, T, size)                                                      \
+/* Never called: ARG_FINISH tests ARG_HAS_SEARCH first, and where it holds
+ * (AVX-512) the floats take the group form, their lane form never compiled. */
+#define ARG_SEARCH_NONE(sfx, T)                                                           \
     static inline intptr_t arg_search_##sfx(const T *p, intptr_t at, intptr_t len, T best) \
     {                                                                                     \
         (void)p, (void)len, (void)best;                                                   \
         return at;                                                                        \
     }
-ARG_SEARCH_OF_(f32, float, 4)
-ARG_SEARCH_OF_(f64, double, 8)
+_Static_assert(!ARG_HAS_SEARCH || ARG_GROUPS_FLOATS, "the floats' lane form needs a search");
+ARG_SEARCH_NONE(f32, float)
+ARG_SEARCH_NONE(f64, double)
+#if ARG_HAS_SEARCH
+#define ARG_SEARCH_OF_(sfx, T, size) DEF_ARG_SEARCH_INT(arg_search_##sfx, T, size)
+#else
+#define ARG_SEARCH_OF_(sfx, T, size) ARG_SEARCH_NONE(sfx, T)
 #endif
 /* The integer fold: by lanes for an unsigned byte (ARG_FOLD_LANES), else as
  * vectors; decided by the type, so a new integer dtype needs nothing here. */
