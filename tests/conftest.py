@@ -288,3 +288,23 @@ def cross_tree(tmp_path_factory):
         return trees[arch]
 
     return build
+
+
+@pytest.fixture(scope="session")
+def cross_meson_test(cross_tree):
+    """run(arch) -> `meson test -v` of cross_tree(arch) under qemu-user (the
+    CompletedProcess), once per session: test_cross_matrix.py and
+    test_cross_aarch64.py read the same run (a minute of emulation each)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from _cross import GUEST_ENV  # noqa: E402 (qemu's guests: no sanitizer preload)
+
+    runs: dict[str, subprocess.CompletedProcess] = {}
+
+    def run(arch: str) -> subprocess.CompletedProcess:
+        if arch not in runs:
+            runs[arch] = subprocess.run(
+                [tool("meson"), "test", "-C", str(cross_tree(arch)), "--print-errorlogs", "-v"],
+                capture_output=True, text=True, env=GUEST_ENV)
+        return runs[arch]
+
+    return run

@@ -8,14 +8,17 @@ portable conversions against aarch64's own _Float16."""
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
+import sys
 from itertools import takewhile
 from pathlib import Path
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _cross import GUEST_ENV  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 CROSS = REPO / "tests" / "cross" / "aarch64-linux-gnu.ini"
@@ -26,9 +29,6 @@ pytestmark = [pytest.mark.skipif(
     reason="needs gcc-aarch64-linux-gnu, libc6-dev-arm64-cross and qemu-user"),
     pytest.mark.cross_build]
 
-# qemu's aarch64 guests never get the sanitizer job's x86 libasan (tests/conftest.py).
-GUEST_ENV = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
-
 
 @pytest.fixture(scope="module")
 def tree(cross_tree):
@@ -37,9 +37,8 @@ def tree(cross_tree):
     return cross_tree("aarch64")
 
 
-def test_c_tests_pass_under_qemu_aarch64(tree, build_tool):
-    r = subprocess.run([build_tool("meson"), "test", "-C", str(tree), "--print-errorlogs", "-v"],
-                       capture_output=True, text=True, env=GUEST_ENV)
+def test_c_tests_pass_under_qemu_aarch64(tree, cross_meson_test):
+    r = cross_meson_test("aarch64")  # the run test_cross_matrix.py reads too
     assert r.returncode == 0, r.stdout[-6000:]
     for name in ("cpu_runtime", "dispatcher", "kernels", "narrow_float", "casts"):
         assert re.search(rf"dispatch:{name}\s+OK", r.stdout), name

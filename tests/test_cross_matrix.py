@@ -152,12 +152,12 @@ def _guest(arch: str, cpu: str, exe: Path) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.parametrize("arch", TARGETS)
-def test_c_tests_pass_under_qemu(tree, build_tool, arch):
+def test_c_tests_pass_under_qemu(tree, cross_meson_test, arch):
     """Every C test of the runtime (the CPU runtime, the dispatcher, the
     narrow float conversions, the float -> integer casts, the kernels against the
     reference loops) on the default CPU of the architecture's qemu."""
-    r = _run([build_tool("meson"), "test", "-C", str(tree(arch)), "--print-errorlogs"],
-             env=GUEST_ENV)
+    tree(arch)  # skips where the architecture's tools are missing
+    r = cross_meson_test(arch)
     assert r.returncode == 0, r.stdout[-6000:]
     for name in ("cpu_runtime", "dispatcher", "kernels", "narrow_float", "casts"):
         assert re.search(rf"dispatch:{name}\s+OK", r.stdout), name
