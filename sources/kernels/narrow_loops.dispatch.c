@@ -9,8 +9,9 @@
  * scalar operand there), and the results narrowed by vector, once each; a
  * comparison writes its bool bytes directly. where, fill and copy move bits;
  * neg and abs flip or clear the sign bit (below).
- * half_arith.dispatch.c's float16 kernels, registered after these, keep
- * their pairs.
+ * half_arith.dispatch.c's float16 kernels, and its bfloat16 ones on x86 from
+ * AVX2 (Note [bfloat16 beside float16]), registered after these, keep their
+ * pairs.
  *
  * The float32 loop is the one the table holds at the call: the SIMD kernel
  * of arith, exp_log, addcmul or float_loops, which give the reference's bits
@@ -122,7 +123,7 @@ DISPATCH_FORALL_BITS_FLOATS(SIGN_BITS_)
  * back, in one pass, in every layout of whole-element strides, where via_f32
  * makes three passes over chunk buffers. The bits are via_f32's: the same
  * float operations, one rounding to the format. float16's are
- * half_arith.dispatch.c's kernels.
+ * half_arith.dispatch.c's kernels, and bfloat16's on x86 from AVX2.
  */
 /*
  * Note [Fused sqrt]
