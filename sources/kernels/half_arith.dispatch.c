@@ -112,22 +112,26 @@ static void scalar_run(int op, int bf, uint16_t *o, const uint16_t *a, const uin
 
 #if defined(__AVX2__) && defined(__F16C__)
 #define ROUND_NEAREST (_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
-/* 8 lanes in float. */
-static __m256 vec8(int op, __m256 a, __m256 b, __m256 c, __m256 alpha)
-{
-    switch (op) {
-    case OP_ADDCMUL: return _mm256_add_ps(a, _mm256_mul_ps(_mm256_mul_ps(alpha, b), c));
-    case OP_ADD: return _mm256_add_ps(a, _mm256_mul_ps(alpha, b));
-    case OP_SUB: return _mm256_sub_ps(a, _mm256_mul_ps(alpha, b));
-    case OP_MUL: return _mm256_mul_ps(a, b);
-    case OP_DIV: return _mm256_div_ps(a, b);
-    case OP_MAX: /* max_ps returns b on NaN or equal: put a's NaN back */
-        return _mm256_blendv_ps(_mm256_max_ps(a, b), a, _mm256_cmp_ps(a, a, _CMP_UNORD_Q));
-    case OP_MIN:
-        return _mm256_blendv_ps(_mm256_min_ps(a, b), a, _mm256_cmp_ps(a, a, _CMP_UNORD_Q));
-    default: return _mm256_sqrt_ps(a);
+/* op in float lanes of the vector type V (intrinsics prefix P), the
+ * reference's arithmetic: max_ps and min_ps return b on a NaN or equal
+ * operands, and KEEP_NAN puts a's NaN back. vec8 for 8 lanes, vec16 for 16
+ * (bfloat16 on AVX-512, below). */
+#define HALF_VEC_OPS(NAME, V, P, KEEP_NAN)                                            \
+    static inline V NAME(int op, V a, V b, V c, V alpha)                              \
+    {                                                                                 \
+        switch (op) {                                                                 \
+        case OP_ADDCMUL: return P##_add_ps(a, P##_mul_ps(P##_mul_ps(alpha, b), c));   \
+        case OP_ADD: return P##_add_ps(a, P##_mul_ps(alpha, b));                      \
+        case OP_SUB: return P##_sub_ps(a, P##_mul_ps(alpha, b));                      \
+        case OP_MUL: return P##_mul_ps(a, b);                                         \
+        case OP_DIV: return P##_div_ps(a, b);                                         \
+        case OP_MAX: return KEEP_NAN(P##_max_ps(a, b), a);                            \
+        case OP_MIN: return KEEP_NAN(P##_min_ps(a, b), a);                            \
+        default: return P##_sqrt_ps(a);                                               \
+        }                                                                             \
     }
-}
+#define HALF_KEEP_NAN8(r, a) _mm256_blendv_ps(r, a, _mm256_cmp_ps(a, a, _CMP_UNORD_Q))
+HALF_VEC_OPS(vec8, __m256, _mm256, HALF_KEEP_NAN8)
 
 /* 8 narrow floats at p widened, exactly: float16 by F16C, bfloat16 (bf) a
  * shift into the upper half of each float. */
@@ -158,21 +162,8 @@ static inline __m128i narrow8(int bf, __m256 v)
 /* bfloat16 in 16 float lanes on AVX-512 (float16 keeps 8: Note [float16 on
  * every target]), its conversions integer operations: the same operations
  * as vec8 and narrow8, by lanes, so the same bits. */
-static inline __m512 vec16(int op, __m512 a, __m512 b, __m512 c, __m512 alpha)
-{
-    switch (op) {
-    case OP_ADDCMUL: return _mm512_add_ps(a, _mm512_mul_ps(_mm512_mul_ps(alpha, b), c));
-    case OP_ADD: return _mm512_add_ps(a, _mm512_mul_ps(alpha, b));
-    case OP_SUB: return _mm512_sub_ps(a, _mm512_mul_ps(alpha, b));
-    case OP_MUL: return _mm512_mul_ps(a, b);
-    case OP_DIV: return _mm512_div_ps(a, b);
-    case OP_MAX:
-        return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q), _mm512_max_ps(a, b), a);
-    case OP_MIN:
-        return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q), _mm512_min_ps(a, b), a);
-    default: return _mm512_sqrt_ps(a);
-    }
-}
+#define HALF_KEEP_NAN16(r, a) _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q), r, a)
+HALF_VEC_OPS(vec16, __m512, _mm512, HALF_KEEP_NAN16)
 
 /* Each 32-bit lane of v rounded to nearest even at bit 16, its upper half
  * the bfloat16 (narrow8's integer addition; a NaN its upper bits with the
