@@ -9,8 +9,8 @@
  * to float16 once. Each variant here gives those same bits:
  *   - baseline: the same, one element at a time, through the portable
  *     conversions of sources/core/narrow_float.c: for the float32 scalar
- *     kernels and the casts; its arithmetic loops are not registered (the
- *     narrow loops' vectorized chunks are faster: HALF_ENTRIES below);
+ *     kernels and the casts; its arithmetic loops are not compiled (the
+ *     narrow loops' vectorized chunks are faster: HALF_HAS_F16 below);
  *   - AVX2 (with F16C): 8 halves widened to float (vcvtph2ps), the float
  *     operation, and one rounding back (vcvtps2ph, to nearest even);
  *   - AVX512_SKX (AVX-512 without FP16: Skylake-X, Ice Lake, Zen 4): the
@@ -65,11 +65,27 @@
 #include <arm_neon.h>
 #define HALF_NEON 1
 #endif
+/* Where this target has the vector form of a format's loops (float16: F16C,
+ * AVX512FP16 or ASIMDHP; bfloat16: AVX2), they are compiled and registered;
+ * elsewhere the narrow loops' chunks (narrow_loops.dispatch.c), whose
+ * conversions the compiler vectorizes, beat an element at a time: float16
+ * add of (512, 512) on SSE4.2 took 1578 us through scalar_run, 442 through
+ * the chunks. */
+#if (defined(__AVX2__) && defined(__F16C__)) || defined(__AVX512FP16__) || defined(HALF_NEON)
+#define HALF_HAS_F16 1
+#else
+#define HALF_HAS_F16 0
+#endif
+#if defined(__AVX2__) && defined(__F16C__)
+#define HALF_HAS_BF16 1
+#else
+#define HALF_HAS_BF16 0
+#endif
 
 enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MAX, OP_MIN, OP_SQRT, OP_ADDCMUL };
 #define CHUNK 256 /* elements gathered per strided chunk */
 
-#if !(defined(__AVX2__) && defined(__F16C__)) || defined(HALF_NEON)
+#if defined(HALF_NEON) /* what its vectors leave: add and sub by alpha */
 /* One element in float: the reference's arithmetic (alpha: addcmul's value). */
 static float scalar_op(int op, float a, float b, float c, float alpha)
 {
@@ -88,24 +104,14 @@ static float scalar_op(int op, float a, float b, float c, float alpha)
     }
 }
 
-/* One narrow element widened, and a float narrowed once (bf: bfloat16). */
-static inline float widen1(int bf, uint16_t h)
-{
-    return bf ? dispatch_bfloat16_to_float_inline(h) : dispatch_half_to_float_inline(h);
-}
-static inline uint16_t narrow1(int bf, float r)
-{
-    return bf ? dispatch_bfloat16_from_float_inline(r) : dispatch_half_from_double_inline(r);
-}
-
-static void scalar_run(int op, int bf, uint16_t *o, const uint16_t *a, const uint16_t *b,
+static void scalar_run(int op, uint16_t *o, const uint16_t *a, const uint16_t *b,
                        const uint16_t *c, intptr_t n, float alpha)
 {
     for (intptr_t i = 0; i < n; i++) {
-        float x = widen1(bf, a[i]);
-        float y = op == OP_SQRT ? 0.0f : widen1(bf, b[i]);
-        float z = op == OP_ADDCMUL ? widen1(bf, c[i]) : 0.0f;
-        o[i] = narrow1(bf, scalar_op(op, x, y, z, alpha));
+        float x = dispatch_half_to_float_inline(a[i]);
+        float y = op == OP_SQRT ? 0.0f : dispatch_half_to_float_inline(b[i]);
+        float z = op == OP_ADDCMUL ? dispatch_half_to_float_inline(c[i]) : 0.0f;
+        o[i] = dispatch_half_from_double_inline(scalar_op(op, x, y, z, alpha));
     }
 }
 #endif
@@ -229,7 +235,6 @@ static void float_path8(int op, int bf, uint16_t *o, const uint16_t *a, const ui
         memcpy(o + i, to, (size_t)(n - i) * 2);
     }
 }
-
 #endif
 
 #if defined(__AVX512FP16__)
@@ -325,17 +330,18 @@ static void native_path8(int op, uint16_t *o, const uint16_t *a, const uint16_t 
 /* op on n contiguous elements (b unused for sqrt, c but for addcmul; alpha
  * 1 means none, addcmul's value) of float16, or of bfloat16 (bf: always in
  * float, no target has bfloat16 arithmetic to match the reference's). */
+#if HALF_HAS_F16 || HALF_HAS_BF16
 static void contiguous(int op, int bf, uint16_t *o, const uint16_t *a, const uint16_t *b,
                        const uint16_t *c, intptr_t n, float alpha)
 {
+#if HALF_HAS_BF16
     if (bf) {
-#if defined(__AVX2__) && defined(__F16C__)
         float_path8(op, 1, o, a, b, c, n, alpha);
-#else
-        scalar_run(op, 1, o, a, b, c, n, alpha);
-#endif
         return;
     }
+#else
+    (void)bf; /* bfloat16's loops exist where float_path8 does */
+#endif
 #if defined(__AVX512FP16__)
     /* sqrt: vsqrtph measured 2x slower than widening to vsqrtps here */
     if (op != OP_SQRT && op != OP_ADDCMUL &&
@@ -357,7 +363,7 @@ static void contiguous(int op, int bf, uint16_t *o, const uint16_t *a, const uin
 #if defined(__AVX2__) && defined(__F16C__)
     float_path8(op, 0, o, a, b, c, n, alpha);
 #else
-    scalar_run(op, 0, o, a, b, c, n, alpha);
+    scalar_run(op, o, a, b, c, n, alpha);
 #endif
 }
 
@@ -415,10 +421,25 @@ static void run(int op, int bf, char **data, const intptr_t *s, intptr_t n, void
         run(OP, BF, data, steps, n, ctx);                                             \
     }                                                                                 \
     DISPATCH_KERNELS_LOOP2D(NAME, NOPS)
-/* Each loop for float16 (f16) and bfloat16 (bf16). */
-#define HALF_LOOPS(name, OP, NOPS)                                                    \
-    HALF_LOOP(dispatch_kernel_##name##_f16, OP, 0, NOPS)                              \
-    HALF_LOOP(dispatch_kernel_##name##_bf16, OP, 1, NOPS)
+#endif /* HALF_HAS_F16 || HALF_HAS_BF16 */
+/* Each loop for float16 (f16) and bfloat16 (bf16), where the target has
+ * their vector forms; an entry of the table below for each. */
+#if HALF_HAS_F16
+#define HALF_F16_LOOP(name, OP, NOPS) HALF_LOOP(dispatch_kernel_##name##_f16, OP, 0, NOPS)
+#define HALF_F16_ENTRY(LOOP, name) DISPATCH_KERNELS_LOOP_WITH_2D(LOOP, FLOAT16, dispatch_kernel_##name##_f16, 1)
+#else
+#define HALF_F16_LOOP(name, OP, NOPS)
+#define HALF_F16_ENTRY(LOOP, name)
+#endif
+#if HALF_HAS_BF16
+#define HALF_BF16_LOOP(name, OP, NOPS) HALF_LOOP(dispatch_kernel_##name##_bf16, OP, 1, NOPS)
+#define HALF_BF16_ENTRY(LOOP, name) DISPATCH_KERNELS_LOOP_WITH_2D(LOOP, BFLOAT16, dispatch_kernel_##name##_bf16, 1)
+#else
+#define HALF_BF16_LOOP(name, OP, NOPS)
+#define HALF_BF16_ENTRY(LOOP, name)
+#endif
+#define HALF_LOOPS(name, OP, NOPS) HALF_F16_LOOP(name, OP, NOPS) HALF_BF16_LOOP(name, OP, NOPS)
+#define HALF_ENTRIES(LOOP, name) HALF_F16_ENTRY(LOOP, name) HALF_BF16_ENTRY(LOOP, name)
 
 HALF_LOOPS(add, OP_ADD, 3)
 HALF_LOOPS(sub, OP_SUB, 3)
@@ -596,22 +617,6 @@ void DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_cast_f32_f16)(char **data, cons
 
 /* The kernels of this source (Note [Exported kernel tables] in kernels_export.h). */
 #include "kernels_export.h"
-/* The pairs of a format where this target has its vector form (float16:
- * F16C, AVX512FP16 or ASIMDHP; bfloat16: AVX2): elsewhere the narrow loops'
- * chunks (narrow_loops.dispatch.c), whose conversions the compiler
- * vectorizes, beat scalar_run's element at a time: float16 add of (512, 512)
- * on SSE4.2 took 1578 us through scalar_run, 442 through the chunks. */
-#if defined(__AVX2__) && defined(__F16C__)
-#define HALF_BF16_ENTRY(LOOP, name) DISPATCH_KERNELS_LOOP_WITH_2D(LOOP, BFLOAT16, dispatch_kernel_##name##_bf16, 1)
-#else
-#define HALF_BF16_ENTRY(LOOP, name)
-#endif
-#if (defined(__AVX2__) && defined(__F16C__)) || defined(__AVX512FP16__) || defined(HALF_NEON)
-#define HALF_F16_ENTRY(LOOP, name) DISPATCH_KERNELS_LOOP_WITH_2D(LOOP, FLOAT16, dispatch_kernel_##name##_f16, 1)
-#else
-#define HALF_F16_ENTRY(LOOP, name)
-#endif
-#define HALF_ENTRIES(LOOP, name) HALF_F16_ENTRY(LOOP, name) HALF_BF16_ENTRY(LOOP, name)
 DISPATCH_KERNELS_EXPORT(half_arith,
     HALF_ENTRIES(ADD, add) HALF_ENTRIES(SUB, sub) HALF_ENTRIES(MUL, mul)
     HALF_ENTRIES(DIV, div) HALF_ENTRIES(MAXIMUM, maximum) HALF_ENTRIES(MINIMUM, minimum)

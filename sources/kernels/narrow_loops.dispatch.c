@@ -211,7 +211,8 @@ enum { FUSED_ADD, FUSED_ADD_K, FUSED_SUB, FUSED_SUB_K, FUSED_MUL, FUSED_DIV };
         return 1;                                                                         \
     }
 DISPATCH_FORALL_BITS_FLOATS(FUSED_BITS_)
-/* float16 has none here (half_arith's kernels). */
+/* float16 has none here: half_arith's kernels where F16C, AVX512FP16 or
+ * ASIMDHP give it vectors, via_f32's chunks elsewhere. */
 DK_INLINE int fused_f16(int loop, char **data, const intptr_t *s, intptr_t n, void *ctx)
 {
     (void)loop, (void)data, (void)s, (void)n, (void)ctx;
