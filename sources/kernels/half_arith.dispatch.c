@@ -423,17 +423,19 @@ static void run(int op, int bf, char **data, const intptr_t *s, intptr_t n, void
     DISPATCH_KERNELS_LOOP2D(NAME, NOPS)
 #endif /* HALF_HAS_F16 || HALF_HAS_BF16 */
 /* Each loop for float16 (f16) and bfloat16 (bf16), where the target has
- * their vector forms; an entry of the table below for each. */
+ * their vector forms; an entry of the table below for each, untraced: the
+ * trace names a function with every target of its source, and these are not
+ * in every target's table (the casts, in all of them, trace the source). */
 #if HALF_HAS_F16
 #define HALF_F16_LOOP(name, OP, NOPS) HALF_LOOP(dispatch_kernel_##name##_f16, OP, 0, NOPS)
-#define HALF_F16_ENTRY(LOOP, name) DISPATCH_KERNELS_LOOP_WITH_2D(LOOP, FLOAT16, dispatch_kernel_##name##_f16, 1)
+#define HALF_F16_ENTRY(LOOP, name) DISPATCH_KERNELS_LOOP_WITH_2D(LOOP, FLOAT16, dispatch_kernel_##name##_f16, 0)
 #else
 #define HALF_F16_LOOP(name, OP, NOPS)
 #define HALF_F16_ENTRY(LOOP, name)
 #endif
 #if HALF_HAS_BF16
 #define HALF_BF16_LOOP(name, OP, NOPS) HALF_LOOP(dispatch_kernel_##name##_bf16, OP, 1, NOPS)
-#define HALF_BF16_ENTRY(LOOP, name) DISPATCH_KERNELS_LOOP_WITH_2D(LOOP, BFLOAT16, dispatch_kernel_##name##_bf16, 1)
+#define HALF_BF16_ENTRY(LOOP, name) DISPATCH_KERNELS_LOOP_WITH_2D(LOOP, BFLOAT16, dispatch_kernel_##name##_bf16, 0)
 #else
 #define HALF_BF16_LOOP(name, OP, NOPS)
 #define HALF_BF16_ENTRY(LOOP, name)
