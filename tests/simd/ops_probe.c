@@ -21,12 +21,17 @@ static const double D[N] = {
  * is negative, AArch64's positive) and with the operand order a compiler
  * picks, so those print as "nan"; the operations that choose a NaN operand
  * (max, min, clamp, select) print every bit. */
+static int exact_bits(const char *op)
+{
+    static const char *const ops[] = {"max", "min", "smax", "smin", "clamp", "clamp_hi",
+                                      "orsign", "compare", "bits", "split", "pow2"};
+    for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++)
+        if (!strcmp(op, ops[k])) return 1;
+    return 0;
+}
 static void put_f32(const char *op, const float *r, int n)
 {
-    int exact = !strcmp(op, "max") || !strcmp(op, "min") || !strcmp(op, "smax")
-                || !strcmp(op, "smin") || !strcmp(op, "clamp") || !strcmp(op, "clamp_hi")
-                || !strcmp(op, "orsign") || !strcmp(op, "compare")
-                || !strcmp(op, "bits") || !strcmp(op, "split") || !strcmp(op, "pow2");
+    const int exact = exact_bits(op);
     for (int i = 0; i < n; i++) {
         uint32_t b; memcpy(&b, &r[i], 4);
         if (r[i] != r[i] && !exact) printf("%s f32 %d nan\n", op, i);
@@ -35,10 +40,7 @@ static void put_f32(const char *op, const float *r, int n)
 }
 static void put_f64(const char *op, const double *r, int n)
 {
-    int exact = !strcmp(op, "max") || !strcmp(op, "min") || !strcmp(op, "smax")
-                || !strcmp(op, "smin") || !strcmp(op, "clamp") || !strcmp(op, "clamp_hi")
-                || !strcmp(op, "orsign") || !strcmp(op, "compare")
-                || !strcmp(op, "bits") || !strcmp(op, "split") || !strcmp(op, "pow2");
+    const int exact = exact_bits(op);
     for (int i = 0; i < n; i++) {
         uint64_t b; memcpy(&b, &r[i], 8);
         if (r[i] != r[i] && !exact) printf("%s f64 %d nan\n", op, i);
