@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import platform
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -123,6 +124,35 @@ def test_an_unknown_operator_is_one_line_and_a_nonzero_exit(tmp_path):
     assert p.returncode == 2
     assert "no operator named nosuch" in p.stderr
     assert "Traceback" not in p.stderr + p.stdout
+
+
+def _has_cpu_flags(*flags: str) -> bool:
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
+    line = next((ln for ln in text.splitlines() if ln.startswith("flags")), "")
+    return set(flags) <= set(line.split(":", 1)[-1].split())
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="--as-cpu names x86-64 levels")
+def test_as_cpu_runs_every_library_at_that_level_and_says_so(tmp_path):
+    p = _run(tmp_path, "--peers", "numpy", "--ops", "add", "cast", "--as-cpu", "avx2")
+    if not _has_cpu_flags("avx2", "fma", "f16c"):
+        assert p.returncode == 2 and "this CPU lacks" in p.stderr, p.stderr
+        return
+    assert p.returncode == 0, p.stderr
+    meta = json.loads((tmp_path / "m-rows.json").read_text())["meta"]
+    assert "AVX512" not in meta["dispatch_target"]
+    assert meta["as_cpu"]["seen"] == {"ours": meta["dispatch_target"], "numpy": "X86_V4 off"}
+    assert meta["as_cpu"]["not_at_level"] == []
+    assert ("as an avx2 CPU (--as-cpu): ours " + meta["dispatch_target"]) in p.stdout
+
+
+def test_as_cpu_refuses_a_level_it_does_not_know(tmp_path):
+    p = _run(tmp_path, "--peers", "none", "--as-cpu", "avx10")
+    assert p.returncode == 2
+    assert "invalid choice: 'avx10'" in p.stderr and "Traceback" not in p.stderr
 
 
 def _rules():

@@ -4,6 +4,7 @@ every dtype x layout, the reductions, where, every cast pair (issue 44).
     python tools/bench/bench_matrix.py --quick                  # 256K, 1 and 2 threads, minutes
     python tools/bench/bench_matrix.py                          # 4K to 16M: about an hour
     python tools/bench/bench_matrix.py --quick --threads 1 --out docs/perf/matrix
+    python tools/bench/bench_matrix.py --quick --as-cpu avx2    # as on an AVX2 CPU
 
 The rows come from the operator table (matrix_cases.py says how), so a new
 operator or dtype shows up by itself. Each row is timed in one process, the
@@ -15,6 +16,10 @@ allocates its result. At 2 threads each turn starts with a pause as long as
 the previous library's workers spin after a call (torch's OpenMP workers
 about 10 ms, ours 1 ms: a spinning worker takes the core the next turn
 needs) and one untimed call.
+
+--as-cpu avx2 (or sse4.2) has every library run the loops it would pick on
+an x86-64 CPU of that level, on this one (matrix_cpu_level.py says how); the
+summary names what each library said it runs.
 
 torch and NumPy are optional: without torch the ratios are ours/NumPy only,
 without either the times are ours alone (the summary and the picture say
@@ -44,6 +49,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # NumPy's idle BLAS threads spin
 
 import matrix_cases as cases
+import matrix_cpu_level as cpu_level
 import matrix_report as report
 import matrix_rules as rules
 
@@ -174,6 +180,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                     choices=["torch", "numpy", "none"], help="libraries beside ours")
     ap.add_argument("--ops", nargs="+", help="only these operators (default: the whole table)")
     ap.add_argument("--out", default="matrix", metavar="PREFIX", help="output files' prefix")
+    ap.add_argument("--as-cpu", choices=list(cpu_level.LEVELS),
+                    help="every library runs the loops of an x86-64 CPU of this level "
+                         "(this CPU must have its features)")
     args = ap.parse_args(argv)
     args.sizes = args.sizes or (["256K"] if args.quick else ["4K", "64K", "1M", "16M"])
     args.rounds = args.rounds or (3 if args.quick else 5)
@@ -187,7 +196,17 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
+    if args.as_cpu:
+        error = cpu_level.apply(args.as_cpu)  # before the first import of any library
+        if error:
+            print(f"bench_matrix: {error}", file=sys.stderr)
+            return 2
     dispatch, np, torch, libs = load_libraries(args.peers)
+    as_cpu = cpu_level.confirm(args.as_cpu, dispatch, torch, np) if args.as_cpu else None
+    if as_cpu and as_cpu["not_at_level"]:
+        print(f"bench_matrix: --as-cpu {args.as_cpu}: {', '.join(as_cpu['not_at_level'])} did "
+              f"not take the level (they run: {as_cpu['seen']}); the summary says so",
+              file=sys.stderr)
     forms = cases.operator_forms(dispatch)
     if args.ops:
         unknown = sorted(set(args.ops) - set(forms))
@@ -205,6 +224,7 @@ def main(argv: list[str] | None = None) -> int:
             "torch": getattr(torch, "__version__", None), "numpy": getattr(np, "__version__", None),
             "dispatch_target": dispatch.probe_target(), "sizes": args.sizes,
             "threads": args.threads, "rounds": args.rounds, "turn_ms": args.turn_ms,
+            "as_cpu": as_cpu,
             "command": " ".join(["python", "tools/bench/bench_matrix.py", *(argv or sys.argv[1:])])}
     print(f"bench_matrix: {len(template)} rows a size and thread count; comparing ours with "
           f"{' and '.join(meta['peers']) or 'nothing (ours alone)'}", flush=True)

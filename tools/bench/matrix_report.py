@@ -143,6 +143,12 @@ def summary_text(summary: dict) -> str:
             f"turns of {meta['turn_ms']:g} ms"),
            "compared with: " + (" and ".join(peers) if peers else
                                 "nothing (neither torch nor NumPy): our times alone")]
+    as_cpu = meta.get("as_cpu")
+    if as_cpu:
+        seen = ", ".join(f"{k} {v}" for k, v in as_cpu["seen"].items())
+        wrong = as_cpu["not_at_level"]
+        out.append(f"as an {as_cpu['level']} CPU (--as-cpu): {seen}" +
+                   (f"; NOT at that level: {', '.join(wrong)}" if wrong else ""))
     for g in summary["groups"]:
         out.append("")
         out.append(f"== {g['threads']} thread(s), {g['size']} elements: {g['rows']} rows ==")
