@@ -203,6 +203,86 @@ static inline __m256i dk_d2f_odd_quick_8_(__m512d x) {
 }
 #endif
 
+#if defined(__AVX2__) && !defined(__AVX512F__)
+/* 4 doubles to float, rounded to odd (AVX2 has no rounding mode per
+ * instruction): the 29 mantissa bits float drops are cleared and the
+ * float's last bit (the double's bit 29) set where one of them was (their
+ * sum with 0x1fffffff carries into bit 29 exactly then), so vcvtpd2ps is
+ * exact wherever the result is a normal float or zero. A NaN stays a NaN
+ * (that bit or its own upper ones), converted as the AVX-512 path's are;
+ * from 2^128 up it gives infinity where rounding to odd gives FLT_MAX, and
+ * float16 and bfloat16 round both to infinity. Below 2^-126 (a float
+ * denormal) the conversion rounds to nearest: float16 rounds that and x to
+ * the same zero (both below half its least denormal, 2^-25); bfloat16's
+ * caller takes the exact form for such a block. */
+static inline __m128 dk_d2f_odd_quick_4_(__m256d x) {
+    const __m256i b = _mm256_castpd_si256(x);
+    const __m256i low = _mm256_set1_epi64x(0x1fffffff);
+    const __m256i sticky = _mm256_and_si256(_mm256_add_epi64(_mm256_and_si256(b, low), low),
+                                            _mm256_set1_epi64x(0x20000000));
+    return _mm256_cvtpd_ps(
+        _mm256_castsi256_pd(_mm256_or_si256(_mm256_andnot_si256(low, b), sticky)));
+}
+
+static inline __m256 dk_d2f_odd_quick_8_(const double *src) {
+    return _mm256_set_m128(dk_d2f_odd_quick_4_(_mm256_loadu_pd(src + 4)),
+                           dk_d2f_odd_quick_4_(_mm256_loadu_pd(src)));
+}
+
+/* 8 int32 rounded to float to odd: to nearest (vcvtdq2ps), back by
+ * truncation (exact: a float of at most 2^31 in magnitude is an integer),
+ * one step toward zero where the float is larger in magnitude, the last
+ * bit set where it differs. The difference back - x is taken modulo 2^32:
+ * it has x's sign exactly where the float is larger, also for the one
+ * float out of int32's range (2^31, whose truncation is INT32_MIN). */
+static inline __m256 dk_i2f_odd_8_(const int32_t *src) {
+    const __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)src);
+    const __m256 t = _mm256_cvtepi32_ps(x);
+    const __m256i d = _mm256_sub_epi32(_mm256_cvttps_epi32(t), x);
+    const __m256i inexact = _mm256_xor_si256(_mm256_cmpeq_epi32(d, _mm256_setzero_si256()),
+                                             _mm256_set1_epi32(-1));
+    const __m256i larger = _mm256_andnot_si256(_mm256_srai_epi32(_mm256_xor_si256(d, x), 31),
+                                               inexact);
+    const __m256i b = _mm256_add_epi32(_mm256_castps_si256(t), larger); /* -1 where larger */
+    return _mm256_castsi256_ps(_mm256_or_si256(b, _mm256_srli_epi32(inexact, 31)));
+}
+
+/* 8 floats, no NaN among them, to bfloat16 bits to nearest even, a 32-bit
+ * lane each (dk_f2bf_8_ without its NaN lanes). */
+static inline __m256i dk_f2bf_8_no_nan_(__m256 x) {
+    const __m256i b = _mm256_castps_si256(x);
+    const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(b, 16), _mm256_set1_epi32(1));
+    return _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(b, _mm256_set1_epi32(0x7fff)), lsb), 16);
+}
+
+/* 8 floats to bfloat16 bits (dk_f2bf's, a NaN quieted), one a 32-bit lane. */
+static inline __m256i dk_f2bf_8_(__m256 x) {
+    const __m256i b = _mm256_castps_si256(x);
+    const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(b, 16), _mm256_set1_epi32(1));
+    const __m256i r = _mm256_srli_epi32(
+        _mm256_add_epi32(_mm256_add_epi32(b, _mm256_set1_epi32(0x7fff)), lsb), 16);
+    const __m256i quiet = _mm256_or_si256(_mm256_srli_epi32(b, 16), _mm256_set1_epi32(0x0040));
+    return _mm256_blendv_epi8(r, quiet, _mm256_castps_si256(_mm256_cmp_ps(x, x, _CMP_UNORD_Q)));
+}
+
+/* 16 bfloat16 (two vectors of dk_f2bf_8_) stored in order: the pack works
+ * within 128-bit halves, the permutation puts the quarters back. */
+static inline void dk_store_bf16_16_(uint16_t *dst, __m256i lo, __m256i hi) {
+    _mm256_storeu_si256((__m256i *)(void *)dst,
+                        _mm256_permute4x64_epi64(_mm256_packus_epi32(lo, hi), 0xd8));
+}
+
+/* Whether some float lane is a nonzero denormal. */
+static inline int dk_any_denormal_8_(__m256 f) {
+    const __m256i b = _mm256_castps_si256(f);
+    const __m256i exp0 = _mm256_cmpeq_epi32(_mm256_and_si256(b, _mm256_set1_epi32(0x7f800000)),
+                                            _mm256_setzero_si256());
+    const __m256i zero = _mm256_cmpeq_epi32(_mm256_and_si256(b, _mm256_set1_epi32(0x7fffffff)),
+                                            _mm256_setzero_si256());
+    return !_mm256_testc_si256(zero, exp0); /* some lane has exp0 and not zero */
+}
+#endif
+
 /* Runs of n: float64 -> float16. With AVX512F, 8 lanes: rounding to odd
  * is truncation (vcvtpd2ps toward zero) with the last bit set where it was
  * inexact, then vcvtps2ph to nearest even. A NaN lane needs nothing more:
@@ -216,6 +296,11 @@ static inline void dk_f64_to_f16_n(uint16_t *dst, const double *src, intptr_t n)
         _mm_storeu_si128((__m128i *)(dst + i),
                          _mm256_cvtps_ph(_mm256_castsi256_ps(dk_d2f_odd_quick_8_(
                                              _mm512_loadu_pd(src + i))),
+                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+#elif defined(__AVX2__)
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128((__m128i *)(dst + i),
+                         _mm256_cvtps_ph(dk_d2f_odd_quick_8_(src + i),
                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 #endif
     for (; i < n; i++) dst[i] = dk_d2h(src[i]);
@@ -236,6 +321,10 @@ static inline void dk_f32_to_bf16_run(uint16_t *dst, const float *src, intptr_t 
         r = _mm512_mask_or_epi32(r, nan, _mm512_srli_epi32(b, 16), _mm512_set1_epi32(0x0040));
         _mm256_storeu_si256((__m256i *)(dst + i), _mm512_cvtepi32_epi16(r));
     }
+#elif defined(__AVX2__)
+    for (; i + 16 <= n; i += 16)
+        dk_store_bf16_16_(dst + i, dk_f2bf_8_(_mm256_loadu_ps(src + i)),
+                          dk_f2bf_8_(_mm256_loadu_ps(src + i + 8)));
 #endif
     for (; i < n; i++) dst[i] = dk_f2bf(src[i]);
 }
@@ -270,6 +359,15 @@ static inline void dk_f64_to_bf16_run(uint16_t *dst, const double *src, intptr_t
         r = _mm512_mask_or_epi32(r, nan, _mm512_srli_epi32(odd, 16), _mm512_set1_epi32(0x0040));
         _mm256_storeu_si256((__m256i *)(dst + i), _mm512_cvtepi32_epi16(r));
     }
+#elif defined(__AVX2__)
+    for (; i + 16 <= n; i += 16) {
+        const __m256 lo = dk_d2f_odd_quick_8_(src + i), hi = dk_d2f_odd_quick_8_(src + i + 8);
+        if (dk_any_denormal_8_(lo) || dk_any_denormal_8_(hi)) { /* rare: exact, one by one */
+            for (intptr_t j = i; j < i + 16; j++) dst[j] = dk_d2bf(src[j]);
+            continue;
+        }
+        dk_store_bf16_16_(dst + i, dk_f2bf_8_(lo), dk_f2bf_8_(hi));
+    }
 #endif
     for (; i < n; i++) dst[i] = dk_d2bf(src[i]);
 }
@@ -283,6 +381,10 @@ static inline void dk_i32_to_bf16_run(uint16_t *dst, const int32_t *src, intptr_
     for (; i + 16 <= n; i += 16)
         _mm256_storeu_si256((__m256i *)(dst + i),
                             dk_odd_to_bf16_16_(dk_i2f_odd_16_(_mm512_loadu_si512(src + i))));
+#elif defined(__AVX2__)
+    for (; i + 16 <= n; i += 16)
+        dk_store_bf16_16_(dst + i, dk_f2bf_8_no_nan_(dk_i2f_odd_8_(src + i)),
+                          dk_f2bf_8_no_nan_(dk_i2f_odd_8_(src + i + 8)));
 #endif
     for (; i < n; i++) dst[i] = dk_d2bf((double)src[i]);
 }
@@ -295,6 +397,11 @@ static inline void dk_i32_to_f16_run(uint16_t *dst, const int32_t *src, intptr_t
                             _mm512_cvtps_ph(_mm512_castsi512_ps(dk_i2f_odd_16_(
                                                 _mm512_loadu_si512(src + i))),
                                             _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+#elif defined(__AVX2__)
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128((__m128i *)(dst + i),
+                         _mm256_cvtps_ph(dk_i2f_odd_8_(src + i),
+                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 #endif
     for (; i < n; i++) dst[i] = dk_d2h((double)src[i]);
 }

@@ -62,6 +62,9 @@ static const double specials[] = {
      * through float to nearest first, they would land on the tie and round
      * to even (down); once correctly, they round up */
     16842753.0, -16842753.0, 0x1.01000004p+0, 0x1.00200004p+0,
+    /* the same in float's denormal range, where a conversion to float keeps
+     * fewer bits: 2^-134 is a bfloat16 tie, a quarter of float's ulp above it */
+    0x1.00008p-134, -0x1.00008p-134,
 };
 enum { NSPECIALS = sizeof specials / sizeof specials[0] };
 
