@@ -41,7 +41,10 @@
  * conversions (no target has bfloat16 arithmetic that rounds as the
  * reference does): widening is a shift, narrowing narrow_float.h's integer
  * addition to nearest even by lanes, a NaN its upper bits with the quiet
- * bit. On AVX-512, 32 at a time as two vectors of floats (bf_path32). Its
+ * bit. On AVX-512, 32 at a time as two vectors of floats (bf_path32), on
+ * AVX2 16 the same way (bf_path16: against 8 zero-extended and packed, add
+ * 52 -> 35 us, mul 48 -> 30, div 55 -> 37 for (512, 512), torch's AVX2
+ * loops 51, 49, 55). Its
  * pairs are registered on AVX2 and up only: elsewhere the narrow loops'
  * chunks (narrow_loops.dispatch.c), which the compiler vectorizes, beat
  * scalar_run. Against those chunks, (512, 512) bfloat16, 1 thread: add
@@ -212,6 +215,45 @@ DV_INLINE intptr_t bf_path32(int op, uint16_t *o, const uint16_t *a, const uint1
 }
 #endif
 
+#if !defined(__AVX512F__)
+/* bf_path32 in 8 float lanes, for AVX2: 16 bfloat16 a vector, the odd
+ * elements the upper halves of its 32-bit lanes, the even the lower, each
+ * computed as 8 floats, rounded in place (bf_round_hi's operations; a NaN
+ * by a blend, AVX2 has no masks) and put back by one 16-bit blend, where
+ * widen8/narrow8 zero-extend and pack 8 at a time (Note [bfloat16 beside
+ * float16]). */
+static inline __m256i bf_round_hi8(__m256 v)
+{
+    const __m256i x = _mm256_castps_si256(v);
+    const __m256i odd = _mm256_and_si256(_mm256_srli_epi32(x, 16), _mm256_set1_epi32(1));
+    const __m256i r = _mm256_add_epi32(_mm256_add_epi32(x, _mm256_set1_epi32(0x7fff)), odd);
+    return _mm256_blendv_epi8(r, _mm256_or_si256(x, _mm256_set1_epi32(0x00400000)),
+                             _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
+}
+
+DV_INLINE intptr_t bf_path16(int op, uint16_t *o, const uint16_t *a, const uint16_t *b,
+                             const uint16_t *c, intptr_t n, float alpha)
+{
+    const __m256 va = _mm256_set1_ps(alpha);
+    const __m256i hi = _mm256_set1_epi32((int)0xffff0000u);
+#define BF_EVEN(v) _mm256_castsi256_ps(_mm256_slli_epi32(v, 16))
+#define BF_ODD(v) _mm256_castsi256_ps(_mm256_and_si256(v, hi))
+    intptr_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(a + i));
+        const __m256i y = op == OP_SQRT ? x : _mm256_loadu_si256((const __m256i *)(const void *)(b + i));
+        const __m256i z = op != OP_ADDCMUL ? x : _mm256_loadu_si256((const __m256i *)(const void *)(c + i));
+        const __m256i even = bf_round_hi8(vec8(op, BF_EVEN(x), BF_EVEN(y), BF_EVEN(z), va));
+        const __m256i odd = bf_round_hi8(vec8(op, BF_ODD(x), BF_ODD(y), BF_ODD(z), va));
+        _mm256_storeu_si256((__m256i *)(void *)(o + i),
+                            _mm256_blend_epi16(_mm256_srli_epi32(even, 16), odd, 0xaa));
+    }
+#undef BF_EVEN
+#undef BF_ODD
+    return i;
+}
+#endif
+
 static void float_path8(int op, int bf, uint16_t *o, const uint16_t *a, const uint16_t *b,
                         const uint16_t *c, intptr_t n, float alpha)
 {
@@ -219,6 +261,8 @@ static void float_path8(int op, int bf, uint16_t *o, const uint16_t *a, const ui
     intptr_t i = 0;
 #if defined(__AVX512F__)
     if (bf) i = bf_path32(op, o, a, b, c, n, alpha);
+#else
+    if (bf) i = bf_path16(op, o, a, b, c, n, alpha);
 #endif
     for (; i + 8 <= n; i += 8) {
         __m256 x = widen8(bf, a + i);
