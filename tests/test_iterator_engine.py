@@ -77,6 +77,46 @@ def test_inputs_of_another_dtype_are_cast_in_chunks():
     np.testing.assert_array_equal(out, a.astype(np.float32) + b)
 
 
+@pytest.mark.parametrize("sa,sb", [
+    ((64, 100), (100,)),          # a row over every row
+    ((64, 100), (64, 1)),         # a column
+    ((8, 5, 40), (1, 5, 1)),      # repeated along two dims around a kept one
+    ((3, 4, 50), (4, 1)),
+    ((1000,), (1,)),
+    ((6, 7), (7,)),               # repeated fewer than 4 times: left to the chunks
+])
+@pytest.mark.parametrize("btype", [np.int64, np.int8, np.float64, np.bool_])
+def test_broadcast_inputs_of_another_dtype_give_numpy_result(sa, sb, btype):
+    """Note [Broadcast inputs cast once] (sources/iterator/iterator.c)."""
+    a = rand(sa)
+    b = (np.random.default_rng(2).integers(-100, 100, sb) * 0.75).astype(btype)
+    out = np.empty(np.broadcast_shapes(sa, sb), np.float32)
+    iterator.elementwise("add", out, a, b)
+    np.testing.assert_array_equal(out, a + b.astype(np.float32))
+    iterator.elementwise("mul", out, b, a)  # the broadcast input first
+    np.testing.assert_array_equal(out, b.astype(np.float32) * a)
+
+
+def test_a_broadcast_row_of_another_dtype_in_views_gives_numpy_result():
+    a = rand((40, 300))[:, ::3]                   # strided, 100 columns
+    row = np.arange(-150, 150, dtype=np.int64)[::-3]  # negative stride, 100 elements
+    out = np.empty((40, 100), np.float32)
+    iterator.elementwise("sub", out, a, row)
+    np.testing.assert_array_equal(out, a - row.astype(np.float32))
+    expected = a + row.astype(np.float32)
+    a = a.copy()
+    iterator.elementwise("add", a, a, row)        # in place
+    np.testing.assert_array_equal(a, expected)
+
+
+def test_a_broadcast_input_that_aliases_the_output_is_read_first():
+    out = rand((50, 64))
+    row = out[0].view(np.int32)                   # the output's own first row, as int32
+    expected = out + row.astype(np.float32)
+    iterator.elementwise("add", out, out, row)
+    np.testing.assert_array_equal(out, expected)
+
+
 def test_output_of_another_dtype_is_cast_out():
     a, b = rand((3000,)), rand((3000,), seed=1)
     out = np.empty(3000, np.float64)

@@ -203,6 +203,52 @@ char *dispatch_iter_copy_contiguous(const dispatch_iter_operand *src, int nd, co
     return buf;
 }
 
+/*
+ * Note [Broadcast inputs cast once]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * An input of another dtype than its loop's that the broadcast repeats (a
+ * row over every row of a matrix: x / row with int64 operands) was cast
+ * again for each repetition by Note [Chunked casting]. Where it repeats at
+ * least BROADCAST_CAST_REPEATS times and its own elements fit
+ * BROADCAST_CAST_BYTES in the loop's dtype, they are cast once, up front,
+ * into a buffer laid out as the input (stride 0 where it is broadcast), and
+ * the loop reads that buffer as an operand of its own dtype. The same
+ * values: one cast per element either way. A buffer that cannot be
+ * allocated leaves the input to the chunks.
+ */
+enum { BROADCAST_CAST_REPEATS = 4, BROADCAST_CAST_BYTES = 1 << 20 };
+
+/* Input k's own elements cast to `want` into a new buffer (NULL: not worth
+ * it, or no memory), its strides in bs_io replaced by the buffer's. */
+static char *cast_broadcast_once(const dispatch_iter_operand *src, int want, int nd,
+                                 const int64_t *shape, int64_t numel, intptr_t *bs_io)
+{
+    int64_t own[MAXD], count = 1;
+    for (int d = 0; d < nd; d++) {
+        own[d] = bs_io[d] == 0 ? 1 : shape[d];
+        count *= own[d];
+    }
+    const size_t isz = dispatch_dtype_itemsize(want);
+    if (count > numel / BROADCAST_CAST_REPEATS || (size_t)count * isz > BROADCAST_CAST_BYTES)
+        return NULL;
+    dispatch_loop_fn cast = dispatch_cast_loop_get(src->dtype, want);
+    char *buf = cast ? malloc((size_t)count * isz) : NULL;
+    if (!buf) return NULL;
+    intptr_t bs[2][MAXD];
+    intptr_t s = (intptr_t)isz;
+    for (int d = nd - 1; d >= 0; d--) {
+        bs[0][d] = own[d] == 1 ? 0 : s;
+        bs[1][d] = bs_io[d];
+        s *= (intptr_t)own[d];
+    }
+    char *data[2] = {buf, src->data};
+    plan p;
+    dispatch_strided_plan_init(&p, 2, data, nd, own, bs);
+    dispatch_strided_plan_walk(&p, 0, p.numel, cast, NULL);
+    memcpy(bs_io, bs[0], sizeof(intptr_t) * (size_t)nd);
+    return buf;
+}
+
 /* The broadcast shape of the operands, which must be the output's (operand
  * 0 is never broadcast): the one shape check of the CPU and device paths. */
 static int output_shape(int nops, const dispatch_iter_operand *ops, int *nd, int64_t *shape)
@@ -318,6 +364,17 @@ static int elementwise_run(dispatch_loop_fn loop, dispatch_loop2d_fn loop2d,
         data[k] = tmp[k];
         replanned = 1;
     }
+    for (int k = 1; k < nops; k++) { /* Note [Broadcast inputs cast once] */
+        if (r.cast[k] == NULL || tmp[k] != NULL) continue;
+        tmp[k] = cast_broadcast_once(&ops[k], loop_dtypes[k], nd, shape, p.numel, bs[k]);
+        if (tmp[k] == NULL) continue;
+        data[k] = tmp[k];
+        r.cast[k] = NULL;
+        r.dtype[k] = loop_dtypes[k];
+        replanned = 1;
+    }
+    r.cast_any = 0;
+    for (int k = 0; k < nops; k++) r.cast_any |= r.cast[k] != NULL;
     if (replanned) dispatch_strided_plan_init(&p, nops, data, nd, shape, bs);
     for (int k = 0; gather && k < nops; k++) { /* Note [Gathered strided inputs] */
         const intptr_t step = p.strides[k][0];
