@@ -36,6 +36,7 @@
 #include "dispatch/cpu_dispatch.h"
 #include "dispatch/dtype.h"
 #include "dispatch/loops.h"
+#include "compare_bytes.h"
 #include "gather_bits.h"
 #include "line_head.h"
 #include "kernels_export.h"
@@ -112,6 +113,14 @@ enum {
         OT *o = (OT *)data[0];                                                            \
         const T *pa = (const T *)data[1], *pb = (const T *)data[2];                       \
         (void)k;                                                                          \
+        if (DK_COMPARE8_TAKES(DISPATCH_LOOP_##LOOP, T, OT, s)) {                          \
+            /* Note [Wide comparisons to bytes]: whole blocks, the rest below */         \
+            const intptr_t done = dk_compare8_bytes(DISPATCH_LOOP_##LOOP, DK_IS_FLOAT_TYPE(T), \
+                                                    (uint8_t *)o, data[1], s[1], data[2], \
+                                                    s[2], n);                             \
+            o += done, n -= done;                                                         \
+            pa += s[1] ? done : 0, pb += s[2] ? done : 0;                                 \
+        }                                                                                 \
         if (s[0] == oz && s[1] == z && s[2] == z) {                                       \
             for (intptr_t i = 0; i < n; i++) {                                            \
                 const T a = pa[i], b = pb[i];                                             \
