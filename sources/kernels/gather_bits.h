@@ -178,8 +178,32 @@ static inline int dk_spread_every_other(char *o, const char *a, intptr_t z, intp
     }
     return 1;
 #else
-    (void)o, (void)a, (void)z, (void)n;
-    return 0;
+    /* No byte-masked store: a word of 8 source bytes at a time, its elements
+     * stored one by one from a general register (the empty asm keeps it
+     * there: vectorized, gcc 12 moved the bytes through vector extracts and
+     * the stack, slower than an element loop). x[:, ::2].copy_(y) of 256K
+     * uint8 with AVX2: 114 -> 37 us (NumPy 73). */
+    if ((z != 1 && z != 2 && z != 4) || (o < a + n * z && a < o + (2 * n - 1) * z)) return 0;
+    const intptr_t per = 8 / z;
+    intptr_t i = 0;
+    for (; i + per <= n; i += per) {
+        uint64_t w;
+        memcpy(&w, a + i * z, 8);
+        __asm__("" : "+r"(w));
+        char *p = o + 2 * i * z;
+        for (intptr_t k = 0; k < per; k++) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+            const uint64_t e = w >> (64 - 8 * z * (k + 1)); /* element k in its low bits */
+#else
+            const uint64_t e = w >> (8 * z * k);
+#endif
+            if (z == 1) p[2 * k] = (char)e;
+            else if (z == 2) { const uint16_t h = (uint16_t)e; memcpy(p + 4 * k, &h, 2); }
+            else { const uint32_t u = (uint32_t)e; memcpy(p + 8 * k, &u, 4); }
+        }
+    }
+    for (; i < n; i++) memcpy(o + 2 * i * z, a + i * z, (size_t)z);
+    return 1;
 #endif
 }
 /* fill_ of every other element, the same way: value's z bytes repeated
