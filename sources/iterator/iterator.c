@@ -214,7 +214,11 @@ char *dispatch_iter_copy_contiguous(const dispatch_iter_operand *src, int nd, co
  * into a buffer laid out as the input (stride 0 where it is broadcast), and
  * the loop reads that buffer as an operand of its own dtype. The same
  * values: one cast per element either way. A buffer that cannot be
- * allocated leaves the input to the chunks.
+ * allocated leaves the input to the chunks, and so does a value repeated
+ * along the inner dim of an in-place call (x.sub_(2.5) of float64): the
+ * loop would take its scalar-operand path with its output its other input,
+ * which fails the compiler's alias check and runs scalar (23 -> 32 us for
+ * 256K), where the chunks give it a run of copies.
  */
 enum { BROADCAST_CAST_REPEATS = 4, BROADCAST_CAST_BYTES = 1 << 20 };
 
@@ -364,8 +368,11 @@ static int elementwise_run(dispatch_loop_fn loop, dispatch_loop2d_fn loop2d,
         data[k] = tmp[k];
         replanned = 1;
     }
+    int in_place = 0;
+    for (int k = 1; k < nops; k++) in_place |= data[k] == data[0];
     for (int k = 1; k < nops; k++) { /* Note [Broadcast inputs cast once] */
-        if (r.cast[k] == NULL || tmp[k] != NULL) continue;
+        if (r.cast[k] == NULL || tmp[k] != NULL || (in_place && (nd == 0 || bs[k][nd - 1] == 0)))
+            continue;
         tmp[k] = cast_broadcast_once(&ops[k], loop_dtypes[k], nd, shape, p.numel, bs[k]);
         if (tmp[k] == NULL) continue;
         data[k] = tmp[k];
