@@ -94,15 +94,17 @@ _Static_assert(ARG_LANE_BYTES == 256, "ARG_FOLD_INT folds four 64-byte quarters"
     ARG_HALVE(T, L, GT, m, nan, 8) ARG_HALVE(T, L, GT, m, nan, 4)                         \
     ARG_HALVE(T, L, GT, m, nan, 2) ARG_HALVE(T, L, GT, m, nan, 1)
 
+/* The first i in [at, at + len) with p[i] == best (there is one): a 64-bit
+ * word of equal bits for each 64 / Z elements (ARG_EQ_WORD, per ISA below:
+ * ARG_EQ_BITS bits an element), four words a step, the first set bit the
+ * answer, where the search below took a lane minimum per row, folded across
+ * the vector each time. argmax(dim=1) of (512, 512), 1 thread, AVX-512:
+ * int32 29 -> 23.5 us, int8 17 -> 15 (NumPy 18 and 42); int64's time is the
+ * first pass and the fold of its 32 lanes (ARG_FOLD_INT). Integers only:
+ * the floats take the group form there (Note [First extremes in groups]). */
 #if defined(__AVX512BW__)
 #include <immintrin.h>
-/* The first i in [at, at + len) with p[i] == best (there is one), on
- * AVX-512: 4 vectors compared a step under masks, the first set bit the
- * answer, where the search below took a lane minimum per row, folded across
- * the vector each time. argmax(dim=1) of (512, 512), 1 thread: int32 29 ->
- * 23.5 us, int8 17 -> 15 (NumPy 18 and 42); int64's time is the first pass
- * and the fold of its 32 lanes (ARG_FOLD_INT). Integers only: the floats
- * take the group form here (Note [First extremes in groups]). */
+/* AVX-512: one vector compared under a mask, a bit an element */
 #define ARG_EQ_MASK_1(v, x) _mm512_cmpeq_epi8_mask(v, x)
 #define ARG_EQ_MASK_2(v, x) _mm512_cmpeq_epi16_mask(v, x)
 #define ARG_EQ_MASK_4(v, x) _mm512_cmpeq_epi32_mask(v, x)
@@ -111,34 +113,13 @@ _Static_assert(ARG_LANE_BYTES == 256, "ARG_FOLD_INT folds four 64-byte quarters"
 #define ARG_SET1_2(b) _mm512_set1_epi16((short)(b))
 #define ARG_SET1_4(b) _mm512_set1_epi32((int)(b))
 #define ARG_SET1_8(b) _mm512_set1_epi64((long long)(b))
-#define DEF_ARG_SEARCH_INT(NAME, T, Z)                                                    \
-    static inline intptr_t NAME(const T *p, intptr_t at, intptr_t len, T best)           \
-    {                                                                                     \
-        enum { V = 64 / Z };                                                              \
-        const __m512i b = ARG_SET1_##Z(best);                                             \
-        intptr_t i = at;                                                                  \
-        const intptr_t end = at + len;                                                    \
-        for (; i + 4 * V <= end; i += 4 * V) {                                            \
-            const uint64_t m0 = ARG_EQ_MASK_##Z(_mm512_loadu_si512(p + i), b);            \
-            const uint64_t m1 = ARG_EQ_MASK_##Z(_mm512_loadu_si512(p + i + V), b);        \
-            const uint64_t m2 = ARG_EQ_MASK_##Z(_mm512_loadu_si512(p + i + 2 * V), b);    \
-            const uint64_t m3 = ARG_EQ_MASK_##Z(_mm512_loadu_si512(p + i + 3 * V), b);    \
-            if (m0 | m1 | m2 | m3)                                                        \
-                return m0 ? i + __builtin_ctzll(m0) : m1 ? i + V + __builtin_ctzll(m1)     \
-                     : m2 ? i + 2 * V + __builtin_ctzll(m2) : i + 3 * V + __builtin_ctzll(m3); \
-        }                                                                                 \
-        for (; i + V <= end; i += V) {                                                    \
-            const uint64_t m = ARG_EQ_MASK_##Z(_mm512_loadu_si512(p + i), b);             \
-            if (m) return i + __builtin_ctzll(m);                                         \
-        }                                                                                 \
-        while (!(p[i] == best)) i++;                                                      \
-        return i;                                                                         \
-    }
+#define ARG_VEC __m512i
+#define ARG_EQ_BITS(Z) 1
+#define ARG_EQ_WORD(Z, p, b) ((uint64_t)ARG_EQ_MASK_##Z(_mm512_loadu_si512(p), b))
 #define ARG_HAS_SEARCH 1
 #elif defined(__AVX2__)
 #include <immintrin.h>
-/* The same on AVX2: equal lanes as a byte mask (vpmovmskb: Z bits an
- * element), two vectors to a 64-bit word. */
+/* AVX2: two vectors' equal lanes as byte masks (vpmovmskb), Z bits an element */
 #define ARG_EQ_BYTES_1(v, x) _mm256_cmpeq_epi8(v, x)
 #define ARG_EQ_BYTES_2(v, x) _mm256_cmpeq_epi16(v, x)
 #define ARG_EQ_BYTES_4(v, x) _mm256_cmpeq_epi32(v, x)
@@ -147,30 +128,41 @@ _Static_assert(ARG_LANE_BYTES == 256, "ARG_FOLD_INT folds four 64-byte quarters"
 #define ARG_SET1_2(b) _mm256_set1_epi16((short)(b))
 #define ARG_SET1_4(b) _mm256_set1_epi32((int)(b))
 #define ARG_SET1_8(b) _mm256_set1_epi64x((long long)(b))
-#define ARG_EQ_WORD_(Z, p, b)                                                             \
-    ((uint64_t)(uint32_t)_mm256_movemask_epi8(                                            \
-         ARG_EQ_BYTES_##Z(_mm256_loadu_si256((const __m256i *)(const void *)(p)), b)) |   \
-     (uint64_t)(uint32_t)_mm256_movemask_epi8(ARG_EQ_BYTES_##Z(                           \
-         _mm256_loadu_si256((const __m256i *)(const void *)((p) + 32 / Z)), b)) << 32)
+#define ARG_VEC __m256i
+#define ARG_EQ_BITS(Z) (Z)
+#define ARG_EQ_HALF_(Z, p, b)                                                             \
+    (uint64_t)(uint32_t)_mm256_movemask_epi8(                                             \
+        ARG_EQ_BYTES_##Z(_mm256_loadu_si256((const __m256i *)(const void *)(p)), b))
+#define ARG_EQ_WORD(Z, p, b) (ARG_EQ_HALF_(Z, p, b) | ARG_EQ_HALF_(Z, (p) + 32 / Z, b) << 32)
+#define ARG_HAS_SEARCH 1
+#else
+#define ARG_HAS_SEARCH 0
+#endif
+#if ARG_HAS_SEARCH
 #define DEF_ARG_SEARCH_INT(NAME, T, Z)                                                    \
     static inline intptr_t NAME(const T *p, intptr_t at, intptr_t len, T best)           \
     {                                                                                     \
-        enum { V = 32 / Z };                                                              \
-        const __m256i b = ARG_SET1_##Z(best);                                             \
+        enum { W = 64 / Z }; /* elements a word */                                        \
+        const ARG_VEC b = ARG_SET1_##Z(best);                                             \
         intptr_t i = at;                                                                  \
         const intptr_t end = at + len;                                                    \
-        for (; i + 4 * V <= end; i += 4 * V) {                                            \
-            const uint64_t lo = ARG_EQ_WORD_(Z, p + i, b);                                \
-            const uint64_t hi = ARG_EQ_WORD_(Z, p + i + 2 * V, b);                        \
-            if (lo | hi)                                                                  \
-                return lo ? i + __builtin_ctzll(lo) / Z : i + 2 * V + __builtin_ctzll(hi) / Z; \
+        for (; i + 4 * W <= end; i += 4 * W) {                                            \
+            const uint64_t m0 = ARG_EQ_WORD(Z, p + i, b), m1 = ARG_EQ_WORD(Z, p + i + W, b); \
+            const uint64_t m2 = ARG_EQ_WORD(Z, p + i + 2 * W, b);                         \
+            const uint64_t m3 = ARG_EQ_WORD(Z, p + i + 3 * W, b);                         \
+            if (m0 | m1 | m2 | m3) {                                                      \
+                const int k = m0 ? 0 : m1 ? 1 : m2 ? 2 : 3;                               \
+                const uint64_t m = k == 0 ? m0 : k == 1 ? m1 : k == 2 ? m2 : m3;          \
+                return i + k * W + __builtin_ctzll(m) / ARG_EQ_BITS(Z);                   \
+            }                                                                             \
+        }                                                                                 \
+        for (; i + W <= end; i += W) {                                                    \
+            const uint64_t m = ARG_EQ_WORD(Z, p + i, b);                                  \
+            if (m) return i + __builtin_ctzll(m) / ARG_EQ_BITS(Z);                        \
         }                                                                                 \
         while (!(p[i] == best)) i++;                                                      \
         return i;                                                                         \
     }
-#define ARG_HAS_SEARCH 1
-#else
-#define ARG_HAS_SEARCH 0
 #endif
 
 /*

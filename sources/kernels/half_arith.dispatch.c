@@ -167,6 +167,37 @@ static inline __m128i narrow8(int bf, __m256 v)
     return _mm_packus_epi32(_mm256_castsi256_si128(b), _mm256_extracti128_si256(b, 1));
 }
 
+/* NAME: the whole blocks of N bfloat16 (returns the elements done) as
+ * two vectors of N / 2 floats: the odd elements are the upper halves of the
+ * 32-bit lanes (a mask away), the even the lower (a shift away), each
+ * computed as floats (VEC) and rounded in place (ROUND), and put back where
+ * they came from (PUT of the even lanes shifted down and the odd). P is the
+ * intrinsics' prefix, SI its integer vector's suffix (si512, si256). Two
+ * instructions a side where zero-extending and packing took four (each a
+ * pair of halves on Zen 4): bfloat16 minimum of (512, 512) on AVX-512, 59
+ * us by the narrow loops' chunks, 42 by 16 zero-extended lanes, 31 this
+ * way (float16's 8 lanes: 26). */
+#define BF_PATH(NAME, N, VI, P, SI, VEC, ROUND, PUT)                                      \
+    DV_INLINE intptr_t NAME(int op, uint16_t *o, const uint16_t *a, const uint16_t *b,    \
+                            const uint16_t *c, intptr_t n, float alpha)                   \
+    {                                                                                     \
+        const __typeof__(P##_set1_ps(0.0f)) va = P##_set1_ps(alpha);                      \
+        const VI hi = P##_set1_epi32((int)0xffff0000u);                                   \
+        intptr_t i = 0;                                                                   \
+        for (; i + N <= n; i += N) {                                                      \
+            const VI x = P##_loadu_##SI((const VI *)(const void *)(a + i));               \
+            const VI y = op == OP_SQRT ? x : P##_loadu_##SI((const VI *)(const void *)(b + i)); \
+            const VI z = op != OP_ADDCMUL ? x : P##_loadu_##SI((const VI *)(const void *)(c + i)); \
+            const VI even = ROUND(VEC(op, P##_cast##SI##_ps(P##_slli_epi32(x, 16)),       \
+                                      P##_cast##SI##_ps(P##_slli_epi32(y, 16)),           \
+                                      P##_cast##SI##_ps(P##_slli_epi32(z, 16)), va));     \
+            const VI odd = ROUND(VEC(op, P##_cast##SI##_ps(P##_and_##SI(x, hi)),          \
+                                     P##_cast##SI##_ps(P##_and_##SI(y, hi)),              \
+                                     P##_cast##SI##_ps(P##_and_##SI(z, hi)), va));        \
+            P##_storeu_##SI((VI *)(void *)(o + i), PUT(P##_srli_epi32(even, 16), odd));   \
+        }                                                                                 \
+        return i;                                                                         \
+    }
 #if defined(__AVX512F__)
 /* bfloat16 in 16 float lanes on AVX-512 (float16 keeps 8: Note [float16 on
  * every target]), its conversions integer operations: the same operations
@@ -186,42 +217,15 @@ static inline __m512i bf_round_hi(__m512 v)
                                 _mm512_set1_epi32(0x00400000));
 }
 
-/* The whole blocks of 32; returns the elements done. 32 bfloat16 are 16
- * floats in the upper halves of the 32-bit lanes (the odd elements: a mask
- * away) and 16 in the lower (the even: a shift away), each computed as
- * floats and put back where they came from: two instructions a side where
- * zero-extending and packing took four (each a pair of halves on Zen 4).
- * bfloat16 minimum of (512, 512): 59 us by the narrow loops' chunks, 42 by
- * 16 zero-extended lanes, 31 this way (float16's 8 lanes: 26). */
-DV_INLINE intptr_t bf_path32(int op, uint16_t *o, const uint16_t *a, const uint16_t *b,
-                             const uint16_t *c, intptr_t n, float alpha)
-{
-    const __m512 va = _mm512_set1_ps(alpha);
-    const __m512i hi = _mm512_set1_epi32((int)0xffff0000u);
-#define BF_EVEN(v) _mm512_castsi512_ps(_mm512_slli_epi32(v, 16))
-#define BF_ODD(v) _mm512_castsi512_ps(_mm512_and_si512(v, hi))
-    intptr_t i = 0;
-    for (; i + 32 <= n; i += 32) {
-        const __m512i x = _mm512_loadu_si512(a + i);
-        const __m512i y = op == OP_SQRT ? x : _mm512_loadu_si512(b + i);
-        const __m512i z = op != OP_ADDCMUL ? x : _mm512_loadu_si512(c + i);
-        const __m512i even = bf_round_hi(vec16(op, BF_EVEN(x), BF_EVEN(y), BF_EVEN(z), va));
-        const __m512i odd = bf_round_hi(vec16(op, BF_ODD(x), BF_ODD(y), BF_ODD(z), va));
-        _mm512_storeu_si512(o + i, _mm512_mask_blend_epi16(0xaaaaaaaau, _mm512_srli_epi32(even, 16), odd));
-    }
-#undef BF_EVEN
-#undef BF_ODD
-    return i;
-}
+#define BF_PUT32(even, odd) _mm512_mask_blend_epi16(0xaaaaaaaau, even, odd)
+BF_PATH(bf_path32, 32, __m512i, _mm512, si512, vec16, bf_round_hi, BF_PUT32)
 #endif
 
 #if !defined(__AVX512F__)
-/* bf_path32 in 8 float lanes, for AVX2: 16 bfloat16 a vector, the odd
- * elements the upper halves of its 32-bit lanes, the even the lower, each
- * computed as 8 floats, rounded in place (bf_round_hi's operations; a NaN
- * by a blend, AVX2 has no masks) and put back by one 16-bit blend, where
- * widen8/narrow8 zero-extend and pack 8 at a time (Note [bfloat16 beside
- * float16]). */
+/* BF_PATH in 8 float lanes, for AVX2: 16 bfloat16 a vector, rounded by
+ * bf_round_hi's operations (a NaN by a blend, AVX2 has no masks), put back
+ * by one 16-bit blend, where widen8/narrow8 zero-extend and pack 8 at a
+ * time (Note [bfloat16 beside float16]). */
 static inline __m256i bf_round_hi8(__m256 v)
 {
     const __m256i x = _mm256_castps_si256(v);
@@ -231,27 +235,8 @@ static inline __m256i bf_round_hi8(__m256 v)
                              _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
 }
 
-DV_INLINE intptr_t bf_path16(int op, uint16_t *o, const uint16_t *a, const uint16_t *b,
-                             const uint16_t *c, intptr_t n, float alpha)
-{
-    const __m256 va = _mm256_set1_ps(alpha);
-    const __m256i hi = _mm256_set1_epi32((int)0xffff0000u);
-#define BF_EVEN(v) _mm256_castsi256_ps(_mm256_slli_epi32(v, 16))
-#define BF_ODD(v) _mm256_castsi256_ps(_mm256_and_si256(v, hi))
-    intptr_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        const __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(a + i));
-        const __m256i y = op == OP_SQRT ? x : _mm256_loadu_si256((const __m256i *)(const void *)(b + i));
-        const __m256i z = op != OP_ADDCMUL ? x : _mm256_loadu_si256((const __m256i *)(const void *)(c + i));
-        const __m256i even = bf_round_hi8(vec8(op, BF_EVEN(x), BF_EVEN(y), BF_EVEN(z), va));
-        const __m256i odd = bf_round_hi8(vec8(op, BF_ODD(x), BF_ODD(y), BF_ODD(z), va));
-        _mm256_storeu_si256((__m256i *)(void *)(o + i),
-                            _mm256_blend_epi16(_mm256_srli_epi32(even, 16), odd, 0xaa));
-    }
-#undef BF_EVEN
-#undef BF_ODD
-    return i;
-}
+#define BF_PUT16(even, odd) _mm256_blend_epi16(even, odd, 0xaa)
+BF_PATH(bf_path16, 16, __m256i, _mm256, si256, vec8, bf_round_hi8, BF_PUT16)
 #endif
 
 static void float_path8(int op, int bf, uint16_t *o, const uint16_t *a, const uint16_t *b,
