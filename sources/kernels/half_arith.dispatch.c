@@ -561,6 +561,7 @@ HALF_SCALAR_LOOP(dispatch_kernel_rdiv_f16_f32scalar, SOP_RDIV)
  * is converted one element at a time (a rare branch). Contiguous runs take
  * 8 (AVX2 + F16C) or 16 (AVX-512) lanes; strided ones one element at a time. */
 
+#if defined(__AVX2__) && defined(__F16C__)
 /* n elements one at a time, strides in bytes: the reference's bits. */
 static void half_to_float_strided(char *o, intptr_t so, const char *a, intptr_t sa, intptr_t n)
 {
@@ -645,18 +646,25 @@ void DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_cast_f32_f16)(char **data, cons
         memcpy(data[0] + i * s[0], &h, 2);
     }
 }
+#endif /* F16C: elsewhere cast_loops' float16 casts, by vector, stand */
 
 /* The kernels of this source (Note [Exported kernel tables] in kernels_export.h). */
 #include "kernels_export.h"
+#if defined(__AVX2__) && defined(__F16C__)
+#define HALF_CAST_ENTRIES                                                             \
+    DISPATCH_KERNELS_NAMED(CAST_F16_F32, dispatch_kernel_cast_f16_f32, 0)             \
+    DISPATCH_KERNELS_NAMED(CAST_F32_F16, dispatch_kernel_cast_f32_f16, 0)
+#else
+#define HALF_CAST_ENTRIES
+#endif
 DISPATCH_KERNELS_EXPORT(half_arith,
     HALF_ENTRIES(ADD, add) HALF_ENTRIES(SUB, sub) HALF_ENTRIES(MUL, mul)
     HALF_ENTRIES(DIV, div) HALF_ENTRIES(MAXIMUM, maximum) HALF_ENTRIES(MINIMUM, minimum)
     HALF_ENTRIES(SQRT, sqrt) HALF_ENTRIES(ADDCMUL, addcmul)
-    DISPATCH_KERNELS_NAMED(HALF_MUL_F32SCALAR, dispatch_kernel_mul_f16_f32scalar, 0)
+    DISPATCH_KERNELS_NAMED(HALF_MUL_F32SCALAR, dispatch_kernel_mul_f16_f32scalar, 1) /* traced: in every target */
     DISPATCH_KERNELS_NAMED(HALF_DIV_F32SCALAR, dispatch_kernel_div_f16_f32scalar, 0)
     DISPATCH_KERNELS_NAMED(HALF_RDIV_F32SCALAR, dispatch_kernel_rdiv_f16_f32scalar, 0)
-    DISPATCH_KERNELS_NAMED(CAST_F16_F32, dispatch_kernel_cast_f16_f32, 1)
-    DISPATCH_KERNELS_NAMED(CAST_F32_F16, dispatch_kernel_cast_f32_f16, 1)
+    HALF_CAST_ENTRIES
 )
 #if DISPATCH_CPU_TARGET_IS_BASELINE
 #include "half_arith.dispatch.h"

@@ -77,11 +77,14 @@ static void choose_all(void)
         }
         atomic_store(&chosen[s], target);
     }
-    /* The float16 <-> float32 casts (copy_, .to(), float16 reductions). */
-    dispatch_cast_loop_register(DISPATCH_FLOAT16, DISPATCH_FLOAT32,
-                                (dispatch_loop_fn)atomic_load(&named[DISPATCH_KNAMED_CAST_F16_F32]));
-    dispatch_cast_loop_register(DISPATCH_FLOAT32, DISPATCH_FLOAT16,
-                                (dispatch_loop_fn)atomic_load(&named[DISPATCH_KNAMED_CAST_F32_F16]));
+    /* The float16 <-> float32 casts (copy_, .to(), float16 reductions) of
+     * half_arith, where its chosen target has them (F16C); elsewhere
+     * cast_loops' stand (a scalar cast here took 2.7 ns an element on an
+     * SSE4.2 CPU, where cast_loops' vectors take 0.1). */
+    dispatch_loop_fn f16_f32 = (dispatch_loop_fn)atomic_load(&named[DISPATCH_KNAMED_CAST_F16_F32]);
+    dispatch_loop_fn f32_f16 = (dispatch_loop_fn)atomic_load(&named[DISPATCH_KNAMED_CAST_F32_F16]);
+    if (f16_f32) dispatch_cast_loop_register(DISPATCH_FLOAT16, DISPATCH_FLOAT32, f16_f32);
+    if (f32_f16) dispatch_cast_loop_register(DISPATCH_FLOAT32, DISPATCH_FLOAT16, f32_f16);
 }
 
 /* The chosen named kernel, cast back to its own type T by the caller. */
