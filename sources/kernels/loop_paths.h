@@ -114,7 +114,7 @@ enum {
         const T *pa = (const T *)data[1], *pb = (const T *)data[2];                       \
         (void)k;                                                                          \
         if (DK_COMPARE8_TAKES(DISPATCH_LOOP_##LOOP, T, OT, s)) {                          \
-            /* Note [Wide comparisons to bytes]: whole blocks, the rest below */         \
+            /* whole blocks (Note [Wide comparisons to bytes] in compare_bytes.h) */      \
             const intptr_t done = dk_compare8_bytes(DISPATCH_LOOP_##LOOP, DK_IS_FLOAT_TYPE(T), \
                                                     (uint8_t *)o, data[1], s[1], data[2], \
                                                     s[2], n);                             \
