@@ -170,8 +170,10 @@ static inline intptr_t float_to_i32_rule_run(void *dst, const void *src, intptr_
 DISPATCH_FORALL_DTYPES(RUNS_)
 
 /* The rule of an integer target TT from an integer or float value. */
+/* Whether an integer target DT takes the int32 rule (narrower, or int32) */
+#define TAKES_I32_RULE_(DT) (sizeof(DT) < 4 || (sizeof(DT) == 4 && DISPATCH_INT_IS_SIGNED(DT)))
 #define TO_INT_(DT, Dsize, a, FROM_FLOAT)                                                 \
-    (sizeof(DT) < 4 || (sizeof(DT) == 4 && DISPATCH_INT_IS_SIGNED(DT))                    \
+    (TAKES_I32_RULE_(DT)                                                                  \
          ? (DT)(DK_U(Dsize))(uint32_t)(FROM_FLOAT##_i32)(a)                               \
          : (DT)(DK_U(Dsize))(uint64_t)(FROM_FLOAT##_i64)(a))
 static inline int32_t int_to_i32(int64_t x) { return (int32_t)(uint32_t)(uint64_t)x; }
@@ -275,8 +277,7 @@ static void cast_other_layout(dispatch_loop_fn self, dispatch_loop_fn reference,
                 const intptr_t m = n - i < CHUNK ? n - i : CHUNK;                          \
                 read_##Ssfx(buf, data[1] + i * Ssize, m);                                 \
                 intptr_t j = 0;                                                           \
-                if (!D_FLOAT && !D_BOOL &&                                                \
-                    (Dsize < 4 || (Dsize == 4 && DISPATCH_INT_IS_SIGNED(DT))))            \
+                if (!D_FLOAT && !D_BOOL && TAKES_I32_RULE_(DT))                           \
                     j = float_to_i32_rule_run(o + i, buf, m, 4, Dsize);                   \
                 for (; j < m; j++)                                                        \
                     o[i + j] = D_BOOL ? (DT)(buf[j] != 0)                                 \
@@ -290,8 +291,7 @@ static void cast_other_layout(dispatch_loop_fn self, dispatch_loop_fn reference,
             if (!S_FLOAT && !D_FLOAT && !D_BOOL && Ssize == Dsize &&                      \
                 dk_copy_on_lines((char *)o, (const char *)a, (size_t)n * Ssize))           \
                 return;                                                                   \
-            if (S_FLOAT && !D_FLOAT && !D_BOOL &&                                         \
-                (Dsize < 4 || (Dsize == 4 && DISPATCH_INT_IS_SIGNED(DT))))                \
+            if (S_FLOAT && !D_FLOAT && !D_BOOL && TAKES_I32_RULE_(DT))                    \
                 i = float_to_i32_rule_run(o, a, n, Ssize, Dsize);                         \
             for (; i < n; i++)                                                            \
                 o[i] = D_BOOL ? (DT)(a[i] != 0)                                           \
