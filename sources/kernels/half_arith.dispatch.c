@@ -9,8 +9,9 @@
  * to float16 once. Each variant here gives those same bits:
  *   - baseline: the same, one element at a time, through the portable
  *     conversions of sources/core/narrow_float.c: for the float32 scalar
- *     kernels and the casts; its arithmetic loops are not compiled (the
- *     narrow loops' vectorized chunks are faster: HALF_HAS_F16 below);
+ *     kernels; its arithmetic loops and casts are not compiled (the narrow
+ *     loops' vectorized chunks and cast_loops' casts are faster:
+ *     HALF_HAS_F16 and the casts below);
  *   - AVX2 (with F16C): 8 halves widened to float (vcvtph2ps), the float
  *     operation, and one rounding back (vcvtps2ph, to nearest even);
  *   - AVX512_SKX (AVX-512 without FP16: Skylake-X, Ice Lake, Zen 4): the
@@ -454,7 +455,8 @@ static void run(int op, int bf, char **data, const intptr_t *s, intptr_t n, void
 /* Each loop for float16 (f16) and bfloat16 (bf16), where the target has
  * their vector forms; an entry of the table below for each, untraced: the
  * trace names a function with every target of its source, and these are not
- * in every target's table (the casts, in all of them, trace the source). */
+ * in every target's table (HALF_MUL_F32SCALAR, in all of them, traces the
+ * source). */
 #if HALF_HAS_F16
 #define HALF_F16_LOOP(name, OP, NOPS) HALF_LOOP(dispatch_kernel_##name##_f16, OP, 0, NOPS)
 #define HALF_F16_ENTRY(LOOP, name) DISPATCH_KERNELS_LOOP_WITH_2D(LOOP, FLOAT16, dispatch_kernel_##name##_f16, 0)
@@ -559,7 +561,9 @@ HALF_SCALAR_LOOP(dispatch_kernel_rdiv_f16_f32scalar, SOP_RDIV)
  * quiet bit, as dispatch_half_from_double_inline does; vcvtph2ps would quiet
  * a signaling NaN that the reference (and NumPy) keeps, so a block with a NaN
  * is converted one element at a time (a rare branch). Contiguous runs take
- * 8 (AVX2 + F16C) or 16 (AVX-512) lanes; strided ones one element at a time. */
+ * 8 (AVX2 + F16C) or 16 (AVX-512) lanes, strided ones packed runs. Only
+ * where F16C is: elsewhere cast_loops' vector casts stand
+ * (kernels_chooser.c), which beat an element at a time. */
 
 #if defined(__AVX2__) && defined(__F16C__)
 /* n elements one at a time, strides in bytes: the reference's bits. */
@@ -586,7 +590,6 @@ void DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_cast_f16_f32)(char **data, cons
         dk_run_packed(DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_cast_f16_f32), 2, 4, data, s, n);
         return;
     }
-#if defined(__AVX2__) && defined(__F16C__)
     if (s[0] == 4 && s[1] == 2) {
         float *o = (float *)(void *)data[0];
         const uint16_t *a = (const uint16_t *)(void *)data[1];
@@ -606,7 +609,6 @@ void DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_cast_f16_f32)(char **data, cons
             _mm256_storeu_ps(o + i, v);
         }
     }
-#endif
     half_to_float_strided(data[0] + i * s[0], s[0], data[1] + i * s[1], s[1], n - i);
 }
 
@@ -622,7 +624,6 @@ void DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_cast_f32_f16)(char **data, cons
         dk_run_packed(DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_cast_f32_f16), 4, 2, data, s, n);
         return;
     }
-#if defined(__AVX2__) && defined(__F16C__)
     if (s[0] == 2 && s[1] == 4) {
         uint16_t *o = (uint16_t *)(void *)data[0];
         const float *a = (const float *)(void *)data[1];
@@ -634,15 +635,10 @@ void DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_cast_f32_f16)(char **data, cons
         for (; i + 8 <= n; i += 8)
             _mm_storeu_si128((__m128i *)(o + i), _mm256_cvtps_ph(_mm256_loadu_ps(a + i), ROUND_NEAREST));
     }
-#endif
     for (; i < n; i++) {
         float f;
         memcpy(&f, data[1] + i * s[1], 4);
-#if defined(__AVX2__) && defined(__F16C__)
         uint16_t h = (uint16_t)_cvtss_sh(f, ROUND_NEAREST);
-#else
-        uint16_t h = dispatch_half_from_double_inline((double)f);
-#endif
         memcpy(data[0] + i * s[0], &h, 2);
     }
 }
