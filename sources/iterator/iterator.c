@@ -177,11 +177,13 @@ static void run_range(void *arg, int64_t begin, int64_t end)
     else dispatch_strided_plan_walk2d(r->p, begin, end, r->loop, r->loop2d, r->ctx);
 }
 
-/* See iterator_internal.h. */
-char *dispatch_iter_copy_contiguous(const dispatch_iter_operand *src, int nd, const int64_t *shape,
-                                    int64_t numel, intptr_t *bs_out)
+/* A new buffer of shape's elements, isz bytes each, row-major (stride 0
+ * where a dim is 1), filled by loop(buffer, src) with src's strides src_bs;
+ * its strides into bs_out. NULL when it cannot be allocated. */
+static char *fill_new_buffer(dispatch_loop_fn loop, char *src, const intptr_t *src_bs, int nd,
+                             const int64_t *shape, int64_t numel, size_t isz, intptr_t *bs_out)
 {
-    size_t isz = dispatch_dtype_itemsize(src->dtype), nbytes;
+    size_t nbytes;
     if (numel < 0 || __builtin_mul_overflow((size_t)numel, isz, &nbytes) ||
         nbytes > SIZE_MAX - 1)
         return NULL;
@@ -191,16 +193,25 @@ char *dispatch_iter_copy_contiguous(const dispatch_iter_operand *src, int nd, co
     intptr_t s = (intptr_t)isz;
     for (int d = nd - 1; d >= 0; d--) {
         bs[0][d] = shape[d] == 1 ? 0 : s;
+        bs[1][d] = src_bs[d];
         s *= (intptr_t)shape[d];
     }
-    broadcast_strides(src, nd, shape, bs[1]);
-    char *data[2] = {buf, src->data};
+    char *data[2] = {buf, src};
     plan p;
     dispatch_strided_plan_init(&p, 2, data, nd, shape, bs);
-    dispatch_loop_fn copy = dispatch_loop_get(DISPATCH_LOOP_COPY, src->dtype);
-    if (p.numel > 0) dispatch_strided_plan_walk(&p, 0, p.numel, copy, NULL);
+    if (p.numel > 0) dispatch_strided_plan_walk(&p, 0, p.numel, loop, NULL);
     if (bs_out) memcpy(bs_out, bs[0], sizeof(intptr_t) * (size_t)nd);
     return buf;
+}
+
+/* See iterator_internal.h. */
+char *dispatch_iter_copy_contiguous(const dispatch_iter_operand *src, int nd, const int64_t *shape,
+                                    int64_t numel, intptr_t *bs_out)
+{
+    intptr_t src_bs[MAXD];
+    broadcast_strides(src, nd, shape, src_bs);
+    return fill_new_buffer(dispatch_loop_get(DISPATCH_LOOP_COPY, src->dtype), src->data, src_bs,
+                           nd, shape, numel, dispatch_dtype_itemsize(src->dtype), bs_out);
 }
 
 /*
@@ -233,24 +244,11 @@ static char *cast_broadcast_once(const dispatch_iter_operand *src, int want, int
         count *= own[d];
     }
     const size_t isz = dispatch_dtype_itemsize(want);
-    if (count > numel / BROADCAST_CAST_REPEATS || (size_t)count * isz > BROADCAST_CAST_BYTES)
-        return NULL;
     dispatch_loop_fn cast = dispatch_cast_loop_get(src->dtype, want);
-    char *buf = cast ? malloc((size_t)count * isz) : NULL;
-    if (!buf) return NULL;
-    intptr_t bs[2][MAXD];
-    intptr_t s = (intptr_t)isz;
-    for (int d = nd - 1; d >= 0; d--) {
-        bs[0][d] = own[d] == 1 ? 0 : s;
-        bs[1][d] = bs_io[d];
-        s *= (intptr_t)own[d];
-    }
-    char *data[2] = {buf, src->data};
-    plan p;
-    dispatch_strided_plan_init(&p, 2, data, nd, own, bs);
-    dispatch_strided_plan_walk(&p, 0, p.numel, cast, NULL);
-    memcpy(bs_io, bs[0], sizeof(intptr_t) * (size_t)nd);
-    return buf;
+    if (!cast || count > numel / BROADCAST_CAST_REPEATS ||
+        (size_t)count * isz > BROADCAST_CAST_BYTES)
+        return NULL;
+    return fill_new_buffer(cast, src->data, bs_io, nd, own, count, isz, bs_io);
 }
 
 /* The broadcast shape of the operands, which must be the output's (operand
@@ -323,7 +321,6 @@ static int elementwise_run(dispatch_loop_fn loop, dispatch_loop2d_fn loop2d,
                                       dispatch_dtype_name(k ? ops[k].dtype : want),
                                       dispatch_dtype_name(k ? want : ops[k].dtype));
         }
-        r.cast_any = 1;
     }
     intptr_t bs[MAXOPS][MAXD];
     char *data[MAXOPS];
@@ -380,7 +377,6 @@ static int elementwise_run(dispatch_loop_fn loop, dispatch_loop2d_fn loop2d,
         r.dtype[k] = loop_dtypes[k];
         replanned = 1;
     }
-    r.cast_any = 0;
     for (int k = 0; k < nops; k++) r.cast_any |= r.cast[k] != NULL;
     if (replanned) dispatch_strided_plan_init(&p, nops, data, nd, shape, bs);
     for (int k = 0; gather && k < nops; k++) { /* Note [Gathered strided inputs] */
