@@ -257,12 +257,10 @@ static inline __m256i dk_f2bf_8_no_nan_(__m256 x) {
 
 /* 8 floats to bfloat16 bits (dk_f2bf's, a NaN quieted), one a 32-bit lane. */
 static inline __m256i dk_f2bf_8_(__m256 x) {
-    const __m256i b = _mm256_castps_si256(x);
-    const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(b, 16), _mm256_set1_epi32(1));
-    const __m256i r = _mm256_srli_epi32(
-        _mm256_add_epi32(_mm256_add_epi32(b, _mm256_set1_epi32(0x7fff)), lsb), 16);
-    const __m256i quiet = _mm256_or_si256(_mm256_srli_epi32(b, 16), _mm256_set1_epi32(0x0040));
-    return _mm256_blendv_epi8(r, quiet, _mm256_castps_si256(_mm256_cmp_ps(x, x, _CMP_UNORD_Q)));
+    const __m256i quiet =
+        _mm256_or_si256(_mm256_srli_epi32(_mm256_castps_si256(x), 16), _mm256_set1_epi32(0x0040));
+    return _mm256_blendv_epi8(dk_f2bf_8_no_nan_(x), quiet,
+                              _mm256_castps_si256(_mm256_cmp_ps(x, x, _CMP_UNORD_Q)));
 }
 
 /* 16 bfloat16 (two vectors of dk_f2bf_8_) stored in order: the pack works
