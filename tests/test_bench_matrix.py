@@ -7,6 +7,7 @@ cell per measured (operator, dtype)."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
 import platform
@@ -126,19 +127,11 @@ def test_an_unknown_operator_is_one_line_and_a_nonzero_exit(tmp_path):
     assert "Traceback" not in p.stderr + p.stdout
 
 
-def _has_cpu_flags(*flags: str) -> bool:
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return False
-    line = next((ln for ln in text.splitlines() if ln.startswith("flags")), "")
-    return set(flags) <= set(line.split(":", 1)[-1].split())
-
-
 @pytest.mark.skipif(platform.machine() != "x86_64", reason="--as-cpu names x86-64 levels")
 def test_as_cpu_runs_every_library_at_that_level_and_says_so(tmp_path):
     p = _run(tmp_path, "--peers", "numpy", "--ops", "add", "cast", "--as-cpu", "avx2")
-    if not _has_cpu_flags("avx2", "fma", "f16c"):
+    level = _bench_module("matrix_cpu_level")
+    if not set(level.LEVELS["avx2"].flags) <= level.cpu_flags():
         assert p.returncode == 2 and "this CPU lacks" in p.stderr, p.stderr
         return
     assert p.returncode == 0, p.stderr
@@ -155,10 +148,14 @@ def test_as_cpu_refuses_a_level_it_does_not_know(tmp_path):
     assert "invalid choice: 'avx10'" in p.stderr and "Traceback" not in p.stderr
 
 
-def _rules():
+def _bench_module(name: str):
+    """One of the bench's own modules, beside the script."""
     sys.path.insert(0, str(BENCH.parent))
-    import matrix_rules  # noqa: PLC0415 - the bench's own module, beside the script
-    return matrix_rules
+    return importlib.import_module(name)
+
+
+def _rules():
+    return _bench_module("matrix_rules")
 
 
 def test_each_rule_is_written_where_it_says():

@@ -149,17 +149,13 @@ def machine() -> dict:
             "cpus": os.cpu_count()}
     try:
         with open("/proc/cpuinfo") as f:
-            text = f.read()
-        for line in text.splitlines():
-            if line.startswith("model name"):
-                info["cpu"] = line.split(":", 1)[1].strip()
-            if line.startswith("flags"):
-                flags = set(line.split(":", 1)[1].split())
-                info["avx"] = " ".join(sorted(f for f in flags if f.startswith(("avx", "f16c",
-                                                                                 "fma"))))
-                break
-    except OSError:
+            info["cpu"] = next(line.split(":", 1)[1].strip() for line in f
+                               if line.startswith("model name"))
+    except (OSError, StopIteration):
         pass
+    flags = cpu_level.cpu_flags()
+    if flags:
+        info["avx"] = " ".join(sorted(f for f in flags if f.startswith(("avx", "f16c", "fma"))))
     try:
         info["load_before"] = os.getloadavg()[0]
     except OSError:
