@@ -284,7 +284,7 @@ enum {
         } else if (s[0] == z && s[1] == 0) {                                              \
             U v, *o = (U *)data[0];                                                       \
             memcpy(&v, data[1], sizeof v);                                                \
-            DK_LINE_HEADED(o, n, o[i] = v);                                               \
+            DK_FILL_RUN(o, n, v);                                               \
         } else if (DK_ELEMS(s[0], z) && DK_ELEMS(s[1], z)) {                              \
             const intptr_t so = s[0] / z, sa = s[1] / z;                                  \
             if (so == 2 && sa == 2 && dk_copy_every_other(data[0], data[1], z, n)) {      \
@@ -306,7 +306,7 @@ enum {
         if (s[0] != (intptr_t)sizeof(U) || s[1] != 0) return 0;                           \
         U v, *o = (U *)d[0];                                                              \
         memcpy(&v, d[1], sizeof v);                                                       \
-        DK_LINE_HEADED(o, n, o[i] = v);                                                   \
+        DK_FILL_RUN(o, n, v);                                                   \
         return 1;                                                                         \
     }                                                                                     \
     DISPATCH_KERNELS_LOOP2D_WITH(NAME, 2, NAME##_row_)
@@ -359,7 +359,7 @@ enum {
         U v, *o = (U *)data[0];                                                           \
         memcpy(&v, ctx, sizeof v);                                                        \
         if (s[0] == z) {                                                                  \
-            DK_LINE_HEADED(o, n, o[i] = v);                                               \
+            DK_FILL_RUN(o, n, v);                                               \
         } else if (s[0] == 2 * z) {                                                       \
             if (!dk_fill_every_other(data[0], &v, z, n))                                  \
                 for (intptr_t i = 0; i < n; i++) o[2 * i] = v;                            \
