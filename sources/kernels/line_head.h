@@ -42,33 +42,56 @@ static inline intptr_t dk_line_head(const void *o, intptr_t z, intptr_t align, i
         for (; i < (n); i++) STMT;                                                        \
     } while (0)
 
-/* A copy of `bytes` from a to o, runs that do not overlap, in 64-byte vectors
- * stored on o's lines (the first and last vectors unaligned, rewriting a
- * few bytes with the same values). glibc's memcpy runs rep movsb at these
- * sizes: a row of 512 float64 copied into each row of a 2 MB matrix took
- * 33 us that way, torch's vector loop 25, this 25; a clone of 256 KiB of
- * uint8, 1 thread, took 8.2-8.4 us through memcpy, 6.7-6.8 this way (NumPy's
- * copy 5.0-5.3), 1 MiB at 2 threads 17.5-19.3 against 13.5-13.7. Runs of
- * 1 KiB to 1 MiB, an L2's worth (past that memcpy's own choices,
- * non-temporal stores among them, stand: no gain measured at 2 MiB). 1 when
- * it copied, 0 when the caller must. */
+/* The widest integer vector of the target, for the copies and fills below. */
+#if defined(__AVX512F__)
+#define DK_LINE_VEC_ 64
+typedef __m512i dk_line_vec_;
+#define DK_LINE_STOREU_(p, v) _mm512_storeu_si512((void *)(p), v)
+#define DK_LINE_STORE_(p, v) _mm512_store_si512((void *)(p), v)
+#define DK_LINE_LOADU_(p) _mm512_loadu_si512((const void *)(p))
+#define DK_LINE_SET1_(w, x) _mm512_set1_epi##w(x)
+#define DK_LINE_SET1_64_(x) _mm512_set1_epi64(x)
+#elif defined(__AVX2__)
+#define DK_LINE_VEC_ 32
+typedef __m256i dk_line_vec_;
+#define DK_LINE_STOREU_(p, v) _mm256_storeu_si256((__m256i *)(void *)(p), v)
+#define DK_LINE_STORE_(p, v) _mm256_store_si256((__m256i *)(void *)(p), v)
+#define DK_LINE_LOADU_(p) _mm256_loadu_si256((const __m256i *)(const void *)(p))
+#define DK_LINE_SET1_(w, x) _mm256_set1_epi##w(x)
+#define DK_LINE_SET1_64_(x) _mm256_set1_epi64x(x)
+#endif
+/* A copy of `bytes` from a to o, runs that do not overlap, in vectors stored
+ * on o's lines (an unaligned first and last vector where the run starts or
+ * ends off a line, rewriting a few bytes with the same values: Note [Fills in
+ * vector stores] says why only there). glibc's memcpy runs rep movsb at
+ * these sizes: a row of 512 float64 copied into each row of a 2 MB matrix
+ * took 33 us that way, torch's vector loop 25, this 25; a clone of 256 KiB
+ * of uint8, 1 thread, took 8.2-8.4 us through memcpy, 6.7-6.8 this way
+ * (NumPy's copy 5.0-5.3), 1 MiB at 2 threads 17.5-19.3 against 13.5-13.7;
+ * a row of 512 int16 into 512 rows at 2 threads (a call a row) 5.3 us with
+ * both end vectors always stored, 5.0 without (torch 4.4). Runs of 1 KiB to
+ * 1 MiB, an L2's worth: past that memcpy's own choices, non-temporal stores
+ * among them, stand (no gain measured at 2 MiB); below it memcpy loads the
+ * whole run before it stores (rows of 512 uint8 this way: 3.8 us, memcpy's
+ * 3.2). 1 when it copied, 0 when the caller must. */
 #define DK_COPY_ON_LINES_MAX (1024 * 1024)
 static inline int dk_copy_on_lines(char *o, const char *a, size_t bytes)
 {
-#if defined(__AVX512F__)
+#if defined(DK_LINE_VEC_)
+    enum { V = DK_LINE_VEC_ };
     if (bytes < 1024 || bytes > DK_COPY_ON_LINES_MAX || (o < a + bytes && a < o + bytes)) return 0;
-    _mm512_storeu_si512(o, _mm512_loadu_si512(a));
-    size_t i = (0 - (uintptr_t)o) % 64;
-    for (; i + 256 <= bytes; i += 256) {
-        const __m512i v0 = _mm512_loadu_si512(a + i), v1 = _mm512_loadu_si512(a + i + 64);
-        const __m512i v2 = _mm512_loadu_si512(a + i + 128), v3 = _mm512_loadu_si512(a + i + 192);
-        _mm512_store_si512(o + i, v0);
-        _mm512_store_si512(o + i + 64, v1);
-        _mm512_store_si512(o + i + 128, v2);
-        _mm512_store_si512(o + i + 192, v3);
+    size_t i = (0 - (uintptr_t)o) % V;
+    if (i) DK_LINE_STOREU_(o, DK_LINE_LOADU_(a));
+    for (; i + 4 * V <= bytes; i += 4 * V) {
+        const dk_line_vec_ v0 = DK_LINE_LOADU_(a + i), v1 = DK_LINE_LOADU_(a + i + V);
+        const dk_line_vec_ v2 = DK_LINE_LOADU_(a + i + 2 * V), v3 = DK_LINE_LOADU_(a + i + 3 * V);
+        DK_LINE_STORE_(o + i, v0);
+        DK_LINE_STORE_(o + i + V, v1);
+        DK_LINE_STORE_(o + i + 2 * V, v2);
+        DK_LINE_STORE_(o + i + 3 * V, v3);
     }
-    for (; i + 64 <= bytes; i += 64) _mm512_store_si512(o + i, _mm512_loadu_si512(a + i));
-    _mm512_storeu_si512(o + bytes - 64, _mm512_loadu_si512(a + bytes - 64));
+    for (; i + V <= bytes; i += V) DK_LINE_STORE_(o + i, DK_LINE_LOADU_(a + i));
+    if (i < bytes) DK_LINE_STOREU_(o + bytes - V, DK_LINE_LOADU_(a + bytes - V));
     return 1;
 #else
     (void)o, (void)a, (void)bytes;
@@ -91,59 +114,44 @@ static inline int dk_copy_on_lines(char *o, const char *a, size_t bytes)
  * caller must (no vectors, a short run, an output not on its element size,
  * where the pattern would not line up).
  */
-#if defined(__AVX512F__)
-#define DK_FILL_VEC_ 64
-typedef __m512i dk_fill_vec_;
-#define DK_FILL_STOREU_(p, v) _mm512_storeu_si512((void *)(p), v)
-#define DK_FILL_STORE_(p, v) _mm512_store_si512((void *)(p), v)
-#define DK_FILL_SET1_(w, x) _mm512_set1_epi##w(x)
-#define DK_FILL_SET1_64_(x) _mm512_set1_epi64(x)
-#elif defined(__AVX2__)
-#define DK_FILL_VEC_ 32
-typedef __m256i dk_fill_vec_;
-#define DK_FILL_STOREU_(p, v) _mm256_storeu_si256((__m256i *)(void *)(p), v)
-#define DK_FILL_STORE_(p, v) _mm256_store_si256((__m256i *)(void *)(p), v)
-#define DK_FILL_SET1_(w, x) _mm256_set1_epi##w(x)
-#define DK_FILL_SET1_64_(x) _mm256_set1_epi64x(x)
-#endif
 static inline int dk_fill_on_lines(void *out, const void *v, size_t z, size_t n)
 {
-#if defined(DK_FILL_VEC_)
+#if defined(DK_LINE_VEC_)
     char *o = (char *)out;
     const size_t bytes = n * z;
-    if (bytes < DK_FILL_VEC_ || bytes > DK_COPY_ON_LINES_MAX || (uintptr_t)o % z) return 0;
-    dk_fill_vec_ x;
+    if (bytes < DK_LINE_VEC_ || bytes > DK_COPY_ON_LINES_MAX || (uintptr_t)o % z) return 0;
+    dk_line_vec_ x;
     if (z == 1) {
         uint8_t b;
         memcpy(&b, v, 1);
-        x = DK_FILL_SET1_(8, (char)b);
+        x = DK_LINE_SET1_(8, (char)b);
     } else if (z == 2) {
         uint16_t h;
         memcpy(&h, v, 2);
-        x = DK_FILL_SET1_(16, (short)h);
+        x = DK_LINE_SET1_(16, (short)h);
     } else if (z == 4) {
         uint32_t w;
         memcpy(&w, v, 4);
-        x = DK_FILL_SET1_(32, (int)w);
+        x = DK_LINE_SET1_(32, (int)w);
     } else if (z == 8) {
         uint64_t q;
         memcpy(&q, v, 8);
-        x = DK_FILL_SET1_64_((long long)q);
+        x = DK_LINE_SET1_64_((long long)q);
     } else {
         return 0;
     }
     /* the head and tail stores only where the run is off a line: each store
      * is a store-buffer entry, and a row of 512 bytes is 8 on its lines */
-    size_t i = (0 - (uintptr_t)o) % DK_FILL_VEC_;
-    if (i) DK_FILL_STOREU_(o, x);
-    for (; i + 4 * DK_FILL_VEC_ <= bytes; i += 4 * DK_FILL_VEC_) {
-        DK_FILL_STORE_(o + i, x);
-        DK_FILL_STORE_(o + i + DK_FILL_VEC_, x);
-        DK_FILL_STORE_(o + i + 2 * DK_FILL_VEC_, x);
-        DK_FILL_STORE_(o + i + 3 * DK_FILL_VEC_, x);
+    size_t i = (0 - (uintptr_t)o) % DK_LINE_VEC_;
+    if (i) DK_LINE_STOREU_(o, x);
+    for (; i + 4 * DK_LINE_VEC_ <= bytes; i += 4 * DK_LINE_VEC_) {
+        DK_LINE_STORE_(o + i, x);
+        DK_LINE_STORE_(o + i + DK_LINE_VEC_, x);
+        DK_LINE_STORE_(o + i + 2 * DK_LINE_VEC_, x);
+        DK_LINE_STORE_(o + i + 3 * DK_LINE_VEC_, x);
     }
-    for (; i + DK_FILL_VEC_ <= bytes; i += DK_FILL_VEC_) DK_FILL_STORE_(o + i, x);
-    if (i < bytes) DK_FILL_STOREU_(o + bytes - DK_FILL_VEC_, x);
+    for (; i + DK_LINE_VEC_ <= bytes; i += DK_LINE_VEC_) DK_LINE_STORE_(o + i, x);
+    if (i < bytes) DK_LINE_STOREU_(o + bytes - DK_LINE_VEC_, x);
     return 1;
 #else
     (void)out, (void)v, (void)z, (void)n;
