@@ -59,6 +59,7 @@
 #include "dispatch/dtype.h"
 #include "dispatch/narrow_float.h"
 #include "gather_bits.h"
+#include "narrow_vector.h"
 #include "kernels_export.h"
 #include "simd.h"
 
@@ -153,18 +154,12 @@ static inline __m256 widen8(int bf, const uint16_t *p)
 }
 
 /* 8 floats rounded once to nearest even: float16 by F16C, bfloat16 by
- * narrow_float.h's integer addition, a NaN its upper bits with the quiet
- * bit (dispatch_bfloat16_from_float_bits_inline, by lanes). */
+ * narrow_vector.h's dk_f2bf_8_ (narrow_float.h's integer addition, a NaN its
+ * upper bits with the quiet bit, by lanes). */
 static inline __m128i narrow8(int bf, __m256 v)
 {
     if (!bf) return _mm256_cvtps_ph(v, ROUND_NEAREST);
-    const __m256i x = _mm256_castps_si256(v);
-    const __m256i odd = _mm256_and_si256(_mm256_srli_epi32(x, 16), _mm256_set1_epi32(1));
-    const __m256i r = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(x, _mm256_set1_epi32(0x7fff)), odd), 16);
-    const __m256i nan = _mm256_or_si256(_mm256_srli_epi32(x, 16), _mm256_set1_epi32(0x40));
-    const __m256i is_nan = _mm256_cmpgt_epi32(_mm256_and_si256(x, _mm256_set1_epi32(0x7fffffff)),
-                                              _mm256_set1_epi32(0x7f800000));
-    const __m256i b = _mm256_blendv_epi8(r, nan, is_nan); /* each lane below 2^16 */
+    const __m256i b = dk_f2bf_8_(v); /* each lane below 2^16 */
     return _mm_packus_epi32(_mm256_castsi256_si128(b), _mm256_extracti128_si256(b, 1));
 }
 
@@ -209,38 +204,19 @@ static inline __m128i narrow8(int bf, __m256 v)
 #define HALF_KEEP_NAN16(r, a) _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q), r, a)
 HALF_VEC_OPS(vec16, __m512, _mm512, HALF_KEEP_NAN16)
 
-/* Each 32-bit lane of v rounded to nearest even at bit 16, its upper half
- * the bfloat16 (narrow8's integer addition; a NaN its upper bits with the
- * quiet bit); the lower half is left over. */
-static inline __m512i bf_round_hi(__m512 v)
-{
-    const __m512i x = _mm512_castps_si512(v);
-    const __m512i odd = _mm512_and_si512(_mm512_srli_epi32(x, 16), _mm512_set1_epi32(1));
-    const __m512i r = _mm512_add_epi32(_mm512_add_epi32(x, _mm512_set1_epi32(0x7fff)), odd);
-    return _mm512_mask_or_epi32(r, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), x,
-                                _mm512_set1_epi32(0x00400000));
-}
-
+/* rounded in place by narrow_vector.h's dk_f2bf_hi_16_ (narrow8's rounding,
+ * the bfloat16 in each lane's upper half) */
 #define BF_PUT32(even, odd) _mm512_mask_blend_epi16(0xaaaaaaaau, even, odd)
-BF_PATH(bf_path32, 32, __m512i, _mm512, si512, vec16, bf_round_hi, BF_PUT32)
+BF_PATH(bf_path32, 32, __m512i, _mm512, si512, vec16, dk_f2bf_hi_16_, BF_PUT32)
 #endif
 
 #if !defined(__AVX512F__)
 /* BF_PATH in 8 float lanes, for AVX2: 16 bfloat16 a vector, rounded by
- * bf_round_hi's operations (a NaN by a blend, AVX2 has no masks), put back
- * by one 16-bit blend, where widen8/narrow8 zero-extend and pack 8 at a
- * time (Note [bfloat16 beside float16]). */
-static inline __m256i bf_round_hi8(__m256 v)
-{
-    const __m256i x = _mm256_castps_si256(v);
-    const __m256i odd = _mm256_and_si256(_mm256_srli_epi32(x, 16), _mm256_set1_epi32(1));
-    const __m256i r = _mm256_add_epi32(_mm256_add_epi32(x, _mm256_set1_epi32(0x7fff)), odd);
-    return _mm256_blendv_epi8(r, _mm256_or_si256(x, _mm256_set1_epi32(0x00400000)),
-                             _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
-}
-
+ * dk_f2bf_hi_8_ (a NaN by a blend, AVX2 has no masks), put back by one
+ * 16-bit blend, where widen8/narrow8 zero-extend and pack 8 at a time
+ * (Note [bfloat16 beside float16]). */
 #define BF_PUT16(even, odd) _mm256_blend_epi16(even, odd, 0xaa)
-BF_PATH(bf_path16, 16, __m256i, _mm256, si256, vec8, bf_round_hi8, BF_PUT16)
+BF_PATH(bf_path16, 16, __m256i, _mm256, si256, vec8, dk_f2bf_hi_8_, BF_PUT16)
 #endif
 
 /* b_one: b is one value (b[0]) for every element, widened once (by a

@@ -157,12 +157,26 @@ static inline void dk_f32_to_f16_n(uint16_t *dst, const float *src, intptr_t n) 
 }
 
 #if defined(__AVX512F__)
+/* 16 float bits rounded to nearest even at bit 16 (dk_f2bf's integer
+ * addition, no NaN lane): each lane's upper half is the bfloat16, the lower
+ * left over. half_arith's bfloat16 lanes use that upper half in place. */
+static inline __m512i dk_bf_round_hi_16_(__m512i b) {
+    const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(b, 16), _mm512_set1_epi32(1));
+    return _mm512_add_epi32(_mm512_add_epi32(b, _mm512_set1_epi32(0x7fff)), lsb);
+}
+
+/* dk_bf_round_hi_16_ of 16 floats, a NaN lane its own upper bits with the
+ * quiet bit (dk_f2bf's NaN). */
+static inline __m512i dk_f2bf_hi_16_(__m512 x) {
+    const __m512i b = _mm512_castps_si512(x);
+    return _mm512_mask_or_epi32(dk_bf_round_hi_16_(b), _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), b,
+                                _mm512_set1_epi32(0x00400000));
+}
+
 /* 16 float bits (odd: rounded to odd) to bfloat16 bits, to nearest even: an
  * odd float is never a tie, so the integer rounding of dk_f2bf is exact. */
 static inline __m256i dk_odd_to_bf16_16_(__m512i b) {
-    const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(b, 16), _mm512_set1_epi32(1));
-    const __m512i r = _mm512_add_epi32(_mm512_add_epi32(b, _mm512_set1_epi32(0x7fff)), lsb);
-    return _mm512_cvtepi32_epi16(_mm512_srli_epi32(r, 16));
+    return _mm512_cvtepi32_epi16(_mm512_srli_epi32(dk_bf_round_hi_16_(b), 16));
 }
 
 /* 8 doubles rounded to float to odd (truncation, the last bit set where
@@ -200,6 +214,31 @@ static inline __m256i dk_d2f_odd_quick_8_(__m512d x) {
         _mm512_test_epi64_mask(_mm512_castpd_si512(x), _mm512_set1_epi64(0x1fffffff));
     return _mm256_mask_or_epi32(_mm256_castps_si256(t), inexact, _mm256_castps_si256(t),
                                 _mm256_set1_epi32(1));
+}
+#endif
+
+#if defined(__AVX2__)
+/* 8 float bits rounded to nearest even at bit 16 (dk_f2bf's integer
+ * addition, no NaN lane): each lane's upper half is the bfloat16. Also on
+ * AVX-512 targets: half_arith's 8-lane tails. */
+static inline __m256i dk_bf_round_hi_8_(__m256i b) {
+    const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(b, 16), _mm256_set1_epi32(1));
+    return _mm256_add_epi32(_mm256_add_epi32(b, _mm256_set1_epi32(0x7fff)), lsb);
+}
+
+/* dk_bf_round_hi_8_ of 8 floats, a NaN lane its own upper bits with the
+ * quiet bit (dk_f2bf's NaN). */
+static inline __m256i dk_f2bf_hi_8_(__m256 x) {
+    const __m256i b = _mm256_castps_si256(x);
+    return _mm256_blendv_epi8(dk_bf_round_hi_8_(b), _mm256_or_si256(b, _mm256_set1_epi32(0x00400000)),
+                              _mm256_castps_si256(_mm256_cmp_ps(x, x, _CMP_UNORD_Q)));
+}
+
+/* 8 floats to bfloat16 bits, a 32-bit lane each: dk_f2bf's, a NaN quieted
+ * (dk_f2bf_8_), or with no NaN among them (dk_f2bf_8_no_nan_). */
+static inline __m256i dk_f2bf_8_(__m256 x) { return _mm256_srli_epi32(dk_f2bf_hi_8_(x), 16); }
+static inline __m256i dk_f2bf_8_no_nan_(__m256 x) {
+    return _mm256_srli_epi32(dk_bf_round_hi_8_(_mm256_castps_si256(x)), 16);
 }
 #endif
 
@@ -245,22 +284,6 @@ static inline __m256 dk_i2f_odd_8_(const int32_t *src) {
                                                inexact);
     const __m256i b = _mm256_add_epi32(_mm256_castps_si256(t), larger); /* -1 where larger */
     return _mm256_castsi256_ps(_mm256_or_si256(b, _mm256_srli_epi32(inexact, 31)));
-}
-
-/* 8 floats, no NaN among them, to bfloat16 bits to nearest even, a 32-bit
- * lane each (dk_f2bf_8_ without its NaN lanes). */
-static inline __m256i dk_f2bf_8_no_nan_(__m256 x) {
-    const __m256i b = _mm256_castps_si256(x);
-    const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(b, 16), _mm256_set1_epi32(1));
-    return _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(b, _mm256_set1_epi32(0x7fff)), lsb), 16);
-}
-
-/* 8 floats to bfloat16 bits (dk_f2bf's, a NaN quieted), one a 32-bit lane. */
-static inline __m256i dk_f2bf_8_(__m256 x) {
-    const __m256i quiet =
-        _mm256_or_si256(_mm256_srli_epi32(_mm256_castps_si256(x), 16), _mm256_set1_epi32(0x0040));
-    return _mm256_blendv_epi8(dk_f2bf_8_no_nan_(x), quiet,
-                              _mm256_castps_si256(_mm256_cmp_ps(x, x, _CMP_UNORD_Q)));
 }
 
 /* 16 bfloat16 (two vectors of dk_f2bf_8_) stored in order: the pack works
@@ -310,13 +333,7 @@ static inline void dk_f32_to_bf16_run(uint16_t *dst, const float *src, intptr_t 
     intptr_t i = 0;
 #if defined(__AVX512F__)
     for (; i + 16 <= n; i += 16) {
-        const __m512 x = _mm512_loadu_ps(src + i);
-        const __m512i b = _mm512_castps_si512(x);
-        const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(b, 16), _mm512_set1_epi32(1));
-        __m512i r = _mm512_srli_epi32(
-            _mm512_add_epi32(_mm512_add_epi32(b, _mm512_set1_epi32(0x7fff)), lsb), 16);
-        const __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
-        r = _mm512_mask_or_epi32(r, nan, _mm512_srli_epi32(b, 16), _mm512_set1_epi32(0x0040));
+        const __m512i r = _mm512_srli_epi32(dk_f2bf_hi_16_(_mm512_loadu_ps(src + i)), 16);
         _mm256_storeu_si256((__m256i *)(dst + i), _mm512_cvtepi32_epi16(r));
     }
 #elif defined(__AVX2__)
@@ -349,12 +366,7 @@ static inline void dk_f64_to_bf16_run(uint16_t *dst, const double *src, intptr_t
         if (denormal)
             odd = _mm512_inserti64x4(_mm512_castsi256_si512(dk_d2f_odd_8_(x0)),
                                      dk_d2f_odd_8_(x1), 1);
-        const __mmask16 nan = _mm512_cmp_ps_mask(_mm512_castsi512_ps(odd),
-                                                 _mm512_castsi512_ps(odd), _CMP_UNORD_Q);
-        const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(odd, 16), _mm512_set1_epi32(1));
-        __m512i r = _mm512_srli_epi32(
-            _mm512_add_epi32(_mm512_add_epi32(odd, _mm512_set1_epi32(0x7fff)), lsb), 16);
-        r = _mm512_mask_or_epi32(r, nan, _mm512_srli_epi32(odd, 16), _mm512_set1_epi32(0x0040));
+        const __m512i r = _mm512_srli_epi32(dk_f2bf_hi_16_(_mm512_castsi512_ps(odd)), 16);
         _mm256_storeu_si256((__m256i *)(dst + i), _mm512_cvtepi32_epi16(r));
     }
 #elif defined(__AVX2__)
