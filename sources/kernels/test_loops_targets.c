@@ -53,6 +53,11 @@ static long failures, compared;
 /* Values as doubles, cast to each dtype by the reference: the edges of every
  * format and of Note [Float to integer casts]. */
 static const double specials[] = {
+    /* first, as vector blocks of 4 (fill puts the list at the start of each
+     * buffer): the edges of int64's exact range through a double's mantissa
+     * (Note [int64 to float below AVX512DQ] in cast_loops.dispatch.c), a
+     * block just outside it and one on its last values inside */
+    -0x1p51 - 1, 0x1p51 + 1, 0x1p51, 1.0, 0x1p51 - 1, -0x1p51,
     0.0, -0.0, 1.0, -1.0, 0.5, -1.5, 2.5, 3.0, 127.0, 128.0, -129.0, 255.5, 256.0, 300.7,
     32767.0, 32768.0, -32769.0, 65504.0, 65519.99, 65520.0, 65536.0, 2147483647.0,
     2147483648.0, -2147483648.0, -2147483649.0, 0x1p63, -0x1p63, 0x1p64, 1e10, -1e19,
@@ -68,8 +73,9 @@ static const double specials[] = {
 };
 enum { NSPECIALS = sizeof specials / sizeof specials[0] };
 
-/* n values of dtype at p: specials, random bits, copies of `other` (equal
- * operands for the comparisons) and ordinary numbers. */
+/* n values of dtype at p: the specials in order, then specials, random bits,
+ * copies of `other` (equal operands for the comparisons) and ordinary
+ * numbers. */
 static void fill(int dtype, char *p, int n, const char *other) {
     size_t isz = dispatch_dtype_itemsize(dtype);
     dispatch_loop_fn from_f64 = dispatch_cast_loop_reference(DISPATCH_FLOAT64, dtype);
@@ -77,8 +83,10 @@ static void fill(int dtype, char *p, int n, const char *other) {
         char *dst = p + (size_t)i * isz;
         uint64_t r = next();
         double x;
-        switch (r % 5) {
-        case 0: x = specials[(r >> 8) % NSPECIALS]; break;
+        /* first the specials in order, so that neighbours share a vector
+         * block (random picks rarely put four edge values in one) */
+        switch (i < NSPECIALS ? 0 : r % 5) {
+        case 0: x = specials[i < NSPECIALS ? (uint64_t)i : (r >> 8) % NSPECIALS]; break;
         case 1: x = (double)((int64_t)(r >> 20) % 1000) * 0.25; break;
         case 2:
             if (other) { memcpy(dst, other + (size_t)i * isz, isz); continue; }
