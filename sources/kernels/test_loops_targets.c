@@ -36,6 +36,7 @@
 #include "dispatch/dtype.h"
 #include "dispatch/kernels.h"
 #include "dispatch/loops.h"
+#include "dispatch/narrow_float.h"
 #include "kernels_export.h"
 
 #define MAXN 1537 /* past three 512-element chunks, not a multiple of any vector */
@@ -337,6 +338,45 @@ static void check_cast(const char *where, const dispatch_kernel_export *e) {
     int in_dt[1] = {e->dtype};
     compare(what, (dispatch_loop_fn)e->fn, dispatch_cast_loop_reference(e->dtype, e->named), 1,
             e->named, in_dt, NULL, 0);
+}
+
+/* float16 by a float32 number (half_arith's HALF_*_F32SCALAR kernels): x
+ * widened exactly, the float result rounded once to float16. */
+#define HALF_SCALAR_REF_(NAME, EXPR)                                                     \
+    static void NAME(char **data, const intptr_t *st, intptr_t n, void *ctx) {           \
+        float s;                                                                         \
+        memcpy(&s, ctx, sizeof s);                                                       \
+        for (intptr_t i = 0; i < n; i++) {                                               \
+            uint16_t h;                                                                  \
+            memcpy(&h, data[1] + i * st[1], 2);                                          \
+            const float x = dispatch_half_to_float_inline(h), r = (EXPR);                \
+            h = dispatch_half_from_double_inline((double)r);                             \
+            memcpy(data[0] + i * st[0], &h, 2);                                          \
+        }                                                                                \
+    }
+HALF_SCALAR_REF_(half_mul_scalar_ref, x * s)
+HALF_SCALAR_REF_(half_div_scalar_ref, x / s)
+HALF_SCALAR_REF_(half_rdiv_scalar_ref, s / x)
+
+static int is_half_scalar(const dispatch_kernel_export *e) {
+    return e->named == DISPATCH_KNAMED_HALF_MUL_F32SCALAR ||
+           e->named == DISPATCH_KNAMED_HALF_DIV_F32SCALAR ||
+           e->named == DISPATCH_KNAMED_HALF_RDIV_F32SCALAR;
+}
+
+static void check_half_scalar(const char *where, const dispatch_kernel_export *e) {
+    static const float numbers[] = {2.5f, 0.1f, -3e-5f, 70000.0f, 0.0f};
+    const dispatch_loop_fn ref = e->named == DISPATCH_KNAMED_HALF_MUL_F32SCALAR ? half_mul_scalar_ref
+                                 : e->named == DISPATCH_KNAMED_HALF_DIV_F32SCALAR
+                                     ? half_div_scalar_ref
+                                     : half_rdiv_scalar_ref;
+    const int in_dt[1] = {DISPATCH_FLOAT16};
+    for (size_t k = 0; k < sizeof numbers / sizeof numbers[0]; k++) {
+        char what[160];
+        float number = numbers[k];
+        snprintf(what, sizeof what, "%s: %s by %g", where, e->name, (double)number);
+        compare(what, (dispatch_loop_fn)e->fn, ref, 1, DISPATCH_FLOAT16, in_dt, &number, 0);
+    }
 }
 
 /* Note [Product order] written out: a block, element i into running
@@ -812,6 +852,7 @@ int main(void) {
                 if (e->loop >= 0) check_loop(where, e), loops++;
                 else if (e->loop == DISPATCH_KERNELS_CAST_ENTRY) check_cast(where, e), casts++;
                 else if (e->loop == DISPATCH_KERNELS_REDUCE_ENTRY) check_reduce(where, e);
+                else if (is_half_scalar(e)) check_half_scalar(where, e);
             }
         }
     }
