@@ -120,6 +120,10 @@ static inline int dk_fill_on_lines(void *out, const void *v, size_t z, size_t n)
     char *o = (char *)out;
     const size_t bytes = n * z;
     if (bytes < DK_LINE_VEC_ || bytes > DK_COPY_ON_LINES_MAX || (uintptr_t)o % z) return 0;
+    /* a broadcast of the value's own width: the bytes repeated over a
+     * uint64_t first (gather_bits.h's dk_fill_every_other does that once a
+     * run) put shifts before each row's first store: 512 rows of uint8 3.2
+     * -> 3.5 us */
     dk_line_vec_ x;
     if (z == 1) {
         uint8_t b;
