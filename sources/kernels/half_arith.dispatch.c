@@ -7,11 +7,11 @@
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
  * The reference (and NumPy) computes float16 in float and rounds the result
  * to float16 once. Each variant here gives those same bits:
- *   - baseline: the same, one element at a time, through the portable
- *     conversions of sources/core/narrow_float.c: for the float32 scalar
- *     kernels; its arithmetic loops and casts are not compiled (the narrow
- *     loops' vectorized chunks and cast_loops' casts are faster:
- *     HALF_HAS_F16 and the casts below);
+ *   - baseline: the same, through narrow_vector.h's branch-free
+ *     conversions (dk_h2f, dk_f2h), which the compiler builds in lanes: for
+ *     the float32 scalar kernels; its arithmetic loops and casts are not
+ *     compiled (the narrow loops' vectorized chunks and cast_loops' casts
+ *     are faster: HALF_HAS_F16 and the casts below);
  *   - AVX2 (with F16C): 8 halves widened to float (vcvtph2ps), the float
  *     operation, and one rounding back (vcvtps2ph, to nearest even);
  *   - AVX512_SKX (AVX-512 without FP16: Skylake-X, Ice Lake, Zen 4): the
