@@ -11,6 +11,9 @@ from pathlib import Path
 
 import pytest
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tests' helpers (_*.py)
+from _checkout import ccache_counts_hits, copy_checkout  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 
@@ -52,8 +55,13 @@ RUN_NO_SANITIZED_CODE = frozenset({
     "test_example_project.py", "test_kernels_isa.py", "test_meson_downstream.py",
     "test_toolkit_wheel.py", "test_variants_layout.py", "test_contributing_recipes.py",
     "test_reduction_recipe.py", "test_dtype_recipe.py", "test_cuda_compute_cases.py",
-    "test_cuda_narrow_floats.py",
+    "test_cuda_narrow_floats.py", "test_three_builders.py", "test_macos_objects.py",
+    "test_windows_guard.py", "test_windows_hello.py", "test_cross_downstream.py",
 })
+# The toolkit's own tests (tests/toolkit/) import dispatchkit, never the
+# package: in the sanitizer job each of their compiler and meson subprocesses
+# only started libasan (preloaded) for nothing.
+TOOLKIT_TESTS = Path(__file__).resolve().parent / "toolkit"
 
 
 def pytest_collection_modifyitems(config, items):
@@ -68,7 +76,8 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.get_closest_marker("runs_package_under_qemu"):
             item.add_marker(skip_qemu)
-        elif item.path.name in RUN_NO_SANITIZED_CODE or item.get_closest_marker("cross_build"):
+        elif (item.path.name in RUN_NO_SANITIZED_CODE or item.path.is_relative_to(TOOLKIT_TESTS)
+              or item.get_closest_marker("cross_build")):
             item.add_marker(skip_plain)
 
 
@@ -116,9 +125,18 @@ def wine_env(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def meson_tree(tmp_path_factory):
+def runtime_ccache(tmp_path_factory) -> Path | None:
+    """The CCACHE_DIR of this session's gcc builds of copies of this checkout
+    (tests/_checkout.py); None without a ccache that counts its hits."""
+    return tmp_path_factory.mktemp("ccache") if ccache_counts_hits() else None
+
+
+@pytest.fixture(scope="session")
+def meson_tree(tmp_path_factory, runtime_ccache):
     """build(cc) -> a build dir of this repository compiled by cc (once per
-    session and compiler; a compiler that is not installed skips)."""
+    session and compiler; a compiler that is not installed skips). gcc's is
+    `build/` in a copy of the checkout, through the session's ccache: its C
+    objects are test_build_cache.py's first clone's (tests/_checkout.py)."""
     trees: dict[str, Path] = {}
 
     def build(cc: str) -> Path:
@@ -126,8 +144,13 @@ def meson_tree(tmp_path_factory):
             if not shutil.which(cc):
                 pytest.skip(f"{cc} is not installed")
             meson, ninja = tool("meson"), tool("ninja")
-            tree = tmp_path_factory.mktemp(f"tree-{cc}")
+            work = tmp_path_factory.mktemp(f"tree-{cc}")
             env = {**os.environ, "CC": cc}
+            source = None
+            if cc == "gcc" and runtime_ccache is not None:
+                source = copy_checkout(work / "dispatch")
+                env.update(CC="ccache gcc", CCACHE_DIR=str(runtime_ccache))
+            tree = source / "build" if source else work
             out = []
             # release: the optimisation level pip builds with (more warnings show)
             # The CUDA module is built in the gcc tree only: nvcc's host
@@ -137,7 +160,7 @@ def meson_tree(tmp_path_factory):
             # each costs 2-3 minutes of nvcc on 2 cores (the installed package
             # carries the full list).
             cuda = ["-Dcuda-arch=9.0+PTX"] if cc == "gcc" else ["-Dcuda=disabled"]
-            for cmd in ([meson, "setup", str(tree), str(REPO), "-Dtests=true",
+            for cmd in ([meson, "setup", str(tree), str(source or REPO), "-Dtests=true",
                          "-Dbuildtype=release", *cuda],
                         [ninja, "-C", str(tree)]):
                 r = subprocess.run(cmd, env=env, capture_output=True, text=True)

@@ -33,7 +33,9 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 sys.path.insert(0, str(REPO / "tools" / "bench"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 import check_isa  # noqa: E402
+from _checkout import copy_checkout  # noqa: E402
 
 MANUAL = REPO / "docs" / "toolkit.md"
 SECTION = "## Builds that cache and distribute"
@@ -63,16 +65,8 @@ def manual_build_line(cc: str) -> str:
 
 def clone(dest: Path) -> Path:
     """A copy of the checkout's files (tracked and untracked-not-ignored) at dest."""
-    if not (REPO / ".git").exists() or not which("git"):
+    if copy_checkout(dest) is None:
         pytest.skip("needs a git checkout to list the project's files")
-    names = subprocess.run(["git", "ls-files", "-z", "--cached", "--others",
-                            "--exclude-standard"], cwd=REPO, check=True,
-                           capture_output=True).stdout.decode().split("\0")
-    for name in filter(None, names):
-        src = REPO / name
-        if src.is_file():
-            (dest / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dest / name)
     return dest
 
 
@@ -107,12 +101,15 @@ def work(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def first_clone(work: Path) -> tuple[Path, dict]:
-    """Clone one, built through ccache with the manual's line."""
-    need("ccache")
-    if subprocess.run(["ccache", "--print-stats"], capture_output=True).returncode != 0:
-        pytest.skip("ccache is older than 4.2 (no --print-stats to count hits with)")
-    env = build_env(CCACHE_DIR=str(work / "ccache"),
+def first_clone(work: Path, runtime_ccache: Path) -> tuple[Path, dict]:
+    """Clone one, built through ccache with the manual's line. Its cache is
+    the session's (tests/_checkout.py): where test_compilers.py's gcc tree
+    was built first, this build takes its objects from there; either way
+    the second clone below finds every object in it."""
+    if runtime_ccache is None:
+        pytest.skip("ccache is not installed, or older than 4.2 (no --print-stats to count "
+                    "hits with); .ci/run installs it with apt-get")
+    env = build_env(CCACHE_DIR=str(runtime_ccache),
                     DISPATCHGEN_CACHE_DIR=str(work / "probe-cache"))
     src = clone(work / "one" / "dispatch")
     run(manual_build_line("ccache gcc"), src, env, shell=True)

@@ -1,5 +1,6 @@
 """The sanitizer job skips only files that never load the ASan build
-(conftest.RUN_NO_SANITIZED_CODE): each named file exists and none imports the
+(conftest.RUN_NO_SANITIZED_CODE, and the toolkit's tests under
+conftest.TOOLKIT_TESTS): each named file exists and none imports the
 package, so a file that starts using it cannot stay on the list unnoticed."""
 
 from __future__ import annotations
@@ -11,11 +12,15 @@ from pathlib import Path
 TESTS = Path(__file__).resolve().parent
 
 
-def _skip_list() -> frozenset:
+def _conftest():
     spec = importlib.util.spec_from_file_location("_conftest_copy", TESTS / "conftest.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.RUN_NO_SANITIZED_CODE
+    return module
+
+
+def _skip_list() -> frozenset:
+    return _conftest().RUN_NO_SANITIZED_CODE
 
 
 def _imports(path: Path) -> set[str]:
@@ -35,3 +40,11 @@ def test_listed_files_exist_and_never_import_the_package():
         path = TESTS / name
         assert path.is_file(), f"{name} is on the sanitizer skip list but does not exist"
         assert "dispatch" not in _imports(path), f"{name} imports dispatch: it runs sanitized code"
+
+
+def test_the_toolkit_tests_never_import_the_package():
+    folder = _conftest().TOOLKIT_TESTS
+    files = sorted(folder.rglob("*.py"))
+    assert folder == TESTS / "toolkit" and len(files) > 10
+    for path in files:
+        assert "dispatch" not in _imports(path), f"{path.name} imports dispatch: it runs sanitized code"
