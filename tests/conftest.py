@@ -318,8 +318,7 @@ def cross_meson_test(cross_tree):
     """run(arch) -> `meson test -v` of cross_tree(arch) under qemu-user (the
     CompletedProcess), once per session: test_cross_matrix.py and
     test_cross_aarch64.py read the same run (a minute of emulation each)."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from _cross import GUEST_ENV  # noqa: E402 (qemu's guests: no sanitizer preload)
+    from _cross import GUEST_ENV  # qemu's guests: no sanitizer preload
 
     runs: dict[str, subprocess.CompletedProcess] = {}
 

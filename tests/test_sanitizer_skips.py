@@ -6,12 +6,14 @@ package, so a file that starts using it cannot stay on the list unnoticed."""
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.util
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
 
 
+@functools.cache
 def _conftest():
     spec = importlib.util.spec_from_file_location("_conftest_copy", TESTS / "conftest.py")
     module = importlib.util.module_from_spec(spec)
