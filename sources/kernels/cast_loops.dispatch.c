@@ -12,6 +12,11 @@
  */
 #include "loop_paths.h"
 #include "narrow_vector.h"
+#if defined(__SSE4_1__)
+#include <smmintrin.h>
+#elif defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #define CHUNK 512
 
@@ -63,8 +68,9 @@ static inline int64_t f64_to_i64(double x) {
  * int32 rule (TO_INT_ below) over a leading run of n: with AVX512F 16 lanes
  * (AVX2: 8) by vcvttps2dq / vcvttpd2dq, whose out-of-range and NaN result is INT32_MIN
  * as f32_to_i32 / f64_to_i32 give, then truncated to dsize bytes (vpmovdb,
- * vpmovdw; AVX2 masks and packs), as the wrap of TO_INT_. Returns how many
- * it wrote (0 without AVX512F or AVX2); the caller's loop does the rest. */
+ * vpmovdw; AVX2 and SSE2 masks or shifts and packs), as the wrap of
+ * TO_INT_; SSE2 4 lanes a vector. Returns how many it wrote (0 off x86);
+ * the caller's loop does the rest. */
 static inline intptr_t float_to_i32_rule_run(void *dst, const void *src, intptr_t n,
                                              intptr_t ssize, intptr_t dsize)
 {
@@ -120,6 +126,46 @@ static inline intptr_t float_to_i32_rule_run(void *dst, const void *src, intptr_
             const __m256i b = _mm256_packus_epi32(_mm256_and_si256(v[2], m), _mm256_and_si256(v[3], m));
             _mm256_storeu_si256((__m256i *)(void *)o,
                                 _mm256_permutevar8x32_epi32(_mm256_packus_epi16(a, b), order8));
+        }
+    }
+#elif defined(__SSE2__)
+    /* 16 at a time, the AVX2 form in 128-bit lanes (x86-64's baseline and
+     * SSE4.2): a 16-bit target's lanes masked for SSE4.1's unsigned pack,
+     * or, with SSE2's signed pack only, sign-extended from their low half
+     * (two shifts) so that it never saturates; a byte target's masked to
+     * 0..255 for the two packs. The packs keep lane order here: no
+     * permutation. */
+    for (; i + 16 <= n; i += 16) {
+        __m128i v[4];
+        for (int k = 0; k < 4; k++) {
+            if (ssize == 4) {
+                v[k] = _mm_cvttps_epi32(_mm_loadu_ps((const float *)src + i + 4 * k));
+            } else {
+                const double *d = (const double *)src + i + 4 * k;
+                v[k] = _mm_unpacklo_epi64(_mm_cvttpd_epi32(_mm_loadu_pd(d)),
+                                          _mm_cvttpd_epi32(_mm_loadu_pd(d + 2)));
+            }
+        }
+        char *o = (char *)dst + i * dsize;
+        if (dsize == 4) {
+            for (int k = 0; k < 4; k++) _mm_storeu_si128((__m128i *)(void *)(o + 16 * k), v[k]);
+        } else if (dsize == 2) {
+#if defined(__SSE4_1__)
+            const __m128i m = _mm_set1_epi32(0xffff);
+            for (int k = 0; k < 4; k++) v[k] = _mm_and_si128(v[k], m);
+#define DK_PACK16_ _mm_packus_epi32
+#else
+            for (int k = 0; k < 4; k++) v[k] = _mm_srai_epi32(_mm_slli_epi32(v[k], 16), 16);
+#define DK_PACK16_ _mm_packs_epi32
+#endif
+            _mm_storeu_si128((__m128i *)(void *)o, DK_PACK16_(v[0], v[1]));
+            _mm_storeu_si128((__m128i *)(void *)(o + 16), DK_PACK16_(v[2], v[3]));
+#undef DK_PACK16_
+        } else {
+            const __m128i m = _mm_set1_epi32(0xff);
+            const __m128i a = _mm_packs_epi32(_mm_and_si128(v[0], m), _mm_and_si128(v[1], m));
+            const __m128i b = _mm_packs_epi32(_mm_and_si128(v[2], m), _mm_and_si128(v[3], m));
+            _mm_storeu_si128((__m128i *)(void *)o, _mm_packus_epi16(a, b));
         }
     }
 #else
