@@ -9,8 +9,9 @@
  * round once to nearest even:
  *   - float16: F16C's vcvtph2ps/vcvtps2ph (x86 targets from AVX2, which
  *     implies F16C; 16 lanes with AVX512F), aarch64's fcvtl/fcvtn, else the
- *     branch-free bit forms below, which the compiler vectorizes (selects,
- *     no branches): widening rebiases the exponent (a subnormal is its
+ *     branch-free bit forms below, written out in SSE4.1 lanes on x86
+ *     without F16C, elsewhere vectorized by the compiler (selects, no
+ *     branches): widening rebiases the exponent (a subnormal is its
  *     integer mantissa times 2^-24, exact in float); narrowing rounds by an
  *     integer addition (normal) or by adding 0.5f, whose ulp is float16's
  *     subnormal ulp 2^-24, so the float addition rounds to nearest even;
@@ -42,6 +43,9 @@
 
 #if defined(__F16C__) || defined(__AVX512F__)
 #include <immintrin.h>
+#elif defined(__SSE4_1__)
+#include <smmintrin.h>
+#define DK_SSE_F16 1 /* float16 by SSE4.1 lanes: no F16C (x86-64 levels 1-2) */
 #endif
 #if defined(__aarch64__) && defined(__ARM_NEON)
 #include <arm_neon.h>
@@ -60,15 +64,16 @@ static inline uint64_t dk_f64_bits(double f) { union { double f; uint64_t u; } v
 static inline uint32_t dk_ge_(int32_t a, int32_t b) { return 0u - (uint32_t)(a >= b); }
 static inline uint32_t dk_sel_(uint32_t m, uint32_t a, uint32_t b) { return (a & m) | (b & ~m); }
 
-/* float16 -> float, exact. */
+/* float16 -> float, exact. em13 is the exponent and mantissa at float's
+ * places: a normal value rebiased by 127 - 15, inf and NaN (exponent 31) by
+ * twice that (exponent 255, the payload kept); a subnormal m * 2^-24 is
+ * 2^-14 + m * 2^-24 (em13 under float exponent 113) less 2^-14, exact, and
+ * never a float subnormal, so DAZ/FTZ set by another library change nothing. */
 static inline float dk_h2f(uint16_t h) {
-    const uint32_t sign = (uint32_t)(h & 0x8000u) << 16, em = h & 0x7fffu;
-    const uint32_t normal = (em << 13) + 0x38000000u;   /* exponent + (127 - 15) */
-    const uint32_t special = (em << 13) | 0x7f800000u;  /* inf, NaN with its payload */
-    const uint32_t sub = dk_f32_bits((float)(int32_t)em * 0x1p-24f);
-    uint32_t r = dk_sel_(dk_ge_((int32_t)em, 0x0400), normal, sub);
-    r = dk_sel_(dk_ge_((int32_t)em, 0x7c00), special, r);
-    return dk_bits_f32(sign | r);
+    const uint32_t w = (uint32_t)h << 16, sign = w & 0x80000000u, em13 = (w & 0x7fff0000u) >> 3;
+    const uint32_t normal = em13 + 0x38000000u + (dk_ge_((int32_t)em13, 0x0f800000) & 0x38000000u);
+    const uint32_t sub = dk_f32_bits(dk_bits_f32(em13 | 0x38800000u) - 0x1p-14f);
+    return dk_bits_f32(sign | dk_sel_(dk_ge_((int32_t)em13, 0x00800000), normal, sub));
 }
 
 /* float -> float16, to nearest even; overflow gives inf. */
@@ -121,6 +126,41 @@ static inline uint16_t dk_d2bf(double x) {
     return dk_nan_or_(x, nan, dk_f2bf(dk_d2f_odd(x)));
 }
 
+#if defined(DK_SSE_F16)
+/* dk_h2f and dk_f2h in SSE4.1 lanes, written out: gcc 12 built dk_f2h's
+ * loop narrowing each intermediate to 16 bits (7 packs for 8 values).
+ * dk_h2f_4_ takes each float16 in the high half of a 32-bit lane. */
+static inline __m128 dk_h2f_4_(__m128i w) {
+    const __m128i sign = _mm_and_si128(w, _mm_set1_epi32((int)0x80000000u));
+    const __m128i em13 = _mm_srli_epi32(_mm_slli_epi32(w, 1), 4);
+    const __m128i rebias = _mm_set1_epi32(0x38000000);
+    __m128i normal = _mm_add_epi32(em13, rebias);
+    normal = _mm_add_epi32(normal, _mm_and_si128(_mm_cmpgt_epi32(em13, _mm_set1_epi32(0x0f7fffff)), rebias));
+    const __m128 sub = _mm_sub_ps(_mm_castsi128_ps(_mm_or_si128(em13, _mm_set1_epi32(0x38800000))),
+                                  _mm_set1_ps(0x1p-14f));
+    const __m128i is_normal = _mm_cmpgt_epi32(em13, _mm_set1_epi32(0x007fffff));
+    return _mm_castsi128_ps(_mm_or_si128(sign, _mm_blendv_epi8(_mm_castps_si128(sub), normal, is_normal)));
+}
+/* dk_f2h's cases: 65536 and above clamped to it (the normal rounding then
+ * gives inf), below 2^-14 by the float addition, NaN from its bits. */
+static inline __m128i dk_f2h_4_(__m128 f) {
+    const __m128i x = _mm_castps_si128(f);
+    const __m128i a = _mm_and_si128(x, _mm_set1_epi32(0x7fffffff));
+    const __m128i sign = _mm_and_si128(_mm_srli_epi32(x, 16), _mm_set1_epi32(0x8000));
+    const __m128i c = _mm_min_epi32(a, _mm_set1_epi32(0x47800000));
+    const __m128i lsb = _mm_and_si128(_mm_srli_epi32(c, 13), _mm_set1_epi32(1));
+    const __m128i normal = _mm_srli_epi32(
+        _mm_add_epi32(_mm_add_epi32(c, lsb), _mm_set1_epi32((int)(0x0fffu - 0x38000000u))), 13);
+    const __m128i sub = _mm_sub_epi32(_mm_castps_si128(_mm_add_ps(_mm_castsi128_ps(a), _mm_set1_ps(0.5f))),
+                                      _mm_set1_epi32(0x3f000000));
+    __m128i r = _mm_blendv_epi8(sub, normal, _mm_cmpgt_epi32(a, _mm_set1_epi32(0x387fffff)));
+    const __m128i nan = _mm_or_si128(_mm_and_si128(_mm_srli_epi32(a, 13), _mm_set1_epi32(0x1ff)),
+                                     _mm_set1_epi32(0x7e00));
+    r = _mm_blendv_epi8(r, nan, _mm_cmpgt_epi32(a, _mm_set1_epi32(0x7f800000)));
+    return _mm_or_si128(r, sign);
+}
+#endif
+
 /* Runs of n: float16. */
 static inline void dk_f16_to_f32_n(float *dst, const uint16_t *src, intptr_t n) {
     intptr_t i = 0;
@@ -134,6 +174,12 @@ static inline void dk_f16_to_f32_n(float *dst, const uint16_t *src, intptr_t n) 
 #elif defined(DK_NEON_F16)
     for (; i + 4 <= n; i += 4)
         vst1q_f32(dst + i, vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(src + i))));
+#elif defined(DK_SSE_F16)
+    for (; i + 8 <= n; i += 8) {
+        const __m128i h = _mm_loadu_si128((const __m128i *)(const void *)(src + i));
+        _mm_storeu_ps(dst + i, dk_h2f_4_(_mm_unpacklo_epi16(_mm_setzero_si128(), h)));
+        _mm_storeu_ps(dst + i + 4, dk_h2f_4_(_mm_unpackhi_epi16(_mm_setzero_si128(), h)));
+    }
 #endif
     for (; i < n; i++) dst[i] = dk_h2f(src[i]);
 }
@@ -152,6 +198,10 @@ static inline void dk_f32_to_f16_n(uint16_t *dst, const float *src, intptr_t n) 
 #elif defined(DK_NEON_F16)
     for (; i + 4 <= n; i += 4)
         vst1_u16(dst + i, vreinterpret_u16_f16(vcvt_f16_f32(vld1q_f32(src + i))));
+#elif defined(DK_SSE_F16)
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128((__m128i *)(void *)(dst + i),
+                         _mm_packus_epi32(dk_f2h_4_(_mm_loadu_ps(src + i)), dk_f2h_4_(_mm_loadu_ps(src + i + 4))));
 #endif
     for (; i < n; i++) dst[i] = dk_f2h(src[i]);
 }
