@@ -354,6 +354,53 @@ static inline int dk_any_denormal_8_(__m256 f) {
 }
 #endif
 
+#if defined(DK_SSE_F16)
+/* The AVX2 forms above in SSE4.1's 4 lanes (x86 without F16C): the same
+ * arguments hold lane by lane; the unsigned pack keeps lane order, so
+ * 8 results are one packus. */
+static inline __m128 dk_d2f_odd_quick_2_(__m128d x) { /* in the low two lanes */
+    const __m128i b = _mm_castpd_si128(x);
+    const __m128i low = _mm_set1_epi64x(0x1fffffff);
+    const __m128i sticky = _mm_and_si128(_mm_add_epi64(_mm_and_si128(b, low), low),
+                                         _mm_set1_epi64x(0x20000000));
+    return _mm_cvtpd_ps(_mm_castsi128_pd(_mm_or_si128(_mm_andnot_si128(low, b), sticky)));
+}
+static inline __m128 dk_d2f_odd_quick_4_(const double *src) {
+    return _mm_movelh_ps(dk_d2f_odd_quick_2_(_mm_loadu_pd(src)),
+                         dk_d2f_odd_quick_2_(_mm_loadu_pd(src + 2)));
+}
+static inline __m128 dk_i2f_odd_4_(const int32_t *src) {
+    const __m128i x = _mm_loadu_si128((const __m128i *)(const void *)src);
+    const __m128 t = _mm_cvtepi32_ps(x);
+    const __m128i d = _mm_sub_epi32(_mm_cvttps_epi32(t), x);
+    const __m128i inexact = _mm_xor_si128(_mm_cmpeq_epi32(d, _mm_setzero_si128()), _mm_set1_epi32(-1));
+    const __m128i larger = _mm_andnot_si128(_mm_srai_epi32(_mm_xor_si128(d, x), 31), inexact);
+    const __m128i b = _mm_add_epi32(_mm_castps_si128(t), larger); /* -1 where larger */
+    return _mm_castsi128_ps(_mm_or_si128(b, _mm_srli_epi32(inexact, 31)));
+}
+static inline __m128i dk_bf_round_hi_4_(__m128i b) {
+    const __m128i lsb = _mm_and_si128(_mm_srli_epi32(b, 16), _mm_set1_epi32(1));
+    return _mm_add_epi32(_mm_add_epi32(b, _mm_set1_epi32(0x7fff)), lsb);
+}
+static inline __m128i dk_f2bf_4_(__m128 x) {
+    const __m128i b = _mm_castps_si128(x);
+    return _mm_srli_epi32(_mm_blendv_epi8(dk_bf_round_hi_4_(b), _mm_or_si128(b, _mm_set1_epi32(0x00400000)),
+                                          _mm_castps_si128(_mm_cmpunord_ps(x, x))), 16);
+}
+static inline __m128i dk_f2bf_4_no_nan_(__m128 x) {
+    return _mm_srli_epi32(dk_bf_round_hi_4_(_mm_castps_si128(x)), 16);
+}
+static inline int dk_any_denormal_4_(__m128 f) {
+    const __m128i b = _mm_castps_si128(f);
+    const __m128i exp0 = _mm_cmpeq_epi32(_mm_and_si128(b, _mm_set1_epi32(0x7f800000)), _mm_setzero_si128());
+    const __m128i zero = _mm_cmpeq_epi32(_mm_and_si128(b, _mm_set1_epi32(0x7fffffff)), _mm_setzero_si128());
+    return !_mm_testc_si128(zero, exp0);
+}
+static inline void dk_store_16_8_(uint16_t *dst, __m128i lo, __m128i hi) {
+    _mm_storeu_si128((__m128i *)(void *)dst, _mm_packus_epi32(lo, hi));
+}
+#endif
+
 /* Runs of n: float64 -> float16. With AVX512F, 8 lanes: rounding to odd
  * is truncation (vcvtpd2ps toward zero) with the last bit set where it was
  * inexact, then vcvtps2ph to nearest even. A NaN lane needs nothing more:
@@ -373,6 +420,10 @@ static inline void dk_f64_to_f16_n(uint16_t *dst, const double *src, intptr_t n)
         _mm_storeu_si128((__m128i *)(dst + i),
                          _mm256_cvtps_ph(dk_d2f_odd_quick_8_(src + i),
                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+#elif defined(DK_SSE_F16)
+    for (; i + 8 <= n; i += 8)
+        dk_store_16_8_(dst + i, dk_f2h_4_(dk_d2f_odd_quick_4_(src + i)),
+                       dk_f2h_4_(dk_d2f_odd_quick_4_(src + i + 4)));
 #endif
     for (; i < n; i++) dst[i] = dk_d2h(src[i]);
 }
@@ -390,6 +441,9 @@ static inline void dk_f32_to_bf16_run(uint16_t *dst, const float *src, intptr_t 
     for (; i + 16 <= n; i += 16)
         dk_store_bf16_16_(dst + i, dk_f2bf_8_(_mm256_loadu_ps(src + i)),
                           dk_f2bf_8_(_mm256_loadu_ps(src + i + 8)));
+#elif defined(DK_SSE_F16)
+    for (; i + 8 <= n; i += 8)
+        dk_store_16_8_(dst + i, dk_f2bf_4_(_mm_loadu_ps(src + i)), dk_f2bf_4_(_mm_loadu_ps(src + i + 4)));
 #endif
     for (; i < n; i++) dst[i] = dk_f2bf(src[i]);
 }
@@ -428,6 +482,15 @@ static inline void dk_f64_to_bf16_run(uint16_t *dst, const double *src, intptr_t
         }
         dk_store_bf16_16_(dst + i, dk_f2bf_8_(lo), dk_f2bf_8_(hi));
     }
+#elif defined(DK_SSE_F16)
+    for (; i + 8 <= n; i += 8) {
+        const __m128 lo = dk_d2f_odd_quick_4_(src + i), hi = dk_d2f_odd_quick_4_(src + i + 4);
+        if (dk_any_denormal_4_(lo) || dk_any_denormal_4_(hi)) { /* rare: exact, one by one */
+            for (intptr_t j = i; j < i + 8; j++) dst[j] = dk_d2bf(src[j]);
+            continue;
+        }
+        dk_store_16_8_(dst + i, dk_f2bf_4_(lo), dk_f2bf_4_(hi));
+    }
 #endif
     for (; i < n; i++) dst[i] = dk_d2bf(src[i]);
 }
@@ -445,6 +508,10 @@ static inline void dk_i32_to_bf16_run(uint16_t *dst, const int32_t *src, intptr_
     for (; i + 16 <= n; i += 16)
         dk_store_bf16_16_(dst + i, dk_f2bf_8_no_nan_(dk_i2f_odd_8_(src + i)),
                           dk_f2bf_8_no_nan_(dk_i2f_odd_8_(src + i + 8)));
+#elif defined(DK_SSE_F16)
+    for (; i + 8 <= n; i += 8)
+        dk_store_16_8_(dst + i, dk_f2bf_4_no_nan_(dk_i2f_odd_4_(src + i)),
+                       dk_f2bf_4_no_nan_(dk_i2f_odd_4_(src + i + 4)));
 #endif
     for (; i < n; i++) dst[i] = dk_d2bf((double)src[i]);
 }
@@ -462,6 +529,9 @@ static inline void dk_i32_to_f16_run(uint16_t *dst, const int32_t *src, intptr_t
         _mm_storeu_si128((__m128i *)(dst + i),
                          _mm256_cvtps_ph(dk_i2f_odd_8_(src + i),
                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+#elif defined(DK_SSE_F16)
+    for (; i + 8 <= n; i += 8)
+        dk_store_16_8_(dst + i, dk_f2h_4_(dk_i2f_odd_4_(src + i)), dk_f2h_4_(dk_i2f_odd_4_(src + i + 4)));
 #endif
     for (; i < n; i++) dst[i] = dk_d2h((double)src[i]);
 }

@@ -68,6 +68,9 @@ static const double specials[] = {
      * through float to nearest first, they would land on the tie and round
      * to even (down); once correctly, they round up */
     16842753.0, -16842753.0, 0x1.01000004p+0, 0x1.00200004p+0,
+    /* just below one, where float's nearest is the tie itself and even is
+     * up (an int32 rounded to odd steps back down first) */
+    16973823.0, -16973823.0, 16842751.0, 0x1.02fffffcp+0, 0x1.005ffffcp+0,
     /* the same in float's denormal range, where a conversion to float keeps
      * fewer bits: 2^-134 is a bfloat16 tie, a quarter of float's ulp above it */
     0x1.00008p-134, -0x1.00008p-134,
