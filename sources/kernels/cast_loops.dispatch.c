@@ -331,6 +331,47 @@ static inline intptr_t i64_to_float_run(void *out, const int64_t *a, intptr_t n,
     return i;
 }
 
+/* An integer (or bool) of ssize bytes widened to dsize bytes, SSE4.1 without
+ * AVX2: gcc 12 spread each source vector out by pmovzx/pmovsx of its
+ * shifted halves (14 shuffles for 16 bytes to int64, where the stores need
+ * 8 cycles of 16). One byte shuffle per output vector instead: the source's
+ * bytes to their place, zeros above (unsigned, bool's 0 and 1), or to the
+ * top of the lane then shifted down arithmetically (signed, into 16 or 32
+ * bits; into 64 SSE has no such shift, left to the compiler). Returns the
+ * elements done (0 elsewhere). */
+static inline intptr_t int_widen_run(void *dst, const void *src, intptr_t n, int ssize, int dsize,
+                                     int is_signed)
+{
+    intptr_t i = 0;
+#if defined(__SSE4_1__) && !defined(__AVX2__)
+    if (is_signed && dsize == 8) return 0;
+    const int per = 16 / ssize, ratio = dsize / ssize;
+    const int top = is_signed ? dsize - ssize : 0; /* where in its lane a value's bytes go */
+    __m128i mask[8];
+    for (int k = 0; k < ratio; k++) {
+        uint8_t m[16];
+        for (int b = 0; b < 16; b++) {
+            const int e = k * (16 / dsize) + b / dsize, at = b % dsize - top;
+            m[b] = (uint8_t)(at >= 0 && at < ssize ? e * ssize + at : 0x80);
+        }
+        memcpy(&mask[k], m, 16);
+    }
+    for (; i + per <= n; i += per) {
+        const __m128i v = _mm_loadu_si128((const __m128i *)(const void *)((const char *)src + i * ssize));
+        char *o = (char *)dst + i * dsize;
+        for (int k = 0; k < ratio; k++) {
+            __m128i w = _mm_shuffle_epi8(v, mask[k]);
+            if (top && dsize == 2) w = _mm_srai_epi16(w, 8);
+            else if (top) w = _mm_srai_epi32(w, 8 * top);
+            _mm_storeu_si128((__m128i *)(void *)(o + 16 * k), w);
+        }
+    }
+#else
+    (void)dst, (void)src, (void)n, (void)ssize, (void)dsize, (void)is_signed;
+#endif
+    return i;
+}
+
 /* One cast: source row S, target row D (Note at the top). */
 #define CAST_(SNAME, Ssfx, ST, Ssize, SCAT, DNAME, Dsfx, DT, Dsize, DCAT)                  \
     void DISPATCH_CPU_DISPATCH_CURFX(dk_cast_##Ssfx##_##Dsfx)(char **data, const intptr_t *s, \
@@ -409,6 +450,8 @@ static inline intptr_t i64_to_float_run(void *out, const int64_t *a, intptr_t n,
                 i = float_to_i32_rule_run(o, a, n, Ssize, Dsize);                         \
             if (!S_FLOAT && !D_BOOL && D_FLOAT && Ssize == 8) /* Note [int64 to float below AVX512DQ] */ \
                 i = i64_to_float_run(o, (const int64_t *)(const void *)a, n, Dsize);      \
+            if (!S_FLOAT && !D_FLOAT && !D_BOOL && Dsize > Ssize)                         \
+                i = int_widen_run(o, a, n, Ssize, Dsize, DISPATCH_INT_IS_SIGNED(ST));    \
             for (; i < n; i++)                                                            \
                 o[i] = D_BOOL ? (DT)(a[i] != 0)                                           \
                        : D_FLOAT ? (DT)a[i]                                               \
