@@ -60,6 +60,16 @@
  * moved by at most 0.04 ulp (1.00 -> 1.03 on SSE for float32). float64
  * log's P (8 coefficients in z = s^2, inside the small part) likewise:
  * 0.82 -> 0.83 ulp at most seen.
+ *
+ * Note [One scale]
+ * ~~~~~~~~~~~~~~~~
+ * Without a native ldexp (every target but AVX-512's vscalef), p * 2^n is
+ * two multiplies by powers of two built from halves of n, so that each is a
+ * normal number near the range's ends. Where every lane's n is within the
+ * normal exponents (all but |x| near the overflow and underflow limits),
+ * 2^n itself is normal and both products are exact: one power, built from
+ * t, which already carries n in its low bits, and one multiply give the
+ * same bits with 8 fewer operations a vector.
  */
 #include "dispatch/cpu_dispatch.h"
 #include "simd.h"
@@ -117,6 +127,9 @@ DV_INLINE dv_f32 exp_vec_f32(dv_f32 x)
     dv_f32 r = dv_muladd_f32(n, dv_set1_f32(-0x1.62e4p-1f), xc);
     r = dv_muladd_f32(n, dv_set1_f32(-0x1.7f7d1cp-20f), r);
     dv_f32 p = dv_add_f32(dv_set1_f32(1.0f), dv_muladd_f32(exp_q_f32(r), dv_mul_f32(r, r), r));
+#if !defined(DV_NATIVE_LDEXP)
+    if (dv_all_within_f32(n, -125.0f, 127.0f)) return dv_mul_f32(p, dv_pow2_f32(t)); /* Note [One scale] */
+#endif
     if (dv_any_lt_f32(n, -125.0f)) return dv_ldexp_gradual_f32(p, n); /* subnormal results */
     return dv_ldexp_f32(p, n);
 }
@@ -131,6 +144,9 @@ DV_INLINE dv_f64 exp_vec_f64(dv_f64 x)
     dv_f64 r = dv_muladd_f64(n, dv_set1_f64(-0x1.62e42fefa38p-1), xc);
     r = dv_muladd_f64(n, dv_set1_f64(-0x1.ef35793c7673p-45), r);
     dv_f64 p = dv_add_f64(dv_set1_f64(1.0), dv_muladd_f64(exp_q_f64(r), dv_mul_f64(r, r), r));
+#if !defined(DV_NATIVE_LDEXP)
+    if (dv_all_within_f64(n, -1021.0, 1023.0)) return dv_mul_f64(p, dv_pow2_f64(t)); /* Note [One scale] */
+#endif
     if (dv_any_lt_f64(n, -1021.0)) return dv_ldexp_gradual_f64(p, n);
     return dv_ldexp_f64(p, n);
 }
