@@ -184,6 +184,19 @@ def test_rules_cover_their_rows_and_no_others():
     assert rules.rule_for({**cast, "dtype": "float32"}, "torch") is None  # float32 is exact
 
 
+def test_a_level_rule_covers_its_rows_only_at_that_level():
+    rules = _rules()
+    widen = dict(op="cast", dtype="float16", layout="contig", to="float32")
+    narrow = {**widen, "dtype": "float32", "to": "float16"}
+    for row in (widen, narrow):
+        for level in ("sse4.2", "avx2"):
+            assert rules.rule_for(row, "torch", level).name == "torch above the level"
+        assert rules.rule_for(row, "torch") is None  # on this CPU's own level torch is at it
+        assert rules.rule_for(row, "numpy", "sse4.2") is None
+    assert rules.rule_for({**widen, "to": "float64"}, "torch", "sse4.2") is None
+    assert rules.rule_for({**widen, "dtype": "bfloat16"}, "torch", "sse4.2") is None
+
+
 def test_rows_under_a_rule_are_tagged_counted_and_listed(numpy_run):
     rules = _rules()
     tmp, _ = numpy_run

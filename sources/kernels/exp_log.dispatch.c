@@ -241,7 +241,17 @@ DEFINE_LOG(f64, double, 0x1p-1022, 0x1.fffffffffffffp1023, 0x7fffffffffffffffLL,
  */
 
 /* ---------------------------------------------------------------- expm1 */
-/* See Note [expm1, log1p and tanh]. */
+/* See Note [expm1, log1p and tanh]. big's p * 2^n by one multiply by s
+ * where every lane's n is a normal exponent (Note [One scale]): n >= -87. */
+#if defined(DV_NATIVE_LDEXP)
+#define EXPM1_SCALE_f32(p, n, s) dv_ldexp_f32(p, n)
+#define EXPM1_SCALE_f64(p, n, s) dv_ldexp_f64(p, n)
+#else
+#define EXPM1_SCALE_f32(p, n, s) \
+    (dv_all_within_f32(n, -125.0f, 127.0f) ? dv_mul_f32(p, s) : dv_ldexp_f32(p, n))
+#define EXPM1_SCALE_f64(p, n, s) \
+    (dv_all_within_f64(n, -1021.0, 1023.0) ? dv_mul_f64(p, s) : dv_ldexp_f64(p, n))
+#endif
 #define DEFINE_EXPM1(S, T, LO, HI, MAGIC, INVLN2, LN2HI, LN2LO, NMAX, TINY, ABSMASK, QUIET) \
 DV_INLINE dv_##S expm1_core_##S(dv_##S x)                                           \
 {                                                                                    \
@@ -261,7 +271,7 @@ DV_INLINE dv_##S expm1_core_##S(dv_##S x)                                       
     dv_##S hi = dv_add_##S(sm1, srhi);                                               \
     dv_##S err = dv_sub_##S(srhi, dv_sub_##S(hi, sm1)); /* Fast2Sum: |sm1| >= |srhi| or sm1 = 0 */ \
     dv_##S small = dv_add_##S(hi, dv_muladd_##S(s, tail, err));                      \
-    dv_##S big = dv_ldexp_##S(dv_add_##S(one, em), n);                               \
+    dv_##S big = EXPM1_SCALE_##S(dv_add_##S(one, em), n, s);                        \
     return dv_select_##S(dv_lt_##S(dv_set1_##S(NMAX), n), big, small);              \
 }                                                                                    \
 DV_INLINE dv_##S expm1_vec_##S(dv_##S x)                                            \

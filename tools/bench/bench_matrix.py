@@ -114,7 +114,7 @@ def measure_row(row: dict, libs: list, vals: cases.Values, args: argparse.Namesp
     for peer in ("torch", "numpy"):
         if "ours_s" in row and f"{peer}_s" in row:
             row[f"ours/{peer}"] = row["ours_s"] / row[f"{peer}_s"]
-        rule = rules.rule_for(row, peer)
+        rule = rules.rule_for(row, peer, args.as_cpu)
         if rule and f"ours/{peer}" in row:
             row[f"{peer}_rule"] = rule.name
     return row

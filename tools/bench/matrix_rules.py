@@ -1,7 +1,8 @@
 """The rows of the matrix a peer may win because we compute them another way
 on purpose: an accuracy rule of ours, written down, that the peer does not
 keep (issue 44: "where a row cannot reach it, the benchmark names the row
-and docs/performance.md says why").
+and docs/performance.md says why"); and, under --as-cpu, the rows a peer
+runs above the level it was asked for (its switch does not reach them).
 
 bench_matrix.py tags each row a rule covers (``torch_rule``,
 ``numpy_rule``: the rule's name) and the summary lists the rows above 1.0
@@ -28,6 +29,7 @@ class Rule:
     phrase: str  # words of that file that say it
     peers: tuple[str, ...]  # the peers that compute it the other way
     covers: Callable[[dict], bool]  # does a row of the matrix fall under it
+    levels: tuple[str, ...] = ()  # only under bench_matrix --as-cpu one of these (): always
 
 
 RULES = (
@@ -50,13 +52,27 @@ RULES = (
         covers=lambda r: (r["op"] == "cast" and r["to"] in ("float16", "bfloat16")
                           and r["dtype"] in ("float64", "int32")),
     ),
+    Rule(
+        name="torch above the level",
+        why=("torch converts contiguous float16 <-> float32 through fbgemm, which picks its "
+             "F16C/AVX2/AVX-512 loops by its own CPU check, not ATEN_CPU_CAPABILITY: under "
+             "--as-cpu torch runs these two rows with this CPU's widest loops, we and NumPy at "
+             "the level"),
+        doc="docs/performance.md",
+        phrase="torch's float16 <-> float32 copies ignore ATEN_CPU_CAPABILITY",
+        peers=("torch",),
+        covers=lambda r: (r["op"] == "cast" and r["layout"] == "contig"
+                          and {r["dtype"], r["to"]} == {"float16", "float32"}),
+        levels=("sse4.2", "avx2"),
+    ),
 )
 
 
-def rule_for(row: dict, peer: str) -> Rule | None:
-    """The rule that covers this row against this peer, if one does."""
+def rule_for(row: dict, peer: str, level: str | None = None) -> Rule | None:
+    """The rule that covers this row against this peer, if one does; `level`
+    is bench_matrix's --as-cpu (None: this CPU's own)."""
     for rule in RULES:
-        if peer in rule.peers and rule.covers(row):
+        if peer in rule.peers and (not rule.levels or level in rule.levels) and rule.covers(row):
             return rule
     return None
 
