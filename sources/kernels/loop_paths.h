@@ -37,6 +37,7 @@
 #include "dispatch/dtype.h"
 #include "dispatch/loops.h"
 #include "compare_bytes.h"
+#include "mul_bytes.h"
 #include "gather_bits.h"
 #include "line_head.h"
 #include "kernels_export.h"
@@ -118,6 +119,13 @@ enum {
             const intptr_t done = dk_compare8_bytes(DISPATCH_LOOP_##LOOP, DK_IS_FLOAT_TYPE(T), \
                                                     (uint8_t *)o, data[1], s[1], data[2], \
                                                     s[2], n);                             \
+            o += done, n -= done;                                                         \
+            pa += s[1] ? done : 0, pb += s[2] ? done : 0;                                 \
+        }                                                                                 \
+        if (DK_MUL_BYTES_TAKES(DISPATCH_LOOP_##LOOP, DISPATCH_##DTYPE, s)) {              \
+            /* Note [Byte products in 16-bit lanes] in mul_bytes.h */                     \
+            const intptr_t done = dk_mul_bytes((uint8_t *)o, (const uint8_t *)pa, s[1],  \
+                                               (const uint8_t *)pb, s[2], n);             \
             o += done, n -= done;                                                         \
             pa += s[1] ? done : 0, pb += s[2] ? done : 0;                                 \
         }                                                                                 \
