@@ -114,11 +114,11 @@ enum {
         OT *o = (OT *)data[0];                                                            \
         const T *pa = (const T *)data[1], *pb = (const T *)data[2];                       \
         (void)k;                                                                          \
-        if (DK_COMPARE8_TAKES(DISPATCH_LOOP_##LOOP, T, OT, s)) {                          \
+        if (DK_COMPARE_BYTES_TAKES(DISPATCH_LOOP_##LOOP, T, OT, s)) {                     \
             /* whole blocks (Note [Wide comparisons to bytes] in compare_bytes.h) */      \
-            const intptr_t done = dk_compare8_bytes(DISPATCH_LOOP_##LOOP, DK_IS_FLOAT_TYPE(T), \
-                                                    (uint8_t *)o, data[1], s[1], data[2], \
-                                                    s[2], n);                             \
+            const intptr_t done = dk_compare_bytes(DISPATCH_LOOP_##LOOP, DK_CMP_KIND(T),  \
+                                                   (int)sizeof(T), (uint8_t *)o, data[1], \
+                                                   s[1], data[2], s[2], n);               \
             o += done, n -= done;                                                         \
             pa += s[1] ? done : 0, pb += s[2] ? done : 0;                                 \
         }                                                                                 \
