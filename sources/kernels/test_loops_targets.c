@@ -493,8 +493,9 @@ static void check_dot(const char *where, const dispatch_kernel_export *e) {
     dispatch_loop_fn mul = dispatch_loop_reference(DISPATCH_LOOP_MUL, compute);
     dispatch_loop_fn from_f64 = dispatch_cast_loop_reference(DISPATCH_FLOAT64, dtype);
     /* values: random bits and specials (a float sum is then mostly NaN or
-     * inf), and for floats ordinary values of many magnitudes (rounded sums) */
-    for (int run = 0; run < (fl ? 6 : 3); run++) {
+     * inf), and for floats ordinary values of many magnitudes (rounded sums)
+     * and products that are all -0.0 */
+    for (int run = 0; run < (fl ? 9 : 3); run++) {
         int step = 1 + run % STEP_MAX; /* contiguous, every other (its own rows), by 3 */
         fill(dtype, a, SPAN, NULL);
         fill(dtype, b, SPAN, NULL);
@@ -504,6 +505,16 @@ static void check_dot(const char *where, const dispatch_kernel_export *e) {
                 x[k] = ldexp((double)(next() >> 11) * 0x1p-53 - 0.5, (int)(next() % 21) - 10);
             char *d[2] = {a + i * isz, (char *)&x[0]};
             intptr_t zs[2] = {0, 0};
+            from_f64(d, zs, 1, NULL);
+            d[0] = b + i * isz, d[1] = (char *)&x[1];
+            from_f64(d, zs, 1, NULL);
+        }
+        /* every product -0.0: the sum's lanes start from -0.0, so the dot is
+         * -0.0 (a lane started from +0.0 would make it +0.0) */
+        for (int i = 0; run >= 2 * STEP_MAX && i < SPAN; i++) {
+            const double x[2] = {-0.0, 1.0};
+            intptr_t zs[2] = {0, 0};
+            char *d[2] = {a + i * isz, (char *)&x[0]};
             from_f64(d, zs, 1, NULL);
             d[0] = b + i * isz, d[1] = (char *)&x[1];
             from_f64(d, zs, 1, NULL);
