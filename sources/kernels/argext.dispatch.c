@@ -168,7 +168,7 @@ _Static_assert(ARG_LANE_BYTES == 256, "ARG_FOLD_INT folds four 64-byte quarters"
 /*
  * Note [First extremes in groups]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
- * AVX-512 and AVX2, 4- and 8-byte floats and signed integers: the one pass keeps,
+ * AVX-512, AVX2 and SSE4.2, 4- and 8-byte floats and signed integers: the one pass keeps,
  * per lane, the extreme and the first group of four vectors that raised it
  * (a strictly better group maximum; the running extreme itself is a max, off
  * the chain of compares). At the end the extreme is the lanes' extreme, the
@@ -186,7 +186,12 @@ _Static_assert(ARG_LANE_BYTES == 256, "ARG_FOLD_INT folds four 64-byte quarters"
  * elements at a time. On AVX2 (8 lanes, masks as vectors), argmax(dim=1) of
  * (512, 512), 1 thread, against the lane form with AVX2's search: int32 37
  * -> 17 us, int64 61 -> 33, float32 39 -> 21, float64 69 -> 31 (NumPy's AVX2
- * loops 18, 37, 21, 38).
+ * loops 18, 37, 21, 38). In SSE4.2's 16-byte vectors (4 or 2 lanes), the
+ * same, against the lane form: int32 50-54 -> 33 us, int64 96-104 -> 70,
+ * float32 72 -> 44, float64 140 -> 70 (NumPy's SSE loops 43, 88-131, 55,
+ * 100-154). Its search (the byte masks of four vectors a 64-bit word) was
+ * tried for the narrow integers' lane form there and lost: int8 and int16
+ * argmax(dim=1) 31-39 -> 33-43 us, so below AVX2 they keep the row search.
  */
 /* Both directions of a group form (DEF_ARG_GROUPS, per ISA below), a run
  * taken 2^30 elements at a time. */
@@ -294,12 +299,24 @@ DEF_ARG_GROUPS_BOTH(f32, float, __m512, ps, __mmask16, epi32)
 DEF_ARG_GROUPS_BOTH(f64, double, __m512d, pd, __mmask8, epi64)
 DEF_ARG_GROUPS_BOTH(i32, int32_t, __m512i, epi32, __mmask16, epi32)
 DEF_ARG_GROUPS_BOTH(i64, int64_t, __m512i, epi64, __mmask8, epi64)
-#elif defined(__AVX2__)
-/* The group form on AVX2 (Note [First extremes in groups]): the same pass
- * with 8 lanes (4 of 8 bytes) and masks as vectors; int64 has no max or min
- * instruction (a compare and a blend). The lanes are folded through memory
- * (8 at most) and a last part short of a group is taken an element at a
- * time. */
+#elif defined(__AVX2__) || defined(__SSE4_2__)
+/* The group form on AVX2 and in SSE4.2's 16-byte vectors (Note [First
+ * extremes in groups]): the same pass with 8 or 4 lanes (4 or 2 of 8
+ * bytes) and masks as vectors; int64 has no max or min instruction (a
+ * compare and a blend). The lanes are folded through memory (8 at most)
+ * and a last part short of a group is taken an element at a time. */
+#include <immintrin.h>
+#if defined(__AVX2__)
+#define ARGW_BYTES 32
+#define ARGW_IVEC __m256i
+#define ARGW_ZERO() _mm256_setzero_si256()
+#define ARGW_OR(x, y) _mm256_or_si256(x, y)
+#define ARGW_BLEND(x, y, m) _mm256_blendv_epi8(x, y, m) /* y where m */
+#define ARGW_ANY(m) (!_mm256_testz_si256(m, m))
+#define ARGW_VT_ps __m256
+#define ARGW_VT_pd __m256d
+#define ARGW_VT_epi32 __m256i
+#define ARGW_VT_epi64 __m256i
 #define ARGW_LOAD_ps(p) _mm256_loadu_ps(p)
 #define ARGW_LOAD_pd(p) _mm256_loadu_pd(p)
 #define ARGW_LOAD_epi32(p) _mm256_loadu_si256((const __m256i *)(const void *)(p))
@@ -332,6 +349,48 @@ DEF_ARG_GROUPS_BOTH(i64, int64_t, __m512i, epi64, __mmask8, epi64)
 /* a lane mask as one bit a lane */
 #define ARGW_BITS_ps(m) (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(m))
 #define ARGW_BITS_pd(m) (uint32_t)_mm256_movemask_pd(_mm256_castsi256_pd(m))
+#else /* SSE4.2: SSE4.1's blends, integer max/min and 64-bit ==, SSE4.2's 64-bit > */
+#define ARGW_BYTES 16
+#define ARGW_IVEC __m128i
+#define ARGW_ZERO() _mm_setzero_si128()
+#define ARGW_OR(x, y) _mm_or_si128(x, y)
+#define ARGW_BLEND(x, y, m) _mm_blendv_epi8(x, y, m)
+#define ARGW_ANY(m) (!_mm_testz_si128(m, m))
+#define ARGW_VT_ps __m128
+#define ARGW_VT_pd __m128d
+#define ARGW_VT_epi32 __m128i
+#define ARGW_VT_epi64 __m128i
+#define ARGW_LOAD_ps(p) _mm_loadu_ps(p)
+#define ARGW_LOAD_pd(p) _mm_loadu_pd(p)
+#define ARGW_LOAD_epi32(p) _mm_loadu_si128((const __m128i *)(const void *)(p))
+#define ARGW_LOAD_epi64(p) ARGW_LOAD_epi32(p)
+#define ARGW_SET1_ps _mm_set1_ps
+#define ARGW_SET1_pd _mm_set1_pd
+#define ARGW_SET1_epi32 _mm_set1_epi32
+#define ARGW_SET1_epi64(x) _mm_set1_epi64x((long long)(x))
+#define ARGW_GT_ps(x, y) _mm_castps_si128(_mm_cmpgt_ps(x, y))
+#define ARGW_GT_pd(x, y) _mm_castpd_si128(_mm_cmpgt_pd(x, y))
+#define ARGW_GT_epi32(x, y) _mm_cmpgt_epi32(x, y)
+#define ARGW_GT_epi64(x, y) _mm_cmpgt_epi64(x, y)
+#define ARGW_EQ_ps(x, y) _mm_castps_si128(_mm_cmpeq_ps(x, y))
+#define ARGW_EQ_pd(x, y) _mm_castpd_si128(_mm_cmpeq_pd(x, y))
+#define ARGW_EQ_epi32(x, y) _mm_cmpeq_epi32(x, y)
+#define ARGW_EQ_epi64(x, y) _mm_cmpeq_epi64(x, y)
+#define ARGW_UNORD_ps(x, y) _mm_castps_si128(_mm_cmpunord_ps(x, y))
+#define ARGW_UNORD_pd(x, y) _mm_castpd_si128(_mm_cmpunord_pd(x, y))
+#define ARGW_UNORD_epi32(x, y) _mm_setzero_si128()
+#define ARGW_UNORD_epi64(x, y) _mm_setzero_si128()
+#define ARGW_MAX_ps _mm_max_ps
+#define ARGW_MAX_pd _mm_max_pd
+#define ARGW_MAX_epi32 _mm_max_epi32
+#define ARGW_MAX_epi64(x, y) _mm_blendv_epi8(x, y, _mm_cmpgt_epi64(y, x))
+#define ARGW_MIN_ps _mm_min_ps
+#define ARGW_MIN_pd _mm_min_pd
+#define ARGW_MIN_epi32 _mm_min_epi32
+#define ARGW_MIN_epi64(x, y) _mm_blendv_epi8(x, y, _mm_cmpgt_epi64(x, y))
+#define ARGW_BITS_ps(m) (uint32_t)_mm_movemask_ps(_mm_castsi128_ps(m))
+#define ARGW_BITS_pd(m) (uint32_t)_mm_movemask_pd(_mm_castsi128_pd(m))
+#endif
 #define ARGW_BITS_epi32 ARGW_BITS_ps
 #define ARGW_BITS_epi64 ARGW_BITS_pd
 #define ARGW_LANE_epi32 int32_t
@@ -344,24 +403,23 @@ DEF_ARG_GROUPS_BOTH(i64, int64_t, __m512i, epi64, __mmask8, epi64)
 #define DEF_ARG_GROUPS(NAME, T, VT, S, KT, I, DIR)                                        \
     static intptr_t NAME(const T *p, intptr_t n, T *value)                               \
     {                                                                                     \
-        enum { V = 32 / sizeof(T), G = 4 * V };                                           \
+        enum { V = ARGW_BYTES / sizeof(T), G = 4 * V };                                   \
         intptr_t i = 0, at = 0;                                                           \
         T best = p[0];                                                                    \
         if (n >= G) {                                                                     \
             VT ext = ARGW_SET1_##S(p[0]);                                                 \
-            __m256i first = _mm256_setzero_si256(), nan = _mm256_setzero_si256();         \
+            ARGW_IVEC first = ARGW_ZERO(), nan = ARGW_ZERO();                             \
             for (; i + G <= n; i += G) {                                                  \
                 const VT a = ARGW_LOAD_##S(p + i), b = ARGW_LOAD_##S(p + i + V);          \
                 const VT c = ARGW_LOAD_##S(p + i + 2 * V), d = ARGW_LOAD_##S(p + i + 3 * V); \
-                nan = _mm256_or_si256(nan, _mm256_or_si256(ARGW_UNORD_##S(a, b),          \
-                                                           ARGW_UNORD_##S(c, d)));        \
+                nan = ARGW_OR(nan, ARGW_OR(ARGW_UNORD_##S(a, b), ARGW_UNORD_##S(c, d)));  \
                 const VT x = ARGW_EXT_##DIR(S, ARGW_EXT_##DIR(S, a, b),                   \
                                             ARGW_EXT_##DIR(S, c, d));                     \
-                const __m256i raised = ARGW_BEATS_##DIR(S, x, ext);                       \
+                const ARGW_IVEC raised = ARGW_BEATS_##DIR(S, x, ext);                     \
                 ext = ARGW_EXT_##DIR(S, ext, x);                                          \
-                first = _mm256_blendv_epi8(first, ARGW_SET1_##I(i), raised);              \
+                first = ARGW_BLEND(first, ARGW_SET1_##I(i), raised);                      \
             }                                                                             \
-            if (!_mm256_testz_si256(nan, nan))                                            \
+            if (ARGW_ANY(nan))                                                            \
                 for (intptr_t j = 0;; j++)                                                \
                     if (p[j] != p[j]) { *value = p[j]; return j; }                        \
             T e[V];                                                                       \
@@ -385,12 +443,12 @@ DEF_ARG_GROUPS_BOTH(i64, int64_t, __m512i, epi64, __mmask8, epi64)
         *value = p[at];                                                                   \
         return at;                                                                        \
     }
-DEF_ARG_GROUPS_BOTH(f32, float, __m256, ps, int, epi32)
-DEF_ARG_GROUPS_BOTH(f64, double, __m256d, pd, int, epi64)
-DEF_ARG_GROUPS_BOTH(i32, int32_t, __m256i, epi32, int, epi32)
-DEF_ARG_GROUPS_BOTH(i64, int64_t, __m256i, epi64, int, epi64)
+DEF_ARG_GROUPS_BOTH(f32, float, ARGW_VT_ps, ps, int, epi32)
+DEF_ARG_GROUPS_BOTH(f64, double, ARGW_VT_pd, pd, int, epi64)
+DEF_ARG_GROUPS_BOTH(i32, int32_t, ARGW_VT_epi32, epi32, int, epi32)
+DEF_ARG_GROUPS_BOTH(i64, int64_t, ARGW_VT_epi64, epi64, int, epi64)
 #endif
-#if defined(__AVX512F__) || defined(__AVX2__)
+#if defined(__AVX512F__) || defined(__AVX2__) || defined(__SSE4_2__)
 /* The group form of T's run (a C11 selection by the element type), or none
  * where T has none: an unsigned or narrow integer keeps the lane form. */
 #define ARG_GROUPS_OF(q)                                                                  \
