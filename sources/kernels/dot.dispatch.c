@@ -95,8 +95,9 @@ static intptr_t dot_f64_even_rows(const double *restrict a, const double *restri
  * elements on, which ends on the last element the group needs (never past
  * the view's end); one shuffle takes the even elements of both, in the
  * lane order 0, 2, 1, 3, so the accumulators are kept in that order in the
- * loop and put back after (256K, 1 thread: 260 -> 206 us, NumPy 208; the
- * gather into a buffer stored and loaded each element once more). The same products
+ * loop and put back after (256K, 1 thread, five alternating pairs of
+ * processes: 157-182 -> 127-136 us, NumPy 208; the gather into a buffer
+ * stored and loaded each element once more). The same products
  * reach the same accumulators in the same order: the same bits. Returns
  * the elements done. */
 static intptr_t dot_f64_even_rows(const double *restrict a, const double *restrict b, intptr_t n,
@@ -125,9 +126,10 @@ static intptr_t dot_f64_even_rows(const double *restrict a, const double *restri
  * the view's end): the 32 lanes in two halves, each half's 8 vectors of
  * lanes running down every row before the other half's, where the
  * compiler kept all 16 vectors (every xmm register) and spilled (256K, 1
- * thread, SSE4.2: contiguous 112-114 -> 88-104 us, NumPy 107; every other
- * 272-299 -> 158-196, NumPy 298-314). Each lane takes the same adds in the
- * same order: the same bits. Returns the elements done. */
+ * thread, SSE4.2, five alternating pairs of processes: every other element
+ * 205-322 -> 162-215 us, NumPy 298-314; contiguous 81-122 both, the loads
+ * its bound). Each lane takes the same adds in the same order: the same
+ * bits. Returns the elements done. */
 static inline __attribute__((always_inline)) intptr_t
 dot_f64_rows_sse(const double *restrict a, const double *restrict b, intptr_t n, double *acc,
                  const intptr_t E)
