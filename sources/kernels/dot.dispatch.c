@@ -121,18 +121,18 @@ static intptr_t dot_f64_even_rows(const double *restrict a, const double *restri
 #define DOT_EVEN_ROWS_double(a, b, n, acc) dot_f64_even_rows(a, b, n, acc)
 #elif defined(__SSE2__) && !defined(__AVX__)
 #include <emmintrin.h>
-/* float64's whole rows of a leaf in SSE lanes, contiguous (E 1) or every
- * other element (E 2, two 8-byte loads a vector, never the odd element past
- * the view's end): the 32 lanes in two halves, each half's 8 vectors of
- * lanes running down every row before the other half's, where the
- * compiler kept all 16 vectors (every xmm register) and spilled (256K, 1
- * thread, SSE4.2, five alternating pairs of processes: every other element
- * 205-322 -> 162-215 us, NumPy 298-314; contiguous 81-122 both, the loads
- * its bound). Each lane takes the same adds in the same order: the same
- * bits. Returns the elements done. */
-static inline __attribute__((always_inline)) intptr_t
-dot_f64_rows_sse(const double *restrict a, const double *restrict b, intptr_t n, double *acc,
-                 const intptr_t E)
+/* float64's whole rows of a leaf of every other element (x[::2]) in SSE
+ * lanes, two 8-byte loads a vector (never the odd element past the view's
+ * end): the 32 lanes in two halves, each half's 8 vectors of lanes running
+ * down every row before the other half's (16 vectors of lanes would take
+ * every xmm register), where each leaf was gathered into a buffer first
+ * (256K, 1 thread, SSE4.2, five alternating pairs of processes: 205-322 ->
+ * 162-215 us, NumPy 298-314; the contiguous leaf, the same two halves,
+ * measured 81-122 us both ways and keeps the compiler's loop). Each lane
+ * takes the same adds in the same order: the same bits. Returns the
+ * elements done. */
+static intptr_t dot_f64_even_rows(const double *restrict a, const double *restrict b, intptr_t n,
+                                  double *acc)
 {
     const intptr_t rows = n / DOT_LANES * DOT_LANES;
     for (int h = 0; h < DOT_LANES; h += DOT_LANES / 2) {
@@ -140,18 +140,16 @@ dot_f64_rows_sse(const double *restrict a, const double *restrict b, intptr_t n,
         for (int k = 0; k < DOT_LANES / 4; k++) s[k] = _mm_loadu_pd(acc + h + 2 * k);
         for (intptr_t i = 0; i < rows; i += DOT_LANES)
             for (int k = 0; k < DOT_LANES / 4; k++) {
-                const double *pa = a + E * (i + h + 2 * k), *pb = b + E * (i + h + 2 * k);
-                const __m128d x = E == 1 ? _mm_loadu_pd(pa) : _mm_loadh_pd(_mm_load_sd(pa), pa + 2);
-                const __m128d y = E == 1 ? _mm_loadu_pd(pb) : _mm_loadh_pd(_mm_load_sd(pb), pb + 2);
+                const double *pa = a + 2 * (i + h + 2 * k), *pb = b + 2 * (i + h + 2 * k);
+                const __m128d x = _mm_loadh_pd(_mm_load_sd(pa), pa + 2);
+                const __m128d y = _mm_loadh_pd(_mm_load_sd(pb), pb + 2);
                 s[k] = _mm_add_pd(s[k], _mm_mul_pd(x, y));
             }
         for (int k = 0; k < DOT_LANES / 4; k++) _mm_storeu_pd(acc + h + 2 * k, s[k]);
     }
     return rows;
 }
-#undef DOT_ROWS_double
-#define DOT_ROWS_double(a, b, n, acc) dot_f64_rows_sse(a, b, n, acc, 1)
-#define DOT_EVEN_ROWS_double(a, b, n, acc) dot_f64_rows_sse(a, b, n, acc, 2)
+#define DOT_EVEN_ROWS_double(a, b, n, acc) dot_f64_even_rows(a, b, n, acc)
 #endif
 
 /* One leaf of n <= DOT_LEAF products of a and b (float32 or float64,

@@ -499,7 +499,7 @@ static void check_dot(const char *where, const dispatch_kernel_export *e) {
         int step = 1 + run % STEP_MAX; /* contiguous, every other (its own rows), by 3 */
         fill(dtype, a, SPAN, NULL);
         fill(dtype, b, SPAN, NULL);
-        for (int i = 0; run >= STEP_MAX && i < SPAN; i++) {
+        for (int i = 0; run / STEP_MAX == 1 && i < SPAN; i++) {
             double x[2];
             for (int k = 0; k < 2; k++)
                 x[k] = ldexp((double)(next() >> 11) * 0x1p-53 - 0.5, (int)(next() % 21) - 10);
@@ -511,7 +511,7 @@ static void check_dot(const char *where, const dispatch_kernel_export *e) {
         }
         /* every product -0.0: the sum's lanes start from -0.0, so the dot is
          * -0.0 (a lane started from +0.0 would make it +0.0) */
-        for (int i = 0; run >= 2 * STEP_MAX && i < SPAN; i++) {
+        for (int i = 0; run / STEP_MAX == 2 && i < SPAN; i++) {
             const double x[2] = {-0.0, 1.0};
             intptr_t zs[2] = {0, 0};
             char *d[2] = {a + i * isz, (char *)&x[0]};
