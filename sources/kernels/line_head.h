@@ -35,12 +35,17 @@ static inline intptr_t dk_line_head(const void *o, intptr_t z, intptr_t align, i
 
 /* for (i = 0; i < n; i++) STMT over an output `o` of contiguous elements, as
  * two loops: the elements before its first 64-byte boundary, then the rest
- * (the one the compiler vectorizes). STMT names the index `i`. */
+ * (the one the compiler vectorizes, four vectors an iteration: at SSE4.2
+ * gcc's one-vector loop of int64 minimum, pcmpgtq + pblendvb, took 184-203
+ * us on two (512, 512) tensors in every one of 4 processes and the unrolled
+ * one 95-109, NumPy 92-107; AVX2's 91-101 unchanged). STMT names the index
+ * `i`. */
 #define DK_LINE_HEADED(o, n, STMT)                                                        \
     do {                                                                                  \
         const intptr_t h_ = dk_line_head((o), (intptr_t)sizeof *(o), 64, (n));             \
         intptr_t i = 0;                                                                   \
         for (; i < h_; i++) STMT;                                                         \
+        _Pragma("GCC unroll 4") /* clang reads it too */                                  \
         for (; i < (n); i++) STMT;                                                        \
     } while (0)
 
