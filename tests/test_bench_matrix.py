@@ -26,6 +26,7 @@ SVG = "{http://www.w3.org/2000/svg}"
 
 
 def _run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    tmp_path.mkdir(exist_ok=True)
     return subprocess.run([sys.executable, str(BENCH), "--sizes", "4K", "--threads", "1",
                            "--rounds", "1", "--turn-ms", "0.05", "--out", "m", *args],
                           cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False)
@@ -219,3 +220,36 @@ def test_rows_under_a_rule_are_tagged_counted_and_listed(numpy_run):
     assert f"above 1.25x: {len(far)} rows, {s['above_far_by_rule']} of them under a" in text
     if listed:
         assert "rule 'float64 products' (docs/semantics.md):" in text
+
+
+def test_processes_keeps_each_rows_best_time_of_fresh_processes(tmp_path):
+    p = _run(tmp_path, "--peers", "numpy", "--ops", "add", "--processes", "2")
+    assert p.returncode == 0, p.stderr
+    assert "process 1 of 2" in p.stdout and "process 2 of 2" in p.stdout
+    data = json.loads((tmp_path / "m-rows.json").read_text())
+    rows, meta = data["rows"], data["meta"]
+    assert meta["processes"] == 2 and "--processes 2" in meta["command"]
+    assert {r["op"] for r in rows} == {"add"}
+    keys = [(r["dtype"], r["layout"]) for r in rows]
+    one = json.loads(_run(tmp_path / "one", "--peers", "none", "--ops", "add").stdout and
+                     (tmp_path / "one" / "m-rows.json").read_text())["rows"]
+    assert len(keys) == len(set(keys)) == len(one)  # one row each, as one process writes
+    for r in rows:
+        if "numpy_s" in r:
+            assert r["ours/numpy"] == r["ours_s"] / r["numpy_s"]
+    assert "in each of 2 processes" in (tmp_path / "m-summary.txt").read_text()
+    assert not list(tmp_path.glob("p[0-9]*")), "the processes' own files stay out of the way"
+
+
+def test_merging_processes_takes_each_librarys_best_and_recomputes_the_ratio():
+    bench = _bench_module("bench_matrix")
+    row = {"size": "4K", "threads": 1, "op": "add", "form": "binary", "dtype": "float32",
+           "layout": "contig", "to": None}
+    runs = [[dict(row, ours_s=3.0, numpy_s=2.0, **{"ours/numpy": 1.5})],
+            [dict(row, ours_s=1.0, numpy_s=4.0, **{"ours/numpy": 0.25})],
+            [dict(row, ours_s=2.0, numpy_s=5.0, **{"ours/numpy": 0.4})]]
+    (merged,) = bench.merge_processes(runs, None)
+    assert merged["ours_s"] == 1.0 and merged["numpy_s"] == 2.0
+    assert merged["ours/numpy"] == 0.5
+    assert bench.child_argv(["--quick", "--processes", "3", "--out", "x/y", "--ops", "add"],
+                            "t/p0") == ["--quick", "--ops", "add", "--out", "t/p0"]

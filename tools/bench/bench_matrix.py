@@ -5,6 +5,7 @@ every dtype x layout, the reductions, where, every cast pair (issue 44).
     python tools/bench/bench_matrix.py                          # 4K to 16M: about an hour
     python tools/bench/bench_matrix.py --quick --threads 1 --out docs/perf/matrix
     python tools/bench/bench_matrix.py --quick --as-cpu avx2    # as on an AVX2 CPU
+    python tools/bench/bench_matrix.py --quick --processes 3    # best of 3 processes a row
 
 The rows come from the operator table (matrix_cases.py says how), so a new
 operator or dtype shows up by itself. Each row is timed in one process, the
@@ -16,6 +17,11 @@ allocates its result. At 2 threads each turn starts with a pause as long as
 the previous library's workers spin after a call (torch's OpenMP workers
 about 10 ms, ours 1 ms: a spinning worker takes the core the next turn
 needs) and one untimed call.
+
+--processes K runs the whole matrix K times, each in a fresh process, one
+after another, and keeps each row's best time per library: on some VMs a row
+moves by up to 2x from one process to the next with nothing changed (where
+its memory lands), which one process cannot tell from a change of code.
 
 --as-cpu avx2 (or sse4.2) has every library run the loops it would pick on
 an x86-64 CPU of that level, on this one (matrix_cpu_level.py says how); the
@@ -38,9 +44,12 @@ the summary.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from typing import Any
@@ -111,10 +120,17 @@ def measure_row(row: dict, libs: list, vals: cases.Values, args: argparse.Namesp
     if fns:
         for name, s in best_of_turns(fns, args.rounds, args.turn_ms / 1e3, threads > 1).items():
             row[f"{name}_s"] = s
+    return add_ratios(row, args.as_cpu)
+
+
+def add_ratios(row: dict, as_cpu: str | None) -> dict:
+    """ours/<peer> from the row's times, and the rule that covers it (if any)."""
     for peer in ("torch", "numpy"):
+        row.pop(f"ours/{peer}", None)
+        row.pop(f"{peer}_rule", None)
         if "ours_s" in row and f"{peer}_s" in row:
             row[f"ours/{peer}"] = row["ours_s"] / row[f"{peer}_s"]
-        rule = rules.rule_for(row, peer, args.as_cpu)
+        rule = rules.rule_for(row, peer, as_cpu)
         if rule and f"ours/{peer}" in row:
             row[f"{peer}_rule"] = rule.name
     return row
@@ -176,6 +192,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                     choices=["torch", "numpy", "none"], help="libraries beside ours")
     ap.add_argument("--ops", nargs="+", help="only these operators (default: the whole table)")
     ap.add_argument("--out", default="matrix", metavar="PREFIX", help="output files' prefix")
+    ap.add_argument("--processes", type=int, default=1, metavar="K",
+                    help="run the matrix in K fresh processes, one after another, and keep "
+                         "each row's best time per library (1)")
     ap.add_argument("--as-cpu", choices=list(cpu_level.LEVELS),
                     help="every library runs the loops of an x86-64 CPU of this level "
                          "(this CPU must have its features)")
@@ -187,11 +206,83 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         ap.error(f"--threads: expected 1 to 256, got {args.threads}")
     if args.rounds < 1 or args.turn_ms <= 0:
         ap.error("--rounds and --turn-ms must be positive")
+    if not 1 <= args.processes <= 100:
+        ap.error(f"--processes: expected 1 to 100, got {args.processes}")
     return args
+
+
+def child_argv(argv: list[str], out: str) -> list[str]:
+    """argv without --processes and --out, for one of the K processes."""
+    kept, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+        elif a in ("--processes", "--out"):
+            skip = True
+        elif not a.startswith(("--processes=", "--out=")):
+            kept.append(a)
+    return [*kept, "--out", out]
+
+
+def row_key(r: dict) -> tuple:
+    return tuple(r.get(k) for k in ("size", "threads", "op", "form", "dtype", "layout", "to"))
+
+
+def merge_processes(runs: list[list], as_cpu: str | None) -> list:
+    """One row per key: the first run's row with each library's best time of
+    all runs (a library that ran a row in one process runs it in all)."""
+    best = {row_key(r): dict(r) for r in runs[0]}
+    for rows in runs[1:]:
+        for r in rows:
+            into = best.setdefault(row_key(r), dict(r))
+            for lib in ("ours", "torch", "numpy"):
+                t = r.get(f"{lib}_s")
+                if t is not None and (into.get(f"{lib}_s") is None or t < into[f"{lib}_s"]):
+                    into[f"{lib}_s"] = t
+    return [add_ratios(r, as_cpu) for r in best.values()]
+
+
+def run_in_processes(args: argparse.Namespace, argv: list[str]) -> int:
+    """--processes K: the matrix K times in fresh processes, the best of each row."""
+    t0 = time.time()
+    runs, meta = [], None
+    with tempfile.TemporaryDirectory(prefix="bench_matrix-") as tmp:
+        for k in range(args.processes):
+            out = os.path.join(tmp, f"p{k}")
+            print(f"bench_matrix: process {k + 1} of {args.processes}", flush=True)
+            p = subprocess.run([sys.executable, os.path.abspath(__file__),
+                                *child_argv(argv, out)], check=False)
+            if p.returncode != 0:
+                print(f"bench_matrix: process {k + 1} of {args.processes} exited with "
+                      f"{p.returncode}", file=sys.stderr)
+                return p.returncode
+            with open(f"{out}-rows.json") as f:
+                got = json.load(f)
+            runs.append(got["rows"])
+            meta = meta or got["meta"]
+    rows = merge_processes(runs, args.as_cpu)
+    meta["processes"] = args.processes
+    meta["command"] = " ".join(["python", "tools/bench/bench_matrix.py", *argv])
+    meta["seconds"] = round(time.time() - t0)
+    try:
+        meta["machine"]["load_after"] = os.getloadavg()[0]
+    except OSError:
+        pass
+    head = os.path.dirname(args.out)
+    if head:
+        os.makedirs(head, exist_ok=True)
+    summary = report.summarize(rows, meta)
+    text = report.summary_text(summary)
+    report.write_all(args.out, rows, summary, text)
+    print()
+    print(text)
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
+    if args.processes > 1:
+        return run_in_processes(args, list(argv if argv is not None else sys.argv[1:]))
     if args.as_cpu:
         error = cpu_level.apply(args.as_cpu)  # before the first import of any library
         if error:

@@ -140,7 +140,9 @@ def summary_text(summary: dict) -> str:
            (f"ours: dispatch (its kernels' target here: {meta['dispatch_target']}); torch "
             f"{meta['torch'] or 'not installed or not asked for'}; NumPy "
             f"{meta['numpy'] or 'not installed or not asked for'}; best of {meta['rounds']} "
-            f"turns of {meta['turn_ms']:g} ms"),
+            f"turns of {meta['turn_ms']:g} ms" +
+            (f" in each of {meta['processes']} processes" if meta.get("processes", 1) > 1
+             else "")),
            "compared with: " + (" and ".join(peers) if peers else
                                 "nothing (neither torch nor NumPy): our times alone")]
     as_cpu = meta.get("as_cpu")
