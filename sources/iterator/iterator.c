@@ -279,7 +279,10 @@ static int output_shape(int nops, const dispatch_iter_operand *ops, int *nd, int
  * copy loop as their "cast": a chunk is copied in, the loop runs on
  * contiguous memory, the output chunk is copied out. The same values: the
  * loop's element-wise results do not depend on the layout (the targets'
- * test compares every layout with the reference).
+ * test compares every layout with the reference). One layout stays with
+ * the loop: every other element of float32 or float64 into a contiguous
+ * output (x[:, ::2].sqrt()), which the loop reads by vector itself (Note
+ * [Every other element in the loop] in sources/kernels/kernels_loops.h).
  */
 static int loop_gathers_strided(int loop)
 {
@@ -379,9 +382,12 @@ static int elementwise_run(dispatch_loop_fn loop, dispatch_loop2d_fn loop2d,
     }
     for (int k = 0; k < nops; k++) r.cast_any |= r.cast[k] != NULL;
     if (replanned) dispatch_strided_plan_init(&p, nops, data, nd, shape, bs);
+    const int out_contiguous = r.cast[0] == NULL && p.strides[0][0] == (intptr_t)r.loop_isz[0];
     for (int k = 0; gather && k < nops; k++) { /* Note [Gathered strided inputs] */
         const intptr_t step = p.strides[k][0];
         if (r.cast[k] != NULL || step == 0 || step == (intptr_t)r.loop_isz[k]) continue;
+        if (k > 0 && out_contiguous && r.loop_isz[k] >= 4 && step == 2 * (intptr_t)r.loop_isz[k])
+            continue; /* every other float32/float64: the loop reads it itself */
         r.cast[k] = dispatch_loop_get(DISPATCH_LOOP_COPY, ops[k].dtype);
         r.cast_any |= r.cast[k] != NULL;
     }

@@ -41,6 +41,10 @@ typedef uint64x2_t dm_f64;
 #endif
 
 DV_INLINE DV_V DV_(load)(const DV_T *p) { return NF_(vld1q)(p); }
+/* Lanes p[0], p[2], ..., p[2 * (lanes - 1)]: reads 2 * lanes elements at p, one
+ * past the last lane (every other element of a view; the caller keeps that
+ * one inside its memory). */
+DV_INLINE DV_V DV_(load_even)(const DV_T *p) { return NF_(vuzp1q)(NF_(vld1q)(p), NF_(vld1q)(p + DV_LANES)); }
 DV_INLINE void DV_(store)(DV_T *p, DV_V v) { NF_(vst1q)(p, v); }
 DV_INLINE DV_V DV_(set1)(DV_T x) { return NF_(vdupq_n)(x); }
 DV_INLINE DV_V DV_(add)(DV_V a, DV_V b) { return NF_(vaddq)(a, b); }

@@ -15,6 +15,8 @@ typedef int dm_f64;
 #else /* ------------------------------------------- one lane type */
 
 DV_INLINE DV_V DV_(load)(const DV_T *p) { return *p; }
+/* Every other element's lanes: the one lane p[0] (reads only it). */
+DV_INLINE DV_V DV_(load_even)(const DV_T *p) { return *p; }
 DV_INLINE void DV_(store)(DV_T *p, DV_V v) { *p = v; }
 DV_INLINE DV_V DV_(set1)(DV_T x) { return x; }
 DV_INLINE DV_V DV_(add)(DV_V a, DV_V b) { return a + b; }

@@ -34,6 +34,15 @@ typedef __m128d dm_f64;
 
 DV_INLINE DV_V DV_(load)(const DV_T *p) { return X_(loadu)(p); }
 DV_INLINE void DV_(store)(DV_T *p, DV_V v) { X_(storeu)(p, v); }
+/* Lanes p[0], p[2], ..., p[2 * (lanes - 1)]: reads 2 * lanes elements at p, one
+ * past the last lane (every other element of a view; the caller keeps that
+ * one inside its memory). */
+#if DV_LANE == 32
+DV_INLINE DV_V DV_(load_even)(const DV_T *p)
+{ return _mm_shuffle_ps(_mm_loadu_ps(p), _mm_loadu_ps(p + 4), _MM_SHUFFLE(2, 0, 2, 0)); }
+#else
+DV_INLINE DV_V DV_(load_even)(const DV_T *p) { return _mm_shuffle_pd(_mm_loadu_pd(p), _mm_loadu_pd(p + 2), 0); }
+#endif
 DV_INLINE DV_V DV_(set1)(DV_T x) { return X_(set1)(x); }
 DV_INLINE DV_V DV_(add)(DV_V a, DV_V b) { return X_(add)(a, b); }
 DV_INLINE DV_V DV_(sub)(DV_V a, DV_V b) { return X_(sub)(a, b); }

@@ -30,6 +30,22 @@ typedef __m256d dm_f64;
 #endif
 
 DV_INLINE DV_V DV_(load)(const DV_T *p) { return X_(loadu)(p); }
+/* Lanes p[0], p[2], ..., p[2 * (lanes - 1)]: reads 2 * lanes elements at p, one
+ * past the last lane (every other element of a view; the caller keeps that
+ * one inside its memory). */
+#if DV_LANE == 32
+DV_INLINE DV_V DV_(load_even)(const DV_T *p)
+{   /* p0 p2 p8 p10 | p4 p6 p12 p14, then its 64-bit quarters 0 2 1 3 */
+    const __m256 t = _mm256_shuffle_ps(_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8), 0x88);
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(t), 0xd8));
+}
+#else
+DV_INLINE DV_V DV_(load_even)(const DV_T *p)
+{   /* p0 p4 p2 p6, then its quarters 0 2 1 3 */
+    return _mm256_permute4x64_pd(_mm256_unpacklo_pd(_mm256_loadu_pd(p), _mm256_loadu_pd(p + 4)),
+                                 0xd8);
+}
+#endif
 DV_INLINE void DV_(store)(DV_T *p, DV_V v) { X_(storeu)(p, v); }
 DV_INLINE DV_V DV_(set1)(DV_T x) { return X_(set1)(x); }
 DV_INLINE DV_V DV_(add)(DV_V a, DV_V b) { return X_(add)(a, b); }

@@ -30,6 +30,22 @@ typedef __mmask8 dm_f64;
 #endif
 
 DV_INLINE DV_V DV_(load)(const DV_T *p) { return X_(loadu)(p); }
+/* Lanes p[0], p[2], ..., p[2 * (lanes - 1)]: reads 2 * lanes elements at p, one
+ * past the last lane (every other element of a view; the caller keeps that
+ * one inside its memory). */
+#if DV_LANE == 32
+DV_INLINE DV_V DV_(load_even)(const DV_T *p)
+{
+    const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+    return _mm512_permutex2var_ps(_mm512_loadu_ps(p), even, _mm512_loadu_ps(p + 16));
+}
+#else
+DV_INLINE DV_V DV_(load_even)(const DV_T *p)
+{
+    const __m512i even = _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0);
+    return _mm512_permutex2var_pd(_mm512_loadu_pd(p), even, _mm512_loadu_pd(p + 8));
+}
+#endif
 DV_INLINE void DV_(store)(DV_T *p, DV_V v) { X_(storeu)(p, v); }
 DV_INLINE DV_V DV_(set1)(DV_T x) { return X_(set1)(x); }
 DV_INLINE DV_V DV_(add)(DV_V a, DV_V b) { return X_(add)(a, b); }
