@@ -260,20 +260,22 @@ def run_in_processes(args: argparse.Namespace, argv: list[str]) -> int:
                 got = json.load(f)
             runs.append(got["rows"])
             meta = meta or got["meta"]
-    rows = merge_processes(runs, args.as_cpu)
     meta["processes"] = args.processes
     meta["command"] = " ".join(["python", "tools/bench/bench_matrix.py", *argv])
-    meta["seconds"] = round(time.time() - t0)
+    os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
+    return finish(args.out, merge_processes(runs, args.as_cpu), meta, t0)
+
+
+def finish(out: str, rows: list, meta: dict, t0: float) -> int:
+    """The run's time and load into meta, the files written, the summary printed."""
     try:
         meta["machine"]["load_after"] = os.getloadavg()[0]
     except OSError:
         pass
-    head = os.path.dirname(args.out)
-    if head:
-        os.makedirs(head, exist_ok=True)
+    meta["seconds"] = round(time.time() - t0)
     summary = report.summarize(rows, meta)
     text = report.summary_text(summary)
-    report.write_all(args.out, rows, summary, text)
+    report.write_all(out, rows, summary, text)
     print()
     print(text)
     return 0
@@ -332,17 +334,7 @@ def main(argv: list[str] | None = None) -> int:
                     measure_row(row, libs, vals, args, threads)
                 rows.append(row)
                 print(report.row_line(row), flush=True)
-    try:
-        meta["machine"]["load_after"] = os.getloadavg()[0]
-    except OSError:
-        pass
-    meta["seconds"] = round(time.time() - t0)
-    summary = report.summarize(rows, meta)
-    text = report.summary_text(summary)
-    report.write_all(args.out, rows, summary, text)
-    print()
-    print(text)
-    return 0
+    return finish(args.out, rows, meta, t0)
 
 
 if __name__ == "__main__":
