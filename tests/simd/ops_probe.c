@@ -73,6 +73,13 @@ static void put_f64(const char *op, const double *r, int n)
         for (int i = 0; i < N; i += L)                                                    \
             dv_store_##S(r + i, dv_sqrt_##S(dv_load_##S(a + i)));                         \
         put_##S("sqrt", r, N);                                                            \
+        {   /* a's values at the even places of a row twice as long, b's between */         \
+            T ab[2 * N];                                                                  \
+            for (int i = 0; i < N; i++) { ab[2 * i] = a[i]; ab[2 * i + 1] = b[i]; }       \
+            for (int i = 0; i < N; i += L)                                                \
+                dv_store_##S(r + i, dv_load_even_##S(ab + 2 * i));                        \
+        }                                                                                 \
+        put_##S("load_even", r, N);                                                       \
         /* exact products: fused or not, the same bits */                                 \
         for (int i = 0; i < N; i++) k[i] = (T)i;                                          \
         for (int i = 0; i < N; i += L)                                                    \
