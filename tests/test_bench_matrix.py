@@ -231,8 +231,9 @@ def test_processes_keeps_each_rows_best_time_of_fresh_processes(tmp_path):
     assert meta["processes"] == 2 and "--processes 2" in meta["command"]
     assert {r["op"] for r in rows} == {"add"}
     keys = [(r["dtype"], r["layout"]) for r in rows]
-    one = json.loads(_run(tmp_path / "one", "--peers", "none", "--ops", "add").stdout and
-                     (tmp_path / "one" / "m-rows.json").read_text())["rows"]
+    single = _run(tmp_path / "one", "--peers", "none", "--ops", "add")
+    assert single.returncode == 0, single.stderr
+    one = json.loads((tmp_path / "one" / "m-rows.json").read_text())["rows"]
     assert len(keys) == len(set(keys)) == len(one)  # one row each, as one process writes
     for r in rows:
         if "numpy_s" in r:
