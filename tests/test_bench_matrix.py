@@ -254,3 +254,56 @@ def test_merging_processes_takes_each_librarys_best_and_recomputes_the_ratio():
     assert merged["ours/numpy"] == 0.5
     assert bench.child_argv(["--quick", "--processes", "3", "--out", "x/y", "--ops", "add"],
                             "t/p0") == ["--quick", "--ops", "add", "--out", "t/p0"]
+
+
+def test_before_compares_two_builds_in_alternating_processes(tmp_path):
+    """--before DIR: a copy of the installed package stands in for the other
+    build; each side imports its own, and the comparison covers every row."""
+    import shutil
+    old = tmp_path / "old"
+    shutil.copytree(Path(dispatch.__file__).resolve().parent, old / "dispatch",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    p = _run(tmp_path / "run", "--peers", "numpy", "--ops", "neg", "--processes", "2",
+             "--before", str(old))
+    assert p.returncode == 0, p.stderr
+    order = [ln.split(": ", 1)[1] for ln in p.stdout.splitlines()
+             if ln.startswith("bench_matrix: ") and ", process " in ln]
+    assert order == ["before, process 1 of 2", "after, process 1 of 2",
+                     "before, process 2 of 2", "after, process 2 of 2"]
+    run = tmp_path / "run"
+    metas = {side: json.loads((run / f"m-{side}-rows.json").read_text())["meta"]
+             for side in ("before", "after")}
+    assert metas["before"]["dispatch_path"] == str((old / "dispatch").resolve())
+    assert metas["after"]["dispatch_path"] == str(Path(dispatch.__file__).resolve().parent)
+    rows = json.loads((run / "m-after-rows.json").read_text())["rows"]
+    timed = [r for r in rows if r.get("ours_s")]
+    change = json.loads((run / "m-change.json").read_text())
+    assert change["ours"]["rows"] == len(timed) > 0
+    assert change["numpy"]["rows"] == len([r for r in timed if r.get("numpy_s")])
+    text = (run / "m-change.txt").read_text()
+    assert f"ours   {len(timed):5d} rows" in text and "this run's noise" in text
+    assert text in p.stdout
+
+
+def test_before_refuses_a_folder_without_a_dispatch_package(tmp_path):
+    p = _run(tmp_path, "--ops", "neg", "--before", str(tmp_path))
+    assert p.returncode == 2
+    assert "--before:" in p.stderr and "holds no dispatch package" in p.stderr
+
+
+def test_before_after_ratios_counts_and_the_rows_that_moved():
+    ba = _bench_module("matrix_before_after")
+    row = {"size": "4K", "threads": 1, "op": "add", "form": "binary", "layout": "contig",
+           "to": None}
+    before = [dict(row, dtype=d, ours_s=t, numpy_s=1.0)
+              for d, t in (("int8", 2.0), ("int16", 1.0), ("int32", 1.0))]
+    after = [dict(row, dtype=d, ours_s=t, numpy_s=1.0)
+             for d, t in (("int8", 1.0), ("int16", 1.05), ("int32", 2.0))]
+    c = ba.compare(before, after)
+    assert c["ours"]["rows"] == 3 and c["ours"]["faster"] == 1 and c["ours"]["slower"] == 1
+    assert math.isclose(c["ours"]["geomean"], 1.05 ** (1 / 3))
+    assert c["numpy"]["geomean"] == 1.0 and "torch" not in c
+    assert [m["row"] for m in c["ours"]["most_faster"]] == ["add int8 contig (1t, 4K)"]
+    assert [m["row"] for m in c["ours"]["most_slower"]] == ["add int32 contig (1t, 4K)"]
+    text = ba.text(c, "/tmp/old", 3)
+    assert "add int8 contig (1t, 4K) 2000000.0 -> 1000000.0 us" in text

@@ -6,6 +6,7 @@ every dtype x layout, the reductions, where, every cast pair (issue 44).
     python tools/bench/bench_matrix.py --quick --threads 1 --out docs/perf/matrix
     python tools/bench/bench_matrix.py --quick --as-cpu avx2    # as on an AVX2 CPU
     python tools/bench/bench_matrix.py --quick --processes 3    # best of 3 processes a row
+    python tools/bench/bench_matrix.py --quick --processes 3 --before /tmp/old  # two builds
 
 The rows come from the operator table (matrix_cases.py says how), so a new
 operator or dtype shows up by itself. Each row is timed in one process, the
@@ -22,6 +23,15 @@ needs) and one untimed call.
 after another, and keeps each row's best time per library: on some VMs a row
 moves by up to 2x from one process to the next with nothing changed (where
 its memory lands), which one process cannot tell from a change of code.
+
+--before DIR compares two builds of ours: DIR holds the other one (a
+`dispatch` package folder, say a copy of an installed one made before a
+change), put first on PYTHONPATH for the "before" side. The matrix runs in
+2K fresh processes, before and after taking turns, each side's rows the best
+of its K; PREFIX-before-* and PREFIX-after-* are each side's files as above,
+and PREFIX-change.txt and .json compare them row by row (matrix_before_after.py),
+with torch's and NumPy's own after/before beside ours: they ran the same code
+twice, so theirs is the noise of the run.
 
 --as-cpu avx2 (or sse4.2) has every library run the loops it would pick on
 an x86-64 CPU of that level, on this one (matrix_cpu_level.py says how); the
@@ -57,6 +67,7 @@ from typing import Any
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # NumPy's idle BLAS threads spin
 
+import matrix_before_after as before_after
 import matrix_cases as cases
 import matrix_cpu_level as cpu_level
 import matrix_report as report
@@ -195,6 +206,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--processes", type=int, default=1, metavar="K",
                     help="run the matrix in K fresh processes, one after another, and keep "
                          "each row's best time per library (1)")
+    ap.add_argument("--before", metavar="DIR",
+                    help="compare with the build of dispatch in DIR/dispatch, in alternating "
+                         "processes (--processes of each side)")
     ap.add_argument("--as-cpu", choices=list(cpu_level.LEVELS),
                     help="every library runs the loops of an x86-64 CPU of this level "
                          "(this CPU must have its features)")
@@ -208,18 +222,26 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         ap.error("--rounds and --turn-ms must be positive")
     if not 1 <= args.processes <= 100:
         ap.error(f"--processes: expected 1 to 100, got {args.processes}")
+    if args.before is not None:
+        if not os.path.isfile(os.path.join(args.before, "dispatch", "__init__.py")):
+            ap.error(f"--before: {args.before!r} holds no dispatch package "
+                     f"(expected {os.path.join(args.before, 'dispatch', '__init__.py')})")
+        args.before = os.path.abspath(args.before)
     return args
 
 
+PARENT_OPTIONS = ("--processes", "--out", "--before")  # the parent's own, with a value
+
+
 def child_argv(argv: list[str], out: str) -> list[str]:
-    """argv without --processes and --out, for one of the K processes."""
+    """argv without --processes, --before and --out, for one of the processes."""
     kept, skip = [], False
     for a in argv:
         if skip:
             skip = False
-        elif a in ("--processes", "--out"):
+        elif a in PARENT_OPTIONS:
             skip = True
-        elif not a.startswith(("--processes=", "--out=")):
+        elif not a.startswith(tuple(f"{o}=" for o in PARENT_OPTIONS)):
             kept.append(a)
     return [*kept, "--out", out]
 
@@ -242,28 +264,77 @@ def merge_processes(runs: list[list], as_cpu: str | None) -> list:
     return [add_ratios(r, as_cpu) for r in best.values()]
 
 
+def run_child(argv: list[str], out: str, what: str, pythonpath: str | None = None) -> dict:
+    """One matrix in a fresh process (PYTHONPATH's first entry pythonpath,
+    where given): its rows and meta, or SystemExit with its exit status."""
+    env = dict(os.environ)
+    if pythonpath:
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (pythonpath, env.get("PYTHONPATH")) if p)
+    print(f"bench_matrix: {what}", flush=True)
+    p = subprocess.run([sys.executable, os.path.abspath(__file__), *child_argv(argv, out)],
+                       env=env, check=False)
+    if p.returncode != 0:
+        print(f"bench_matrix: {what} exited with {p.returncode}", file=sys.stderr)
+        raise SystemExit(p.returncode)
+    with open(f"{out}-rows.json") as f:
+        return json.load(f)
+
+
 def run_in_processes(args: argparse.Namespace, argv: list[str]) -> int:
     """--processes K: the matrix K times in fresh processes, the best of each row."""
     t0 = time.time()
     runs, meta = [], None
     with tempfile.TemporaryDirectory(prefix="bench_matrix-") as tmp:
         for k in range(args.processes):
-            out = os.path.join(tmp, f"p{k}")
-            print(f"bench_matrix: process {k + 1} of {args.processes}", flush=True)
-            p = subprocess.run([sys.executable, os.path.abspath(__file__),
-                                *child_argv(argv, out)], check=False)
-            if p.returncode != 0:
-                print(f"bench_matrix: process {k + 1} of {args.processes} exited with "
-                      f"{p.returncode}", file=sys.stderr)
-                return p.returncode
-            with open(f"{out}-rows.json") as f:
-                got = json.load(f)
+            got = run_child(argv, os.path.join(tmp, f"p{k}"),
+                            f"process {k + 1} of {args.processes}")
             runs.append(got["rows"])
             meta = meta or got["meta"]
     meta["processes"] = args.processes
     meta["command"] = " ".join(["python", "tools/bench/bench_matrix.py", *argv])
     os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
     return finish(args.out, merge_processes(runs, args.as_cpu), meta, t0)
+
+
+def run_before_after(args: argparse.Namespace, argv: list[str]) -> int:
+    """--before DIR: K processes of each build, taking turns; each side's
+    files, then the comparison (matrix_before_after.py)."""
+    t0 = time.time()
+    sides = {"before": ([], None), "after": ([], None)}
+    with tempfile.TemporaryDirectory(prefix="bench_matrix-") as tmp:
+        for k in range(args.processes):
+            for side in sides:
+                got = run_child(argv, os.path.join(tmp, f"{side}{k}"),
+                                f"{side}, process {k + 1} of {args.processes}",
+                                args.before if side == "before" else None)
+                runs, meta = sides[side]
+                runs.append(got["rows"])
+                sides[side] = (runs, meta or got["meta"])
+    before_pkg = os.path.realpath(os.path.join(args.before, "dispatch"))
+    where = {side: meta["dispatch_path"] for side, (_, meta) in sides.items()}
+    if where["before"] != before_pkg or where["after"] == before_pkg:
+        print(f"bench_matrix: --before: the before side imported dispatch from "
+              f"{where['before']}, the after side from {where['after']}: expected "
+              f"{before_pkg} only before", file=sys.stderr)
+        return 2
+    merged = {}
+    for side, (runs, meta) in sides.items():
+        meta["processes"] = args.processes
+        meta["command"] = " ".join(["python", "tools/bench/bench_matrix.py", *argv])
+        os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
+        merged[side] = merge_processes(runs, args.as_cpu)
+        finish(f"{args.out}-{side}", merged[side], meta, t0)
+    change = before_after.compare(merged["before"], merged["after"])
+    change["before_dir"], change["after_dir"] = where["before"], where["after"]
+    change["processes"], change["command"] = args.processes, meta["command"]
+    txt = before_after.text(change, args.before, args.processes)
+    with open(f"{args.out}-change.json", "w") as f:
+        json.dump(change, f, indent=1)
+    with open(f"{args.out}-change.txt", "w") as f:
+        f.write(txt)
+    print()
+    print(txt)
+    return 0
 
 
 def finish(out: str, rows: list, meta: dict, t0: float) -> int:
@@ -283,8 +354,11 @@ def finish(out: str, rows: list, meta: dict, t0: float) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
+    argv_list = list(argv if argv is not None else sys.argv[1:])
+    if args.before is not None:
+        return run_before_after(args, argv_list)
     if args.processes > 1:
-        return run_in_processes(args, list(argv if argv is not None else sys.argv[1:]))
+        return run_in_processes(args, argv_list)
     if args.as_cpu:
         error = cpu_level.apply(args.as_cpu)  # before the first import of any library
         if error:
@@ -311,7 +385,9 @@ def main(argv: list[str] | None = None) -> int:
         os.makedirs(head, exist_ok=True)
     meta = {"machine": machine(), "peers": [lib.name for lib in libs[1:]],
             "torch": getattr(torch, "__version__", None), "numpy": getattr(np, "__version__", None),
-            "dispatch_target": dispatch.probe_target(), "sizes": args.sizes,
+            "dispatch_target": dispatch.probe_target(),
+            "dispatch_path": os.path.dirname(os.path.realpath(dispatch.__file__)),
+            "sizes": args.sizes,
             "threads": args.threads, "rounds": args.rounds, "turn_ms": args.turn_ms,
             "as_cpu": as_cpu,
             "command": " ".join(["python", "tools/bench/bench_matrix.py", *(argv or sys.argv[1:])])}
