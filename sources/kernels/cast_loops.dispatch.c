@@ -64,7 +64,8 @@ static inline int64_t f64_to_i64(double x) {
 }
 #endif
 
-/* A float (ssize 4 or 8 bytes) to an integer of dsize bytes that takes the
+/* A float (ssize 4 or 8 bytes, or 2: bfloat16, the high half of its
+ * float32, widened in the lanes) to an integer of dsize bytes that takes the
  * int32 rule (TO_INT_ below) over a leading run of n: with AVX512F 16 lanes
  * (AVX2: 8) by vcvttps2dq / vcvttpd2dq, whose out-of-range and NaN result is INT32_MIN
  * as f32_to_i32 / f64_to_i32 give, then truncated to dsize bytes (vpmovdb,
@@ -80,6 +81,9 @@ static inline intptr_t float_to_i32_rule_run(void *dst, const void *src, intptr_
         __m512i v;
         if (ssize == 4) {
             v = _mm512_cvttps_epi32(_mm512_loadu_ps((const float *)src + i));
+        } else if (ssize == 2) {
+            const __m256i h = _mm256_loadu_si256((const __m256i *)(const void *)((const uint16_t *)src + i));
+            v = _mm512_cvttps_epi32(_mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)));
         } else {
             const __m256i lo = _mm512_cvttpd_epi32(_mm512_loadu_pd((const double *)src + i));
             const __m256i hi = _mm512_cvttpd_epi32(_mm512_loadu_pd((const double *)src + i + 8));
@@ -103,6 +107,10 @@ static inline intptr_t float_to_i32_rule_run(void *dst, const void *src, intptr_
         for (int k = 0; k < 4; k++) {
             if (ssize == 4) {
                 v[k] = _mm256_cvttps_epi32(_mm256_loadu_ps((const float *)src + i + 8 * k));
+            } else if (ssize == 2) {
+                const __m128i h = _mm_loadu_si128((const __m128i *)(const void *)((const uint16_t *)src + i + 8 * k));
+                v[k] = _mm256_cvttps_epi32(
+                    _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16)));
             } else {
                 const double *d = (const double *)src + i + 8 * k;
                 v[k] = _mm256_set_m128i(_mm256_cvttpd_epi32(_mm256_loadu_pd(d + 4)),
@@ -140,6 +148,9 @@ static inline intptr_t float_to_i32_rule_run(void *dst, const void *src, intptr_
         for (int k = 0; k < 4; k++) {
             if (ssize == 4) {
                 v[k] = _mm_cvttps_epi32(_mm_loadu_ps((const float *)src + i + 4 * k));
+            } else if (ssize == 2) { /* four halves under zeros (punpcklwd) */
+                const __m128i h = _mm_loadl_epi64((const __m128i *)(const void *)((const uint16_t *)src + i + 4 * k));
+                v[k] = _mm_cvttps_epi32(_mm_castsi128_ps(_mm_unpacklo_epi16(_mm_setzero_si128(), h)));
             } else {
                 const double *d = (const double *)src + i + 4 * k;
                 v[k] = _mm_unpacklo_epi64(_mm_cvttpd_epi32(_mm_loadu_pd(d)),
@@ -429,7 +440,11 @@ static inline intptr_t int_widen_run(void *dst, const void *src, intptr_t n, int
             read_##Ssfx((float *)(void *)data[0], data[1], n);                           \
         } else if (S_NARROW) { /* widened by float runs, then as a float32 */             \
             DT *o = (DT *)data[0];                                                        \
-            for (intptr_t i = 0; i < n; i += CHUNK) {                                     \
+            intptr_t i0 = 0;                                                              \
+            if (DISPATCH_##SNAME == DISPATCH_BFLOAT16 && !D_FLOAT && !D_BOOL &&           \
+                TAKES_I32_RULE_(DT)) /* widened in the lanes: one pass */                 \
+                i0 = float_to_i32_rule_run(o, data[1], n, 2, Dsize);                      \
+            for (intptr_t i = i0; i < n; i += CHUNK) {                                    \
                 const intptr_t m = n - i < CHUNK ? n - i : CHUNK;                          \
                 read_##Ssfx(buf, data[1] + i * Ssize, m);                                 \
                 intptr_t j = 0;                                                           \
