@@ -313,9 +313,12 @@ def run_before_after(args: argparse.Namespace, argv: list[str]) -> int:
     before_pkg = os.path.realpath(os.path.join(args.before, "dispatch"))
     where = {side: meta["dispatch_path"] for side, (_, meta) in sides.items()}
     if where["before"] != before_pkg or where["after"] == before_pkg:
+        hint = ("; PYTHONPATH did not come first: an editable install of dispatch "
+                "(pip install -e) is found before it, so compare two non-editable builds"
+                if where["before"] == where["after"] else "")
         print(f"bench_matrix: --before: the before side imported dispatch from "
               f"{where['before']}, the after side from {where['after']}: expected "
-              f"{before_pkg} only before", file=sys.stderr)
+              f"{before_pkg} only before{hint}", file=sys.stderr)
         return 2
     merged = {}
     for side, (runs, meta) in sides.items():
