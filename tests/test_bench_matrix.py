@@ -12,6 +12,7 @@ import json
 import math
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -260,7 +261,6 @@ def test_merging_processes_takes_each_librarys_best_and_recomputes_the_ratio():
 def test_before_compares_two_builds_in_alternating_processes(tmp_path):
     """--before DIR: a copy of the installed package stands in for the other
     build; each side imports its own, and the comparison covers every row."""
-    import shutil
     old = tmp_path / "old"
     shutil.copytree(Path(dispatch.__file__).resolve().parent, old / "dispatch",
                     ignore=shutil.ignore_patterns("__pycache__"))

@@ -246,17 +246,13 @@ def child_argv(argv: list[str], out: str) -> list[str]:
     return [*kept, "--out", out]
 
 
-def row_key(r: dict) -> tuple:
-    return tuple(r.get(k) for k in ("size", "threads", "op", "form", "dtype", "layout", "to"))
-
-
 def merge_processes(runs: list[list], as_cpu: str | None) -> list:
     """One row per key: the first run's row with each library's best time of
     all runs (a library that ran a row in one process runs it in all)."""
-    best = {row_key(r): dict(r) for r in runs[0]}
+    best = {report.row_key(r): dict(r) for r in runs[0]}
     for rows in runs[1:]:
         for r in rows:
-            into = best.setdefault(row_key(r), dict(r))
+            into = best.setdefault(report.row_key(r), dict(r))
             for lib in ("ours", "torch", "numpy"):
                 t = r.get(f"{lib}_s")
                 if t is not None and (into.get(f"{lib}_s") is None or t < into[f"{lib}_s"]):
@@ -290,46 +286,52 @@ def run_in_processes(args: argparse.Namespace, argv: list[str]) -> int:
                             f"process {k + 1} of {args.processes}")
             runs.append(got["rows"])
             meta = meta or got["meta"]
+    finish_merged(args.out, runs, meta, args, argv, t0)
+    return 0
+
+
+def finish_merged(out: str, runs: list, meta: dict, args: argparse.Namespace,
+                  argv: list[str], t0: float) -> list:
+    """The K processes' rows merged (each row's best), written and summed up
+    as one run's under `out`; returns the merged rows."""
     meta["processes"] = args.processes
     meta["command"] = " ".join(["python", "tools/bench/bench_matrix.py", *argv])
-    os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
-    return finish(args.out, merge_processes(runs, args.as_cpu), meta, t0)
+    os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
+    rows = merge_processes(runs, args.as_cpu)
+    finish(out, rows, meta, t0)
+    return rows
 
 
 def run_before_after(args: argparse.Namespace, argv: list[str]) -> int:
     """--before DIR: K processes of each build, taking turns; each side's
     files, then the comparison (matrix_before_after.py)."""
     t0 = time.time()
-    sides = {"before": ([], None), "after": ([], None)}
+    runs: dict = {"before": [], "after": []}
+    metas: dict = {}
+    before_pkg = os.path.realpath(os.path.join(args.before, "dispatch"))
     with tempfile.TemporaryDirectory(prefix="bench_matrix-") as tmp:
         for k in range(args.processes):
-            for side in sides:
+            for side in runs:
                 got = run_child(argv, os.path.join(tmp, f"{side}{k}"),
                                 f"{side}, process {k + 1} of {args.processes}",
                                 args.before if side == "before" else None)
-                runs, meta = sides[side]
-                runs.append(got["rows"])
-                sides[side] = (runs, meta or got["meta"])
-    before_pkg = os.path.realpath(os.path.join(args.before, "dispatch"))
-    where = {side: meta["dispatch_path"] for side, (_, meta) in sides.items()}
-    if where["before"] != before_pkg or where["after"] == before_pkg:
-        hint = ("; PYTHONPATH did not come first: an editable install of dispatch "
-                "(pip install -e) is found before it, so compare two non-editable builds"
-                if where["before"] == where["after"] else "")
-        print(f"bench_matrix: --before: the before side imported dispatch from "
-              f"{where['before']}, the after side from {where['after']}: expected "
-              f"{before_pkg} only before{hint}", file=sys.stderr)
-        return 2
-    merged = {}
-    for side, (runs, meta) in sides.items():
-        meta["processes"] = args.processes
-        meta["command"] = " ".join(["python", "tools/bench/bench_matrix.py", *argv])
-        os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
-        merged[side] = merge_processes(runs, args.as_cpu)
-        finish(f"{args.out}-{side}", merged[side], meta, t0)
+                runs[side].append(got["rows"])
+                metas.setdefault(side, got["meta"])
+            if k == 0:  # the first pair says whether each side imported its build
+                where = {side: meta["dispatch_path"] for side, meta in metas.items()}
+                if where["before"] != before_pkg or where["after"] == before_pkg:
+                    hint = ("; PYTHONPATH did not come first: an editable install of "
+                            "dispatch (pip install -e) is found before it, so compare two "
+                            "non-editable builds" if where["before"] == where["after"] else "")
+                    print(f"bench_matrix: --before: the before side imported dispatch from "
+                          f"{where['before']}, the after side from {where['after']}: "
+                          f"expected {before_pkg} only before{hint}", file=sys.stderr)
+                    return 2
+    merged = {side: finish_merged(f"{args.out}-{side}", runs[side], metas[side], args, argv, t0)
+              for side in runs}
     change = before_after.compare(merged["before"], merged["after"])
     change["before_dir"], change["after_dir"] = where["before"], where["after"]
-    change["processes"], change["command"] = args.processes, meta["command"]
+    change["processes"], change["command"] = args.processes, metas["after"]["command"]
     txt = before_after.text(change, args.before, args.processes)
     with open(f"{args.out}-change.json", "w") as f:
         json.dump(change, f, indent=1)

@@ -9,38 +9,34 @@ the text gives them beside ours.
 
 from __future__ import annotations
 
-import math
 from typing import Any
+
+import matrix_report as report
 
 LIBS = ("ours", "torch", "numpy")
 MOVED = 0.10  # a row "moved" when after/before is beyond 1 +- this
 
 
-def _key(r: dict) -> tuple:
-    return tuple(r.get(k) for k in ("size", "threads", "op", "form", "dtype", "layout", "to"))
-
-
 def _label(r: dict) -> str:
-    what = f"cast {r['dtype']}->{r['to']}" if r["op"] == "cast" else \
-        f"{r['op']} {r['dtype']} {r['layout']}"
-    return f"{what} ({r['threads']}t, {r['size']})"
+    return f"{report.label(r)} ({r['threads']}t, {r['size']})"
 
 
 def compare(before: list, after: list) -> dict[str, Any]:
     """Per library: the rows both sides timed, the geometric mean of
     after/before, how many moved beyond MOVED each way; for ours also the
     rows that moved most, each way, with both times."""
-    b = {_key(r): r for r in before}
+    b = {report.row_key(r): r for r in before}
     out: dict[str, Any] = {"moved": MOVED}
     for lib in LIBS:
-        pairs = [(r, b[_key(r)]) for r in after
-                 if _key(r) in b and r.get(f"{lib}_s") and b[_key(r)].get(f"{lib}_s")]
+        pairs = [(r, b[report.row_key(r)]) for r in after
+                 if report.row_key(r) in b and r.get(f"{lib}_s")
+                 and b[report.row_key(r)].get(f"{lib}_s")]
         if not pairs:
             continue
         ratios = [(a[f"{lib}_s"] / o[f"{lib}_s"], a, o) for a, o in pairs]
         entry = {
             "rows": len(ratios),
-            "geomean": math.exp(sum(math.log(x) for x, _, _ in ratios) / len(ratios)),
+            "geomean": report.geomean([x for x, _, _ in ratios]),
             "faster": sum(x < 1 - MOVED for x, _, _ in ratios),
             "slower": sum(x > 1 + MOVED for x, _, _ in ratios),
         }

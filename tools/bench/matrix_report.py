@@ -41,6 +41,11 @@ def label(r: dict) -> str:
     return f"{r['op']} {r['dtype']} {r['layout']}"
 
 
+def row_key(r: dict) -> tuple:
+    """What a row is, whichever process or build timed it."""
+    return tuple(r.get(k) for k in ("size", "threads", "op", "form", "dtype", "layout", "to"))
+
+
 def cell_key(r: dict) -> tuple:
     """The heat map cell of a row: (operator, dtype); a cast's operator is
     its target (`to float16`), so each cast pair has its own cell."""
