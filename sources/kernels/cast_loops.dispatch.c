@@ -82,8 +82,7 @@ static inline intptr_t float_to_i32_rule_run(void *dst, const void *src, intptr_
         if (ssize == 4) {
             v = _mm512_cvttps_epi32(_mm512_loadu_ps((const float *)src + i));
         } else if (ssize == 2) {
-            const __m256i h = _mm256_loadu_si256((const __m256i *)(const void *)((const uint16_t *)src + i));
-            v = _mm512_cvttps_epi32(_mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)));
+            v = _mm512_cvttps_epi32(dk_bf16_widen_16((const uint16_t *)src + i));
         } else {
             const __m256i lo = _mm512_cvttpd_epi32(_mm512_loadu_pd((const double *)src + i));
             const __m256i hi = _mm512_cvttpd_epi32(_mm512_loadu_pd((const double *)src + i + 8));
@@ -108,9 +107,7 @@ static inline intptr_t float_to_i32_rule_run(void *dst, const void *src, intptr_
             if (ssize == 4) {
                 v[k] = _mm256_cvttps_epi32(_mm256_loadu_ps((const float *)src + i + 8 * k));
             } else if (ssize == 2) {
-                const __m128i h = _mm_loadu_si128((const __m128i *)(const void *)((const uint16_t *)src + i + 8 * k));
-                v[k] = _mm256_cvttps_epi32(
-                    _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16)));
+                v[k] = _mm256_cvttps_epi32(dk_bf16_widen_8((const uint16_t *)src + i + 8 * k));
             } else {
                 const double *d = (const double *)src + i + 8 * k;
                 v[k] = _mm256_set_m128i(_mm256_cvttpd_epi32(_mm256_loadu_pd(d + 4)),
@@ -148,9 +145,8 @@ static inline intptr_t float_to_i32_rule_run(void *dst, const void *src, intptr_
         for (int k = 0; k < 4; k++) {
             if (ssize == 4) {
                 v[k] = _mm_cvttps_epi32(_mm_loadu_ps((const float *)src + i + 4 * k));
-            } else if (ssize == 2) { /* four halves under zeros (punpcklwd) */
-                const __m128i h = _mm_loadl_epi64((const __m128i *)(const void *)((const uint16_t *)src + i + 4 * k));
-                v[k] = _mm_cvttps_epi32(_mm_castsi128_ps(_mm_unpacklo_epi16(_mm_setzero_si128(), h)));
+            } else if (ssize == 2) {
+                v[k] = _mm_cvttps_epi32(dk_bf16_widen_4((const uint16_t *)src + i + 4 * k));
             } else {
                 const double *d = (const double *)src + i + 4 * k;
                 v[k] = _mm_unpacklo_epi64(_mm_cvttpd_epi32(_mm_loadu_pd(d)),

@@ -91,6 +91,34 @@ static inline uint16_t dk_f2h(float f) {
 
 static inline float dk_bf2f(uint16_t b) { return dk_bits_f32((uint32_t)b << 16); }
 
+/* bfloat16 widened in the lanes, 4, 8 or 16 at p: each the top half of its
+ * float lane (exact). SSE2: under zeros by punpcklwd (element by element
+ * through memory, sum of 256K bfloat16 took 49-96 us at SSE4.2 where the
+ * AVX2 loop took 16); AVX2 and AVX512F: zero-extended, then a shift. */
+#if defined(__SSE2__)
+#include <emmintrin.h>
+static inline __m128 dk_bf16_widen_4(const uint16_t *p)
+{
+    const __m128i h = _mm_loadl_epi64((const __m128i *)(const void *)p);
+    return _mm_castsi128_ps(_mm_unpacklo_epi16(_mm_setzero_si128(), h));
+}
+#endif
+#if defined(__AVX2__)
+#include <immintrin.h>
+static inline __m256 dk_bf16_widen_8(const uint16_t *p)
+{
+    return _mm256_castsi256_ps(_mm256_slli_epi32(
+        _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)p)), 16));
+}
+#endif
+#if defined(__AVX512F__)
+static inline __m512 dk_bf16_widen_16(const uint16_t *p)
+{
+    return _mm512_castsi512_ps(_mm512_slli_epi32(
+        _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(const void *)p)), 16));
+}
+#endif
+
 static inline uint16_t dk_f2bf(float f) {
     const uint32_t x = dk_f32_bits(f);
     const uint32_t r = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;

@@ -205,25 +205,14 @@ static inline dv_f32 dispatch_load_half_f32(const uint16_t *p)
 #endif
 }
 
-#if defined(__SSE2__) && DV_WIDTH == 16
-/* Four bfloat16 under zeros: each the top half of its float lane (SSE2 and
- * SSE4.2; element by element through memory, sum of 256K bfloat16 took
- * 49-96 us at SSE4.2 where the AVX2 loop took 16 and torch 37-44). */
-static inline __m128 dispatch_load_bf16_sse(const uint16_t *p)
-{
-    const __m128i h = _mm_loadl_epi64((const __m128i *)(const void *)p);
-    return _mm_castsi128_ps(_mm_unpacklo_epi16(_mm_setzero_si128(), h));
-}
-#endif
 
 /* The same for bfloat16: its bits are a float's top half (a shift, exact). */
 static inline ds_f32 dispatch_ds_load_bf16(const uint16_t *p)
 {
 #if defined(__AVX2__) && (DV_WIDTH == 32 || DV_WIDTH == 64)
-    return _mm256_castsi256_ps(_mm256_slli_epi32(
-        _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)p)), 16));
+    return dk_bf16_widen_8(p);
 #elif defined(__SSE2__) && DV_WIDTH == 16
-    return dispatch_load_bf16_sse(p);
+    return dk_bf16_widen_4(p);
 #else
     float f[DS_LANES_f32];
     for (int k = 0; k < DS_LANES_f32; k++) f[k] = dispatch_bfloat16_to_float_inline(p[k]);
@@ -234,13 +223,11 @@ static inline ds_f32 dispatch_ds_load_bf16(const uint16_t *p)
 static inline dv_f32 dispatch_load_bf16_f32(const uint16_t *p)
 {
 #if defined(__AVX2__) && DV_WIDTH == 32
-    return _mm256_castsi256_ps(_mm256_slli_epi32(
-        _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)p)), 16));
+    return dk_bf16_widen_8(p);
 #elif defined(__AVX512F__) && DV_WIDTH == 64
-    return _mm512_castsi512_ps(_mm512_slli_epi32(
-        _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(const void *)p)), 16));
+    return dk_bf16_widen_16(p);
 #elif defined(__SSE2__) && DV_WIDTH == 16
-    return dispatch_load_bf16_sse(p);
+    return dk_bf16_widen_4(p);
 #else
     float f[DV_LANES_F32];
     for (int k = 0; k < DV_LANES_F32; k++) f[k] = dispatch_bfloat16_to_float_inline(p[k]);
