@@ -20,8 +20,9 @@
  * one dword permute or byte shuffle puts the bytes in order), and one and
  * with 1 at the end makes them bools. Integers have only == and > (unsigned
  * bytes compare by == of their max or min), so != and the other two orders
- * are the complement of a mask: that last step is an and-not instead, and
- * the lanes never hold a negated mask. A float comparison with a NaN is
+ * are the complement of a mask: the bools are xor'd with 1 after the and
+ * (also where the loop's own bools are complemented: Note [Comparisons by
+ * three bodies] in loop_paths.h), and the lanes never hold a negated mask. A float comparison with a NaN is
  * false (!=: true) in the vector predicates chosen, as in C.
  *
  * Taken: float32/float64/int16/int32/int64/int8/uint8/bool in SSE lanes
@@ -249,27 +250,27 @@ DK_CMP_INLINE_ __m128i dk_cmp_block16_(int loop, int kind, int size, dk_cmp_oper
 }
 #endif
 
-/* Mask bytes as bools. */
-#define DK_CMP_BOOLS16_(neg, m) \
-    ((neg) ? _mm_andnot_si128((m), _mm_set1_epi8(1)) : _mm_and_si128((m), _mm_set1_epi8(1)))
-#define DK_CMP_BOOLS32_(neg, m)                                \
-    ((neg) ? _mm256_andnot_si256((m), _mm256_set1_epi8(1))     \
-           : _mm256_and_si256((m), _mm256_set1_epi8(1)))
+/* Mask bytes as bools, xor'd with neg: bytes of 1 where the bools are the
+ * mask's complement (an xor, not an and-not, as neg is known only at run
+ * time: Note [Comparisons by three bodies] in loop_paths.h). */
+#define DK_CMP_BOOLS16_(neg, m) _mm_xor_si128(_mm_and_si128((m), _mm_set1_epi8(1)), (neg))
+#define DK_CMP_BOOLS32_(neg, m) _mm256_xor_si256(_mm256_and_si256((m), _mm256_set1_epi8(1)), (neg))
 
 /* The blocks of one layout: sa and sb constants where it is inlined. */
-DK_CMP_INLINE_ intptr_t dk_compare_bytes_run_(int loop, int kind, int size, uint8_t *o,
-                                              const char *pa, intptr_t sa, const char *pb,
-                                              intptr_t sb, intptr_t n)
+DK_CMP_INLINE_ intptr_t dk_compare_bytes_run_(int loop, int kind, int size, unsigned flip,
+                                              uint8_t *o, const char *pa, intptr_t sa,
+                                              const char *pb, intptr_t sb, intptr_t n)
 {
     const dk_cmp_operand_ a = dk_cmp_operand_of_(size, pa, sa);
     const dk_cmp_operand_ b = dk_cmp_operand_of_(size, pb, sb);
-    const int neg = dk_cmp_negated_(loop, kind);
+    const __m128i neg = _mm_set1_epi8((char)(dk_cmp_negated_(loop, kind) ^ (flip & 1)));
     intptr_t i = 0;
 #if defined(__AVX2__)
     if (size == 4) {
+        const __m256i neg32 = _mm256_broadcastb_epi8(neg);
         for (; i + 32 <= n; i += 32)
             _mm256_storeu_si256((__m256i *)(void *)(o + i),
-                                DK_CMP_BOOLS32_(neg, dk_cmp_block32_(loop, kind, a, b, i)));
+                                DK_CMP_BOOLS32_(neg32, dk_cmp_block32_(loop, kind, a, b, i)));
     } else {
         for (; i + 16 <= n; i += 16)
             _mm_storeu_si128((__m128i *)(void *)(o + i),
@@ -286,23 +287,27 @@ DK_CMP_INLINE_ intptr_t dk_compare_bytes_run_(int loop, int kind, int size, uint
     return i;
 }
 
-/* Whole blocks of o[i] = a[i] loop b[i], a and b `size`-byte elements of
- * `kind`, each contiguous (its stride `size`) or one value (stride 0), not
- * both one value; returns how many it wrote, the caller's loop does the rest. */
-DK_CMP_INLINE_ intptr_t dk_compare_bytes(int loop, int kind, int size, uint8_t *o, const char *pa,
-                                         intptr_t sa, const char *pb, intptr_t sb, intptr_t n)
+/* Whole blocks of o[i] = (a[i] loop b[i]) ^ flip, a and b `size`-byte
+ * elements of `kind`, each contiguous (its stride `size`) or one value
+ * (stride 0), not both one value; flip 0 or 1; returns how many it wrote,
+ * the caller's loop does the rest. */
+DK_CMP_INLINE_ intptr_t dk_compare_bytes(int loop, int kind, int size, unsigned flip, uint8_t *o,
+                                         const char *pa, intptr_t sa, const char *pb,
+                                         intptr_t sb, intptr_t n)
 {
-    if (sa && sb) return dk_compare_bytes_run_(loop, kind, size, o, pa, size, pb, size, n);
-    if (sb) return dk_compare_bytes_run_(loop, kind, size, o, pa, 0, pb, size, n);
-    return dk_compare_bytes_run_(loop, kind, size, o, pa, size, pb, 0, n);
+    if (sa && sb) return dk_compare_bytes_run_(loop, kind, size, flip, o, pa, size, pb, size, n);
+    if (sb) return dk_compare_bytes_run_(loop, kind, size, flip, o, pa, 0, pb, size, n);
+    return dk_compare_bytes_run_(loop, kind, size, flip, o, pa, size, pb, 0, n);
 }
 #undef DK_CMP_LOAD_
 #else
 #define DK_HAS_COMPARE_BYTES(size, kind) 0
-static inline intptr_t dk_compare_bytes(int loop, int kind, int size, uint8_t *o, const char *pa,
-                                        intptr_t sa, const char *pb, intptr_t sb, intptr_t n)
+static inline intptr_t dk_compare_bytes(int loop, int kind, int size, unsigned flip, uint8_t *o,
+                                        const char *pa, intptr_t sa, const char *pb, intptr_t sb,
+                                        intptr_t n)
 {
-    (void)loop, (void)kind, (void)size, (void)o, (void)pa, (void)sa, (void)pb, (void)sb, (void)n;
+    (void)loop, (void)kind, (void)size, (void)flip, (void)o, (void)pa, (void)sa, (void)pb,
+        (void)sb, (void)n;
     return 0; /* never called: DK_HAS_COMPARE_BYTES is 0 */
 }
 #endif

@@ -10,7 +10,7 @@
 #include "loop_paths.h"
 
 #define FLOAT_LOOPS_(NAME, sfx, T, FABS)                                                  \
-    DK_COMPARISONS(sfx, NAME, T)                                                          \
+    DK_FLOAT_COMPARISONS(sfx, NAME, T)                                                    \
     DK_UNARY(dk_neg_##sfx, NEG, NAME, T, T, -a)                                           \
     DK_UNARY(dk_abs_##sfx, ABS, NAME, T, T, FABS(a))                                      \
     DK_WHERE(dk_where_##sfx, NAME, DK_U(sizeof_##sfx))                                    \

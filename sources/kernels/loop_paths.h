@@ -97,10 +97,36 @@ enum {
  * (stride 0) with a strided other is a strided path too.
  */
 #define DK_BINARY(NAME, LOOP, DTYPE, T, OT, SCALED, EXPR)                                 \
-    DK_INLINE void NAME##_strided_(OT *o, const T *pa, const T *pb, intptr_t so,          \
-                                   intptr_t sa, intptr_t sb, intptr_t n, const T k)       \
+    DK_BINARY_PATHS_(NAME, LOOP, DTYPE, T, OT, EXPR)                                      \
+    DISPATCH_KERNELS_NOINLINE /* its 2-D loop calls it */                                 \
+    void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *s, intptr_t n,    \
+                                           void *ctx);                                    \
+    void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *s, intptr_t n,    \
+                                           void *ctx)                                     \
     {                                                                                     \
-        (void)k;                                                                          \
+        const T k = (SCALED) ? DK_CTX_VALUE(T, ctx) : (T)1;                               \
+        if (k == (T)1) NAME##_body_(data, s, n, ctx, (T)1, 0);                            \
+        else NAME##_body_(data, s, n, ctx, k, 0);                                         \
+    }                                                                                     \
+    /* a row of its 2-D loop inlined: the unit-stride layouts without a scale             \
+     * (rows of 64 bytes pay no call); any other is a call of the 1-D loop, so            \
+     * only these are compiled twice (the build grows by a third, not double) */          \
+    DK_INLINE int NAME##_row_(char **d, const intptr_t *s, intptr_t n, void *ctx)         \
+    {                                                                                     \
+        const T k = (SCALED) ? DK_CTX_VALUE(T, ctx) : (T)1;                               \
+        return k == (T)1 && NAME##_unit_(d, s, n, (T)1, 0);                               \
+    }                                                                                     \
+    DISPATCH_KERNELS_LOOP2D_WITH(NAME, 3, NAME##_row_)
+
+/* The paths of DK_BINARY and DK_COMPARISON: EXPR of a, b, k (the scale) and
+ * f (a comparison's complement, Note [Comparisons by three bodies]), each
+ * a constant where the caller's is. */
+#define DK_BINARY_PATHS_(NAME, LOOP, DTYPE, T, OT, EXPR)                                  \
+    DK_INLINE void NAME##_strided_(OT *o, const T *pa, const T *pb, intptr_t so,          \
+                                   intptr_t sa, intptr_t sb, intptr_t n, const T k,       \
+                                   const unsigned f)                                      \
+    {                                                                                     \
+        (void)k, (void)f;                                                                 \
         for (intptr_t i = 0; i < n; i++) {                                                \
             const T a = pa[i * sa], b = pb[i * sb];                                       \
             o[i * so] = (OT)(EXPR);                                                       \
@@ -108,17 +134,18 @@ enum {
     }                                                                                     \
     /* the three unit-stride layouts (all contiguous, a or b a scalar): 1 when            \
      * the layout is one of them and it ran */                                            \
-    DK_INLINE int NAME##_unit_(char **data, const intptr_t *s, intptr_t n, const T k)     \
+    DK_INLINE int NAME##_unit_(char **data, const intptr_t *s, intptr_t n, const T k,     \
+                               const unsigned f)                                          \
     {                                                                                     \
         const intptr_t z = (intptr_t)sizeof(T), oz = (intptr_t)sizeof(OT);                \
         OT *o = (OT *)data[0];                                                            \
         const T *pa = (const T *)data[1], *pb = (const T *)data[2];                       \
-        (void)k;                                                                          \
+        (void)k, (void)f;                                                                 \
         if (DK_COMPARE_BYTES_TAKES(DISPATCH_LOOP_##LOOP, T, OT, s)) {                     \
             /* whole blocks (Note [Wide comparisons to bytes] in compare_bytes.h) */      \
             const intptr_t done = dk_compare_bytes(DISPATCH_LOOP_##LOOP, DK_CMP_KIND(T),  \
-                                                   (int)sizeof(T), (uint8_t *)o, data[1], \
-                                                   s[1], data[2], s[2], n);               \
+                                                   (int)sizeof(T), f, (uint8_t *)o,       \
+                                                   data[1], s[1], data[2], s[2], n);      \
             o += done, n -= done;                                                         \
             pa += s[1] ? done : 0, pb += s[2] ? done : 0;                                 \
         }                                                                                 \
@@ -154,41 +181,23 @@ enum {
         return 1;                                                                         \
     }                                                                                     \
     DK_INLINE void NAME##_body_(char **data, const intptr_t *s, intptr_t n, void *ctx,    \
-                                const T k)                                                \
+                                const T k, const unsigned f)                              \
     {                                                                                     \
         const intptr_t z = (intptr_t)sizeof(T), oz = (intptr_t)sizeof(OT);                \
         OT *o = (OT *)data[0];                                                            \
         const T *pa = (const T *)data[1], *pb = (const T *)data[2];                       \
-        if (NAME##_unit_(data, s, n, k)) {                                                \
+        if (NAME##_unit_(data, s, n, k, f)) {                                             \
         } else if (DK_ELEMS(s[0], oz) && DK_ELEMS(s[1], z) && DK_ELEMS(s[2], z)) {       \
             const intptr_t so = s[0] / oz, sa = s[1] / z, sb = s[2] / z;                  \
-            if (so == 1 && sa == 2 && sb == 2) NAME##_strided_(o, pa, pb, 1, 2, 2, n, k);  \
+            if (so == 1 && sa == 2 && sb == 2)                                            \
+                NAME##_strided_(o, pa, pb, 1, 2, 2, n, k, f);                             \
             else if (so == 2 && sa == 2 && sb == 1)                                       \
-                NAME##_strided_(o, pa, pb, 2, 2, 1, n, k);                                \
-            else NAME##_strided_(o, pa, pb, so, sa, sb, n, k);                            \
+                NAME##_strided_(o, pa, pb, 2, 2, 1, n, k, f);                             \
+            else NAME##_strided_(o, pa, pb, so, sa, sb, n, k, f);                         \
         } else {                                                                          \
             DK_REFERENCE(LOOP, DTYPE, data, s, n, ctx);                                   \
         }                                                                                 \
-    }                                                                                     \
-    DISPATCH_KERNELS_NOINLINE /* its 2-D loop calls it */                                 \
-    void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *s, intptr_t n,    \
-                                           void *ctx);                                    \
-    void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *s, intptr_t n,    \
-                                           void *ctx)                                     \
-    {                                                                                     \
-        const T k = (SCALED) ? DK_CTX_VALUE(T, ctx) : (T)1;                               \
-        if (k == (T)1) NAME##_body_(data, s, n, ctx, (T)1);                               \
-        else NAME##_body_(data, s, n, ctx, k);                                            \
-    }                                                                                     \
-    /* a row of its 2-D loop inlined: the unit-stride layouts without a scale             \
-     * (rows of 64 bytes pay no call); any other is a call of the 1-D loop, so            \
-     * only these are compiled twice (the build grows by a third, not double) */          \
-    DK_INLINE int NAME##_row_(char **d, const intptr_t *s, intptr_t n, void *ctx)         \
-    {                                                                                     \
-        const T k = (SCALED) ? DK_CTX_VALUE(T, ctx) : (T)1;                               \
-        return k == (T)1 && NAME##_unit_(d, s, n, (T)1);                                  \
-    }                                                                                     \
-    DISPATCH_KERNELS_LOOP2D_WITH(NAME, 3, NAME##_row_)
+    }
 
 /* Unary: data = {out (OT), a (T)}; contiguous or element strides, else the
  * reference. The loop is NAME##_strided_, also for a source that runs it
@@ -380,14 +389,100 @@ enum {
     }                                                                                     \
     DISPATCH_KERNELS_LOOP2D(NAME, 1)
 
-/* The six comparisons of a dtype, writing bool bytes. */
+/*
+ * Note [Comparisons by three bodies]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * Six comparisons per dtype, each with every layout's loop (compare_bytes'
+ * blocks, the unit-stride loops, the strided ones, and the unit ones again in
+ * its 2-D loop), were half of int_loops' code and of its compile time on
+ * every target. Their results are three bodies at most: a > b is b < a, and
+ * a != b is the complement of a == b, for floats too (a NaN makes == false
+ * and != true); for integers a >= b is the complement of a < b and a <= b of
+ * b < a, where a float needs <= as its own body (a NaN makes both orders
+ * false), and a >= b is b <= a. So a dtype compiles lt and eq (floats: and
+ * le) as bodies, DK_COMPARISON, with f, the complement, an argument: every
+ * bool is xor'd with it, one more vector operation a block. The other
+ * comparisons, DK_COMPARISON_VIA, swap the operands (pointers and strides)
+ * and call a body; a byte stride that is not a whole element still runs their
+ * own reference loop. The one layout of the strided paths that lost its
+ * constant strides by a swap, out and a every other element with b
+ * contiguous, is an out= view of bool; it takes the element-stride loop.
+ */
+#define DK_COMPARISON(NAME, LOOP, DTYPE, T, EXPR)                                         \
+    DK_BINARY_PATHS_(NAME, LOOP, DTYPE, T, dk_bool8, (EXPR) ^ f)                          \
+    /* every comparison of this body calls these two */                                  \
+    static DISPATCH_KERNELS_NOINLINE void NAME##_cmp_(char **data, const intptr_t *s,     \
+                                                      intptr_t n, void *ctx, unsigned f)  \
+    {                                                                                     \
+        NAME##_body_(data, s, n, ctx, (T)1, f);                                           \
+    }                                                                                     \
+    /* its 2-D loop: the unit-stride layouts inlined per row, as DK_BINARY's */           \
+    static DISPATCH_KERNELS_NOINLINE void NAME##_cmp2d_(char **data, const intptr_t *s,   \
+                                                        const intptr_t *outer, intptr_t n, \
+                                                        intptr_t rows, void *ctx,         \
+                                                        unsigned f)                       \
+    {                                                                                     \
+        char *d_[3] = {data[0], data[1], data[2]};                                        \
+        for (intptr_t r_ = 0; r_ < rows; r_++) {                                          \
+            if (!NAME##_unit_(d_, s, n, (T)1, f)) NAME##_cmp_(d_, s, n, ctx, f);           \
+            for (int k_ = 0; k_ < 3; k_++) d_[k_] += outer[k_];                           \
+        }                                                                                 \
+    }                                                                                     \
+    DK_COMPARISON_VIA(NAME, LOOP, DTYPE, T, NAME, 0, 0)
+
+/* NAME (the comparison LOOP) as BODY's with the operands swapped (SWAP) and
+ * its bools complemented (FLIP). */
+#define DK_COMPARISON_VIA(NAME, LOOP, DTYPE, T, BODY, SWAP, FLIP)                         \
+    void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *s, intptr_t n,    \
+                                           void *ctx);                                    \
+    void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *s, intptr_t n,    \
+                                           void *ctx)                                     \
+    {                                                                                     \
+        if (!DK_ELEMS(s[1], sizeof(T)) || !DK_ELEMS(s[2], sizeof(T))) {                   \
+            DK_REFERENCE(LOOP, DTYPE, data, s, n, ctx);                                   \
+            return;                                                                       \
+        }                                                                                 \
+        char *d_[3] = {data[0], data[1 + (SWAP)], data[2 - (SWAP)]};                      \
+        const intptr_t s_[3] = {s[0], s[1 + (SWAP)], s[2 - (SWAP)]};                      \
+        BODY##_cmp_(d_, s_, n, ctx, (FLIP));                                              \
+    }                                                                                     \
+    void DISPATCH_CPU_DISPATCH_CURFX(NAME##_2d)(char **data, const intptr_t *s,           \
+                                                const intptr_t *outer, intptr_t n,        \
+                                                intptr_t rows, void *ctx);                \
+    void DISPATCH_CPU_DISPATCH_CURFX(NAME##_2d)(char **data, const intptr_t *s,           \
+                                                const intptr_t *outer, intptr_t n,        \
+                                                intptr_t rows, void *ctx)                 \
+    {                                                                                     \
+        if (!DK_ELEMS(s[1], sizeof(T)) || !DK_ELEMS(s[2], sizeof(T))) {                   \
+            char *d_[3] = {data[0], data[1], data[2]};                                    \
+            for (intptr_t r_ = 0; r_ < rows; r_++) {                                      \
+                DK_REFERENCE(LOOP, DTYPE, d_, s, n, ctx);                                 \
+                for (int k_ = 0; k_ < 3; k_++) d_[k_] += outer[k_];                       \
+            }                                                                             \
+            return;                                                                       \
+        }                                                                                 \
+        char *d_[3] = {data[0], data[1 + (SWAP)], data[2 - (SWAP)]};                      \
+        const intptr_t s_[3] = {s[0], s[1 + (SWAP)], s[2 - (SWAP)]};                      \
+        const intptr_t o_[3] = {outer[0], outer[1 + (SWAP)], outer[2 - (SWAP)]};          \
+        BODY##_cmp2d_(d_, s_, o_, n, rows, ctx, (FLIP));                                   \
+    }
+
+/* The six comparisons of a dtype, writing bool bytes (Note [Comparisons by
+ * three bodies]): of integers ... */
 #define DK_COMPARISONS(SFX, DTYPE, T)                                                     \
-    DK_BINARY(dk_eq_##SFX, EQ, DTYPE, T, dk_bool8, 0, a == b)                             \
-    DK_BINARY(dk_ne_##SFX, NE, DTYPE, T, dk_bool8, 0, a != b)                             \
-    DK_BINARY(dk_lt_##SFX, LT, DTYPE, T, dk_bool8, 0, a < b)                              \
-    DK_BINARY(dk_le_##SFX, LE, DTYPE, T, dk_bool8, 0, a <= b)                             \
-    DK_BINARY(dk_gt_##SFX, GT, DTYPE, T, dk_bool8, 0, a > b)                              \
-    DK_BINARY(dk_ge_##SFX, GE, DTYPE, T, dk_bool8, 0, a >= b)
+    DK_COMPARISONS_LT_EQ_(SFX, DTYPE, T)                                                  \
+    DK_COMPARISON_VIA(dk_le_##SFX, LE, DTYPE, T, dk_lt_##SFX, 1, 1)                       \
+    DK_COMPARISON_VIA(dk_ge_##SFX, GE, DTYPE, T, dk_lt_##SFX, 0, 1)
+/* ... and of floats, whose <= is a body of its own */
+#define DK_FLOAT_COMPARISONS(SFX, DTYPE, T)                                               \
+    DK_COMPARISONS_LT_EQ_(SFX, DTYPE, T)                                                  \
+    DK_COMPARISON(dk_le_##SFX, LE, DTYPE, T, a <= b)                                      \
+    DK_COMPARISON_VIA(dk_ge_##SFX, GE, DTYPE, T, dk_le_##SFX, 1, 0)
+#define DK_COMPARISONS_LT_EQ_(SFX, DTYPE, T)                                              \
+    DK_COMPARISON(dk_eq_##SFX, EQ, DTYPE, T, a == b)                                      \
+    DK_COMPARISON(dk_lt_##SFX, LT, DTYPE, T, a < b)                                       \
+    DK_COMPARISON_VIA(dk_ne_##SFX, NE, DTYPE, T, dk_eq_##SFX, 0, 1)                       \
+    DK_COMPARISON_VIA(dk_gt_##SFX, GT, DTYPE, T, dk_lt_##SFX, 1, 0)
 /* An entry with its 2-D loop (each DK_ macro above writes FN##_2d). */
 #define DK_ENTRY(LOOP, DTYPE, FN) DISPATCH_KERNELS_LOOP_WITH_2D(LOOP, DTYPE, FN, 0)
 #define DK_COMPARISON_ENTRIES(SFX, DTYPE)                                                 \
