@@ -228,11 +228,8 @@
         else NAME##_run_(data, steps, n, alpha, 0);                                   \
         return 1;                                                                     \
     }                                                                                 \
-    void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *steps,        \
-                                           intptr_t n, void *ctx)                     \
-    {                                                                                 \
-        (void)NAME##_row_(data, steps, n, ctx);                                       \
-    }                                                                                 \
-    DISPATCH_KERNELS_LOOP2D_WITH(NAME, 3, NAME##_row_)
+    /* the 1-D loop is the 2-D loop of one row (Note [Unit paths compiled once]   \
+     * in loop_paths.h): the row's paths are compiled once */                     \
+    DISPATCH_KERNELS_LOOP2D_ROWS(NAME, 3, NAME##_row_, DISPATCH_KERNELS_NO_REST)
 
 #endif /* DISPATCH_KERNELS_LOOPS_H_ */
