@@ -453,8 +453,13 @@ enum {
             DK_REFERENCE(LOOP, DTYPE, data, s, n, ctx);                                   \
             return;                                                                       \
         }                                                                                 \
-        char *d_[3] = {data[0], data[1 + (SWAP)], data[2 - (SWAP)]};                      \
-        const intptr_t s_[3] = {s[0], s[1 + (SWAP)], s[2 - (SWAP)]}, none_[3] = {0, 0, 0}; \
+        static const intptr_t none_[3]; /* the outer strides of one row */                \
+        if (!(SWAP)) { /* no copies: a 1-D call of 512 elements is via_f32's chunk */     \
+            BODY##_cmp2d_(data, s, none_, n, 1, ctx, (FLIP));                             \
+            return;                                                                       \
+        }                                                                                 \
+        char *d_[3] = {data[0], data[2], data[1]};                                        \
+        const intptr_t s_[3] = {s[0], s[2], s[1]};                                        \
         BODY##_cmp2d_(d_, s_, none_, n, 1, ctx, (FLIP));                                  \
     }                                                                                     \
     void DISPATCH_CPU_DISPATCH_CURFX(NAME##_2d)(char **data, const intptr_t *s,           \
@@ -472,9 +477,12 @@ enum {
             }                                                                             \
             return;                                                                       \
         }                                                                                 \
-        char *d_[3] = {data[0], data[1 + (SWAP)], data[2 - (SWAP)]};                      \
-        const intptr_t s_[3] = {s[0], s[1 + (SWAP)], s[2 - (SWAP)]};                      \
-        const intptr_t o_[3] = {outer[0], outer[1 + (SWAP)], outer[2 - (SWAP)]};          \
+        if (!(SWAP)) {                                                                    \
+            BODY##_cmp2d_(data, s, outer, n, rows, ctx, (FLIP));                          \
+            return;                                                                       \
+        }                                                                                 \
+        char *d_[3] = {data[0], data[2], data[1]};                                        \
+        const intptr_t s_[3] = {s[0], s[2], s[1]}, o_[3] = {outer[0], outer[2], outer[1]}; \
         BODY##_cmp2d_(d_, s_, o_, n, rows, ctx, (FLIP));                                  \
     }
 
