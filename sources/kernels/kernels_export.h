@@ -113,7 +113,10 @@ typedef struct dispatch_kernel_export {
 #else
 #define DISPATCH_KERNELS_NOINLINE
 #endif
-#define DISPATCH_KERNELS_LOOP2D_WITH(FN, NOPS, ROW)                                        \
+#define DISPATCH_KERNELS_LOOP2D_WITH(FN, NOPS, ROW) \
+    DISPATCH_KERNELS_LOOP2D_ELSE_(FN, NOPS, ROW, DISPATCH_CPU_DISPATCH_CURFX(FN))
+/* FN##_2d, where a row ROW does not take is a call of ELSE */
+#define DISPATCH_KERNELS_LOOP2D_ELSE_(FN, NOPS, ROW, ELSE)                                 \
     void DISPATCH_CPU_DISPATCH_CURFX(FN##_2d)(char **data, const intptr_t *s,              \
                                               const intptr_t *outer, intptr_t n,           \
                                               intptr_t rows, void *ctx);                   \
@@ -124,7 +127,7 @@ typedef struct dispatch_kernel_export {
         char *d_[NOPS];                                                                    \
         for (int k_ = 0; k_ < (NOPS); k_++) d_[k_] = data[k_];                             \
         for (intptr_t r_ = 0; r_ < rows; r_++) {                                           \
-            if (!ROW(d_, s, n, ctx)) DISPATCH_CPU_DISPATCH_CURFX(FN)(d_, s, n, ctx);       \
+            if (!ROW(d_, s, n, ctx)) ELSE(d_, s, n, ctx);                                  \
             for (int k_ = 0; k_ < (NOPS); k_++) d_[k_] += outer[k_];                       \
         }                                                                                  \
     }
@@ -132,25 +135,12 @@ typedef struct dispatch_kernel_export {
 /* FN##_2d as above, where a row ROW does not take is a call of REST (a
  * static noinline function of FN's arguments), and FN that 2-D loop of one
  * row: ROW's paths are compiled once, not in FN and again in FN##_2d
- * (Note [Unit paths compiled once] in loop_paths.h). */
-/* the REST of a ROW that takes every layout */
+ * (Note [Unit paths compiled once] in loop_paths.h). NO_REST is the REST
+ * of a ROW that takes every layout. */
 #define DISPATCH_KERNELS_NO_REST(data, s, n, ctx) ((void)0)
 #define DISPATCH_KERNELS_LOOP2D_ROWS(FN, NOPS, ROW, REST)                                  \
     DISPATCH_KERNELS_NOINLINE /* FN calls it */                                            \
-    void DISPATCH_CPU_DISPATCH_CURFX(FN##_2d)(char **data, const intptr_t *s,              \
-                                              const intptr_t *outer, intptr_t n,           \
-                                              intptr_t rows, void *ctx);                   \
-    void DISPATCH_CPU_DISPATCH_CURFX(FN##_2d)(char **data, const intptr_t *s,              \
-                                              const intptr_t *outer, intptr_t n,           \
-                                              intptr_t rows, void *ctx)                    \
-    {                                                                                      \
-        char *d_[NOPS];                                                                    \
-        for (int k_ = 0; k_ < (NOPS); k_++) d_[k_] = data[k_];                             \
-        for (intptr_t r_ = 0; r_ < rows; r_++) {                                           \
-            if (!ROW(d_, s, n, ctx)) REST(d_, s, n, ctx);                                  \
-            for (int k_ = 0; k_ < (NOPS); k_++) d_[k_] += outer[k_];                       \
-        }                                                                                  \
-    }                                                                                      \
+    DISPATCH_KERNELS_LOOP2D_ELSE_(FN, NOPS, ROW, REST)                                     \
     void DISPATCH_CPU_DISPATCH_CURFX(FN)(char **data, const intptr_t *s, intptr_t n,       \
                                          void *ctx);                                       \
     void DISPATCH_CPU_DISPATCH_CURFX(FN)(char **data, const intptr_t *s, intptr_t n,       \
