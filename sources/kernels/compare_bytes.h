@@ -22,8 +22,9 @@
  * bytes compare by == of their max or min), so != and the other two orders
  * are the complement of a mask: the bools are xor'd with 1 after the and
  * (also where the loop's own bools are complemented: Note [Comparisons by
- * three bodies] in loop_paths.h), and the lanes never hold a negated mask. A float comparison with a NaN is
- * false (!=: true) in the vector predicates chosen, as in C.
+ * three bodies] in loop_paths.h), and the lanes never hold a negated mask.
+ * A float comparison with a NaN is false (!=: true) in the vector
+ * predicates chosen, as in C.
  *
  * Taken: float32/float64/int16/int32/int64/int8/uint8/bool in SSE lanes
  * (int64 needs SSE4.2's pcmpgtq, so the SSE2 baseline leaves it to the

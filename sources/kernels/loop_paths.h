@@ -73,6 +73,7 @@ typedef uint8_t dk_bool8;
  * vectors and permute their even lanes instead of building them by element.
  * DK_ELEMS is true when every byte stride is a whole number of elements.
  */
+#define DK_ELEMS(s, z) ((s) % (intptr_t)(z) == 0)
 
 /*
  * Note [Unit paths compiled once]
@@ -86,7 +87,6 @@ typedef uint8_t dk_bool8;
  * of one row, a few instructions; int_loops' AVX2 object took 9% less code
  * and 10% less compile time.
  */
-#define DK_ELEMS(s, z) ((s) % (intptr_t)(z) == 0)
 
 /* The reference loop of (LOOP, DTYPE): every layout the paths do not take. */
 #define DK_REFERENCE(LOOP, DTYPE, data, s, n, ctx) \
