@@ -150,14 +150,17 @@ static int exp_family(int loop) {
  * are those of loop_paths.h's Note [Strided paths]: every operand by 2, the
  * inputs by 2 into a contiguous output (x[:, ::2] + y[:, ::2]), in place on
  * a view by 2 with the other input contiguous (x[:, ::2] += y), by 3 with
- * input 2 broadcast, and byte strides of no whole element (the reference's). */
+ * input 2 broadcast, every operand by 3 (a stride no path names: the element
+ * loops with runtime strides, x[:, ::3].fill_(v) and copies), and byte strides
+ * of no whole element (the reference's). */
 enum { CONTIG, BROADCAST1, BROADCAST2, BROADCAST3, BROADCAST23, STRIDED, STRIDED_INPUTS,
-       STRIDED_IN_PLACE, STRIDE3_BROADCAST2, ODD_BYTES, IN_PLACE, NLAYOUTS };
+       STRIDED_IN_PLACE, STRIDE3_BROADCAST2, STRIDED3, ODD_BYTES, IN_PLACE, NLAYOUTS };
 static const char *layout_names[] = {"contiguous", "input 1 broadcast", "input 2 broadcast",
                                      "input 3 broadcast", "inputs 2 and 3 broadcast",
                                      "strided by 2", "inputs strided by 2",
                                      "in place strided by 2", "strided by 3, input 2 broadcast",
-                                     "inputs by itemsize + 1 bytes", "in place"};
+                                     "every operand strided by 3", "inputs by itemsize + 1 bytes",
+                                     "in place"};
 enum { MAXSTEP = 3 }; /* the longest input stride, in elements */
 
 /* The stride in bytes of input k (0-based) of itemsize isz in `layout`. */
@@ -169,6 +172,7 @@ static intptr_t input_stride(int layout, int k, size_t isz) {
     case STRIDED: case STRIDED_INPUTS: return 2 * z;
     case STRIDED_IN_PLACE: return k == 0 ? 2 * z : z;
     case STRIDE3_BROADCAST2: return k == 1 ? 0 : 3 * z;
+    case STRIDED3: return 3 * z;
     case ODD_BYTES: return z + 1;
     default: return z;
     }
@@ -177,7 +181,8 @@ static intptr_t input_stride(int layout, int k, size_t isz) {
 static void compare(const char *what, dispatch_loop_fn fn, dispatch_loop_fn ref, int nin,
                     int out_dt, const int *in_dt, void *ctx, int ulps) {
     size_t osz = dispatch_dtype_itemsize(out_dt);
-    char *in[3], *got = malloc(2 * MAXN * 8), *want = malloc(2 * MAXN * 8);
+    /* an output of MAXN elements at the longest step, and its fill after it */
+    char *in[3], *got = malloc(MAXSTEP * MAXN * 8), *want = malloc(MAXSTEP * MAXN * 8);
     char *inplace_got = malloc(2 * MAXN * 8), *inplace_want = malloc(2 * MAXN * 8);
     for (int k = 0; k < nin; k++) {
         in[k] = malloc(MAXSTEP * MAXN * 8);
@@ -191,7 +196,9 @@ static void compare(const char *what, dispatch_loop_fn fn, dispatch_loop_fn ref,
         if (in_place && (nin == 0 || in_dt[0] != out_dt)) continue;
         for (int li = 0; li < NLENGTHS; li++) {
             int n = lengths[li];
-            int step = layout == STRIDED || layout == STRIDED_IN_PLACE ? 2 : 1; /* the output's */
+            int step = layout == STRIDED3                                 ? 3 /* the output's */
+                       : layout == STRIDED || layout == STRIDED_IN_PLACE ? 2
+                                                                         : 1;
             intptr_t st[4] = {(intptr_t)(osz * step)};
             char *dg[4] = {got}, *dw[4] = {want};
             for (int k = 0; k < nin; k++) {
@@ -204,8 +211,8 @@ static void compare(const char *what, dispatch_loop_fn fn, dispatch_loop_fn ref,
                 dg[0] = dg[1] = inplace_got;
                 dw[0] = dw[1] = inplace_want;
             } else {
-                memset(got, 0xA5, 2 * MAXN * osz);
-                memset(want, 0xA5, 2 * MAXN * osz);
+                memset(got, 0xA5, MAXSTEP * MAXN * osz);
+                memset(want, 0xA5, MAXSTEP * MAXN * osz);
             }
             fn(dg, st, n, ctx);
             ref(dw, st, n, ctx);
@@ -221,7 +228,7 @@ static void compare(const char *what, dispatch_loop_fn fn, dispatch_loop_fn ref,
             }
             /* nothing written past the last element (a vector path's tail
              * store ends on it): the bytes after it keep their fill */
-            for (size_t b = (size_t)n * step * osz; !in_place && b < 2 * MAXN * osz; b++) {
+            for (size_t b = (size_t)n * step * osz; !in_place && b < MAXSTEP * MAXN * osz; b++) {
                 if ((unsigned char)got[b] == 0xA5) continue;
                 if (failures++ < 40)
                     fprintf(stderr, "FAIL %s, %s, n=%d: byte %zu past the output written\n", what,
