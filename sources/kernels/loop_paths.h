@@ -320,8 +320,7 @@ enum {
             } else if (so == 2 && sa == 1) {                                              \
                 if (!dk_spread_every_other(data[0], data[1], z, n))                       \
                     NAME##_strided_((U *)data[0], (const U *)data[1], 2, 1, n);           \
-            } else { /* a load and a store an element, unrolled as fill's: x[:, ::2]     \
-                      * .copy_ of 64K int32 44-52 -> 28-31 us (NumPy's 27-31) */          \
+            } else { /* a load and a store an element, unrolled as fill's */             \
                 U *o = (U *)data[0];                                                      \
                 const U *pa = (const U *)data[1];                                         \
                 _Pragma("GCC unroll 8")                                                   \
