@@ -142,10 +142,10 @@ static inline int dk_copy_on_lines(char *o, const char *a, size_t bytes)
  * A fill of more bytes than a core's share of the last-level cache ends in
  * memory whatever it does, and a plain store first reads the line it
  * writes: half the bus is loads nobody uses. Non-temporal (streaming)
- * stores write whole lines without reading them: a C loop filling 128 MiB
- * here (Zen 2 VM, AVX2) took 14-17 ms with stores, 7.1-7.3 with streaming
- * ones, glibc's memset 8-9. x.fill_(v) and x.copy_(scalar) of 16M int64
- * (128 MiB) took 11.5 and 15.1 ms, NumPy's 10.0 and 11.3. Below
+ * stores write whole lines without reading them: a C loop filling 128
+ * MiB on a 2-vCPU AMD EPYC VM (AVX2) took 14-17 ms with stores, 7.1-7.3
+ * with streaming ones, glibc's memset 8-9; x.fill_(v) of 16M int64 12.1-14.2
+ * -> 6.4-7.3 ms (NumPy's 12.5-14.1), and copy_ of one value the same. Below
  * DK_FILL_STREAM_MIN the plain stores stay: a result that fits a cache is
  * read from it next, and streamed lines would have left it. The threshold
  * is a fixed size, not this machine's cache (a VM's reported L3 is not its
