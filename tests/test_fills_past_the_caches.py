@@ -1,9 +1,9 @@
 """Fills larger than a core's share of the cache (Note [Fills past the caches]
-in sources/kernels/line_head.h): from 16 MiB on, fill_ and copy_ of one value
-write in streaming stores. Every element gets the value's bits, nothing
-before or after the run is written, at 1 and 2 threads (each of the two
-threads' halves is past the threshold too), on runs that start and end off a
-vector boundary."""
+in sources/kernels/line_head.h): from 16 MiB on, fill_ and copy_ of a 0-d
+tensor of the same dtype write in streaming stores. Every element gets the
+value's bits, nothing before or after the run is written, at 1 and 2 threads
+(each of the two threads' halves is past the threshold too), on runs that
+start and end off a vector boundary."""
 
 from __future__ import annotations
 

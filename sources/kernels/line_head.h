@@ -119,6 +119,24 @@ static inline int dk_copy_on_lines(char *o, const char *a, size_t bytes)
 }
 
 /*
+ * Note [Fills past the caches]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * A fill of more bytes than a core's share of the last-level cache ends in
+ * memory whatever it does, and a plain store first reads the line it
+ * writes: half the bus is loads nobody uses. Non-temporal (streaming)
+ * stores write whole lines without reading them: a C loop filling 128
+ * MiB on a 2-vCPU AMD EPYC VM (AVX2) took 14-17 ms with stores, 7.1-7.3
+ * with streaming ones, glibc's memset 8-9; x.fill_(v) of 16M int64 12.1-14.2
+ * -> 6.4-7.3 ms (NumPy's 12.5-14.1), copy_ of a 0-d int64 tensor the same
+ * (one value of another dtype is a cast, its loop per element: not here). Below
+ * DK_FILL_STREAM_MIN the plain stores stay: a result that fits a cache is
+ * read from it next, and streamed lines would have left it. The threshold
+ * is a fixed size, not this machine's cache (a VM's reported L3 is not its
+ * share of it): 16 MiB, past every core's share on the x86 CPUs at hand.
+ */
+#define DK_FILL_STREAM_MIN ((size_t)16 << 20)
+
+/*
  * Note [Fills in vector stores]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
  * One value written n times (copy_ of a column, fill_, copy_ of one value)
@@ -130,28 +148,12 @@ static inline int dk_copy_on_lines(char *o, const char *a, size_t bytes)
  * each extra store is a store-buffer entry, and a row of 512 bytes is 8
  * stores on its lines): 3.3 us. Runs of a vector to DK_COPY_ON_LINES_MAX
  * bytes, and from DK_FILL_STREAM_MIN on in streaming stores (Note [Fills
- * past the caches]); between the two, the compiler's loop. Also with SSE2's 16 bytes
- * (x86-64 below AVX2), where the compiler's loop stored one vector an
- * iteration: fill_ of (512, 512) int16 at SSE4.2 took 7.8 us, NumPy's 4.0. 1 when it filled, 0 when the
- * caller must (no vectors, a short run, an output not on its element size,
- * where the pattern would not line up).
+ * past the caches]); between the two, the compiler's loop. Also with SSE2's
+ * 16 bytes (x86-64 below AVX2), where the compiler's loop stored one vector
+ * an iteration: fill_ of (512, 512) int16 at SSE4.2 took 7.8 us, NumPy's
+ * 4.0. 1 when it filled, 0 when the caller must (no vectors, a short run,
+ * an output not on its element size, where the pattern would not line up).
  */
-/*
- * Note [Fills past the caches]
- * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
- * A fill of more bytes than a core's share of the last-level cache ends in
- * memory whatever it does, and a plain store first reads the line it
- * writes: half the bus is loads nobody uses. Non-temporal (streaming)
- * stores write whole lines without reading them: a C loop filling 128
- * MiB on a 2-vCPU AMD EPYC VM (AVX2) took 14-17 ms with stores, 7.1-7.3
- * with streaming ones, glibc's memset 8-9; x.fill_(v) of 16M int64 12.1-14.2
- * -> 6.4-7.3 ms (NumPy's 12.5-14.1), and copy_ of one value the same. Below
- * DK_FILL_STREAM_MIN the plain stores stay: a result that fits a cache is
- * read from it next, and streamed lines would have left it. The threshold
- * is a fixed size, not this machine's cache (a VM's reported L3 is not its
- * share of it): 16 MiB, past every core's share on the x86 CPUs at hand.
- */
-#define DK_FILL_STREAM_MIN ((size_t)16 << 20)
 static inline int dk_fill_on_lines(void *out, const void *v, size_t z, size_t n)
 {
 #if defined(DK_LINE_VEC_)
