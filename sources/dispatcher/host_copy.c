@@ -69,6 +69,13 @@ int dispatch_kernels_strided_run(dispatch_loop_fn loop, int nops, dispatch_tenso
  * the plan merges it into one run of the copy loop's broadcast path, a fill.
  */
 
+/* Whether `view` (src broadcast to dst's sizes) reads one element only. */
+static int is_one_element(const dispatch_tensor *dst, const dispatch_tensor *view) {
+    for (int d = 0; d < dst->ndim; d++)
+        if (view->strides[d] != 0 && dst->sizes[d] != 1) return 0;
+    return 1;
+}
+
 /* The number of leading dims along which `view` repeats (its strides 0)
  * for a contiguous dst, 0 when the walk should run: always for a copy
  * without a cast that the pool splits, whose walk (the copy's 2-D loop on
@@ -83,9 +90,7 @@ static int repeated_dims(const dispatch_tensor *dst, const dispatch_tensor *view
     /* one value into every element: the walk's single fill-like run (the
      * copy loop's broadcast path) writes each line once, where a block of
      * one row doubled by memcpy took 34 us for 256K int64 against its 25 */
-    int filled = dst->dtype == view->dtype; /* a cast: its loop per element */
-    for (int d = 0; d < dst->ndim; d++) filled &= view->strides[d] == 0 || dst->sizes[d] == 1;
-    if (filled) return 0;
+    if (dst->dtype == view->dtype && is_one_element(dst, view)) return 0;
     int k = 0;
     while (k < dst->ndim - 1 && (view->strides[k] == 0 || dst->sizes[k] == 1)) k++;
     int64_t reps = 1;
@@ -181,10 +186,8 @@ static int copy_block_then_double(dispatch_tensor *dst, dispatch_tensor *view,
  * 5.5-10.3); 256K float32 27-32 -> 21-25 us (NumPy 46-53).
  */
 static int is_one_value(const dispatch_tensor *dst, const dispatch_tensor *view) {
-    if (dst->dtype == view->dtype || dst->numel < DISPATCH_ITER_GRAIN) return 0;
-    for (int d = 0; d < dst->ndim; d++)
-        if (view->strides[d] != 0 && dst->sizes[d] != 1) return 0;
-    return 1;
+    return dst->dtype != view->dtype && dst->numel >= DISPATCH_ITER_GRAIN &&
+           is_one_element(dst, view);
 }
 
 static int copy_one_value(dispatch_tensor *dst, const dispatch_tensor *view, dispatch_loop_fn cast) {
