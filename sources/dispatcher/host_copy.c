@@ -64,7 +64,9 @@ int dispatch_kernels_strided_run(dispatch_loop_fn loop, int nops, dispatch_tenso
  * then that span copied again and again by the table's uint8 copy (vector
  * stores on dst's lines, the span read from L1). memcpy's rep movsb on 16
  * KiB spans took 33 us to fill 2 MB (a float64 row into 512 rows), this 25
- * (torch 25). The bytes are those of the walk's copies.
+ * (torch 25). The spans go to the copy's 2-D loop, a call for each thread's
+ * spans, so those past 16 MiB stream (Note [Stores past the caches] in
+ * line_head.h). The bytes are those of the walk's copies.
  * One value of dst's own dtype (x.copy_(scalar tensor)) is walked instead:
  * the plan merges it into one run of the copy loop's broadcast path, a fill.
  */
@@ -110,15 +112,26 @@ static void copy_bytes(dispatch_loop_fn bytes, char *o, const char *a, size_t k)
     else memcpy(o, a, k);
 }
 
-/* Copies of dst's first `span` bytes into pieces [begin, end) of the rest. */
+/* Copies of dst's first `span` bytes into pieces [begin, end) of the rest:
+ * the whole ones by one call of the bytes' 2-D loop (`rows`, a row a span,
+ * read again and again from dst's start), the last one maybe short. */
 typedef struct {
     char *base;
     size_t span, total;
     dispatch_loop_fn bytes;
+    dispatch_loop2d_fn rows;
 } span_job;
 
 static void copy_spans(void *arg, int64_t begin, int64_t end) {
     const span_job *j = arg;
+    int64_t whole = end; /* piece i is [span * (i + 1), span * (i + 2)) */
+    if (j->span * (size_t)(end + 1) > j->total) whole = end - 1;
+    if (j->rows && whole > begin) {
+        char *d[2] = {j->base + j->span * (size_t)(begin + 1), j->base};
+        const intptr_t st[2] = {1, 1}, outer[2] = {(intptr_t)j->span, 0};
+        j->rows(d, st, outer, (intptr_t)j->span, (intptr_t)(whole - begin), NULL);
+        begin = whole;
+    }
     for (int64_t i = begin; i < end; i++) {
         size_t at = j->span * (size_t)(i + 1);
         copy_bytes(j->bytes, j->base + at, j->base,
@@ -153,7 +166,9 @@ static int copy_block_then_double(dispatch_tensor *dst, dispatch_tensor *view,
             copy_bytes(bytes, dst->data + have, dst->data,
                        have < total - have ? have : total - have);
         if (rc == 0 && have < total) {
-            span_job j = {dst->data, have, total, bytes};
+            span_job j = {dst->data, have, total, bytes,
+                          bytes ? dispatch_loop2d_get(DISPATCH_LOOP_COPY, DISPATCH_UINT8, bytes)
+                                : NULL};
             int64_t pieces = (int64_t)((total - 1) / have); /* spans after the first */
             /* a thread's part at least 512 KiB: below that a memcpy is
              * faster than waking a worker (256K bytes: 3.5 us on one thread,
@@ -182,7 +197,7 @@ static int copy_block_then_double(dispatch_tensor *dst, dispatch_tensor *view,
  * elements on (below it the extra tensor costs more than the casts).
  * x.copy_(number), 1 thread, old and new build in alternating processes:
  * 16M uint8 2.0-2.2 -> 0.8-0.9 ms, float32 8.3-12.4 -> 3.2-3.5 (a fill past
- * the caches streams: Note [Fills past the caches]; NumPy 1.4-2.0 and
+ * the caches streams: Note [Stores past the caches]; NumPy 1.4-2.0 and
  * 5.5-10.3); 256K float32 27-32 -> 21-25 us (NumPy 46-53).
  */
 static int is_one_value(const dispatch_tensor *dst, const dispatch_tensor *view) {

@@ -454,10 +454,15 @@ static inline intptr_t int_widen_run(void *dst, const void *src, intptr_t n, int
             DT *o = (DT *)data[0];                                                        \
             const ST *a = (const ST *)data[1];                                            \
             intptr_t i = 0;                                                               \
-            /* integers of one width (bool's 0 and 1 too): the same bits, copied */      \
-            if (!S_FLOAT && !D_FLOAT && !D_BOOL && Ssize == Dsize &&                      \
-                dk_copy_on_lines((char *)o, (const char *)a, (size_t)n * Ssize))           \
-                return;                                                                   \
+            /* integers of one width (bool's 0 and 1 too): the same bits, copied, */     \
+            /* streamed as the copy loop's (Note [Stores past the caches]) */             \
+            if (!S_FLOAT && !D_FLOAT && !D_BOOL && Ssize == Dsize) {                      \
+                const int stream = dk_streams((size_t)n * Ssize);                         \
+                if (dk_copy_on_lines((char *)o, (const char *)a, (size_t)n * Ssize, stream)) { \
+                    if (stream) DK_STREAM_FENCE_();                                       \
+                    return;                                                               \
+                }                                                                         \
+            }                                                                             \
             if (S_FLOAT && !D_FLOAT && !D_BOOL && TAKES_I32_RULE_(DT))                    \
                 i = float_to_i32_rule_run(o, a, n, Ssize, Dsize);                         \
             if (!S_FLOAT && !D_BOOL && D_FLOAT && Ssize == 8) /* Note [int64 to float below AVX512DQ] */ \

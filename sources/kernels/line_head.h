@@ -56,6 +56,7 @@ typedef __m512i dk_line_vec_;
 #define DK_LINE_STOREU_(p, v) _mm512_storeu_si512((void *)(p), v)
 #define DK_LINE_STORE_(p, v) _mm512_store_si512((void *)(p), v)
 #define DK_LINE_STREAM_(p, v) _mm512_stream_si512((void *)(p), v)
+#define DK_STREAM_FENCE_() _mm_sfence()
 #define DK_LINE_LOADU_(p) _mm512_loadu_si512((const void *)(p))
 #define DK_LINE_SET1_(w, x) _mm512_set1_epi##w(x)
 #define DK_LINE_SET1_64_(x) _mm512_set1_epi64(x)
@@ -65,20 +66,97 @@ typedef __m256i dk_line_vec_;
 #define DK_LINE_STOREU_(p, v) _mm256_storeu_si256((__m256i *)(void *)(p), v)
 #define DK_LINE_STORE_(p, v) _mm256_store_si256((__m256i *)(void *)(p), v)
 #define DK_LINE_STREAM_(p, v) _mm256_stream_si256((__m256i *)(void *)(p), v)
+#define DK_STREAM_FENCE_() _mm_sfence()
 #define DK_LINE_LOADU_(p) _mm256_loadu_si256((const __m256i *)(const void *)(p))
 #define DK_LINE_SET1_(w, x) _mm256_set1_epi##w(x)
 #define DK_LINE_SET1_64_(x) _mm256_set1_epi64x(x)
 #elif defined(__SSE2__)
-/* fills only (dk_copy_on_lines keeps memcpy below 32-byte vectors) */
+/* fills, and copies that stream (below 32-byte vectors dk_copy_on_lines
+ * leaves the others to memcpy) */
 #define DK_LINE_VEC_ 16
 typedef __m128i dk_line_vec_;
 #define DK_LINE_STOREU_(p, v) _mm_storeu_si128((__m128i *)(void *)(p), v)
 #define DK_LINE_STORE_(p, v) _mm_store_si128((__m128i *)(void *)(p), v)
 #define DK_LINE_STREAM_(p, v) _mm_stream_si128((__m128i *)(void *)(p), v)
+#define DK_STREAM_FENCE_() _mm_sfence()
 #define DK_LINE_LOADU_(p) _mm_loadu_si128((const __m128i *)(const void *)(p))
 #define DK_LINE_SET1_(w, x) _mm_set1_epi##w(x)
 #define DK_LINE_SET1_64_(x) _mm_set1_epi64x(x)
+#else
+#define DK_STREAM_FENCE_() ((void)0)
 #endif
+/*
+ * Note [Stores past the caches]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * An output of more bytes than a core's share of the last-level cache ends
+ * in memory whatever a loop does, and a plain store first reads the line it
+ * writes: half a fill's traffic, a third of a copy's, is loads nobody uses.
+ * Non-temporal (streaming) stores write whole lines without reading them.
+ * On a 2-vCPU AMD EPYC VM (AVX2), a C loop filling 128 MiB took 14-17 ms
+ * with stores, 7.1-7.3 with streaming ones, glibc's memset 8-9; a copy of
+ * 128 MiB 23-30 ms through glibc's memcpy (plain stores at that size
+ * there), 16-19 streamed. So fill_, copy_ (contiguous, of a row or a column
+ * into a matrix, of one value), clone and contiguous() stream where one
+ * call of their loop writes DK_STREAM_MIN bytes or more (a 2-D loop's rows
+ * all together: a matrix copied row by row streams as one run would; a
+ * thread's part of a split output counts alone): 16M elements, 1 thread,
+ * x.fill_(v) of int64 12.1-14.2 -> 6.4-7.3 ms (NumPy 12.5-14.1),
+ * x.copy_(y) of int64 21-23 -> 11-13, a row copied into every row of int64
+ * 13.5-15.6 -> 6.4-6.7. Below DK_STREAM_MIN the plain stores stay: a result
+ * that fits a cache is read from it next, and streamed lines would have
+ * left it. The threshold is a fixed size, not this machine's cache (a VM's
+ * reported L3 is not its share of it): 16 MiB, past every core's share on
+ * the x86 CPUs at hand (this VM's L3 is 32 MiB, and 16 MiB of uint8 written
+ * again and again from a column took 0.68-1.24 ms in plain stores between
+ * processes, as much of it stayed in the L3 or not, 0.60-0.84 streamed).
+ * Within a streamed call runs from DK_STREAM_RUN_MIN bytes stream, whole
+ * lines only (DK_STREAM_LINES_). The loop orders its streamed stores by one
+ * fence at its end (DK_STREAM_FENCE_), before a pool's join hands the
+ * output on.
+ */
+#define DK_STREAM_MIN ((size_t)16 << 20)
+#define DK_STREAM_RUN_MIN ((size_t)4096)
+
+/* Whether a call of a loop writing `bytes` streams (Note [Stores past the
+ * caches]); never on targets without the vector stores below. */
+static inline int dk_streams(size_t bytes)
+{
+#if defined(DK_LINE_VEC_)
+    return bytes >= DK_STREAM_MIN;
+#else
+    (void)bytes;
+    return 0;
+#endif
+}
+
+#if defined(DK_LINE_VEC_)
+/* The streamed run of `bytes` at o (Note [Stores past the caches]): whole
+ * 64-byte lines in streaming stores, LINE(o, i, SRC) storing the one at
+ * offset i, and the partial lines at either end by memcpy: from `head` (the
+ * run's first bytes) and from the bytes that end at `tail_end`. A line
+ * written by plain stores and streamed too loses the stream's whole-line
+ * write: a copy_ of a uint8 column into 4096 rows of 4 KiB, each starting
+ * 16 bytes into a line, took 3.3 ms with a plain vector at each row's
+ * start and end beside the streamed ones, 0.7 in plain stores alone. */
+#define DK_STREAM_LINES_(o, bytes, head, tail_end, LINE, SRC)                           \
+    do {                                                                                \
+        const size_t h_ = (0 - (uintptr_t)(o)) % 64, e_ = h_ + ((bytes) - h_) / 64 * 64; \
+        memcpy((o), (head), h_);                                                        \
+        for (size_t i_ = h_; i_ < e_; i_ += 64) LINE(o, i_, SRC);                       \
+        memcpy((o) + e_, (tail_end) - ((bytes) - e_), (bytes) - e_);                    \
+    } while (0)
+/* a line of a copy from a, of a fill of the vector x */
+#define DK_STREAM_COPY_LINE_(o, i, a)                                                   \
+    do {                                                                                \
+        for (size_t k_ = 0; k_ < 64; k_ += DK_LINE_VEC_)                                \
+            DK_LINE_STREAM_((o) + (i) + k_, DK_LINE_LOADU_((a) + (i) + k_));             \
+    } while (0)
+#define DK_STREAM_FILL_LINE_(o, i, x)                                                   \
+    do {                                                                                \
+        for (size_t k_ = 0; k_ < 64; k_ += DK_LINE_VEC_) DK_LINE_STREAM_((o) + (i) + k_, x); \
+    } while (0)
+#endif
+
 /* A copy of `bytes` from a to o, runs that do not overlap, in vectors stored
  * on o's lines (an unaligned first and last vector where the run starts or
  * ends off a line, rewriting a few bytes with the same values: Note [Fills in
@@ -89,16 +167,23 @@ typedef __m128i dk_line_vec_;
  * (NumPy's copy 5.0-5.3), 1 MiB at 2 threads 17.5-19.3 against 13.5-13.7;
  * a row of 512 int16 into 512 rows at 2 threads (a call a row) 5.3 us with
  * both end vectors always stored, 5.0 without (torch 4.4). Runs of 1 KiB to
- * 1 MiB, an L2's worth: past that memcpy's own choices, non-temporal stores
- * among them, stand (no gain measured at 2 MiB); below it memcpy loads the
- * whole run before it stores (rows of 512 uint8 this way: 3.8 us, memcpy's
- * 3.2). 1 when it copied, 0 when the caller must. */
+ * 1 MiB, an L2's worth (past that memcpy's own choices stand: no gain
+ * measured at 2 MiB); below it memcpy loads the whole run before it stores
+ * (rows of 512 uint8 this way: 3.8 us, memcpy's 3.2). With `stream`
+ * (dk_streams of the call's bytes) runs of DK_STREAM_RUN_MIN or more go to
+ * streaming stores, SSE2's 16 bytes too (Note [Stores past the caches]; the
+ * caller fences). 1 when it copied, 0 when the caller must. */
 #define DK_COPY_ON_LINES_MAX (1024 * 1024)
-static inline int dk_copy_on_lines(char *o, const char *a, size_t bytes)
+static inline int dk_copy_on_lines(char *o, const char *a, size_t bytes, int stream)
 {
-#if defined(DK_LINE_VEC_) && DK_LINE_VEC_ >= 32
+#if defined(DK_LINE_VEC_)
     enum { V = DK_LINE_VEC_ };
-    if (bytes < 1024 || bytes > DK_COPY_ON_LINES_MAX || (o < a + bytes && a < o + bytes)) return 0;
+    if (o < a + bytes && a < o + bytes) return 0;
+    if (stream && bytes >= DK_STREAM_RUN_MIN) {
+        DK_STREAM_LINES_(o, bytes, a, a + bytes, DK_STREAM_COPY_LINE_, a);
+        return 1;
+    }
+    if (V < 32 || bytes < 1024 || bytes > DK_COPY_ON_LINES_MAX) return 0;
     size_t i = (0 - (uintptr_t)o) % V;
     if (i) DK_LINE_STOREU_(o, DK_LINE_LOADU_(a));
     for (; i + 4 * V <= bytes; i += 4 * V) {
@@ -113,28 +198,10 @@ static inline int dk_copy_on_lines(char *o, const char *a, size_t bytes)
     if (i < bytes) DK_LINE_STOREU_(o + bytes - V, DK_LINE_LOADU_(a + bytes - V));
     return 1;
 #else
-    (void)o, (void)a, (void)bytes;
+    (void)o, (void)a, (void)bytes, (void)stream;
     return 0;
 #endif
 }
-
-/*
- * Note [Fills past the caches]
- * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
- * A fill of more bytes than a core's share of the last-level cache ends in
- * memory whatever it does, and a plain store first reads the line it
- * writes: half the bus is loads nobody uses. Non-temporal (streaming)
- * stores write whole lines without reading them: a C loop filling 128
- * MiB on a 2-vCPU AMD EPYC VM (AVX2) took 14-17 ms with stores, 7.1-7.3
- * with streaming ones, glibc's memset 8-9; x.fill_(v) of 16M int64 12.1-14.2
- * -> 6.4-7.3 ms (NumPy's 12.5-14.1), copy_ of a 0-d int64 tensor the same
- * (one value of another dtype is a cast, its loop per element: not here). Below
- * DK_FILL_STREAM_MIN the plain stores stay: a result that fits a cache is
- * read from it next, and streamed lines would have left it. The threshold
- * is a fixed size, not this machine's cache (a VM's reported L3 is not its
- * share of it): 16 MiB, past every core's share on the x86 CPUs at hand.
- */
-#define DK_FILL_STREAM_MIN ((size_t)16 << 20)
 
 /*
  * Note [Fills in vector stores]
@@ -147,19 +214,19 @@ static inline int dk_copy_on_lines(char *o, const char *a, size_t bytes)
  * starts or ends off a line (rewriting a few elements with the same bits;
  * each extra store is a store-buffer entry, and a row of 512 bytes is 8
  * stores on its lines): 3.3 us. Runs of a vector to DK_COPY_ON_LINES_MAX
- * bytes, and from DK_FILL_STREAM_MIN on in streaming stores (Note [Fills
- * past the caches]); between the two, the compiler's loop. Also with SSE2's
+ * bytes, and with `stream` (dk_streams of the call's bytes) runs of
+ * DK_STREAM_RUN_MIN or more in streaming stores (Note [Stores past the
+ * caches]; the caller fences); otherwise the compiler's loop. Also with SSE2's
  * 16 bytes (x86-64 below AVX2), where the compiler's loop stored one vector
  * an iteration: fill_ of (512, 512) int16 at SSE4.2 took 7.8 us, NumPy's
  * 4.0. 1 when it filled, 0 when the caller must (no vectors, a short run,
  * an output not on its element size, where the pattern would not line up).
  */
-static inline int dk_fill_on_lines(void *out, const void *v, size_t z, size_t n)
+static inline int dk_fill_on_lines(void *out, const void *v, size_t z, size_t n, int stream)
 {
 #if defined(DK_LINE_VEC_)
     char *o = (char *)out;
     const size_t bytes = n * z;
-    const int stream = bytes >= DK_FILL_STREAM_MIN; /* Note [Fills past the caches] */
     if (bytes < DK_LINE_VEC_ || (bytes > DK_COPY_ON_LINES_MAX && !stream) || (uintptr_t)o % z)
         return 0;
     if (DK_LINE_VEC_ < 32 && z == 1) return 0; /* memset's wider stores beat 16 bytes */
@@ -189,14 +256,15 @@ static inline int dk_fill_on_lines(void *out, const void *v, size_t z, size_t n)
     }
     /* the head and tail stores only where the run is off a line: each store
      * is a store-buffer entry, and a row of 512 bytes is 8 on its lines */
-    size_t i = (0 - (uintptr_t)o) % DK_LINE_VEC_;
-    if (i) DK_LINE_STOREU_(o, x);
-    if (stream) {
-        for (; i + DK_LINE_VEC_ <= bytes; i += DK_LINE_VEC_) DK_LINE_STREAM_(o + i, x);
-        if (i < bytes) DK_LINE_STOREU_(o + bytes - DK_LINE_VEC_, x);
-        _mm_sfence(); /* the streamed stores ordered before whatever follows (a pool's join) */
+    if (stream && bytes >= DK_STREAM_RUN_MIN) {
+        char line[64]; /* the pattern, for the partial lines at the ends (each
+                        * starts on an element, and 64 bytes hold whole ones) */
+        for (size_t k = 0; k < 64; k += DK_LINE_VEC_) DK_LINE_STOREU_(line + k, x);
+        DK_STREAM_LINES_(o, bytes, line, line + 64, DK_STREAM_FILL_LINE_, x);
         return 1;
     }
+    size_t i = (0 - (uintptr_t)o) % DK_LINE_VEC_;
+    if (i) DK_LINE_STOREU_(o, x);
     for (; i + 4 * DK_LINE_VEC_ <= bytes; i += 4 * DK_LINE_VEC_) {
         DK_LINE_STORE_(o + i, x);
         DK_LINE_STORE_(o + i + DK_LINE_VEC_, x);
@@ -207,16 +275,17 @@ static inline int dk_fill_on_lines(void *out, const void *v, size_t z, size_t n)
     if (i < bytes) DK_LINE_STOREU_(o + bytes - DK_LINE_VEC_, x);
     return 1;
 #else
-    (void)out, (void)v, (void)z, (void)n;
+    (void)out, (void)v, (void)z, (void)n, (void)stream;
     return 0;
 #endif
 }
 
 /* n copies of the element v (an lvalue of o's type) into the contiguous
- * output o: Note [Fills in vector stores], else the line-headed loop. */
-#define DK_FILL_RUN(o, n, v)                                                              \
+ * output o: Note [Fills in vector stores], else the line-headed loop;
+ * streamed where `stream` (the caller fences). */
+#define DK_FILL_RUN(o, n, v, stream)                                                      \
     do {                                                                                  \
-        if (!dk_fill_on_lines((o), &(v), sizeof *(o), (size_t)(n)))                       \
+        if (!dk_fill_on_lines((o), &(v), sizeof *(o), (size_t)(n), (stream)))             \
             DK_LINE_HEADED(o, n, o[i] = v);                                               \
     } while (0)
 

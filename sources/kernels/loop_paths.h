@@ -289,6 +289,39 @@ enum {
     }                                                                                     \
     DISPATCH_KERNELS_LOOP2D(NAME, 4)
 
+/* The 1-D and 2-D loops of a fill or copy, whose stores stream where one
+ * call writes DK_STREAM_MIN bytes or more (Note [Stores past the caches]):
+ * NAME##_body_(data, s, n, ctx, stream) does one row and ROW(d, s, n,
+ * stream), inlined, takes a row first where it can (0 where it does not),
+ * for NOPS operands of U; one fence after the rows. */
+#define DK_NO_STREAMED_ROW_(d, s, n, stream) 0
+#define DK_STREAMED_LOOPS_(NAME, NOPS, U, ROW)                                            \
+    void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *s, intptr_t n,    \
+                                           void *ctx);                                    \
+    void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *s, intptr_t n,    \
+                                           void *ctx)                                     \
+    {                                                                                     \
+        const int stream = dk_streams((size_t)n * sizeof(U));                             \
+        NAME##_body_(data, s, n, ctx, stream);                                            \
+        if (stream) DK_STREAM_FENCE_();                                                   \
+    }                                                                                     \
+    void DISPATCH_CPU_DISPATCH_CURFX(NAME##_2d)(char **data, const intptr_t *s,           \
+                                                const intptr_t *outer, intptr_t n,        \
+                                                intptr_t rows, void *ctx);                \
+    void DISPATCH_CPU_DISPATCH_CURFX(NAME##_2d)(char **data, const intptr_t *s,           \
+                                                const intptr_t *outer, intptr_t n,        \
+                                                intptr_t rows, void *ctx)                 \
+    {                                                                                     \
+        const int stream = dk_streams((size_t)n * (size_t)rows * sizeof(U));              \
+        char *d_[NOPS];                                                                   \
+        for (int k_ = 0; k_ < (NOPS); k_++) d_[k_] = data[k_];                            \
+        for (intptr_t r_ = 0; r_ < rows; r_++) {                                          \
+            if (!ROW(d_, s, n, stream)) NAME##_body_(d_, s, n, ctx, stream);              \
+            for (int k_ = 0; k_ < (NOPS); k_++) d_[k_] += outer[k_];                      \
+        }                                                                                 \
+        if (stream) DK_STREAM_FENCE_();                                                   \
+    }
+
 /* copy: data = {out, in}, as bits of U; contiguous (memmove, as the
  * reference), a broadcast input written n times, or element strides (a
  * forward loop: a copy between overlapping strided views is the
@@ -298,20 +331,18 @@ enum {
     {                                                                                     \
         for (intptr_t i = 0; i < n; i++) o[i * so] = pa[i * sa];                          \
     }                                                                                     \
-    DISPATCH_KERNELS_NOINLINE /* its 2-D loop calls it */                                 \
-    void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *s, intptr_t n,    \
-                                           void *ctx);                                    \
-    void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *s, intptr_t n,    \
-                                           void *ctx)                                     \
+    DISPATCH_KERNELS_NOINLINE /* its 1-D and 2-D loops call it */                         \
+    static void NAME##_body_(char **data, const intptr_t *s, intptr_t n, void *ctx,       \
+                             int stream)                                                  \
     {                                                                                     \
         const intptr_t z = (intptr_t)sizeof(U);                                           \
         if (s[0] == z && s[1] == z) {                                                     \
-            if (!dk_copy_on_lines(data[0], data[1], (size_t)n * sizeof(U)))               \
+            if (!dk_copy_on_lines(data[0], data[1], (size_t)n * sizeof(U), stream))       \
                 memmove(data[0], data[1], (size_t)n * sizeof(U));                         \
         } else if (s[0] == z && s[1] == 0) {                                              \
             U v, *o = (U *)data[0];                                                       \
             memcpy(&v, data[1], sizeof v);                                                \
-            DK_FILL_RUN(o, n, v);                                               \
+            DK_FILL_RUN(o, n, v, stream);                                                 \
         } else if (DK_ELEMS(s[0], z) && DK_ELEMS(s[1], z)) {                              \
             const intptr_t so = s[0] / z, sa = s[1] / z;                                  \
             if (so == 2 && sa == 2 && dk_copy_every_other(data[0], data[1], z, n)) {      \
@@ -331,16 +362,15 @@ enum {
         }                                                                                 \
     }                                                                                     \
     /* a row of its 2-D loop inlined: a broadcast value (copy_ of a column) */            \
-    DK_INLINE int NAME##_row_(char **d, const intptr_t *s, intptr_t n, void *ctx)         \
+    DK_INLINE int NAME##_row_(char **d, const intptr_t *s, intptr_t n, int stream)        \
     {                                                                                     \
-        (void)ctx;                                                                        \
         if (s[0] != (intptr_t)sizeof(U) || s[1] != 0) return 0;                           \
         U v, *o = (U *)d[0];                                                              \
         memcpy(&v, d[1], sizeof v);                                                       \
-        DK_FILL_RUN(o, n, v);                                                   \
+        DK_FILL_RUN(o, n, v, stream);                                                     \
         return 1;                                                                         \
     }                                                                                     \
-    DISPATCH_KERNELS_LOOP2D_WITH(NAME, 2, NAME##_row_)
+    DK_STREAMED_LOOPS_(NAME, 2, U, NAME##_row_)
 
 /*
  * where: data = {out, cond (bool), a, b}, moved as the unsigned type U of the
@@ -384,17 +414,15 @@ enum {
  * AVX-512, x[:, ::2].fill_ of 64K int8 41-47 -> 18-23 us, int32 25-46 ->
  * 16-20, float64 52-54 -> 26-28 (NumPy's 24, 25, 46). */
 #define DK_FILL(NAME, DTYPE, U)                                                           \
-    DISPATCH_KERNELS_NOINLINE /* its 2-D loop calls it */                                 \
-    void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *s, intptr_t n,    \
-                                           void *ctx);                                    \
-    void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *s, intptr_t n,    \
-                                           void *ctx)                                     \
+    DISPATCH_KERNELS_NOINLINE /* its 1-D and 2-D loops call it */                         \
+    static void NAME##_body_(char **data, const intptr_t *s, intptr_t n, void *ctx,       \
+                             int stream)                                                  \
     {                                                                                     \
         const intptr_t z = (intptr_t)sizeof(U);                                           \
         U v, *o = (U *)data[0];                                                           \
         memcpy(&v, ctx, sizeof v);                                                        \
         if (s[0] == z) {                                                                  \
-            DK_FILL_RUN(o, n, v);                                               \
+            DK_FILL_RUN(o, n, v, stream);                                                 \
         } else if (s[0] == 2 * z) {                                                       \
             if (!dk_fill_every_other(data[0], &v, z, n)) {                                \
                 _Pragma("GCC unroll 8") /* clang reads it too */                          \
@@ -408,7 +436,7 @@ enum {
             DK_REFERENCE(FILL, DTYPE, data, s, n, ctx);                                   \
         }                                                                                 \
     }                                                                                     \
-    DISPATCH_KERNELS_LOOP2D(NAME, 1)
+    DK_STREAMED_LOOPS_(NAME, 1, U, DK_NO_STREAMED_ROW_)
 
 /*
  * Note [Comparisons by three bodies]
