@@ -101,14 +101,14 @@ typedef __m128i dk_line_vec_;
  * all together: a matrix copied row by row streams as one run would; a
  * thread's part of a split output counts alone): 16M elements, 1 thread,
  * x.fill_(v) of int64 12.1-14.2 -> 6.4-7.3 ms (NumPy 12.5-14.1),
- * x.copy_(y) of int64 21-23 -> 11-13, a row copied into every row of int64
- * 13.5-15.6 -> 6.4-6.7. Below DK_STREAM_MIN the plain stores stay: a result
+ * x.copy_(y) of int64 21-25 -> 11-13, a row copied into every row of int64
+ * 13.5-15.3 -> 6.4-6.9. Below DK_STREAM_MIN the plain stores stay: a result
  * that fits a cache is read from it next, and streamed lines would have
  * left it. The threshold is a fixed size, not this machine's cache (a VM's
  * reported L3 is not its share of it): 16 MiB, past every core's share on
  * the x86 CPUs at hand (this VM's L3 is 32 MiB, and 16 MiB of uint8 written
- * again and again from a column took 0.68-1.24 ms in plain stores between
- * processes, as much of it stayed in the L3 or not, 0.60-0.84 streamed).
+ * again and again from a column took 0.64-1.8 ms in plain stores between
+ * processes, as much of it stayed in the L3 or not, 0.78-0.87 streamed).
  * Within a streamed call runs from DK_STREAM_RUN_MIN bytes stream, whole
  * lines only (DK_STREAM_LINES_). The loop orders its streamed stores by one
  * fence at its end (DK_STREAM_FENCE_), before a pool's join hands the
@@ -137,7 +137,8 @@ static inline int dk_streams(size_t bytes)
  * written by plain stores and streamed too loses the stream's whole-line
  * write: a copy_ of a uint8 column into 4096 rows of 4 KiB, each starting
  * 16 bytes into a line, took 3.3 ms with a plain vector at each row's
- * start and end beside the streamed ones, 0.7 in plain stores alone. */
+ * start and end beside the streamed ones, 0.64-1.8 in plain stores alone,
+ * 0.78-0.87 streamed on whole lines. */
 #define DK_STREAM_LINES_(o, bytes, head, tail_end, LINE, SRC)                           \
     do {                                                                                \
         const size_t h_ = (0 - (uintptr_t)(o)) % 64, e_ = h_ + ((bytes) - h_) / 64 * 64; \
