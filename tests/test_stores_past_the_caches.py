@@ -9,10 +9,16 @@ on runs and rows that start and end off a line."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import dispatch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _bits import assert_same_bits  # noqa: E402
 
 # 33 MiB and a ragged tail: two threads' halves each write past 16 MiB
 BYTES = 33 << 20
@@ -30,11 +36,6 @@ def random_bits(dt: np.dtype, shape, seed: int) -> np.ndarray:
         return rng.integers(0, 2, shape).astype(np.bool_)
     count = int(np.prod(shape)) * dt.itemsize
     return rng.integers(0, 256, count, dtype=np.uint8).view(dt).reshape(shape)
-
-
-def differing_bytes(got: np.ndarray, want: np.ndarray) -> int:
-    return int(np.count_nonzero(np.ascontiguousarray(got).view(np.uint8) !=
-                                np.ascontiguousarray(want).view(np.uint8)))
 
 
 def zero_rows(dt: np.dtype, columns: int = COLUMNS) -> np.ndarray:
@@ -60,11 +61,8 @@ def test_a_fill_past_the_caches_writes_every_element_and_nothing_else(name, coun
         view.fill_(value)
     else:
         view.copy_(dispatch.tensor(value, dtype=getattr(dispatch, name)))
-    want = np.array([value], dt)  # the value's bits, as NumPy rounds it
-    got = base[1:-1]
-    bad = np.flatnonzero(got.view(np.uint8).reshape(n, dt.itemsize) !=
-                         want.view(np.uint8)).size
-    assert bad == 0, f"{bad} bytes differ from the value's"
+    want = np.broadcast_to(np.array(value, dt), (n,))  # the value's bits, as NumPy rounds it
+    assert_same_bits(base[1:-1], want, "the run")
     assert base[0] == 0 and base[-1] == 0, "a byte outside the run was written"
 
 
@@ -77,10 +75,10 @@ def test_a_copy_past_the_caches_moves_every_byte_and_nothing_else(name, count, t
     src = random_bits(dt, n + 1, seed=1)[1:]  # the source off a vector boundary too
     base = np.zeros(n + 2, dt)
     dispatch.from_numpy(base)[1:-1].copy_(dispatch.from_numpy(src))
-    assert differing_bytes(base[1:-1], src) == 0
+    assert_same_bits(base[1:-1], src, "the copy")
     assert base[0] == 0 and base[-1] == 0, "a byte outside the run was written"
     clone = dispatch.from_numpy(src).clone()
-    assert differing_bytes(clone.numpy(), src) == 0, "clone differs from its source"
+    assert_same_bits(clone.numpy(), src, "the clone")
 
 
 # 1003 columns: at 1 thread a row copied into every row is a block doubled to
@@ -99,7 +97,7 @@ def test_a_broadcast_copy_past_the_caches_writes_every_row(name, count, layout, 
     shape = (rows, 1) if layout == "column" else (1, columns)
     src = random_bits(dt, shape, seed=2)
     dispatch.from_numpy(base)[1:-1].copy_(dispatch.from_numpy(src))
-    assert differing_bytes(base[1:-1], np.broadcast_to(src, (rows, columns))) == 0
+    assert_same_bits(base[1:-1], np.broadcast_to(src, (rows, columns)), "the rows")
     assert not base[0].any() and not base[-1].any(), "a sentinel row was written"
 
 
@@ -114,7 +112,7 @@ def test_a_fill_of_rows_with_gaps_past_the_caches_leaves_the_gaps(name, count, t
     dispatch.from_numpy(base)[:, 2:-3].fill_(VALUES[name])
     want = np.zeros_like(base)
     want[:, 2:-3] = np.array(VALUES[name], dt)
-    assert differing_bytes(base, want) == 0
+    assert_same_bits(base, want, "the rows and gaps")
 
 
 @pytest.mark.parametrize("count", [1, 2])
@@ -128,4 +126,4 @@ def test_a_cast_of_one_width_past_the_caches_keeps_the_bits(pair, count, threads
     src = random_bits(a, n + 1, seed=3)[1:]
     got = dispatch.from_numpy(src).to(getattr(dispatch, b.name)).numpy()
     assert got.dtype == b
-    assert differing_bytes(got, src.astype(b)) == 0
+    assert_same_bits(got, src.astype(b), "the cast")
