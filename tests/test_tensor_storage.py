@@ -173,6 +173,10 @@ def test_storage_outlives_the_tensor_through_numpy():
 
 _FAULTS = """
 import resource, sys, numpy as np, dispatch
+# blocks of other sizes (MiB, from argv) written and freed first: the cache's
+# history before the loop
+held = [dispatch.ones(mib << 17, dtype=dispatch.float64) for mib in map(int, sys.argv[1:])]
+del held
 a = dispatch.from_numpy(np.ones(1 << 23))  # 64 MiB of float64
 a + a  # the first result: fresh memory
 windows = []
@@ -186,8 +190,9 @@ print(min(windows))
 """
 
 
-def _faults_per_call(env_value, tmp_path):
-    """Minor page faults per `a + a` of 64 MiB in a fresh process: the least of
+def _faults_per_call(env_value, tmp_path, freed_before=()):
+    """Minor page faults per `a + a` of 64 MiB in a fresh process, after
+    blocks of the sizes freed_before (MiB) were made and freed: the least of
     5 windows of 10 calls. Faults the allocator does not cause only add to a
     window (on a NUMA machine the kernel's automatic NUMA balancing unmaps
     pages now and then and counts each hinting fault as a minor fault; a
@@ -203,7 +208,7 @@ def _faults_per_call(env_value, tmp_path):
     # No -I: it drops PYTHONPATH, through which this interpreter may find cffi
     # or dispatch (a GPU job's `pip install --target` folder); an empty cwd
     # keeps the checkout's source dispatch/ off the child's sys.path.
-    out = subprocess.run([sys.executable, "-c", _FAULTS], env=env, check=True, cwd=tmp_path,
+    out = subprocess.run([sys.executable, "-c", _FAULTS, *map(str, freed_before)], env=env, check=True, cwd=tmp_path,
                          capture_output=True, text=True).stdout
     return float(out)
 
@@ -231,6 +236,40 @@ def test_large_out_of_place_results_pay_no_page_faults(tmp_path):
         pytest.skip("the cache-off half needs a malloc that unmaps freed 66 MiB blocks "
                     "(LD_PRELOAD / GLIBC_TUNABLES / MALLOC_* say this one may keep them)")
     assert _faults_per_call("0", tmp_path) >= 16  # 32 huge pages (or 16384 small ones) per result
+
+
+def test_a_new_size_is_cached_after_older_sizes_fill_the_cache(tmp_path):
+    """Note [The cache keeps the newest blocks]: once freed blocks of other
+    sizes fill the cache, in slots (eight blocks) or in bytes (the limit), a
+    loop of results of a new size still pays no page faults after its first
+    pass: the block freed longest ago makes room. The cache used to refuse
+    the new size for good, and each result faulted its pages in."""
+    if _malloc_keeps_large_blocks():
+        pytest.skip("a malloc that keeps freed large blocks would hide a refused block "
+                    "(LD_PRELOAD / GLIBC_TUNABLES / MALLOC_* say this one may)")
+    eight = (4, 6, 8, 10, 12, 14, 16, 18)  # every slot, 88 MiB of the default 256
+    assert _faults_per_call(None, tmp_path, eight) < 2
+    assert _faults_per_call("160", tmp_path, (100, 40)) < 2  # the bytes: 140 of 160 MiB
+    # a block larger than the whole limit is still never kept
+    assert _faults_per_call("48", tmp_path, (20,)) >= 16
+
+
+def test_the_block_cache_benchmark_runs_and_reports_no_faults(tmp_path):
+    """tools/bench/bench_block_cache.py, as docs/performance.md runs it, on a
+    small size (18 MiB results, a size none of the eight freed blocks has): one
+    process, its line says 0 faults a call."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    if _malloc_keeps_large_blocks():
+        pytest.skip("a malloc that keeps freed large blocks changes what the benchmark shows")
+    script = Path(__file__).resolve().parents[1] / "tools" / "bench" / "bench_block_cache.py"
+    out = subprocess.run([sys.executable, str(script), "--procs", "1", "--n", str(9 << 18),
+                          "--calls", "3"], cwd=tmp_path, check=True, capture_output=True,
+                         text=True).stdout
+    (line,) = [ln for ln in out.splitlines() if ln.startswith("  installed")]
+    assert line.split()[-2:] == ["0", "faults"], out
 
 
 def test_to_meta_keeps_shape_and_dtype_and_nothing_comes_back():
