@@ -6,10 +6,11 @@
 Each fresh process first makes and frees eight float64 tensors of 4 to 32 MiB
 (every slot of the runtime's cache of freed large blocks, Note [CPU
 allocations] in sources/core/storage.c), then times ``a + b`` of --n float64
-elements (default 16M: a 128 MiB result), --calls calls after one untimed
-call, and counts the minor page faults the process took during them. A result
-whose block is reused takes none; one whose block the cache refused faults its
-pages in again on every call (Note [The cache keeps the newest blocks]).
+elements (default 16M: a 128 MiB result), --calls calls after --warmup
+untimed ones, and counts the minor page faults the process took during them.
+A result whose block is reused takes none; one whose block the cache refused
+faults its pages in again on every call (Note [The cache keeps the newest
+blocks]: the old sizes' blocks make room once they are stale).
 
 --variant NAME=DIR (repeatable) puts DIR first on PYTHONPATH for that
 variant's processes (an empty DIR: the installed package); the variants'
@@ -27,12 +28,13 @@ CHILD = """
 import resource, sys, time
 import dispatch as d
 d.set_num_threads(1)
-n, calls = int(sys.argv[1]), int(sys.argv[2])
+n, calls, warmup = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 a = d.ones(n, dtype=d.float64)
 b = d.ones(n, dtype=d.float64)
 held = [d.zeros((1 << 19) * k, dtype=d.float64) for k in range(1, 9)]  # 4..32 MiB
 del held
-a + b  # the first result: fresh memory either way
+for _ in range(warmup):  # untimed: the older blocks go stale and make room
+    a + b
 f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 t0 = time.perf_counter()
 for _ in range(calls):
@@ -49,6 +51,9 @@ def main() -> None:
     ap.add_argument("--procs", type=int, default=3, help="fresh processes per variant (3)")
     ap.add_argument("--n", type=int, default=1 << 24, help="elements of a and b (16M)")
     ap.add_argument("--calls", type=int, default=5, help="timed calls per process (5)")
+    ap.add_argument("--warmup", type=int, default=40,
+                    help="untimed calls first (40: more than the frees a block stays in "
+                         "the cache untaken before it counts as stale, 32)")
     ap.add_argument("--variant", action="append", default=[], metavar="NAME=DIR",
                     help="a build to run: DIR first on PYTHONPATH (empty: the installed one)")
     args = ap.parse_args()
@@ -65,7 +70,8 @@ def main() -> None:
             env = dict(os.environ)
             if path:
                 env["PYTHONPATH"] = path + os.pathsep + env.get("PYTHONPATH", "")
-            out = subprocess.run([sys.executable, "-c", CHILD, str(args.n), str(args.calls)],
+            out = subprocess.run([sys.executable, "-c", CHILD, str(args.n), str(args.calls),
+                                  str(args.warmup)],
                                  env=env, check=True, capture_output=True, text=True).stdout
             ms, faults = out.split()
             print(f"  {name:12s} {ms:>8s} ms  {faults:>6s} faults")
