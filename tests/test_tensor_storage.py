@@ -198,6 +198,12 @@ def _faults_per_call(env_value, tmp_path, freed_before=()):
     pages now and then and counts each hinting fault as a minor fault; a
     machine loaded by `pytest -n 16` stretches the loop over more of its scan
     periods), so the least window is the allocator's own count."""
+    return float(_child_stdout(_FAULTS, env_value, tmp_path, *map(str, freed_before)))
+
+
+def _child_stdout(script, env_value, tmp_path, *args):
+    """What script prints, run with args in a fresh process whose
+    DISPATCH_CPU_CACHE_MB is env_value (None: unset)."""
     import os
     import subprocess
     import sys
@@ -208,9 +214,8 @@ def _faults_per_call(env_value, tmp_path, freed_before=()):
     # No -I: it drops PYTHONPATH, through which this interpreter may find cffi
     # or dispatch (a GPU job's `pip install --target` folder); an empty cwd
     # keeps the checkout's source dispatch/ off the child's sys.path.
-    out = subprocess.run([sys.executable, "-c", _FAULTS, *map(str, freed_before)], env=env, check=True, cwd=tmp_path,
-                         capture_output=True, text=True).stdout
-    return float(out)
+    return subprocess.run([sys.executable, "-c", script, *args], env=env, check=True,
+                          cwd=tmp_path, capture_output=True, text=True).stdout
 
 
 def _malloc_keeps_large_blocks() -> bool:
@@ -241,9 +246,10 @@ def test_large_out_of_place_results_pay_no_page_faults(tmp_path):
 def test_a_new_size_is_cached_after_older_sizes_fill_the_cache(tmp_path):
     """Note [The cache keeps the newest blocks]: once freed blocks of other
     sizes fill the cache, in slots (eight blocks) or in bytes (the limit), a
-    loop of results of a new size still pays no page faults after its first
-    pass: the block freed longest ago makes room. The cache used to refuse
-    the new size for good, and each result faulted its pages in."""
+    loop of results of a new size pays no page faults once the older blocks
+    are stale (32 frees of large blocks untaken; the loop makes 51): the
+    oldest of them makes room. The cache used to refuse the new size for
+    good, and each result faulted its pages in."""
     if _malloc_keeps_large_blocks():
         pytest.skip("a malloc that keeps freed large blocks would hide a refused block "
                     "(LD_PRELOAD / GLIBC_TUNABLES / MALLOC_* say this one may)")
@@ -278,38 +284,30 @@ def test_a_loop_over_more_sizes_than_slots_keeps_most_of_them(tmp_path):
     pushed out. A loop over nine sizes (eight slots) keeps eight served from
     the cache; evicting the oldest block whatever its age would make each
     newcomer push out the block the loop needs next, and every size fault."""
-    import os
-    import subprocess
-    import sys
-
     if _malloc_keeps_large_blocks():
         pytest.skip("a malloc that keeps freed large blocks would serve every size itself")
-    base = {k: v for k, v in os.environ.items() if k != "DISPATCH_CPU_CACHE_MB"}
-
-    def faults_per_cycle(env):
-        return int(subprocess.run([sys.executable, "-c", _CYCLE], env=env, check=True,
-                                  cwd=tmp_path, capture_output=True, text=True).stdout)
-
-    uncached = faults_per_cycle({**base, "DISPATCH_CPU_CACHE_MB": "0"})  # all nine fault
-    cached = faults_per_cycle({**base, "DISPATCH_CPU_CACHE_MB": "1024"})
+    uncached = int(_child_stdout(_CYCLE, "0", tmp_path))  # all nine fault
+    cached = int(_child_stdout(_CYCLE, "1024", tmp_path))
     assert uncached >= 9 * 3, uncached  # at least three huge pages a size
     assert cached * 3 < uncached, (cached, uncached)  # one size of nine, not all of them
 
 
 def test_the_block_cache_benchmark_runs_and_reports_no_faults(tmp_path):
-    """tools/bench/bench_block_cache.py, as docs/performance.md runs it, on a
-    small size (18 MiB results, a size none of the eight freed blocks has): one
-    process, its line says 0 faults a call once the stale blocks made room."""
+    """tools/bench/bench_block_cache.py, as docs/performance.md runs it (from
+    the checkout's root, whose source dispatch/ must not shadow the installed
+    one in its children), on a small size (18 MiB results, a size none of the
+    eight freed blocks has): one process, its line says 0 faults a call once
+    the stale blocks made room."""
     import subprocess
     import sys
     from pathlib import Path
 
     if _malloc_keeps_large_blocks():
         pytest.skip("a malloc that keeps freed large blocks changes what the benchmark shows")
-    script = Path(__file__).resolve().parents[1] / "tools" / "bench" / "bench_block_cache.py"
-    out = subprocess.run([sys.executable, str(script), "--procs", "1", "--n", str(9 << 18),
-                          "--calls", "3"], cwd=tmp_path, check=True, capture_output=True,
-                         text=True).stdout
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, "tools/bench/bench_block_cache.py", "--procs", "1",
+                          "--n", str(9 << 18), "--calls", "3"], cwd=root, check=True,
+                         capture_output=True, text=True).stdout
     (line,) = [ln for ln in out.splitlines() if ln.startswith("  installed")]
     assert line.split()[-2:] == ["0", "faults"], out
 

@@ -12,17 +12,17 @@ A result whose block is reused takes none; one whose block the cache refused
 faults its pages in again on every call (Note [The cache keeps the newest
 blocks]: the old sizes' blocks make room once they are stale).
 
---variant NAME=DIR (repeatable) puts DIR first on PYTHONPATH for that
-variant's processes (an empty DIR: the installed package); the variants'
+--variant NAME=DIR (repeatable; compared_builds.py) puts DIR first on PYTHONPATH for
+that variant's processes (an empty DIR: the installed package); the variants'
 processes alternate, so a before/after comparison shares the machine's noise.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
 import sys
+
+import compared_builds  # tools/bench, beside this script
 
 CHILD = """
 import resource, sys, time
@@ -54,26 +54,17 @@ def main() -> None:
     ap.add_argument("--warmup", type=int, default=40,
                     help="untimed calls first (40: more than the frees a block stays in "
                          "the cache untaken before it counts as stale, 32)")
-    ap.add_argument("--variant", action="append", default=[], metavar="NAME=DIR",
-                    help="a build to run: DIR first on PYTHONPATH (empty: the installed one)")
+    compared_builds.add_option(ap)
     args = ap.parse_args()
-    variants = []
-    for v in args.variant or ["installed="]:
-        name, sep, path = v.partition("=")
-        if not sep or not name:
-            ap.error(f"--variant wants NAME=DIR, got {v!r}")
-        variants.append((name, path))
+    builds = compared_builds.parse(ap, args.variant)
     print(f"a + b of {args.n} float64 after eight other sizes were freed; "
           f"ms and minor faults per call, {args.calls} calls a process")
     for _ in range(args.procs):
-        for name, path in variants:
-            env = dict(os.environ)
-            if path:
-                env["PYTHONPATH"] = path + os.pathsep + env.get("PYTHONPATH", "")
-            out = subprocess.run([sys.executable, "-c", CHILD, str(args.n), str(args.calls),
-                                  str(args.warmup)],
-                                 env=env, check=True, capture_output=True, text=True).stdout
-            ms, faults = out.split()
+        for name, path in builds:
+            p = compared_builds.run_child(CHILD, [str(args.n), str(args.calls), str(args.warmup)], path)
+            if p.returncode != 0:
+                sys.exit(f"bench_block_cache: a child failed: {p.stderr.strip().splitlines()[-1:]}")
+            ms, faults = p.stdout.split()
             print(f"  {name:12s} {ms:>8s} ms  {faults:>6s} faults")
 
 

@@ -30,9 +30,10 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
+
+import compared_builds  # tools/bench, beside this script
 
 CHILD = r"""
 import json, os, sys, time
@@ -93,13 +94,7 @@ def run_one(n: int, threads: int, pythonpath: str, blas: int | None, order: str)
     env.pop("DISPATCH_NUM_THREADS", None)
     if blas is not None:
         env["OPENBLAS_NUM_THREADS"] = str(blas)
-    if pythonpath:
-        env["PYTHONPATH"] = pythonpath + os.pathsep + env.get("PYTHONPATH", "")
-    # cwd: a checkout's own dispatch/ (no compiled extension) must not shadow
-    # the installed one ("-c" puts the working directory first on sys.path)
-    p = subprocess.run([sys.executable, "-c", CHILD, str(n), str(threads), order], env=env,
-                       capture_output=True, text=True, timeout=300, check=False,
-                       cwd=os.path.dirname(os.path.abspath(__file__)))
+    p = compared_builds.run_child(CHILD, [str(n), str(threads), order], pythonpath, env)
     if p.returncode != 0:
         sys.exit(f"bench_threads_steady: a child failed: {p.stderr.strip().splitlines()[-1:]}")
     return json.loads(p.stdout.strip().splitlines()[-1])
@@ -114,8 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--procs", type=int, default=10, help="fresh processes per variant (10)")
     ap.add_argument("--n", type=int, default=1 << 20, help="float32 elements (1M)")
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--variant", action="append", default=[], metavar="NAME=DIR",
-                    help="a PYTHONPATH directory holding another build's dispatch/ (repeatable)")
+    compared_builds.add_option(ap)
     ap.add_argument("--openblas-threads", type=int, metavar="N",
                     help="set OPENBLAS_NUM_THREADS in the children (default: as inherited)")
     ap.add_argument("--import-order", choices=["numpy-first", "numpy-last"],
@@ -124,14 +118,7 @@ def main(argv: list[str] | None = None) -> int:
                          "the BLAS threads NumPy's import started still spin (its first ~100 ms)")
     ap.add_argument("--json", metavar="FILE", help="write every process's rounds here")
     args = ap.parse_args(argv)
-    variants = []
-    for v in args.variant or ["installed="]:
-        name, sep, path = v.partition("=")
-        if not sep or not name:
-            ap.error(f"--variant {v!r}: expected NAME=DIR (DIR may be empty)")
-        if path and not os.path.isdir(os.path.join(path, "dispatch")):
-            ap.error(f"--variant {v!r}: {path} has no dispatch/ package")
-        variants.append((name, path))
+    builds = compared_builds.parse(ap, args.variant)
     with open("/proc/loadavg") if os.path.exists("/proc/loadavg") else open(os.devnull) as f:
         load = f.read().split()[:3]
     print(f"sum of {args.n} float32 at {args.threads} threads, {args.procs} fresh processes per "
@@ -142,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     t0 = time.time()
     for i in range(args.procs):
-        for name, path in variants:
+        for name, path in builds:
             r = run_one(args.n, args.threads, path, args.openblas_threads, args.import_order)
             r.update(variant=name, proc=i)
             rows.append(r)
@@ -150,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"{fmt(r.get('torch'))}  {r.get('others_busy_ms', '-'):>6} of "
                   f"{r['ours_window_ms']} ms", flush=True)
     print()
-    for name, _ in variants:
+    for name, _ in builds:
         meds = [statistics.median(r["ours"]) for r in rows if r["variant"] == name]
         one = statistics.median(statistics.median(r["ours_1t"]) for r in rows
                                 if r["variant"] == name)
