@@ -117,3 +117,34 @@ def test_a_run_overlapping_the_every_other_view_it_fills(dtype, shift):
     want = base.copy()
     want[off:off + 2 * n - 1:2] = base[off + shift:off + shift + n].copy()
     assert np.array(z).tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "float32", "float64"])
+def test_every_other_views_past_the_caches(threads, dtype):
+    """Calls whose stores walk 8 MiB or more ask for their lines ahead of the
+    masked stores (Note [Masked stores ask for their lines]): fill_, a copy
+    between two such views and a run spread into one keep NumPy's bits and
+    the gaps to the last element, whose asks reach past the buffer's end;
+    2-D views (a tail a row) and 1-D ones, at 1 thread (the whole call) and 2
+    (each thread's part of 16 MiB or more is past the mark too)."""
+    z = np.dtype(dtype).itemsize
+    w = 513
+    rows = (17 << 20) // (2 * w * z) + 1  # both threads' parts walk 8.5 MiB or more
+    value = -7 if dtype.startswith("int") else -1.5
+    for nthreads in (1, 2):
+        threads(nthreads)
+        for shape, view in (((rows, 2 * w), np.s_[:, ::2]),
+                            ((rows * 2 * w + 1,), np.s_[::2])):
+            cut = (rows, w) if len(shape) == 2 else ((shape[0] + 1) // 2,)
+            dst, src, run = _random(dtype, shape, 6), _random(dtype, shape, 7), \
+                _random(dtype, cut, 8)
+            want = bits(dst).copy()
+            dst[view].fill_(value)
+            want[view] = bits(dispatch.full(cut, value, dtype=getattr(dispatch, dtype)))
+            assert np.array_equal(bits(dst), want), f"fill {shape} {nthreads}t"
+            dst[view].copy_(src[view])
+            want[view] = bits(src)[view]
+            assert np.array_equal(bits(dst), want), f"copy {shape} {nthreads}t"
+            dst[view].copy_(run)
+            want[view] = bits(run)
+            assert np.array_equal(bits(dst), want), f"spread {shape} {nthreads}t"

@@ -74,6 +74,8 @@ typedef uint8_t dk_bool8;
  * DK_ELEMS is true when every byte stride is a whole number of elements.
  */
 #define DK_ELEMS(s, z) ((s) % (intptr_t)(z) == 0)
+/* A byte stride's size, for the bytes a loop's stores walk. */
+#define DK_ABS_(s) ((size_t)((s) < 0 ? -(s) : (s)))
 
 /*
  * Note [Unit paths compiled once]
@@ -290,8 +292,10 @@ enum {
     DISPATCH_KERNELS_LOOP2D(NAME, 4)
 
 /* The 1-D and 2-D loops of a fill or copy, whose stores stream where one
- * call writes DK_STREAM_MIN bytes or more (Note [Stores past the caches]):
- * NAME##_body_(data, s, n, ctx, stream) does one row and ROW(d, s, n,
+ * call writes DK_STREAM_MIN bytes or more (Note [Stores past the caches])
+ * and ask for their lines ahead where they walk DK_FAR_MIN bytes or more
+ * (`far`, Note [Masked stores ask for their lines] in gather_bits.h):
+ * NAME##_body_(data, s, n, ctx, stream, far) does one row and ROW(d, s, n,
  * stream), inlined, takes a row first where it can (0 where it does not),
  * for NOPS operands of U; one fence after the rows. */
 #define DK_NO_STREAMED_ROW_(d, s, n, stream) 0
@@ -302,7 +306,7 @@ enum {
                                            void *ctx)                                     \
     {                                                                                     \
         const int stream = dk_streams((size_t)n * sizeof(U));                             \
-        NAME##_body_(data, s, n, ctx, stream);                                            \
+        NAME##_body_(data, s, n, ctx, stream, dk_far((size_t)n * DK_ABS_(s[0])));         \
         if (stream) DK_STREAM_FENCE_();                                                   \
     }                                                                                     \
     void DISPATCH_CPU_DISPATCH_CURFX(NAME##_2d)(char **data, const intptr_t *s,           \
@@ -313,10 +317,11 @@ enum {
                                                 intptr_t rows, void *ctx)                 \
     {                                                                                     \
         const int stream = dk_streams((size_t)n * (size_t)rows * sizeof(U));              \
+        const int far = dk_far((size_t)n * (size_t)rows * DK_ABS_(s[0]));                 \
         char *d_[NOPS];                                                                   \
         for (int k_ = 0; k_ < (NOPS); k_++) d_[k_] = data[k_];                            \
         for (intptr_t r_ = 0; r_ < rows; r_++) {                                          \
-            if (!ROW(d_, s, n, stream)) NAME##_body_(d_, s, n, ctx, stream);              \
+            if (!ROW(d_, s, n, stream)) NAME##_body_(d_, s, n, ctx, stream, far);         \
             for (int k_ = 0; k_ < (NOPS); k_++) d_[k_] += outer[k_];                      \
         }                                                                                 \
         if (stream) DK_STREAM_FENCE_();                                                   \
@@ -333,7 +338,7 @@ enum {
     }                                                                                     \
     DISPATCH_KERNELS_NOINLINE /* its 1-D and 2-D loops call it */                         \
     static void NAME##_body_(char **data, const intptr_t *s, intptr_t n, void *ctx,       \
-                             int stream)                                                  \
+                             int stream, int far)                                         \
     {                                                                                     \
         const intptr_t z = (intptr_t)sizeof(U);                                           \
         if (s[0] == z && s[1] == z) {                                                     \
@@ -345,11 +350,11 @@ enum {
             DK_FILL_RUN(o, n, v, stream);                                                 \
         } else if (DK_ELEMS(s[0], z) && DK_ELEMS(s[1], z)) {                              \
             const intptr_t so = s[0] / z, sa = s[1] / z;                                  \
-            if (so == 2 && sa == 2 && dk_copy_every_other(data[0], data[1], z, n)) {      \
+            if (so == 2 && sa == 2 && dk_copy_every_other(data[0], data[1], z, n, far)) { \
             } else if (so == 1 && sa == 2) {                                              \
                 NAME##_strided_((U *)data[0], (const U *)data[1], 1, 2, n);               \
             } else if (so == 2 && sa == 1) {                                              \
-                if (!dk_spread_every_other(data[0], data[1], z, n))                       \
+                if (!dk_spread_every_other(data[0], data[1], z, n, far))                  \
                     NAME##_strided_((U *)data[0], (const U *)data[1], 2, 1, n);           \
             } else { /* a load and a store an element, unrolled as fill's */             \
                 U *o = (U *)data[0];                                                      \
@@ -416,7 +421,7 @@ enum {
 #define DK_FILL(NAME, DTYPE, U)                                                           \
     DISPATCH_KERNELS_NOINLINE /* its 1-D and 2-D loops call it */                         \
     static void NAME##_body_(char **data, const intptr_t *s, intptr_t n, void *ctx,       \
-                             int stream)                                                  \
+                             int stream, int far)                                         \
     {                                                                                     \
         const intptr_t z = (intptr_t)sizeof(U);                                           \
         U v, *o = (U *)data[0];                                                           \
@@ -424,7 +429,7 @@ enum {
         if (s[0] == z) {                                                                  \
             DK_FILL_RUN(o, n, v, stream);                                                 \
         } else if (s[0] == 2 * z) {                                                       \
-            if (!dk_fill_every_other(data[0], &v, z, n)) {                                \
+            if (!dk_fill_every_other(data[0], &v, z, n, far)) {                           \
                 _Pragma("GCC unroll 8") /* clang reads it too */                          \
                 for (intptr_t i = 0; i < n; i++) o[2 * i] = v;                            \
             }                                                                             \
