@@ -154,7 +154,7 @@ def _dot_reference(ta, tb, dtype: str):
 
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("n", DOT_LENGTHS)
-@pytest.mark.parametrize("step", [1, 3])
+@pytest.mark.parametrize("step", [1, 2, 3])  # 2: float64's every-other rows
 def test_float_dot_is_the_sum_of_float64_products(dtype, n, step, threads):
     rng = np.random.default_rng(n + step)
     scale = np.exp2(rng.integers(-8, 8, 2 * step * n + 2))
