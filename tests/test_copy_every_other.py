@@ -122,7 +122,7 @@ def test_a_run_overlapping_the_every_other_view_it_fills(dtype, shift):
 @pytest.mark.parametrize("dtype", ["int8", "int16", "float32", "float64"])
 def test_every_other_views_past_the_caches(threads, dtype):
     """Calls whose stores walk 8 MiB or more ask for their lines ahead of the
-    masked stores (Note [Masked stores ask for their lines]): fill_, a copy
+    masked stores (Note [Masked accesses ask for their lines]): fill_, a copy
     between two such views and a run spread into one keep NumPy's bits and
     the gaps to the last element, whose asks reach past the buffer's end;
     2-D views (a tail a row) and 1-D ones, at 1 thread (the whole call) and 2

@@ -88,8 +88,8 @@ static inline void dk_run_packed(dispatch_loop_fn self, intptr_t isz, intptr_t o
 }
 
 /*
- * Note [Masked stores ask for their lines]
- * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * Note [Masked accesses ask for their lines]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
  * A store under a byte mask (the every-other loops below) to a line in no
  * cache waits for that line, where plain stores overlap their misses: on an
  * AMD Zen 5 (EPYC, AVX-512), a C loop of x[:, ::2].fill_ over 1M float64
@@ -110,12 +110,12 @@ static inline void dk_run_packed(dispatch_loop_fn self, intptr_t isz, intptr_t o
  * gained from the L3 too.
  */
 #define DK_FAR_MIN ((size_t)8 << 20)
-#define DK_WRITE_AHEAD 2048
+#define DK_AHEAD_BYTES 2048 /* how far ahead a line is asked for */
 /* Whether a call whose stores walk `bytes` asks for its lines ahead. */
 static inline int dk_far(size_t bytes) { return bytes >= DK_FAR_MIN; }
-/* The line DK_WRITE_AHEAD bytes past p, asked for where the call is far. */
+/* The line DK_AHEAD_BYTES past p, asked for (to write) where the call is far. */
 #define DK_ASK_AHEAD_(far, p) \
-    do { if (far) __builtin_prefetch((const char *)(p) + DK_WRITE_AHEAD, 1, 3); } while (0)
+    do { if (far) __builtin_prefetch((const char *)(p) + DK_AHEAD_BYTES, 1, 3); } while (0)
 
 #if defined(__AVX512BW__)
 /* The bytes of the even elements of z bytes in 64 (z = 1, 2, 4 or 8), and of
@@ -155,9 +155,9 @@ static inline int dk_copy_every_other(char *o, const char *a, intptr_t z, intptr
     const __mmask64 even = dk_even_bytes(z);
     intptr_t i = 0;
     for (; i + per <= n; i += per) {
-        /* Note [Masked stores ask for their lines]: the source's line and the
+        /* Note [Masked accesses ask for their lines]: the source's line and the
          * destination's */
-        if (far) __builtin_prefetch(a + 2 * i * z + DK_WRITE_AHEAD, 0, 3);
+        if (far) __builtin_prefetch(a + 2 * i * z + DK_AHEAD_BYTES, 0, 3);
         __m512i v = _mm512_maskz_loadu_epi8(even, a + 2 * i * z);
         DK_ASK_AHEAD_(far, o + 2 * i * z);
         _mm512_mask_storeu_epi8(o + 2 * i * z, even, v);
