@@ -125,8 +125,8 @@ def test_every_other_views_past_the_caches(threads, dtype):
     masked stores (Note [Masked accesses ask for their lines]): fill_, a copy
     between two such views and a run spread into one keep NumPy's bits and
     the gaps to the last element, whose asks reach past the buffer's end;
-    2-D views (a tail a row) and 1-D ones, at 1 thread (the whole call) and 2
-    (each thread's part of 16 MiB or more is past the mark too)."""
+    2-D views (a tail a row) and 1-D ones, at 1 and 2 threads (17 MiB of
+    stores a call: each thread's part walks 8.5 MiB, past the mark too)."""
     z = np.dtype(dtype).itemsize
     w = 513
     rows = (17 << 20) // (2 * w * z) + 1  # both threads' parts walk 8.5 MiB or more
