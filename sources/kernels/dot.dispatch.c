@@ -75,8 +75,8 @@ static intptr_t dot_f64_rows(const double *restrict a, const double *restrict b,
     intptr_t i = 0;
     for (; i + DOT_LANES <= n; i += DOT_LANES)
         for (int k = 0; k < DOT_LANES / 8; k++) {
-            __builtin_prefetch((const char *)(a + i + 8 * k) + DK_AHEAD_BYTES, 0, 3);
-            __builtin_prefetch((const char *)(b + i + 8 * k) + DK_AHEAD_BYTES, 0, 3);
+            DK_ASK_AHEAD(a + i + 8 * k, 0);
+            DK_ASK_AHEAD(b + i + 8 * k, 0);
             s[k] = _mm512_add_pd(s[k], _mm512_mul_pd(_mm512_loadu_pd(a + i + 8 * k),
                                                      _mm512_loadu_pd(b + i + 8 * k)));
         }
@@ -110,10 +110,10 @@ static intptr_t dot_f64_even_rows(const double *restrict a, const double *restri
             const double *pa = a + 2 * (i + 8 * k), *pb = b + 2 * (i + 8 * k);
             /* both lines of each operand, 2 KiB ahead: a masked load waits for a
              * line in no cache (Note [Masked accesses ask for their lines]) */
-            __builtin_prefetch((const char *)pa + DK_AHEAD_BYTES, 0, 3);
-            __builtin_prefetch((const char *)(pa + 8) + DK_AHEAD_BYTES, 0, 3);
-            __builtin_prefetch((const char *)pb + DK_AHEAD_BYTES, 0, 3);
-            __builtin_prefetch((const char *)(pb + 8) + DK_AHEAD_BYTES, 0, 3);
+            DK_ASK_AHEAD(pa, 0);
+            DK_ASK_AHEAD(pa + 8, 0);
+            DK_ASK_AHEAD(pb, 0);
+            DK_ASK_AHEAD(pb + 8, 0);
             const __m512d x = _mm512_permutex2var_pd(_mm512_maskz_loadu_pd(0x55, pa), evens,
                                                      _mm512_maskz_loadu_pd(0x55, pa + 8));
             const __m512d y = _mm512_permutex2var_pd(_mm512_maskz_loadu_pd(0x55, pb), evens,

@@ -113,9 +113,8 @@ static inline void dk_run_packed(dispatch_loop_fn self, intptr_t isz, intptr_t o
 #define DK_AHEAD_BYTES 2048 /* how far ahead a line is asked for */
 /* Whether a call whose stores walk `bytes` asks for its lines ahead. */
 static inline int dk_far(size_t bytes) { return bytes >= DK_FAR_MIN; }
-/* The line DK_AHEAD_BYTES past p, asked for (to write) where the call is far. */
-#define DK_ASK_AHEAD_(far, p) \
-    do { if (far) __builtin_prefetch((const char *)(p) + DK_AHEAD_BYTES, 1, 3); } while (0)
+/* The line DK_AHEAD_BYTES past p, asked for to read (rw 0) or write (rw 1). */
+#define DK_ASK_AHEAD(p, rw) __builtin_prefetch((const char *)(p) + DK_AHEAD_BYTES, rw, 3)
 
 #if defined(__AVX512BW__)
 /* The bytes of the even elements of z bytes in 64 (z = 1, 2, 4 or 8), and of
@@ -157,9 +156,9 @@ static inline int dk_copy_every_other(char *o, const char *a, intptr_t z, intptr
     for (; i + per <= n; i += per) {
         /* Note [Masked accesses ask for their lines]: the source's line and the
          * destination's */
-        if (far) __builtin_prefetch(a + 2 * i * z + DK_AHEAD_BYTES, 0, 3);
+        if (far) DK_ASK_AHEAD(a + 2 * i * z, 0);
         __m512i v = _mm512_maskz_loadu_epi8(even, a + 2 * i * z);
-        DK_ASK_AHEAD_(far, o + 2 * i * z);
+        if (far) DK_ASK_AHEAD(o + 2 * i * z, 1);
         _mm512_mask_storeu_epi8(o + 2 * i * z, even, v);
     }
     if (i < n) { /* the last n - i elements: fewer than 64 bytes of both runs */
@@ -207,7 +206,7 @@ static inline int dk_spread_every_other(char *o, const char *a, intptr_t z, intp
     const __mmask64 even = dk_even_bytes(z);
     intptr_t i = 0;
     for (; i + per <= n; i += per) {
-        DK_ASK_AHEAD_(far, o + 2 * i * z);
+        if (far) DK_ASK_AHEAD(o + 2 * i * z, 1);
         _mm512_mask_storeu_epi8(o + 2 * i * z, even, dk_widen_even_(a + i * z, z, ~0u));
     }
     if (i < n) {
@@ -263,7 +262,7 @@ static inline int dk_fill_every_other(char *o, const void *value, intptr_t z, in
     const __mmask64 even = dk_even_bytes(z);
     intptr_t i = 0;
     for (; i + per <= n; i += per) {
-        DK_ASK_AHEAD_(far, o + 2 * i * z);
+        if (far) DK_ASK_AHEAD(o + 2 * i * z, 1);
         _mm512_mask_storeu_epi8(o + 2 * i * z, even, v);
     }
     if (i < n) _mm512_mask_storeu_epi8(o + 2 * i * z, dk_even_bytes_of(z, n - i), v);
