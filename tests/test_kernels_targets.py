@@ -227,7 +227,7 @@ def test_kernel_tests_pass_under_each_target(target):
     if not runnable(target):
         pytest.skip(f"this CPU cannot run {target}")
     proc = subprocess.run(  # noqa: PLW1510 - the assertion reports the failure
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+        [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider",
          "-c", str(HERE.parent / "pyproject.toml"), "--rootdir", str(HERE.parent),
          str(HERE / "test_kernels_accuracy.py"), str(HERE / "test_kernels_layout.py"),
          str(HERE / "test_kernels_int.py"), str(HERE / "test_casts_float_to_int.py")],

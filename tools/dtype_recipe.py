@@ -170,8 +170,9 @@ def build_and_check(src: Path, work: Path, recipes: list[str]) -> None:
         print(f"checked uint16 in {time.monotonic() - start:.1f} s")
     # The copy's own table test, against the copy's build (importlib mode:
     # the source package of the copy is not imported).
-    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
-                        "--import-mode=importlib", str(src / "tests" / "test_tables_agree.py")],
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-n", "0",
+                        "-p", "no:cacheprovider", "--import-mode=importlib",
+                        str(src / "tests" / "test_tables_agree.py")],
                        cwd=work, env=env, capture_output=True, text=True)
     if r.returncode != 0:
         raise SystemExit(f"recipe: tests/test_tables_agree.py fails with {what}:\n" +
