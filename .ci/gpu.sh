@@ -42,10 +42,10 @@
 # would have made it, and never shadows what we installed.
 #
 # pytest runs with pytest-xdist (requirements-dev.txt) on every CPU
-# (-n $(nproc)); from $OUT, not from the checkout: xdist's workers put their
-# working directory first on sys.path, and the checkout's source dispatch/
-# (no compiled modules) would shadow the installed package (tests/conftest.py
-# drops that entry too, as a second guard).
+# (-n $(nproc)); from $OUT, not from the checkout: `python -m pytest` puts its
+# working directory first on sys.path (and its workers take that path), and
+# the checkout's source dispatch/ (no compiled modules) would shadow the
+# installed package.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD

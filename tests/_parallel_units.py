@@ -1,53 +1,57 @@
-"""The units a parallel run (pytest-xdist, `--dist loadgroup`) hands to its
+"""The units a parallel run (pytest-xdist, `--dist loadfile`) hands to its
 workers: one per test file, so a file's module fixtures (a build, a scratch
-copy of the checkout) are made once; and the files that share a costly
-session fixture are one unit, so its build is made once, on one worker, and
-reused there as in a serial run (tests/conftest.py's meson_tree takes its
-objects from the ccache test_build_cache.py fills, for one)."""
+copy of the checkout) are made once; and one for the files that share a
+costly session fixture, so its build is made once, on one worker, and reused
+there as in a serial run (tests/conftest.py's meson_tree takes its objects
+from the ccache test_build_cache.py fills, for one).
+
+xdist's own grouping by mark (`--dist loadgroup`) renames each test's node
+id, which pytest 9 no longer reads; the scheduler here (conftest's
+pytest_xdist_make_scheduler) groups by the file named in the node id.
+tests/test_parallel_units.py checks SHARED_BUILDS against the fixtures the
+collected tests really use."""
 
 from __future__ import annotations
-
-from collections.abc import Iterable
-from pathlib import Path
 
 # Session fixtures that build something (a tree of this checkout, a wheel, a
 # WINEPREFIX): a second worker using one would build it again. The cheap ones
 # (build_tool, sanitized, ...) do not bind files together.
-TESTS = Path(__file__).resolve().parent
 COSTLY_SESSION_FIXTURES = ("runtime_ccache", "meson_tree", "toolkit_wheel",
                            "builders_wheelhouse", "cross_tree", "cross_meson_test", "wine_env")
 
+# {unit: the test files (under tests/) that share its costly fixtures}
+SHARED_BUILDS = {
+    "this checkout's trees (meson_tree, runtime_ccache)":
+        ("test_build_cache.py", "test_compilers.py", "test_kernels_isa.py"),
+    "the cross trees (cross_tree, cross_meson_test)":
+        ("test_cross_aarch64.py", "test_cross_matrix.py"),
+    "the toolkit's wheel (toolkit_wheel, builders_wheelhouse)":
+        ("test_docs_snippets.py", "test_downstream_extension.py", "test_three_builders.py",
+         "test_toolkit_wheel.py"),
+    "the WINEPREFIX (wine_env)":
+        ("test_windows_guard.py", "test_windows_hello.py", "test_windows_mingw.py"),
+}
+_UNIT_OF_FILE = {f"tests/{f}": unit for unit, files in SHARED_BUILDS.items() for f in files}
 
-def units(items: Iterable) -> dict[Path, str]:
-    """{test file: its unit's name}: the file's path under tests/, or, for
-    files bound by a costly fixture, the first such file's (in collection
-    order) joined by '+' to the fixtures that bind them."""
-    items = list(items)
-    files = list(dict.fromkeys(item.path for item in items))
-    parent = {f: f for f in files}
 
-    def root(f: Path) -> Path:
-        while parent[f] != f:
-            parent[f] = parent[parent[f]]
-            f = parent[f]
-        return f
+def unit_of(nodeid: str) -> str:
+    """The unit of a test, by its node id (relative to the rootdir, as xdist
+    sees it): its file's shared unit, else the file itself."""
+    path = nodeid.split("::", 1)[0]
+    return _UNIT_OF_FILE.get(path, path)
 
-    first_user: dict[str, Path] = {}
-    bound: dict[Path, set[str]] = {f: set() for f in files}
-    for item in items:
-        for name in COSTLY_SESSION_FIXTURES:
-            if name in item.fixturenames:
-                bound[item.path].add(name)
-                other = first_user.setdefault(name, item.path)
-                a, b = root(other), root(item.path)
-                if a != b:  # the earlier file stays the root: names follow collection order
-                    a, b = sorted((a, b), key=files.index)
-                    parent[b] = a
-    names: dict[Path, str] = {}
-    for f in files:
-        r = root(f)
-        members = [g for g in files if root(g) == r]
-        fixtures = sorted(set().union(*(bound[g] for g in members)))
-        name = r.relative_to(TESTS).as_posix() if r.is_relative_to(TESTS) else str(r)
-        names[f] = name if len(members) == 1 else "+".join([name, *fixtures])
-    return names
+
+def scheduler_class():
+    """xdist's file scheduler, its scope a test's unit (imported here, not at
+    the top: a run without xdist never calls this)."""
+    from xdist.scheduler import LoadFileScheduling
+
+    class UnitScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return unit_of(nodeid)
+
+    return UnitScheduling
+
+
+def scheduler(config, log):
+    return scheduler_class()(config, log)

@@ -13,7 +13,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tests' helpers (_*.py)
 from _checkout import ccache_counts_hits, copy_checkout  # noqa: E402
-from _parallel_units import units  # noqa: E402
+from _parallel_units import scheduler  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -34,18 +34,8 @@ SANITIZED = "libasan" in os.environ.get("LD_PRELOAD", "")
 # Nehalem's kernels run on every CPU they emulate or run on.
 os.environ["OPENBLAS_CORETYPE"] = "Nehalem"
 
-# pyproject's addopts run the suite on pytest-xdist's workers. A worker starts
-# as `python -c`, which puts its working directory first on sys.path: run
-# from the checkout, its source dispatch/ (no compiled modules) would shadow
-# the installed package. The `pytest` script puts no such entry; neither do
-# the workers, from here on (no test module is imported before conftest).
-if os.environ.get("PYTEST_XDIST_WORKER"):
-    sys.path[:] = [p for p in sys.path if p not in ("", os.getcwd())]
-
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "xdist_group(name): the unit of a parallel run the test "
-                            "belongs to (set for every test by tests/_parallel_units.py)")
     config.addinivalue_line("markers", "runs_package_under_qemu: runs the installed package "
                             "under qemu-user (skipped in the sanitizer job)")
     config.addinivalue_line("markers", "cross_build: builds this repository for another "
@@ -75,12 +65,16 @@ RUN_NO_SANITIZED_CODE = frozenset({
 TOOLKIT_TESTS = Path(__file__).resolve().parent / "toolkit"
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the marks
+@pytest.hookimpl(optionalhook=True, tryfirst=True)  # xdist's hook, before its own
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadfile` (pyproject's addopts): a file to a worker, and the
+    files sharing a build as one (tests/_parallel_units.py)."""
+    if config.getvalue("dist") == "loadfile":
+        return scheduler(config, log)
+    return None
+
+
 def pytest_collection_modifyitems(config, items):
-    # Parallel runs: each item joins its file's unit (tests/_parallel_units.py).
-    unit = units(items)
-    for item in items:
-        item.add_marker(pytest.mark.xdist_group(unit[item.path]))
     if not SANITIZED:
         return
     skip_qemu = pytest.mark.skip(reason="the ASan-built package cannot run under qemu-user "
