@@ -5,9 +5,10 @@ costly session fixture, so its build is made once, on one worker, and reused
 there as in a serial run (tests/conftest.py's meson_tree takes its objects
 from the ccache test_build_cache.py fills, for one).
 
-xdist's own grouping by mark (`--dist loadgroup`) renames each test's node
-id, which pytest 9 no longer reads; the scheduler here (conftest's
-pytest_xdist_make_scheduler) groups by the file named in the node id.
+xdist's own grouping by mark (`--dist loadgroup`, 3.8) renames each test's
+node id, which pytest 9.2 no longer reads (Node.nodeid is its _id); the
+scheduler here (conftest's pytest_xdist_make_scheduler) groups by the file
+named in the node id.
 tests/test_parallel_units.py checks SHARED_BUILDS against the fixtures the
 collected tests really use."""
 
