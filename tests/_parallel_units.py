@@ -52,7 +52,3 @@ def scheduler_class():
             return unit_of(nodeid)
 
     return UnitScheduling
-
-
-def scheduler(config, log):
-    return scheduler_class()(config, log)

@@ -13,7 +13,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tests' helpers (_*.py)
 from _checkout import ccache_counts_hits, copy_checkout  # noqa: E402
-from _parallel_units import scheduler  # noqa: E402
+from _parallel_units import scheduler_class  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -70,7 +70,7 @@ def pytest_xdist_make_scheduler(config, log):
     """`--dist loadfile` (pyproject's addopts): a file to a worker, and the
     files sharing a build as one (tests/_parallel_units.py)."""
     if config.getvalue("dist") == "loadfile":
-        return scheduler(config, log)
+        return scheduler_class()(config, log)
     return None
 
 
