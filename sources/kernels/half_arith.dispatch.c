@@ -25,8 +25,10 @@
  *     gives the same value for + - * / and sqrt, because float carries
  *     24 >= 2 * 11 + 2 significand bits (double rounding is innocuous, Figueroa
  *     1995). a + alpha * b with alpha != 1 is two operations, so it takes
- *     the float path like AVX2 does; so does sqrt, where vsqrtph ran at half
- *     the speed of widening to vsqrtps (tools/bench, 64K elements).
+ *     the float path like AVX2 does; so do sqrt, where vsqrtph ran at half
+ *     the speed of widening to vsqrtps (tools/bench, 64K elements), and
+ *     div: on a Xeon with AVX512_FP16, 256K quotients took 110 us by
+ *     vdivph and 69 widened to vdivps (the same bits), torch 78-89.
  * addcmul, a + (value * b) * c, is three operations in float, as the
  * reference rounds each: the float path on every target (ASIMDHP's in 4
  * float lanes), one rounding to float16 at the end. Fused here, where the
@@ -284,12 +286,13 @@ static __m512h vec32(int op, __m512h a, __m512h b)
     }
 }
 
-/* Whether float16's op runs in its own lanes: sqrt measured 2x slower by
- * vsqrtph than widened to vsqrtps here; addcmul and a scaled add or sub
- * round once from float. */
+/* Whether float16's op runs in its own lanes: sqrt and div measured slower
+ * by vsqrtph and vdivph than widened to float (Note [float16 on every
+ * target]); addcmul and a scaled add or sub round once from float. */
 static inline int native_f16(int op, float alpha)
 {
-    return op != OP_SQRT && op != OP_ADDCMUL && (alpha == 1.0f || (op != OP_ADD && op != OP_SUB));
+    return op != OP_SQRT && op != OP_DIV && op != OP_ADDCMUL &&
+           (alpha == 1.0f || (op != OP_ADD && op != OP_SUB));
 }
 
 static void native_path32(int op, uint16_t *o, const uint16_t *a, const uint16_t *b, intptr_t n)

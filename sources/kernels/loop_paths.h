@@ -268,6 +268,14 @@ enum {
         memcpy(&as, pa, sizeof as);                                                       \
         memcpy(&bs, pb, sizeof bs);                                                       \
         memcpy(&cs, pc, sizeof cs);                                                       \
+        if (DK_ADDCMUL_BYTES_TAKES(DISPATCH_LOOP_##LOOP, DISPATCH_##DTYPE, s)) {          \
+            /* Note [Byte products in 16-bit lanes] in mul_bytes.h */                     \
+            const intptr_t done = dk_addcmul_bytes(                                       \
+                (uint8_t *)o, (const uint8_t *)pa, s[1], (const uint8_t *)pb, s[2],       \
+                (const uint8_t *)pc, s[3], (uint8_t)k, n);                                \
+            o += done, n -= done;                                                         \
+            pa += s[1] ? done : 0, pb += s[2] ? done : 0, pc += s[3] ? done : 0;          \
+        }                                                                                 \
         const int zeros = (s[1] == 0) + (s[2] == 0) + (s[3] == 0);                        \
         const int units = (s[1] == z) + (s[2] == z) + (s[3] == z);                        \
         if (!DK_ELEMS(s[0], z) || !DK_ELEMS(s[1], z) || !DK_ELEMS(s[2], z) ||             \
