@@ -123,7 +123,7 @@ static inline intptr_t dk_addcmul_bytes(uint8_t *o, const uint8_t *a, intptr_t s
                                         intptr_t sc, uint8_t k, intptr_t n)
 {
     (void)o, (void)a, (void)sa, (void)b, (void)sb, (void)c, (void)sc, (void)k, (void)n;
-    return 0;
+    return 0; /* never called: DK_HAS_MUL_BYTES is 0 */
 }
 #endif
 
@@ -138,7 +138,7 @@ static inline intptr_t dk_addcmul_bytes(uint8_t *o, const uint8_t *a, intptr_t s
 #define DK_ADDCMUL_BYTES_TAKES(LOOP, DT, s)                                               \
     (DK_HAS_MUL_BYTES && LOOP == DISPATCH_LOOP_ADDCMUL &&                                 \
      (DT == DISPATCH_INT8 || DT == DISPATCH_UINT8) && (s)[0] == 1 &&                      \
-     ((s)[1] | 1) == 1 && ((s)[2] | 1) == 1 && ((s)[3] | 1) == 1 &&                       \
-     (s)[1] + (s)[2] + (s)[3] >= 2)
+     ((s)[1] == 1 || (s)[1] == 0) && ((s)[2] == 1 || (s)[2] == 0) &&                      \
+     ((s)[3] == 1 || (s)[3] == 0) && (s)[1] + (s)[2] + (s)[3] >= 2)
 
 #endif /* DISPATCH_KERNELS_MUL_BYTES_H_ */
