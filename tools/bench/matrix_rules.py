@@ -53,6 +53,16 @@ RULES = (
                           and r["dtype"] in ("float64", "int32")),
     ),
     Rule(
+        name="correctly rounded sqrt",
+        why=("sqrt of float32 and float64 is the hardware's correctly rounded square root; "
+             "torch's MKL build takes MKL's vector sqrt, which is off by one ulp in about "
+             "one result of 150"),
+        doc="docs/semantics.md",
+        phrase="`sqrt` and `+ - * /` are correctly rounded",
+        peers=("torch",),
+        covers=lambda r: r["op"] == "sqrt" and r["dtype"] in ("float32", "float64"),
+    ),
+    Rule(
         name="torch above the level",
         why=("torch converts contiguous float16 <-> float32 through fbgemm, which picks its "
              "F16C/AVX2/AVX-512 loops by its own CPU check, not ATEN_CPU_CAPABILITY: under "
