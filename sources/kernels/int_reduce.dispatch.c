@@ -230,12 +230,52 @@
  * in turn: rows of 2 or 4 KB (512 int32 or int64 columns) put every read
  * of a leaf in the same few L1 sets, and amin(dim=0) of (512, 512) int64
  * took 70 us, NumPy's row-by-row minimum 38. Rows of 4- and 8-byte
- * elements with 64 columns or more are folded a row at a time across all
- * the columns into their accumulators (in L1, read in address order):
- * 40 us. Integer results are exact, so the order changes no bits.
+ * elements with 64 columns or more are folded across all the columns into
+ * their accumulators (in L1, read in address order): 40 us. Four rows at a
+ * time, one pass over the accumulators for the four: a row at a time
+ * loaded and stored every accumulator once per row, and on an Intel Xeon
+ * (AVX-512, int_reduce's AVX2 variant) that bound the loop: (512, 512) at 1
+ * thread, int32 amax(dim=0) 51 -> 31 us (torch 37), sum(dim=0) 84 -> 56,
+ * int64 amax 158 -> 119, sum 125 -> 86 (torch 93); 2 threads, int64 sum
+ * 98 -> 40. Integer results are exact (sums and products wrap modulo 2^64
+ * in any order), so the grouping changes no bits.
  */
 #define INT_COLS_BY_ROWS(T)                                                              \
-    for (intptr_t r = r0; r < r1; r++) {                                                 \
+    intptr_t r = r0;                                                                     \
+    for (; r + 4 <= r1; r += 4) { /* four rows per pass over the accumulators */         \
+        const T *a0 = (const T *)(const void *)(q + (r - r0) * rstride);                 \
+        const T *a1 = (const T *)(const void *)(q + (r + 1 - r0) * rstride);             \
+        const T *a2 = (const T *)(const void *)(q + (r + 2 - r0) * rstride);             \
+        const T *a3 = (const T *)(const void *)(q + (r + 3 - r0) * rstride);             \
+        if (op == 0 || op == 3) {                                                        \
+            uint64_t *ac = (uint64_t *)(void *)acc;                                      \
+            if (op == 0)                                                                 \
+                for (intptr_t k = 0; k < ncols; k++)                                     \
+                    ac[k] += ((uint64_t)(int64_t)a0[k] + (uint64_t)(int64_t)a1[k]) +     \
+                             ((uint64_t)(int64_t)a2[k] + (uint64_t)(int64_t)a3[k]);      \
+            else                                                                         \
+                for (intptr_t k = 0; k < ncols; k++)                                     \
+                    ac[k] *= ((uint64_t)(int64_t)a0[k] * (uint64_t)(int64_t)a1[k]) *     \
+                             ((uint64_t)(int64_t)a2[k] * (uint64_t)(int64_t)a3[k]);      \
+        } else {                                                                         \
+            T *ac = (T *)(void *)acc;                                                    \
+            if (op == 1)                                                                 \
+                for (intptr_t k = 0; k < ncols; k++) {                                   \
+                    const T m01 = a1[k] > a0[k] ? a1[k] : a0[k];                         \
+                    const T m23 = a3[k] > a2[k] ? a3[k] : a2[k];                         \
+                    const T m = m23 > m01 ? m23 : m01;                                   \
+                    ac[k] = m > ac[k] ? m : ac[k];                                       \
+                }                                                                        \
+            else                                                                         \
+                for (intptr_t k = 0; k < ncols; k++) {                                   \
+                    const T m01 = a1[k] < a0[k] ? a1[k] : a0[k];                         \
+                    const T m23 = a3[k] < a2[k] ? a3[k] : a2[k];                         \
+                    const T m = m23 < m01 ? m23 : m01;                                   \
+                    ac[k] = m < ac[k] ? m : ac[k];                                       \
+                }                                                                        \
+        }                                                                                \
+    }                                                                                    \
+    for (; r < r1; r++) {                                                                \
         const T *a = (const T *)(const void *)(q + (r - r0) * rstride);                  \
         if (op == 0 || op == 3) {                                                        \
             uint64_t *ac = (uint64_t *)(void *)acc;                                      \
