@@ -22,7 +22,8 @@ export PATH
 # reduction planners) runs only with a GPU; that code's C tests (meson test
 # below: cuda_cache, cuda_launch, cuda_reduce_plan) are built whatever the
 # option says, so they run under ASan here. The plain job builds the module.
-"$VENV/bin/pip" install -q --no-build-isolation -Cbuild-dir="$BUILD" \
+# -Dtests=true: the C test programs, which pip builds leave out (pyproject.toml).
+"$VENV/bin/pip" install -q --no-build-isolation -Cbuild-dir="$BUILD" -Csetup-args=-Dtests=true \
     -Csetup-args=-Db_sanitize=address,undefined -Csetup-args=-Db_lundef=false \
     -Csetup-args=-Dbuildtype=debugoptimized -Csetup-args=-Dcuda=disabled -e "$ROOT"
 
