@@ -185,12 +185,13 @@ def test_rules_cover_their_rows_and_no_others():
     assert rules.rule_for(cast, "numpy") is None  # NumPy rounds once too
     assert rules.rule_for({**cast, "to": "float32"}, "torch") is None
     assert rules.rule_for({**cast, "dtype": "float32"}, "torch") is None  # float32 is exact
-    root = dict(op="sqrt", dtype="float64", layout="strided", to="")
-    assert rules.rule_for(root, "torch").name == "correctly rounded sqrt"
-    assert rules.rule_for({**root, "dtype": "float32"}, "torch").name == "correctly rounded sqrt"
-    assert rules.rule_for(root, "numpy") is None  # NumPy's sqrt is correctly rounded too
-    assert rules.rule_for({**root, "dtype": "float16"}, "torch") is None
-    assert rules.rule_for({**root, "op": "exp"}, "torch") is None
+    sqrt_row = dict(op="sqrt", dtype="float64", layout="strided", to="")
+    assert rules.rule_for(sqrt_row, "torch").name == "correctly rounded sqrt"
+    float32 = {**sqrt_row, "dtype": "float32"}
+    assert rules.rule_for(float32, "torch").name == "correctly rounded sqrt"
+    assert rules.rule_for(sqrt_row, "numpy") is None  # NumPy's sqrt is correctly rounded too
+    assert rules.rule_for({**sqrt_row, "dtype": "float16"}, "torch") is None
+    assert rules.rule_for({**sqrt_row, "op": "exp"}, "torch") is None
 
 
 def test_a_level_rule_covers_its_rows_only_at_that_level():
