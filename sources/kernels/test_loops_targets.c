@@ -23,6 +23,12 @@
  * float column sums, maxima and minima (COLS, in both their forms: Note
  * [Column streams] in sum.dispatch.c) against their tree and rule.
  *
+ * An entry is checked with its kin in the source's other target tables
+ * (entry_group): one set of inputs and one reference result per case, every
+ * target's kernel run on them. Made per target, the inputs and the
+ * reference were most of the time (15-27 s natively on a 2-vCPU Xeon, 91 s
+ * under qemu's s390x; 6-7 and 53 s so); each target is held to the same bits.
+ *
  * It runs natively (every x86 target this CPU has) and, cross-compiled,
  * under qemu for aarch64, ppc64le, s390x and riscv64 (tests/test_cross_matrix.py
  * runs every meson test of the C runtime there).
@@ -77,6 +83,18 @@ static const double specials[] = {
 };
 enum { NSPECIALS = sizeof specials / sizeof specials[0] };
 
+/* One element of isz bytes, by a copy of a constant size (a load and a
+ * store, where memcpy of a variable size is a call, and a byte-at-a-time
+ * helper under qemu's s390x). */
+static void copy_item(char *dst, const char *src, size_t isz) {
+    switch (isz) {
+    case 1: memcpy(dst, src, 1); break;
+    case 2: memcpy(dst, src, 2); break;
+    case 4: memcpy(dst, src, 4); break;
+    default: memcpy(dst, src, 8); break;
+    }
+}
+
 /* n values of dtype at p: the specials in order, then specials, random bits,
  * copies of `other` (equal operands for the comparisons) and ordinary
  * numbers. */
@@ -93,11 +111,11 @@ static void fill(int dtype, char *p, int n, const char *other) {
         case 0: x = specials[i < NSPECIALS ? (uint64_t)i : (r >> 8) % NSPECIALS]; break;
         case 1: x = (double)((int64_t)(r >> 20) % 1000) * 0.25; break;
         case 2:
-            if (other) { memcpy(dst, other + (size_t)i * isz, isz); continue; }
+            if (other) { copy_item(dst, other + (size_t)i * isz, isz); continue; }
             /* fall through */
         default:
             r = next();
-            memcpy(dst, &r, isz); /* any bits */
+            copy_item(dst, (const char *)&r, isz); /* any bits */
             if (dtype == DISPATCH_BOOL) *dst &= 1;
             continue;
         }
@@ -130,7 +148,7 @@ static double value_at(int dtype, const char *p) {
  * float's exp family. */
 static int agree(int dtype, const char *got, const char *want, int ulps) {
     size_t isz = dispatch_dtype_itemsize(dtype);
-    if (memcmp(got, want, isz) == 0) return 1;
+    if (bits_at(got, isz) == bits_at(want, isz)) return 1;
     if (!is_float(dtype)) return 0;
     double g = value_at(dtype, got), w = value_at(dtype, want);
     if (isnan(g) && isnan(w)) return 1;
@@ -145,8 +163,20 @@ static int exp_family(int loop) {
            loop == DISPATCH_LOOP_LOG1P || loop == DISPATCH_LOOP_TANH;
 }
 
-/* Runs fn and ref on the same operands, laid out as `layout` says, for every
- * length; out_dt and in_dt[k] are the operands' dtypes. The strided layouts
+/* The entries of one (loop, dtype), cast or reduction in the target tables
+ * of one source: the inputs and the reference's results are made once and
+ * every target's kernel is run on them (the harness, not the kernels, was
+ * most of this test's time, under qemu most of all). */
+enum { MAXTARGETS = 16 };
+typedef struct {
+    int n;
+    const dispatch_kernel_export *e[MAXTARGETS];
+    char where[MAXTARGETS][96]; /* "source [target]" */
+} entry_group;
+
+/* Runs ref and each of the nfn kernels fn[j] on the same operands, laid out
+ * as `layout` says, for every length; out_dt and in_dt[k] are the
+ * operands' dtypes, what[j] names fn[j] in a failure. The strided layouts
  * are those of loop_paths.h's Note [Strided paths]: every operand by 2, the
  * inputs by 2 into a contiguous output (x[:, ::2] + y[:, ::2]), in place on
  * a view by 2 with the other input contiguous (x[:, ::2] += y), by 3 with
@@ -178,11 +208,32 @@ static intptr_t input_stride(int layout, int k, size_t isz) {
     }
 }
 
-static void compare(const char *what, dispatch_loop_fn fn, dispatch_loop_fn ref, int nin,
-                    int out_dt, const int *in_dt, void *ctx, int ulps) {
+/* The fill byte of an output buffer before a run. */
+enum { UNWRITTEN = 0xA5 };
+
+/* Whether the n bytes at p are all UNWRITTEN, eight at a time: a byte loop
+ * over the rest of every output buffer was a third of this test's time, and
+ * memcmp is a byte-at-a-time helper under qemu's s390x. */
+static int all_unwritten(const char *p, size_t n) {
+    uint64_t diff = 0, word;
+    while (n > 0 && ((uintptr_t)p & 7) != 0) diff |= (unsigned char)*p++ ^ UNWRITTEN, n--;
+    for (; n >= 8; p += 8, n -= 8) {
+        memcpy(&word, p, 8);
+        diff |= word ^ 0xA5A5A5A5A5A5A5A5ull;
+    }
+    while (n > 0) diff |= (unsigned char)*p++ ^ UNWRITTEN, n--;
+    return diff == 0;
+}
+
+static void compare(char (*what)[200], const dispatch_loop_fn *fn, int nfn, dispatch_loop_fn ref,
+                    int nin, int out_dt, const int *in_dt, void *ctx, int ulps) {
     size_t osz = dispatch_dtype_itemsize(out_dt);
+    const size_t span = MAXSTEP * MAXN * osz;
     /* an output of MAXN elements at the longest step, and its fill after it */
     char *in[3], *got = malloc(MAXSTEP * MAXN * 8), *want = malloc(MAXSTEP * MAXN * 8);
+    /* both outputs all fill bytes between runs: a run's written prefix is
+     * put back after it, the whole buffer where bytes past it changed */
+    memset(got, UNWRITTEN, span), memset(want, UNWRITTEN, span);
     char *inplace_got = malloc(2 * MAXN * 8), *inplace_want = malloc(2 * MAXN * 8);
     for (int k = 0; k < nin; k++) {
         in[k] = malloc(MAXSTEP * MAXN * 8);
@@ -199,42 +250,52 @@ static void compare(const char *what, dispatch_loop_fn fn, dispatch_loop_fn ref,
             int step = layout == STRIDED3                                 ? 3 /* the output's */
                        : layout == STRIDED || layout == STRIDED_IN_PLACE ? 2
                                                                          : 1;
+            const size_t written = (size_t)n * step * osz;
             intptr_t st[4] = {(intptr_t)(osz * step)};
-            char *dg[4] = {got}, *dw[4] = {want};
+            char *dw[4] = {want};
             for (int k = 0; k < nin; k++) {
                 st[1 + k] = input_stride(layout, k, dispatch_dtype_itemsize(in_dt[k]));
-                dg[1 + k] = dw[1 + k] = in[k];
+                dw[1 + k] = in[k];
             }
             if (in_place) {
-                memcpy(inplace_got, in[0], n * step * osz);
-                memcpy(inplace_want, in[0], n * step * osz);
-                dg[0] = dg[1] = inplace_got;
+                memcpy(inplace_want, in[0], written);
                 dw[0] = dw[1] = inplace_want;
-            } else {
-                memset(got, 0xA5, MAXSTEP * MAXN * osz);
-                memset(want, 0xA5, MAXSTEP * MAXN * osz);
             }
-            fn(dg, st, n, ctx);
             ref(dw, st, n, ctx);
-            compared++;
-            for (int i = 0; i < n * step; i++) {
-                const char *g = dg[0] + (size_t)i * osz, *w = dw[0] + (size_t)i * osz;
-                if (agree(out_dt, g, w, i % step ? 0 : ulps)) continue;
-                if (failures++ < 40)
-                    fprintf(stderr, "FAIL %s, %s, n=%d, element %d: got 0x%llx, reference 0x%llx\n",
-                            what, layout_names[layout], n, i, (unsigned long long)bits_at(g, osz),
-                            (unsigned long long)bits_at(w, osz));
-                break;
+            for (int j = 0; j < nfn; j++) {
+                char *dg[4] = {got};
+                for (int k = 0; k < nin; k++) dg[1 + k] = in[k];
+                if (in_place) {
+                    memcpy(inplace_got, in[0], written);
+                    dg[0] = dg[1] = inplace_got;
+                }
+                fn[j](dg, st, n, ctx);
+                compared++;
+                for (int i = 0; i < n * step; i++) {
+                    const char *g = dg[0] + (size_t)i * osz, *w = dw[0] + (size_t)i * osz;
+                    if (agree(out_dt, g, w, i % step ? 0 : ulps)) continue;
+                    if (failures++ < 40)
+                        fprintf(stderr, "FAIL %s, %s, n=%d, element %d: got 0x%llx, reference "
+                                "0x%llx\n", what[j], layout_names[layout], n, i,
+                                (unsigned long long)bits_at(g, osz),
+                                (unsigned long long)bits_at(w, osz));
+                    break;
+                }
+                if (in_place) continue;
+                /* nothing written past the last element (a vector path's tail
+                 * store ends on it): the bytes after it keep their fill */
+                if (!all_unwritten(got + written, span - written)) {
+                    size_t b = written;
+                    while ((unsigned char)got[b] == UNWRITTEN) b++;
+                    if (failures++ < 40)
+                        fprintf(stderr, "FAIL %s, %s, n=%d: byte %zu past the output written\n",
+                                what[j], layout_names[layout], n, b - written);
+                    memset(got, UNWRITTEN, span);
+                } else {
+                    memset(got, UNWRITTEN, written);
+                }
             }
-            /* nothing written past the last element (a vector path's tail
-             * store ends on it): the bytes after it keep their fill */
-            for (size_t b = (size_t)n * step * osz; !in_place && b < MAXSTEP * MAXN * osz; b++) {
-                if ((unsigned char)got[b] == 0xA5) continue;
-                if (failures++ < 40)
-                    fprintf(stderr, "FAIL %s, %s, n=%d: byte %zu past the output written\n", what,
-                            layout_names[layout], n, b - (size_t)n * step * osz);
-                break;
-            }
+            if (!in_place) memset(want, UNWRITTEN, written);
         }
     }
     for (int k = 0; k < nin; k++) free(in[k]);
@@ -246,15 +307,16 @@ static void compare(const char *what, dispatch_loop_fn fn, dispatch_loop_fn ref,
  * gap of 3 elements that must stay untouched; the last input laid out as
  * its own rows, as one row broadcast to every row (x + row), or as a
  * broadcast column (x + col: inner stride 0, outer one element); the first
- * also in place. */
+ * also in place. The nfn 2-D loops fn2d[j] on the same operands. */
 enum { ROWS = 5, ROW_GAP = 3 };
 enum { ROWS_CONTIG, ROWS_BCAST_ROW, ROWS_BCAST_COL, ROWS_IN_PLACE, NROW_LAYOUTS };
 static const char *row_layout_names[] = {"rows", "a broadcast row", "a broadcast column",
                                          "rows in place"};
 static const int row_lengths[] = {1, 2, 7, 16, 33, 64, 65, 256, 300};
 
-static void compare_2d(const char *what, dispatch_loop2d_fn fn2d, dispatch_loop_fn ref,
-                         int nin, int out_dt, const int *in_dt, void *ctx, int ulps) {
+static void compare_2d(char (*what)[200], const dispatch_loop2d_fn *fn2d, int nfn,
+                       dispatch_loop_fn ref, int nin, int out_dt, const int *in_dt, void *ctx,
+                       int ulps) {
     size_t osz = dispatch_dtype_itemsize(out_dt);
     const size_t span = (size_t)ROWS * (300 + ROW_GAP) * 8;
     char *in[3], *got = malloc(span), *want = malloc(span);
@@ -269,36 +331,47 @@ static void compare_2d(const char *what, dispatch_loop2d_fn fn2d, dispatch_loop_
         for (size_t li = 0; li < sizeof row_lengths / sizeof row_lengths[0]; li++) {
             const intptr_t n = row_lengths[li], orow = (n + ROW_GAP) * (intptr_t)osz;
             intptr_t st[4] = {(intptr_t)osz}, outer[4] = {orow};
-            char *dg[4] = {got}, *dw[4] = {want};
+            char *dw[4] = {want};
             for (int k = 0; k < nin; k++) {
                 const intptr_t z = (intptr_t)dispatch_dtype_itemsize(in_dt[k]);
                 const int last = k == nin - 1 && nin > 1;
                 st[1 + k] = z, outer[1 + k] = n * z;
                 if (last && layout == ROWS_BCAST_ROW) outer[1 + k] = 0;
                 if (last && layout == ROWS_BCAST_COL) st[1 + k] = 0, outer[1 + k] = z;
-                dg[1 + k] = dw[1 + k] = in[k];
+                dw[1 + k] = in[k];
             }
             if (in_place) {
-                memcpy(got, in[0], span), memcpy(want, in[0], span);
-                dg[1] = got, dw[1] = want, outer[1] = orow;
+                memcpy(want, in[0], span);
+                dw[1] = want, outer[1] = orow;
             } else {
-                memset(got, 0xA5, span), memset(want, 0xA5, span);
+                memset(want, UNWRITTEN, span);
             }
-            fn2d(dg, st, outer, n, ROWS, ctx);
             for (int r = 0; r < ROWS; r++) {
                 char *row[4];
                 for (int k = 0; k <= nin; k++) row[k] = dw[k] + r * outer[k];
                 ref(row, st, n, ctx);
             }
-            compared++;
-            for (intptr_t i = 0; i < ROWS * (n + ROW_GAP); i++) {
-                const char *g = got + (size_t)i * osz, *w = want + (size_t)i * osz;
-                if (agree(out_dt, g, w, ulps)) continue;
-                if (failures++ < 40)
-                    fprintf(stderr, "FAIL %s, 2-D loop, %s, n=%d, element %d: got 0x%llx, "
-                            "reference 0x%llx\n", what, row_layout_names[layout], (int)n, (int)i,
-                            (unsigned long long)bits_at(g, osz), (unsigned long long)bits_at(w, osz));
-                break;
+            for (int j = 0; j < nfn; j++) {
+                char *dg[4] = {got};
+                for (int k = 0; k < nin; k++) dg[1 + k] = in[k];
+                if (in_place) {
+                    memcpy(got, in[0], span);
+                    dg[1] = got;
+                } else {
+                    memset(got, UNWRITTEN, span);
+                }
+                fn2d[j](dg, st, outer, n, ROWS, ctx);
+                compared++;
+                for (intptr_t i = 0; i < ROWS * (n + ROW_GAP); i++) {
+                    const char *g = got + (size_t)i * osz, *w = want + (size_t)i * osz;
+                    if (agree(out_dt, g, w, ulps)) continue;
+                    if (failures++ < 40)
+                        fprintf(stderr, "FAIL %s, 2-D loop, %s, n=%d, element %d: got 0x%llx, "
+                                "reference 0x%llx\n", what[j], row_layout_names[layout], (int)n,
+                                (int)i, (unsigned long long)bits_at(g, osz),
+                                (unsigned long long)bits_at(w, osz));
+                    break;
+                }
             }
         }
     }
@@ -308,7 +381,8 @@ static void compare_2d(const char *what, dispatch_loop2d_fn fn2d, dispatch_loop_
 
 static long entries_2d;
 
-static void check_loop(const char *where, const dispatch_kernel_export *e) {
+static void check_loop(const entry_group *g) {
+    const dispatch_kernel_export *e = g->e[0];
     int loop = e->loop, dtype = e->dtype, nin = dispatch_loop_nin(loop);
     if (exp_family(loop) && !dispatch_dtype_is_narrow_float(dtype)) return; /* test_kernels.c */
     int in_dt[3];
@@ -317,7 +391,9 @@ static void check_loop(const char *where, const dispatch_kernel_export *e) {
     dispatch_loop_fn ref = dispatch_loop_reference(loop, dtype);
     if (ref == NULL) return; /* the chooser leaves such a pair empty */
     int ulps = exp_family(loop) ? 1 : 0;
-    char what[160], ctxbuf[3][8];
+    char what[MAXTARGETS][200], what2d[MAXTARGETS][200], ctxbuf[3][8];
+    dispatch_loop_fn fn[MAXTARGETS];
+    dispatch_loop2d_fn fn2d[MAXTARGETS];
     /* ctx: none and a scale of 1 where optional; two other values */
     int kind = dispatch_loop_ctx_kind(loop);
     for (int c = 0; c < 3; c++) fill(dtype, ctxbuf[c], 1, NULL);
@@ -327,27 +403,40 @@ static void check_loop(const char *where, const dispatch_kernel_export *e) {
     dispatch_cast_loop_reference(DISPATCH_FLOAT64, dtype)(d, st, 1, NULL);
     d[0] = ctxbuf[1], d[1] = (char *)&three;
     dispatch_cast_loop_reference(DISPATCH_FLOAT64, dtype)(d, st, 1, NULL);
+    int n2d = 0;
     for (int c = -1; c < 3; c++) {
         if (c == -1 && kind == DISPATCH_LOOP_CTX_REQUIRED) continue;
         if (c >= 0 && kind == DISPATCH_LOOP_CTX_NONE) break;
-        snprintf(what, sizeof what, "%s: %s %s (ctx %d)", where, dispatch_loop_name(loop),
-                 dispatch_dtype_name(dtype), c);
-        compare(what, (dispatch_loop_fn)e->fn, ref, nin, out_dt, in_dt, c < 0 ? NULL : ctxbuf[c],
-                ulps);
-        if (e->fn2d)
-            compare_2d(what, (dispatch_loop2d_fn)e->fn2d, ref, nin, out_dt, in_dt,
-                         c < 0 ? NULL : ctxbuf[c], ulps);
+        n2d = 0;
+        for (int j = 0; j < g->n; j++) {
+            snprintf(what[j], sizeof what[j], "%s: %s %s (ctx %d)", g->where[j],
+                     dispatch_loop_name(loop), dispatch_dtype_name(dtype), c);
+            fn[j] = (dispatch_loop_fn)g->e[j]->fn;
+            if (g->e[j]->fn2d) {
+                memcpy(what2d[n2d], what[j], sizeof what[j]);
+                fn2d[n2d++] = (dispatch_loop2d_fn)g->e[j]->fn2d;
+            }
+        }
+        compare(what, fn, g->n, ref, nin, out_dt, in_dt, c < 0 ? NULL : ctxbuf[c], ulps);
+        if (n2d)
+            compare_2d(what2d, fn2d, n2d, ref, nin, out_dt, in_dt, c < 0 ? NULL : ctxbuf[c],
+                       ulps);
     }
-    entries_2d += e->fn2d != NULL;
+    entries_2d += n2d;
 }
 
-static void check_cast(const char *where, const dispatch_kernel_export *e) {
-    char what[160];
-    snprintf(what, sizeof what, "%s: cast %s -> %s", where, dispatch_dtype_name(e->dtype),
-             dispatch_dtype_name(e->named));
+static void check_cast(const entry_group *g) {
+    const dispatch_kernel_export *e = g->e[0];
+    char what[MAXTARGETS][200];
+    dispatch_loop_fn fn[MAXTARGETS];
+    for (int j = 0; j < g->n; j++) {
+        snprintf(what[j], sizeof what[j], "%s: cast %s -> %s", g->where[j],
+                 dispatch_dtype_name(e->dtype), dispatch_dtype_name(e->named));
+        fn[j] = (dispatch_loop_fn)g->e[j]->fn;
+    }
     int in_dt[1] = {e->dtype};
-    compare(what, (dispatch_loop_fn)e->fn, dispatch_cast_loop_reference(e->dtype, e->named), 1,
-            e->named, in_dt, NULL, 0);
+    compare(what, fn, g->n, dispatch_cast_loop_reference(e->dtype, e->named), 1, e->named, in_dt,
+            NULL, 0);
 }
 
 /* float16 by a float32 number (half_arith's HALF_*_F32SCALAR kernels): x
@@ -374,18 +463,24 @@ static int is_half_scalar(const dispatch_kernel_export *e) {
            e->named == DISPATCH_KNAMED_HALF_RDIV_F32SCALAR;
 }
 
-static void check_half_scalar(const char *where, const dispatch_kernel_export *e) {
+static void check_half_scalar(const entry_group *g) {
+    const dispatch_kernel_export *e = g->e[0];
     static const float numbers[] = {2.5f, 0.1f, -3e-5f, 70000.0f, 0.0f};
     const dispatch_loop_fn ref = e->named == DISPATCH_KNAMED_HALF_MUL_F32SCALAR ? half_mul_scalar_ref
                                  : e->named == DISPATCH_KNAMED_HALF_DIV_F32SCALAR
                                      ? half_div_scalar_ref
                                      : half_rdiv_scalar_ref;
     const int in_dt[1] = {DISPATCH_FLOAT16};
+    char what[MAXTARGETS][200];
+    dispatch_loop_fn fn[MAXTARGETS];
     for (size_t k = 0; k < sizeof numbers / sizeof numbers[0]; k++) {
-        char what[160];
         float number = numbers[k];
-        snprintf(what, sizeof what, "%s: %s by %g", where, e->name, (double)number);
-        compare(what, (dispatch_loop_fn)e->fn, ref, 1, DISPATCH_FLOAT16, in_dt, &number, 0);
+        for (int j = 0; j < g->n; j++) {
+            snprintf(what[j], sizeof what[j], "%s: %s by %g", g->where[j], e->name,
+                     (double)number);
+            fn[j] = (dispatch_loop_fn)g->e[j]->fn;
+        }
+        compare(what, fn, g->n, ref, 1, DISPATCH_FLOAT16, in_dt, &number, 0);
     }
 }
 
@@ -421,6 +516,11 @@ static void store_as(int dtype, char *p, double v) {
 
 static long reduce_entries;
 
+/* what[j]: "<where of entry j>: <label>" */
+static void name_group(const entry_group *g, const char *label, char (*what)[200]) {
+    for (int j = 0; j < g->n; j++) snprintf(what[j], sizeof what[j], "%s: %s", g->where[j], label);
+}
+
 static void report(const char *what, int n, int m, const char *got, const char *want,
                    size_t isz) {
     if (failures++ < 40)
@@ -430,7 +530,8 @@ static void report(const char *what, int n, int m, const char *got, const char *
 
 /* FOLD_PROD over strided runs and FOLD_COLS_PROD over (rows, cols) shapes
  * with a row stride wider than the columns: the order's bits per column. */
-static void check_prod(const char *where, const dispatch_kernel_export *e) {
+static void check_prod(const entry_group *g) {
+    const dispatch_kernel_export *e = g->e[0];
     int dtype = e->dtype;
     size_t isz = dispatch_dtype_itemsize(dtype);
     /* a narrow float's columns: the float32 product of its values, as float32;
@@ -448,44 +549,59 @@ static void check_prod(const char *where, const dispatch_kernel_export *e) {
     enum { NCOLS = sizeof cols / sizeof cols[0] };
     char *in = malloc(13001 * 133 * 8 > 4098 * 603 * 8 ? 13001 * 133 * 8 : 4098 * 603 * 8);
     char *got = malloc(600 * 8), *want = malloc(600 * 8);
-    char what[160];
-    snprintf(what, sizeof what, "%s: %s %s", where,
+    char label[80], what[MAXTARGETS][200];
+    snprintf(label, sizeof label, "%s %s",
              e->named == DISPATCH_RK_FOLD_PROD ? "prod" : "prod columns", dispatch_dtype_name(dtype));
+    name_group(g, label, what);
+    /* the values near 1, +x and -x of x = 1 + (k - 1000) 2^-12, in dtype:
+     * converted once here, not once an element (runs of 13,000 x 133) */
+    char *near_one = malloc(2 * 2001 * isz);
+    for (int k = 0; k < 2001; k++) {
+        const double x = 1.0 + (double)(k - 1000) * 0x1p-12;
+        store_as(dtype, near_one + (2 * k) * isz, x);
+        store_as(dtype, near_one + (2 * k + 1) * isz, -x);
+    }
     for (int ri = 0; ri < 13; ri++) {
         for (int ci = 0; ci < NCOLS; ci++) {
             int n = rows[ri], m = cols[ci];
             if (n > 100 && m != 2 && m != 64 && m != 130 && !(m == 600 && n <= 4097))
                 continue; /* long runs: 2, 64 and 130 columns; 600 up to 4097 rows */
             intptr_t rstride = (intptr_t)((m + 3) * isz); /* rows with a gap */
-            fill(dtype, in, (int)(n * (m + 3)), NULL);
+            /* a long run's values are all near 1 (no NaN to hide in), a
+             * short one's a quarter from fill */
+            if (n <= 100) fill(dtype, in, (int)(n * (m + 3)), NULL);
             for (int t = 0; t < n * (m + 3); t++) { /* mostly near 1: products stay finite */
-                if (n <= 100 && next() % 4 == 0) continue; /* long runs: no NaN to hide in */
-                double x = 1.0 + (double)((int64_t)(next() % 2001) - 1000) * 0x1p-12;
-                store_as(dtype, in + t * isz, next() % 7 ? x : -x);
+                if (n <= 100 && next() % 4 == 0) continue;
+                const uint64_t r = next();
+                const int k = (int)(r % 2001), negative = (r >> 32) % 7 == 0;
+                copy_item(in + t * isz, near_one + (2 * k + negative) * isz, isz);
             }
             for (int c = 0; c < m; c++)
                 store_as(odt, want + c * osz, prod_reference(dtype, in + c * isz, rstride, n));
-            if (e->named == DISPATCH_RK_FOLD_PROD) {
-                for (int c = 0; c < m; c++)
-                    store_as(odt, got + c * osz,
-                             ((dispatch_rk_fold_fn)e->fn)(in + c * isz, rstride, n));
-            } else {
-                memset(got, 0xA5, 600 * 8);
-                ((dispatch_rk_fold_cols_fn)e->fn)(in, rstride, n, m, got);
-            }
-            compared++;
-            for (int c = 0; c < m; c++) {
-                if (agree(odt, got + c * osz, want + c * osz, 0)) continue;
-                report(what, n, c, got + c * osz, want + c * osz, osz);
-                break;
+            for (int j = 0; j < g->n; j++) {
+                if (e->named == DISPATCH_RK_FOLD_PROD) {
+                    for (int c = 0; c < m; c++)
+                        store_as(odt, got + c * osz,
+                                 ((dispatch_rk_fold_fn)g->e[j]->fn)(in + c * isz, rstride, n));
+                } else {
+                    memset(got, 0xA5, 600 * 8);
+                    ((dispatch_rk_fold_cols_fn)g->e[j]->fn)(in, rstride, n, m, got);
+                }
+                compared++;
+                for (int c = 0; c < m; c++) {
+                    if (agree(odt, got + c * osz, want + c * osz, 0)) continue;
+                    report(what[j], n, c, got + c * osz, want + c * osz, osz);
+                    break;
+                }
             }
         }
     }
-    free(in), free(got), free(want);
+    free(in), free(got), free(want), free(near_one);
 }
 
 /* DOT over contiguous and strided operands of every length class. */
-static void check_dot(const char *where, const dispatch_kernel_export *e) {
+static void check_dot(const entry_group *g) {
+    const dispatch_kernel_export *e = g->e[0];
     int dtype = e->dtype, fl = is_float(dtype);
     size_t isz = dispatch_dtype_itemsize(dtype);
     /* SPAN elements cover DMAX read at the largest step (3) */
@@ -493,8 +609,9 @@ static void check_dot(const char *where, const dispatch_kernel_export *e) {
     char *a = malloc(SPAN * 8), *b = malloc(SPAN * 8), *pa = malloc(DMAX * 8),
          *pb = malloc(DMAX * 8), *prod = malloc(DMAX * 8);
     static const int dlens[] = {0, 1, 2, 3, 31, 32, 33, 511, 512, 513, 1029, 1537, 4097, DMAX};
-    char what[160];
-    snprintf(what, sizeof what, "%s: dot %s", where, dispatch_dtype_name(dtype));
+    char label[80], what[MAXTARGETS][200];
+    snprintf(label, sizeof label, "dot %s", dispatch_dtype_name(dtype));
+    name_group(g, label, what);
     int compute = fl ? DISPATCH_FLOAT64 : DISPATCH_INT64;
     dispatch_loop_fn to = dispatch_cast_loop_reference(dtype, compute);
     dispatch_loop_fn mul = dispatch_loop_reference(DISPATCH_LOOP_MUL, compute);
@@ -550,18 +667,22 @@ static void check_dot(const char *where, const dispatch_kernel_export *e) {
                 int64_t v = (int64_t)acc;
                 memcpy(want, &v, 8);
             }
-            ((dispatch_rk_dot_fn)e->fn)(a, (intptr_t)(isz * step), b, (intptr_t)(isz * step), n,
-                                         got);
             /* integers: equal in the dtype's width (the result is rounded to it) */
-            char wt[8] = {0}, gt[8] = {0};
-            char *cw[2] = {wt, want}, *cg[2] = {gt, got};
+            char wt[8] = {0};
+            char *cw[2] = {wt, want};
             intptr_t zs[2] = {0, 0};
             dispatch_loop_fn back = dispatch_cast_loop_reference(compute, fl ? compute : dtype);
             back(cw, zs, 1, NULL);
-            back(cg, zs, 1, NULL);
-            compared++;
-            if (!agree(fl ? compute : dtype, gt, wt, 0))
-                report(what, n, step, gt, wt, fl ? 8 : isz);
+            for (int j = 0; j < g->n; j++) {
+                ((dispatch_rk_dot_fn)g->e[j]->fn)(a, (intptr_t)(isz * step), b,
+                                                   (intptr_t)(isz * step), n, got);
+                char gt[8] = {0};
+                char *cg[2] = {gt, got};
+                back(cg, zs, 1, NULL);
+                compared++;
+                if (!agree(fl ? compute : dtype, gt, wt, 0))
+                    report(what[j], n, step, gt, wt, fl ? 8 : isz);
+            }
         }
     }
     free(a), free(b), free(pa), free(pb), free(prod);
@@ -601,7 +722,8 @@ static intptr_t arg_reference(int dtype, int is_min, const char *p, intptr_t n) 
  * few distinct values (ties across blocks), the extreme (or a NaN)
  * planted at a block's edge, and infinities and zeros of both signs, tied
  * (-0.0 == 0.0: the first of them). */
-static void check_arg(const char *where, const dispatch_kernel_export *e) {
+static void check_arg(const entry_group *g) {
+    const dispatch_kernel_export *e = g->e[0];
     int dtype = e->dtype;
     size_t isz = dispatch_dtype_itemsize(dtype);
     enum { AMAX = 3 * 8192 + 77 };
@@ -609,8 +731,9 @@ static void check_arg(const char *where, const dispatch_kernel_export *e) {
                                 511, 512, 513, 1023, 1024, 1025, 2047, 2048, 2049, 4096, 4097,
                                 8191, 8192, 8193, 16447, AMAX};
     enum { NALENS = sizeof alens / sizeof alens[0] };
-    char *a = malloc(AMAX * 8), got[8], what[160];
-    snprintf(what, sizeof what, "%s: argmax/argmin %s", where, dispatch_dtype_name(dtype));
+    char *a = malloc(AMAX * 8), got[8], label[80], what[MAXTARGETS][200];
+    snprintf(label, sizeof label, "argmax/argmin %s", dispatch_dtype_name(dtype));
+    name_group(g, label, what);
     for (int run = 0; run < 5; run++) {
         for (int li = 0; li < NALENS; li++) {
             const intptr_t n = alens[li];
@@ -629,16 +752,18 @@ static void check_arg(const char *where, const dispatch_kernel_export *e) {
             }
             for (int is_min = 0; is_min < 2; is_min++) {
                 const intptr_t want = arg_reference(dtype, is_min, a, n);
-                memset(got, 0xA5, sizeof got);
-                const int64_t i = ((dispatch_rk_arg_fn)e->fn)(is_min, a, n, got);
-                compared++;
-                if (i != want) {
-                    if (failures++ < 40)
-                        fprintf(stderr, "FAIL %s (%s), n=%d, run %d: index %lld, reference %lld\n",
-                                what, is_min ? "min" : "max", (int)n, run, (long long)i,
-                                (long long)want);
-                } else if (memcmp(got, a + want * isz, isz) != 0) {
-                    report(what, (int)n, run, got, a + want * isz, isz);
+                for (int j = 0; j < g->n; j++) {
+                    memset(got, 0xA5, sizeof got);
+                    const int64_t i = ((dispatch_rk_arg_fn)g->e[j]->fn)(is_min, a, n, got);
+                    compared++;
+                    if (i != want) {
+                        if (failures++ < 40)
+                            fprintf(stderr, "FAIL %s (%s), n=%d, run %d: index %lld, reference "
+                                    "%lld\n", what[j], is_min ? "min" : "max", (int)n, run,
+                                    (long long)i, (long long)want);
+                    } else if (memcmp(got, a + want * isz, isz) != 0) {
+                        report(what[j], (int)n, run, got, a + want * isz, isz);
+                    }
                 }
             }
         }
@@ -649,16 +774,19 @@ static void check_arg(const char *where, const dispatch_kernel_export *e) {
 /* ARG_COLS: each column's row and value against ARG's reference on the
  * column gathered, for shapes around the kernel's block of columns, with
  * any bits, few values (ties down a column) and planted NaNs. */
-static void check_arg_cols(const char *where, const dispatch_kernel_export *e) {
+static void check_arg_cols(const entry_group *g) {
+    const dispatch_kernel_export *e = g->e[0];
     int dtype = e->dtype;
     size_t isz = dispatch_dtype_itemsize(dtype);
     static const int rowsv[] = {1, 2, 3, 8, 17, 64};
     static const int colsv[] = {1, 7, 64, 511, 512, 513, 1100};
     enum { MAXR = 64, MAXC = 1100, PAD = 3 };
     char *a = malloc((size_t)MAXR * (MAXC + PAD) * 8), *col = malloc(MAXR * 8);
-    char *vals = malloc(MAXC * 8), what[160];
+    char *vals = malloc(MAXC * 8), label[80], what[MAXTARGETS][200];
     int64_t *rows = malloc(MAXC * sizeof(int64_t));
-    snprintf(what, sizeof what, "%s: argmax/argmin(dim=0) %s", where, dispatch_dtype_name(dtype));
+    intptr_t *want = malloc(MAXC * sizeof(intptr_t)); /* each column's row */
+    snprintf(label, sizeof label, "argmax/argmin(dim=0) %s", dispatch_dtype_name(dtype));
+    name_group(g, label, what);
     for (int run = 0; run < 3; run++)
         for (size_t ri = 0; ri < sizeof rowsv / sizeof rowsv[0]; ri++)
             for (size_t ci = 0; ci < sizeof colsv / sizeof colsv[0]; ci++) {
@@ -672,28 +800,31 @@ static void check_arg_cols(const char *where, const dispatch_kernel_export *e) {
                         store_as(dtype, a + (intptr_t)(next() % (uint64_t)(nr * ld)) * (intptr_t)isz,
                                  NAN);
                 for (int is_min = 0; is_min < 2; is_min++) {
-                    ((dispatch_rk_arg_cols_fn)e->fn)(is_min, a, ld * (intptr_t)isz, nr, nc, 3, vals,
-                                                     rows);
                     for (intptr_t c = 0; c < nc; c++) {
                         for (intptr_t r = 0; r < nr; r++)
                             memcpy(col + r * (intptr_t)isz, a + (r * ld + c) * (intptr_t)isz, isz);
-                        const intptr_t want = arg_reference(dtype, is_min, col, nr);
-                        compared++;
-                        if (rows[c] != 3 * want) {
-                            if (failures++ < 40)
-                                fprintf(stderr, "FAIL %s (%s), %dx%d, run %d, column %d: row %lld, "
-                                        "reference %lld\n", what, is_min ? "min" : "max", (int)nr,
-                                        (int)nc, run, (int)c, (long long)rows[c] / 3,
-                                        (long long)want);
-                        } else if (memcmp(vals + c * (intptr_t)isz, col + want * (intptr_t)isz,
-                                          isz) != 0) {
-                            report(what, (int)nr, (int)c, vals + c * (intptr_t)isz,
-                                   col + want * (intptr_t)isz, isz);
+                        want[c] = arg_reference(dtype, is_min, col, nr);
+                    }
+                    for (int j = 0; j < g->n; j++) {
+                        ((dispatch_rk_arg_cols_fn)g->e[j]->fn)(is_min, a, ld * (intptr_t)isz, nr,
+                                                               nc, 3, vals, rows);
+                        for (intptr_t c = 0; c < nc; c++) {
+                            const char *at = a + (want[c] * ld + c) * (intptr_t)isz;
+                            compared++;
+                            if (rows[c] != 3 * want[c]) {
+                                if (failures++ < 40)
+                                    fprintf(stderr, "FAIL %s (%s), %dx%d, run %d, column %d: row "
+                                            "%lld, reference %lld\n", what[j],
+                                            is_min ? "min" : "max", (int)nr, (int)nc, run, (int)c,
+                                            (long long)rows[c] / 3, (long long)want[c]);
+                            } else if (memcmp(vals + c * (intptr_t)isz, at, isz) != 0) {
+                                report(what[j], (int)nr, (int)c, vals + c * (intptr_t)isz, at, isz);
+                            }
                         }
                     }
                 }
             }
-    free(a), free(col), free(vals), free(rows);
+    free(a), free(col), free(vals), free(rows), free(want);
 }
 
 /* COLS (Note [Column reductions] in sum.dispatch.c): each column's sum as
@@ -730,7 +861,8 @@ COLS_REFERENCE(double)
 /* COLS of every op, in the register form and with DISPATCH_COLS_STREAMS
  * (Note [Column streams]): the bits of the reference above, for row counts
  * across the tree's leaves and column counts across the vector blocks. */
-static void check_cols(const char *where, const dispatch_kernel_export *e) {
+static void check_cols(const entry_group *g) {
+    const dispatch_kernel_export *e = g->e[0];
     int dtype = e->dtype, f64 = dtype == DISPATCH_FLOAT64, odt = f64 ? dtype : DISPATCH_FLOAT32;
     size_t isz = dispatch_dtype_itemsize(dtype), osz = f64 ? 8 : 4;
     static const int rowsv[] = {1, 2, 3, 16, 17, 31, 33, 48, 100, 257, 1000};
@@ -739,21 +871,28 @@ static void check_cols(const char *where, const dispatch_kernel_export *e) {
     char *a = malloc((size_t)MAXR * (MAXC + PAD) * 8), *got = malloc(MAXC * 8),
          *want = malloc(MAXC * 8);
     char *scratch = malloc((size_t)dispatch_reduce_cols_scratch(MAXR) * MAXC * 8);
+    double *values = malloc((size_t)MAXR * (MAXC + PAD) * sizeof(double));
     static const char *const ops[] = {"sum", "max", "min"};
-    char what[200];
+    char label[80], what[MAXTARGETS][200];
+    double pow2[21]; /* 2^-10 .. 2^10: x * pow2[k] is ldexp(x, k - 10), exactly, here */
+    for (int k = 0; k < 21; k++) pow2[k] = ldexp(1.0, k - 10);
+    const dispatch_loop_fn to_dtype = dispatch_cast_loop_reference(DISPATCH_FLOAT64, dtype);
     for (int run = 0; run < 3; run++)
         for (size_t ri = 0; ri < sizeof rowsv / sizeof rowsv[0]; ri++)
             for (size_t ci = 0; ci < sizeof colsv / sizeof colsv[0]; ci++) {
                 const intptr_t nr = rowsv[ri], nc = colsv[ci], rs = (nc + PAD) * (intptr_t)isz;
                 if (run == 0) { /* specials and random bits: NaN, infinities, zeros */
                     fill(dtype, a, (int)(nr * (nc + PAD)), NULL);
-                } else {
+                } else { /* as doubles, then one reference cast of them all */
                     for (intptr_t i = 0; i < nr * (nc + PAD); i++) {
                         double x = run == 1 ? (double)((int)(next() % 3) - 1) * (next() % 2 ? 1 : 0)
-                                            : ldexp((double)(next() >> 11) * 0x1p-53 - 0.5,
-                                                    (int)(next() % 21) - 10);
-                        store_as(dtype, a + i * (intptr_t)isz, run == 1 && x == 0 && next() % 2 ? -0.0 : x);
+                                            : ((double)(next() >> 11) * 0x1p-53 - 0.5) *
+                                                  pow2[next() % 21];
+                        values[i] = run == 1 && x == 0 && next() % 2 ? -0.0 : x;
                     }
+                    char *d[2] = {a, (char *)values};
+                    const intptr_t st[2] = {(intptr_t)isz, sizeof(double)};
+                    to_dtype(d, st, nr * (nc + PAD), NULL);
                 }
                 for (int op = 0; op < 3; op++) {
                     for (intptr_t c = 0; c < nc; c++) {
@@ -768,27 +907,30 @@ static void check_cols(const char *where, const dispatch_kernel_export *e) {
                             memcpy(want + c * 4, &v, 4);
                         }
                     }
-                    for (int streams = 0; streams < 2; streams++) {
-                        int kop = op | (streams ? DISPATCH_COLS_STREAMS : 0);
+                    for (int j = 0; j < g->n * 2; j++) {
+                        const int streams = j % 2, kop = op | (streams ? DISPATCH_COLS_STREAMS : 0);
+                        const dispatch_kernel_any_fn fn = g->e[j / 2]->fn;
                         memset(got, 0xA5, MAXC * 8);
                         if (f64)
-                            ((dispatch_rk_cols_f64_fn)e->fn)(kop, a, rs, nr, nc, (double *)(void *)got,
-                                                             scratch);
+                            ((dispatch_rk_cols_f64_fn)fn)(kop, a, rs, nr, nc, (double *)(void *)got,
+                                                          scratch);
                         else
-                            ((dispatch_rk_cols_f32_fn)e->fn)(kop, a, rs, nr, nc, (float *)(void *)got,
-                                                             scratch);
+                            ((dispatch_rk_cols_f32_fn)fn)(kop, a, rs, nr, nc, (float *)(void *)got,
+                                                          scratch);
                         compared++;
-                        snprintf(what, sizeof what, "%s: %s(dim=0) %s%s, run %d", where, ops[op],
-                                 dispatch_dtype_name(dtype), streams ? ", two streams" : "", run);
                         for (intptr_t c = 0; c < nc; c++) {
                             if (agree(odt, got + c * osz, want + c * osz, 0)) continue;
-                            report(what, (int)nr, (int)c, got + c * osz, want + c * osz, osz);
+                            snprintf(label, sizeof label, "%s(dim=0) %s%s, run %d", ops[op],
+                                     dispatch_dtype_name(dtype), streams ? ", two streams" : "",
+                                     run);
+                            snprintf(what[0], sizeof what[0], "%s: %s", g->where[j / 2], label);
+                            report(what[0], (int)nr, (int)c, got + c * osz, want + c * osz, osz);
                             break;
                         }
                     }
                 }
             }
-    free(a), free(got), free(want), free(scratch);
+    free(a), free(got), free(want), free(scratch), free(values);
 }
 
 /* The value of a bool or integer element, by the reference cast. */
@@ -803,7 +945,8 @@ static int64_t int_at(int dtype, const char *p) {
 /* INT's column max/min (acc_step one accumulator per column, the rows a
  * matrix), in the register form and with DISPATCH_COLS_STREAMS (Note
  * [Integer column streams]): each column's max/min element by element. */
-static void check_int_cols(const char *where, const dispatch_kernel_export *e) {
+static void check_int_cols(const entry_group *g) {
+    const dispatch_kernel_export *e = g->e[0];
     int dtype = e->dtype;
     size_t isz = dispatch_dtype_itemsize(dtype);
     static const int rowsv[] = {1, 2, 3, 31, 32, 33, 100, 301};
@@ -824,16 +967,18 @@ static void check_int_cols(const char *where, const dispatch_kernel_export *e) {
                         if (op == 1 ? xv > wv : xv < wv) memcpy(want + c * (intptr_t)isz, x, isz);
                     }
                 }
-                for (int streams = 0; streams < 2; streams++) {
+                for (int j = 0; j < g->n * 2; j++) {
+                    const int streams = j % 2;
                     memcpy(acc, a, (size_t)nc * isz);
-                    ((dispatch_rk_int_fn)e->fn)(op | (streams ? DISPATCH_COLS_STREAMS : 0), dtype,
-                                                a + rs, (intptr_t)isz, nc, acc, (intptr_t)isz,
-                                                nr - 1, rs, 0);
+                    const int kop = op | (streams ? DISPATCH_COLS_STREAMS : 0);
+                    ((dispatch_rk_int_fn)g->e[j / 2]->fn)(kop, dtype, a + rs, (intptr_t)isz, nc,
+                                                          acc, (intptr_t)isz, nr - 1, rs, 0);
                     compared++;
-                    snprintf(what, sizeof what, "%s: %s(dim=0) %s%s", where, op == 1 ? "max" : "min",
-                             dispatch_dtype_name(dtype), streams ? ", two streams" : "");
                     for (intptr_t c = 0; c < nc; c++) {
                         if (memcmp(acc + c * (intptr_t)isz, want + c * (intptr_t)isz, isz) == 0) continue;
+                        snprintf(what, sizeof what, "%s: %s(dim=0) %s%s", g->where[j / 2],
+                                 op == 1 ? "max" : "min", dispatch_dtype_name(dtype),
+                                 streams ? ", two streams" : "");
                         report(what, (int)nr, (int)c, acc + c * (intptr_t)isz, want + c * (intptr_t)isz, isz);
                         break;
                     }
@@ -843,19 +988,33 @@ static void check_int_cols(const char *where, const dispatch_kernel_export *e) {
     free(a), free(acc), free(want);
 }
 
-static void check_reduce(const char *where, const dispatch_kernel_export *e) {
-    if (e->named == DISPATCH_RK_FOLD_PROD || e->named == DISPATCH_RK_FOLD_COLS_PROD)
-        check_prod(where, e), reduce_entries++;
-    else if (e->named == DISPATCH_RK_DOT)
-        check_dot(where, e), reduce_entries++;
-    else if (e->named == DISPATCH_RK_ARG)
-        check_arg(where, e), reduce_entries++;
-    else if (e->named == DISPATCH_RK_ARG_COLS)
-        check_arg_cols(where, e), reduce_entries++;
-    else if (e->named == DISPATCH_RK_COLS)
-        check_cols(where, e), reduce_entries++;
-    else if (e->named == DISPATCH_RK_INT)
-        check_int_cols(where, e), reduce_entries++;
+static void check_reduce(const entry_group *g) {
+    const int named = g->e[0]->named;
+    if (named == DISPATCH_RK_FOLD_PROD || named == DISPATCH_RK_FOLD_COLS_PROD) check_prod(g);
+    else if (named == DISPATCH_RK_DOT) check_dot(g);
+    else if (named == DISPATCH_RK_ARG) check_arg(g);
+    else if (named == DISPATCH_RK_ARG_COLS) check_arg_cols(g);
+    else if (named == DISPATCH_RK_COLS) check_cols(g);
+    else if (named == DISPATCH_RK_INT) check_int_cols(g);
+    else return;
+    reduce_entries += g->n;
+}
+
+/* Entry e of table t and its kin in the other tables of a source: the same
+ * (loop, dtype, named) the same number of times before it in its table. */
+static int same_kind(const dispatch_kernel_export *a, const dispatch_kernel_export *b) {
+    return a->loop == b->loop && a->dtype == b->dtype && a->named == b->named;
+}
+static int rank_in(const dispatch_kernel_export *table, const dispatch_kernel_export *e) {
+    int r = 0;
+    for (const dispatch_kernel_export *x = table; x != e; x++) r += same_kind(x, e);
+    return r;
+}
+static const dispatch_kernel_export *find_in(const dispatch_kernel_export *table,
+                                             const dispatch_kernel_export *e, int rank) {
+    for (const dispatch_kernel_export *x = table; x->fn != NULL; x++)
+        if (same_kind(x, e) && rank-- == 0) return x;
+    return NULL;
 }
 
 int main(void) {
@@ -865,15 +1024,28 @@ int main(void) {
         return 1;
     }
     dispatch_kernel_tables all;
+    static entry_group g;
     for (int s = 0; dispatch_kernels_target_tables(s, &all) >= 0; s++) {
         for (int t = 0; t < all.count; t++, tables++) {
-            char where[96];
-            snprintf(where, sizeof where, "%s [%s]", dispatch_kernels_source_name(s), all.target[t]);
             for (const dispatch_kernel_export *e = all.table[t]; e->fn != NULL; e++) {
-                if (e->loop >= 0) check_loop(where, e), loops++;
-                else if (e->loop == DISPATCH_KERNELS_CAST_ENTRY) check_cast(where, e), casts++;
-                else if (e->loop == DISPATCH_KERNELS_REDUCE_ENTRY) check_reduce(where, e);
-                else if (is_half_scalar(e)) check_half_scalar(where, e);
+                /* each entry once, with its kin of the tables after this one
+                 * (those of an earlier table have run it) */
+                const int rank = rank_in(all.table[t], e);
+                int seen = 0;
+                for (int u = 0; u < t && !seen; u++) seen = find_in(all.table[u], e, rank) != NULL;
+                if (seen) continue;
+                g.n = 0;
+                for (int u = t; u < all.count; u++) {
+                    const dispatch_kernel_export *x = find_in(all.table[u], e, rank);
+                    if (x == NULL) continue;
+                    g.e[g.n] = x;
+                    snprintf(g.where[g.n++], sizeof g.where[0], "%s [%s]",
+                             dispatch_kernels_source_name(s), all.target[u]);
+                }
+                if (e->loop >= 0) check_loop(&g), loops += g.n;
+                else if (e->loop == DISPATCH_KERNELS_CAST_ENTRY) check_cast(&g), casts += g.n;
+                else if (e->loop == DISPATCH_KERNELS_REDUCE_ENTRY) check_reduce(&g);
+                else if (is_half_scalar(e)) check_half_scalar(&g);
             }
         }
     }
