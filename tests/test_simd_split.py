@@ -106,11 +106,13 @@ def test_each_isa_file_with_the_generic_file_defines_the_whole_vocabulary(isa):
     generic = _ops(SIMD / "generic-inl.h")
     reference = _ops(SIMD / "scalar-inl.h") | generic
     assert _ops(SIMD / isa) | generic == reference
-    # only what the generic file leaves to a target when it has an instruction
+    # only what the generic file leaves to a target when it has an
+    # instruction, the file saying so by the generic file's switch
+    switches = {"ldexp": "DV_NATIVE_LDEXP", "max": "DV_NATIVE_MINMAX", "min": "DV_NATIVE_MINMAX"}
     overlap = _ops(SIMD / isa) & generic
-    assert overlap <= {"ldexp"}
-    if overlap:
-        assert "DV_NATIVE_LDEXP" in (SIMD / isa).read_text()
+    assert overlap <= set(switches)
+    for op in overlap:
+        assert f"#define {switches[op]} 1" in (SIMD / isa).read_text(), op
 
 
 @pytest.mark.parametrize("name", ISA_FILES + ["generic-inl.h"])

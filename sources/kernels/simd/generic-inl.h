@@ -131,13 +131,11 @@ DV_INLINE DV_T DV_(smin)(DV_T a, DV_T b) { return a != a ? a : (a < b ? a : b); 
 DV_INLINE DV_V DV_(max)(DV_V a, DV_V b) { return DV_(smax)(a, b); }
 DV_INLINE DV_V DV_(min)(DV_V a, DV_V b) { return DV_(smin)(a, b); }
 #elif defined(DV_NATIVE_MINMAX)
-/* x86's maxps/minps are the first compare and select below (b on a NaN
- * or a tie): one compare and one blend fewer, the same bits. Timed in L1
- * (1,024 elements, the AVX2 kernel, best of 9 x 20,000 calls, 3 runs on a
- * Xeon): float32 minimum 208-251 -> 174-180 ns, float64 maximum 387-445 ->
- * 326-334 ns; past L2 the loads bound them either way. */
-DV_INLINE DV_V DV_(max)(DV_V a, DV_V b) { return DV_(select)(DV_(isnan)(a), a, DV_(max_ab)(a, b)); }
-DV_INLINE DV_V DV_(min)(DV_V a, DV_V b) { return DV_(select)(DV_(isnan)(a), a, DV_(min_ab)(a, b)); }
+/* The ISA file has them (x86: maxps/minps are the compare and select below
+ * with b on a NaN or a tie: one compare and one blend fewer, the same bits.
+ * Timed in L1, 1,024 elements, the AVX2 kernel, best of 9 x 20,000 calls,
+ * 3 runs on a Xeon: float32 minimum 208-251 -> 174-180 ns, float64
+ * maximum 387-445 -> 326-334 ns; past L2 the loads bound them either way.) */
 #else
 DV_INLINE DV_V DV_(max)(DV_V a, DV_V b)
 {

@@ -11,7 +11,7 @@
 #endif
 #define DV_WIDTH 16
 #define DV_NAME "sse2"
-#define DV_NATIVE_MINMAX 1 /* DV_(min_ab), DV_(max_ab): Note [Same answer on every target] */
+#define DV_NATIVE_MINMAX 1 /* DV_(max), DV_(min) from maxps/minps */
 typedef __m128 dv_f32;
 typedef __m128d dv_f64;
 typedef __m128 dm_f32;
@@ -59,10 +59,11 @@ DV_INLINE DV_V DV_(select)(DV_M m, DV_V a, DV_V b) { return X_(blendv)(b, a, m);
 #else /* SSE2 has no blendv: and/andnot/or. */
 DV_INLINE DV_V DV_(select)(DV_M m, DV_V a, DV_V b) { return X_(or)(X_(and)(m, a), X_(andnot)(m, b)); }
 #endif
-/* a < b ? a : b and b < a ? a : b, lane by lane: the instructions' own rule
- * (a NaN operand gives b, as does a tie of +0 and -0) */
-DV_INLINE DV_V DV_(min_ab)(DV_V a, DV_V b) { return X_(min)(a, b); }
-DV_INLINE DV_V DV_(max_ab)(DV_V a, DV_V b) { return X_(max)(a, b); }
+/* max/min of Note [Same answer on every target]: the instruction is the
+ * rule's first compare and select (b on a NaN or a +0/-0 tie), then a's NaN
+ * (generic-inl.h's DV_NATIVE_MINMAX) */
+DV_INLINE DV_V DV_(max)(DV_V a, DV_V b) { return DV_(select)(DV_(isnan)(a), a, X_(max)(a, b)); }
+DV_INLINE DV_V DV_(min)(DV_V a, DV_V b) { return DV_(select)(DV_(isnan)(a), a, X_(min)(a, b)); }
 DV_INLINE DV_V DV_(clamp)(DV_V a, DV_T lo, DV_T hi)
 { return X_(min)(X_(set1)(hi), X_(max)(X_(set1)(lo), a)); }
 /* min(a, hi), a NaN a kept (a value clamped from above). */
