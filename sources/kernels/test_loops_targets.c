@@ -379,6 +379,11 @@ static void compare_2d(char (*what)[200], const dispatch_loop2d_fn *fn2d, int nf
     free(got), free(want);
 }
 
+/* what[j]: "<where of entry j>: <label>" */
+static void name_group(const entry_group *g, const char *label, char (*what)[200]) {
+    for (int j = 0; j < g->n; j++) snprintf(what[j], sizeof what[j], "%s: %s", g->where[j], label);
+}
+
 static long entries_2d;
 
 static void check_loop(const entry_group *g) {
@@ -407,10 +412,12 @@ static void check_loop(const entry_group *g) {
     for (int c = -1; c < 3; c++) {
         if (c == -1 && kind == DISPATCH_LOOP_CTX_REQUIRED) continue;
         if (c >= 0 && kind == DISPATCH_LOOP_CTX_NONE) break;
+        char label[80];
+        snprintf(label, sizeof label, "%s %s (ctx %d)", dispatch_loop_name(loop),
+                 dispatch_dtype_name(dtype), c);
+        name_group(g, label, what);
         n2d = 0;
         for (int j = 0; j < g->n; j++) {
-            snprintf(what[j], sizeof what[j], "%s: %s %s (ctx %d)", g->where[j],
-                     dispatch_loop_name(loop), dispatch_dtype_name(dtype), c);
             fn[j] = (dispatch_loop_fn)g->e[j]->fn;
             if (g->e[j]->fn2d) {
                 memcpy(what2d[n2d], what[j], sizeof what[j]);
@@ -427,13 +434,12 @@ static void check_loop(const entry_group *g) {
 
 static void check_cast(const entry_group *g) {
     const dispatch_kernel_export *e = g->e[0];
-    char what[MAXTARGETS][200];
+    char label[80], what[MAXTARGETS][200];
     dispatch_loop_fn fn[MAXTARGETS];
-    for (int j = 0; j < g->n; j++) {
-        snprintf(what[j], sizeof what[j], "%s: cast %s -> %s", g->where[j],
-                 dispatch_dtype_name(e->dtype), dispatch_dtype_name(e->named));
-        fn[j] = (dispatch_loop_fn)g->e[j]->fn;
-    }
+    snprintf(label, sizeof label, "cast %s -> %s", dispatch_dtype_name(e->dtype),
+             dispatch_dtype_name(e->named));
+    name_group(g, label, what);
+    for (int j = 0; j < g->n; j++) fn[j] = (dispatch_loop_fn)g->e[j]->fn;
     int in_dt[1] = {e->dtype};
     compare(what, fn, g->n, dispatch_cast_loop_reference(e->dtype, e->named), 1, e->named, in_dt,
             NULL, 0);
@@ -475,11 +481,10 @@ static void check_half_scalar(const entry_group *g) {
     dispatch_loop_fn fn[MAXTARGETS];
     for (size_t k = 0; k < sizeof numbers / sizeof numbers[0]; k++) {
         float number = numbers[k];
-        for (int j = 0; j < g->n; j++) {
-            snprintf(what[j], sizeof what[j], "%s: %s by %g", g->where[j], e->name,
-                     (double)number);
-            fn[j] = (dispatch_loop_fn)g->e[j]->fn;
-        }
+        char label[80];
+        snprintf(label, sizeof label, "%s by %g", e->name, (double)number);
+        name_group(g, label, what);
+        for (int j = 0; j < g->n; j++) fn[j] = (dispatch_loop_fn)g->e[j]->fn;
         compare(what, fn, g->n, ref, 1, DISPATCH_FLOAT16, in_dt, &number, 0);
     }
 }
@@ -516,10 +521,6 @@ static void store_as(int dtype, char *p, double v) {
 
 static long reduce_entries;
 
-/* what[j]: "<where of entry j>: <label>" */
-static void name_group(const entry_group *g, const char *label, char (*what)[200]) {
-    for (int j = 0; j < g->n; j++) snprintf(what[j], sizeof what[j], "%s: %s", g->where[j], label);
-}
 
 static void report(const char *what, int n, int m, const char *got, const char *want,
                    size_t isz) {
@@ -873,7 +874,7 @@ static void check_cols(const entry_group *g) {
     char *scratch = malloc((size_t)dispatch_reduce_cols_scratch(MAXR) * MAXC * 8);
     double *values = malloc((size_t)MAXR * (MAXC + PAD) * sizeof(double));
     static const char *const ops[] = {"sum", "max", "min"};
-    char label[80], what[MAXTARGETS][200];
+    char label[80], what[200];
     double pow2[21]; /* 2^-10 .. 2^10: x * pow2[k] is ldexp(x, k - 10), exactly, here */
     for (int k = 0; k < 21; k++) pow2[k] = ldexp(1.0, k - 10);
     const dispatch_loop_fn to_dtype = dispatch_cast_loop_reference(DISPATCH_FLOAT64, dtype);
@@ -923,8 +924,8 @@ static void check_cols(const entry_group *g) {
                             snprintf(label, sizeof label, "%s(dim=0) %s%s, run %d", ops[op],
                                      dispatch_dtype_name(dtype), streams ? ", two streams" : "",
                                      run);
-                            snprintf(what[0], sizeof what[0], "%s: %s", g->where[j / 2], label);
-                            report(what[0], (int)nr, (int)c, got + c * osz, want + c * osz, osz);
+                            snprintf(what, sizeof what, "%s: %s", g->where[j / 2], label);
+                            report(what, (int)nr, (int)c, got + c * osz, want + c * osz, osz);
                             break;
                         }
                     }
