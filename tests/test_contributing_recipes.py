@@ -4,8 +4,8 @@ file: PATH; HOW -->`) are applied as written, the files they touch are
 counted against the counts the doc states, and the result is built and run:
 
 - the operator recipe (a fake `square`): one `pip install` of the scratch
-  copy with `-Dcuda=disabled`, then the recipe's own test file and the lists
-  it edits, run against that install;
+  copy with `-Dcuda=disabled -Dcpu-dispatch="avx2 fma3"`, then the recipe's
+  own test file and the lists it edits, run against that install;
 - the CPU-feature recipe (x86's SHA): the toolkit alone, no runtime build:
   its feature tests, `dispatchgen report` validating the feature against the
   compiler, and the C runtime's detection compared with /proc/cpuinfo
@@ -133,10 +133,18 @@ def test_each_recipe_touches_the_files_the_doc_states(recipe, scratch):
 
 @pytest.fixture(scope="module")
 def operator_install(scratch, tmp_path_factory) -> Path:
-    """The scratch copy built and installed once, the CUDA module off."""
+    """The scratch copy built and installed once, the CUDA module off, each
+    kernel source at the baseline and one target above it: AVX2 on x86 (the
+    recipe's kernel compiled with the 128- and 256-bit vocabularies, and its
+    AVX2 variant the one its tests run wherever the CPU has AVX2); elsewhere
+    the name is skipped and the baseline alone is built. Every target (SSE4.2,
+    AVX-512, ...) cost twice the compile time for a kernel written with the
+    same dv_ calls as every other float kernel, which each build of the
+    checkout compiles for all of them."""
     site = tmp_path_factory.mktemp("recipes-site")
     _run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
-          "--target", site, "-Csetup-args=-Dcuda=disabled", "."], scratch, _env())
+          "--target", site, "-Csetup-args=-Dcuda=disabled",
+          "-Csetup-args=-Dcpu-dispatch=avx2 fma3", "."], scratch, _env())
     return site
 
 
