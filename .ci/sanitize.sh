@@ -49,6 +49,8 @@ cd "$ROOT"
 # The whole suite, not a subset; tests that would run this ASan build under
 # qemu-user, and files that never load it (they build other trees with plain
 # flags), skip here, saying why (tests/conftest.py), and run in the plain job.
-# --durations: the slowest tests named in the log, as .ci/run does for the
-# main job (where this job's time goes).
-LD_PRELOAD="$LIBASAN" "$VENV/bin/python" -m pytest -q -p no:cacheprovider --durations=20
+# --durations, --cpu-durations: the slowest tests named in the log, by wall
+# time and by CPU, as .ci/run does for the main job (where this job's time
+# goes).
+LD_PRELOAD="$LIBASAN" "$VENV/bin/python" -m pytest -q -p no:cacheprovider --durations=20 \
+    --cpu-durations=30

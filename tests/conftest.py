@@ -14,6 +14,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tests' helpers (_*.py)
 from _checkout import ccache_counts_hits, copy_checkout  # noqa: E402
 from _parallel_units import scheduler_class  # noqa: E402
+import _cpu_durations  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -35,7 +36,12 @@ SANITIZED = "libasan" in os.environ.get("LD_PRELOAD", "")
 os.environ["OPENBLAS_CORETYPE"] = "Nehalem"
 
 
+def pytest_addoption(parser):
+    _cpu_durations.pytest_addoption(parser)  # --cpu-durations=N
+
+
 def pytest_configure(config):
+    _cpu_durations.pytest_configure(config)
     config.addinivalue_line("markers", "runs_package_under_qemu: runs the installed package "
                             "under qemu-user (skipped in the sanitizer job)")
     config.addinivalue_line("markers", "cross_build: builds this repository for another "
