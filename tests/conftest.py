@@ -47,6 +47,9 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "cross_build: builds this repository for another "
                             "architecture and runs it under qemu-user (skipped in the sanitizer "
                             "job)")
+    config.addinivalue_line("markers", "runs_own_plain_build: runs only a package it builds "
+                            "itself with plain flags, never the installed one (skipped in the "
+                            "sanitizer job)")
 
 
 # Test files that never load the ASan build: they build other projects, the
@@ -88,12 +91,14 @@ def pytest_collection_modifyitems(config, items):
     skip_plain = pytest.mark.skip(reason="runs no code of the ASan build (it builds and runs "
                                   "other trees with plain flags); the plain CI run covers it")
     # Cross builds (marker cross_build) are not sanitized either, and their
-    # guests under qemu never get libasan.
+    # guests under qemu never get libasan; nor is a wheel a test builds for a
+    # venv of its own (marker runs_own_plain_build).
     for item in items:
         if item.get_closest_marker("runs_package_under_qemu"):
             item.add_marker(skip_qemu)
         elif (item.path.name in RUN_NO_SANITIZED_CODE or item.path.is_relative_to(TOOLKIT_TESTS)
-              or item.get_closest_marker("cross_build")):
+              or item.get_closest_marker("cross_build")
+              or item.get_closest_marker("runs_own_plain_build")):
             item.add_marker(skip_plain)
 
 

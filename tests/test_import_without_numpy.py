@@ -307,6 +307,11 @@ def test_repr_matches_numpy_array2string_layout():
 
 # In a venv without NumPy ----------------------------------------------------------------
 
+# The tests below run the wheel this file builds (plain flags), never the
+# installed package: the sanitizer job skips them (tests/conftest.py).
+NUMPY_FREE_WHEEL = pytest.mark.runs_own_plain_build
+
+
 @pytest.fixture(scope="session")
 def numpy_free_python(tmp_path_factory) -> str:
     """A venv without NumPy (no system site packages) holding the wheel built
@@ -353,6 +358,7 @@ def numpy_free_python(tmp_path_factory) -> str:
     return python
 
 
+@NUMPY_FREE_WHEEL
 def test_without_numpy_installed_import_factories_operators_and_printing_work(
         numpy_free_python, tmp_path):
     proc = _run(numpy_free_python, SCRIPT, tmp_path)
@@ -360,6 +366,7 @@ def test_without_numpy_installed_import_factories_operators_and_printing_work(
     assert proc.stdout.splitlines()[-1].startswith("ok ")
 
 
+@NUMPY_FREE_WHEEL
 def test_without_numpy_installed_import_loads_no_numpy_typing_or_dataclasses(
         numpy_free_python, tmp_path):
     """Note [Import time] in dispatch/__init__.py: in a fresh interpreter of an
@@ -372,6 +379,7 @@ def test_without_numpy_installed_import_loads_no_numpy_typing_or_dataclasses(
     assert proc.stdout.split() == []
 
 
+@NUMPY_FREE_WHEEL
 def test_without_numpy_installed_python_m_dispatch_reports(numpy_free_python, tmp_path):
     proc = subprocess.run([numpy_free_python, "-I", "-m", "dispatch"], cwd=tmp_path,
                           env=_clean_env(), capture_output=True, text=True, timeout=300,
@@ -380,6 +388,7 @@ def test_without_numpy_installed_python_m_dispatch_reports(numpy_free_python, tm
     assert "kernel sources" in proc.stdout and "CUDA" in proc.stdout
 
 
+@NUMPY_FREE_WHEEL
 def test_without_numpy_installed_interop_says_numpy_is_needed(numpy_free_python, tmp_path):
     code = ("import dispatch as d\n"
             "try:\n    d.ones(2).numpy()\n"
