@@ -64,8 +64,8 @@ def test_cuda_arch_default_is_sass_for_each_listed_arch_and_ptx_of_the_highest()
 def test_cuda_arch_accepts_torch_spellings():
     assert cuda_arch.parse("8.6+PTX, sm_90;compute_100", AVAILABLE) == ([86, 90], [86, 100])
     assert cuda_arch.parse("75 8.0", AVAILABLE) == ([75, 80], [])
-    assert cuda_arch.gencode_flags([80], [90]) == ["-gencode=arch=compute_80,code=sm_80",
-                                                   "-gencode=arch=compute_90,code=compute_90"]
+    assert cuda_arch.gencode_flags([80], [90]) == ["--generate-code=arch=compute_80,code=sm_80",
+                                                   "--generate-code=arch=compute_90,code=compute_90"]
 
 
 @pytest.mark.parametrize("bad", ["sm_999", "foo", "8.6+ptx sm_12", ",,"])
@@ -191,7 +191,18 @@ def test_configure_without_a_gpu_seen_builds_ptx_only_and_says_why(tmp_path):
     info = (tmp_path / "build" / "dispatch" / "_cuda_build.py").read_text()
     assert 'SASS = "".split()' in info and 'PTX = "compute_75".split()' in info, info
     flags = (tmp_path / "build" / "build.ninja").read_text()
-    assert "-gencode=arch=compute_75,code=compute_75" in flags and "code=sm_" not in flags
+    assert "--generate-code=arch=compute_75,code=compute_75" in flags and "code=sm_" not in flags
+    # nvcc's lines, as meson's C lines, name folders relative to the build
+    # folder and carry no -g option, which ccache (4.7) would take for debug
+    # information and hash the folder for: clones anywhere share nvcc's
+    # objects (docs/toolkit.md, "Builds that cache and distribute").
+    nvcc = [ln for ln in flags.splitlines() if "nvcc" in ln and "-DDCU_SHARD" in ln]
+    assert nvcc, "no nvcc line for the shards in build.ninja"
+    for line in nvcc:
+        args = line.split()
+        assert not [a for a in args if a.startswith("-I/")], line
+        assert not args[args.index("-c") + 1].startswith("/"), line
+        assert not [a for a in line.split() if a.startswith("-g")], line
 
 
 @needs_nvcc

@@ -13,7 +13,7 @@ sm_100 sm_120 where this nvcc has them, plus PTX of the highest). Else names
 separated by commas, spaces or semicolons, as TORCH_CUDA_ARCH_LIST spells
 them: "sm_80", "8.0" or "80" for machine code, "compute_90" for PTX only, a
 "+PTX" suffix ("9.0+PTX") for both.
-Output, one "key<TAB>value" per line: `flags` (the nvcc -gencode flags),
+Output, one "key<TAB>value" per line: `flags` (nvcc's --generate-code flags),
 `sass` and `ptx` (the architectures, space separated), `why` (how they were
 chosen, for `python -m dispatch`) and `libdir` (where this nvcc's
 libcudart_static.a is). A bad value exits 1 with one line quoting it.
@@ -168,8 +168,12 @@ def cuda_libdir(nvcc: str) -> str:
 
 
 def gencode_flags(sass: list, ptx: list) -> list:
-    flags = [f"-gencode=arch=compute_{a},code=sm_{a}" for a in sass]
-    flags += [f"-gencode=arch=compute_{a},code=compute_{a}" for a in ptx]
+    # nvcc's long name for -gencode: ccache (4.7) reads any option starting
+    # with -g as debug information and then hashes the build folder, so the
+    # short name kept two clones' nvcc objects apart (docs/toolkit.md,
+    # "Builds that cache and distribute").
+    flags = [f"--generate-code=arch=compute_{a},code=sm_{a}" for a in sass]
+    flags += [f"--generate-code=arch=compute_{a},code=compute_{a}" for a in ptx]
     return flags
 
 
