@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tests' helpers (_*.py)
-from _checkout import ccache_counts_hits, copy_checkout  # noqa: E402
+from _checkout import (ccache_counts_hits, copy_checkout, same_compiler_as_cc,  # noqa: E402
+                       seed_ccache)
 from _parallel_units import scheduler_class  # noqa: E402
 import _cpu_durations  # noqa: E402
 
@@ -147,9 +148,14 @@ def wine_env(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def runtime_ccache(tmp_path_factory) -> Path | None:
-    """The CCACHE_DIR of this session's gcc builds of copies of this checkout
-    (tests/_checkout.py); None without a ccache that counts its hits."""
-    return tmp_path_factory.mktemp("ccache") if ccache_counts_hits() else None
+    """The CCACHE_DIR of this session's gcc builds of copies of this checkout,
+    starting as a copy of the user's cache (tests/_checkout.py); None without
+    a ccache that counts its hits."""
+    if not ccache_counts_hits():
+        return None
+    cache = tmp_path_factory.mktemp("ccache")
+    seed_ccache(cache)
+    return cache
 
 
 @pytest.fixture(scope="session")
@@ -157,7 +163,8 @@ def meson_tree(tmp_path_factory, runtime_ccache):
     """build(cc) -> a build dir of this repository compiled by cc (once per
     session and compiler; a compiler that is not installed skips). gcc's is
     `build/` in a copy of the checkout, through the session's ccache: its C
-    objects are test_build_cache.py's first clone's (tests/_checkout.py)."""
+    objects are test_build_cache.py's first clone's, and both take them from
+    README's install where it ran first (tests/_checkout.py)."""
     trees: dict[str, Path] = {}
 
     def build(cc: str) -> Path:
@@ -170,20 +177,24 @@ def meson_tree(tmp_path_factory, runtime_ccache):
             source = None
             if cc == "gcc" and runtime_ccache is not None:
                 source = copy_checkout(work / "dispatch")
-                env.update(CC="ccache gcc", CCACHE_DIR=str(runtime_ccache))
+                # named `cc` where that is this gcc: ccache keys on the name,
+                # and `cc` is what the first clone's and pip's builds say
+                env.update(CC=f"ccache {same_compiler_as_cc('gcc')}",
+                           CCACHE_DIR=str(runtime_ccache))
             tree = source / "build" if source else work
             out = []
             # release: the optimisation level pip builds with (more warnings show)
             # The CUDA module is built in the gcc tree only: nvcc's host
             # compiler is gcc whatever CC says, so a second copy would test
-            # nothing new. One architecture, the H100's, as PTX only, for the
-            # warnings check: nvcc's front end compiles the code of that
-            # architecture (its __CUDA_ARCH__ >= 900 paths; the installed
-            # package's own build covers compute_75) and reports its warnings;
-            # SASS for it (ptxas, whose reports are no "warning:" line) doubled
-            # the time, 1m52 -> 3m26 on 2 idle cores. A device session compiles
-            # SASS for the GPU it has (.ci/gpu.sh).
-            cuda = ["-Dcuda-arch=compute_90"] if cc == "gcc" else ["-Dcuda=disabled"]
+            # nothing new. Its architectures are the default's, as in a pip
+            # build here (PTX for compute_75 where no GPU is seen), for the
+            # warnings check: nvcc goes through ccache like the C compiler
+            # (sources/cuda/meson.build), so where README's install ran first
+            # its objects, and the warnings ccache keeps with them, come from
+            # there. compute_90, the H100's, cost ~290 CPU-s more for code
+            # with no __CUDA_ARCH__-dependent path of its own; a device
+            # session compiles SASS for the GPU it has (.ci/gpu.sh).
+            cuda = [] if cc == "gcc" else ["-Dcuda=disabled"]
             for cmd in ([meson, "setup", str(tree), str(source or REPO), "-Dtests=true",
                          "-Dbuildtype=release", *cuda],
                         [ninja, "-C", str(tree)]):

@@ -96,30 +96,31 @@ def ccache_stats(env: dict) -> dict:
 
 @pytest.fixture(scope="module")
 def work(tmp_path_factory) -> Path:
-    need("meson", "ninja", "gcc")
+    need("meson", "ninja", "cc")
     return tmp_path_factory.mktemp("cache")
 
 
 @pytest.fixture(scope="module")
 def first_clone(work: Path, runtime_ccache: Path) -> tuple[Path, dict]:
     """Clone one, built through ccache with the manual's line. Its cache is
-    the session's (tests/_checkout.py): where test_compilers.py's gcc tree
-    was built first, this build takes its objects from there; either way
-    the second clone below finds every object in it."""
+    the session's, a copy of the user's (tests/_checkout.py): where README's
+    install or test_compilers.py's gcc tree compiled first, this build takes
+    their objects; either way the second clone below finds every object in
+    it."""
     if runtime_ccache is None:
         pytest.skip("ccache is not installed, or older than 4.2 (no --print-stats to count "
                     "hits with); .ci/run installs it with apt-get")
     env = build_env(CCACHE_DIR=str(runtime_ccache),
                     DISPATCHGEN_CACHE_DIR=str(work / "probe-cache"))
     src = clone(work / "one" / "dispatch")
-    run(manual_build_line("ccache gcc"), src, env, shell=True)
+    run(manual_build_line("ccache cc"), src, env, shell=True)
     return src, env
 
 
 def test_second_clone_elsewhere_is_all_ccache_hits(work, first_clone):
     one, env = first_clone
     two = clone(work / "two" / "elsewhere" / "dispatch")
-    line = manual_build_line("ccache gcc")
+    line = manual_build_line("ccache cc")
     setup, build = line.split(" && ")
     run(setup, two, env, shell=True)
     run(["ccache", "--zero-stats"], two, env)
@@ -210,7 +211,7 @@ def test_distcc_compiles_remotely_with_the_same_instructions(work, first_clone, 
                     DISTCC_SKIP_LOCAL_RETRY="1", DISTCC_BACKOFF_PERIOD="0",
                     DISTCC_DIR=str(work / "distcc-state"),
                     DISPATCHGEN_CACHE_DIR=str(work / "probe-cache"))
-    run(manual_build_line("distcc gcc"), src, env, shell=True)
+    run(manual_build_line("distcc cc"), src, env, shell=True)
 
     # Every object of the build was compiled by distccd.
     remote = collections.Counter(m.group(1) for m in re.finditer(
