@@ -191,9 +191,9 @@ def meson_tree(tmp_path_factory, runtime_ccache):
             # warnings check: nvcc goes through ccache like the C compiler
             # (sources/cuda/meson.build), so where README's install ran first
             # its objects, and the warnings ccache keeps with them, come from
-            # there. compute_90, the H100's, cost ~290 CPU-s more for code
-            # with no __CUDA_ARCH__-dependent path of its own; a device
-            # session compiles SASS for the GPU it has (.ci/gpu.sh).
+            # there. compute_90, the H100's, cost this tree a whole nvcc
+            # build of its own for code with no __CUDA_ARCH__-dependent path;
+            # a device session compiles SASS for the GPU it has (.ci/gpu.sh).
             cuda = [] if cc == "gcc" else ["-Dcuda=disabled"]
             for cmd in ([meson, "setup", str(tree), str(source or REPO), "-Dtests=true",
                          "-Dbuildtype=release", *cuda],
