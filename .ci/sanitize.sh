@@ -10,8 +10,8 @@ BUILD=${BUILD:-$ROOT/build-asan}
 VENV=${VENV:-$ROOT/build-asan-venv}
 CC=${CC:-gcc}
 
-# --clear: a venv left by another checkout (its editable loader points at
-# that checkout) must not be reused.
+# --clear: a venv left by another checkout (its package built from that
+# checkout) must not be reused.
 python3 -m venv --clear --system-site-packages "$VENV"
 cd "$ROOT"   # requirements-dev.txt names the toolkit as ./tools/dispatchgen
 "$VENV/bin/pip" install -q -r "$ROOT/requirements-dev.txt"
@@ -23,6 +23,11 @@ export PATH
 # below: cuda_cache, cuda_launch, cuda_reduce_plan) are built whatever the
 # option says, so they run under ASan here. The plain job builds the module.
 # -Dtests=true: the C test programs, which pip builds leave out (pyproject.toml).
+# Installed, not editable (the build folder stays for meson test below): an
+# editable package runs ninja on its build folder at every import, and here
+# that was pyenv's ninja shim (bash and pyenv, libasan preloaded into each),
+# 0.45 s of CPU in every fresh interpreter that imports dispatch; the plain
+# job tests an installed package too.
 # -g1 after debugoptimized's -g: line tables and functions (inlined frames
 # too), which is all a sanitizer's report prints, without the variables'
 # locations: the kernels' per-target objects compile in about a fifth less
@@ -31,7 +36,7 @@ export PATH
 "$VENV/bin/pip" install -q --no-build-isolation -Cbuild-dir="$BUILD" -Csetup-args=-Dtests=true \
     -Csetup-args=-Db_sanitize=address,undefined -Csetup-args=-Db_lundef=false \
     -Csetup-args=-Dbuildtype=debugoptimized -Csetup-args=-Dc_args=-g1 \
-    -Csetup-args=-Dcuda=disabled -e "$ROOT"
+    -Csetup-args=-Dcuda=disabled "$ROOT"
 
 # UBSan findings are errors, not log lines.
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
@@ -58,5 +63,7 @@ cd "$ROOT"
 # --durations, --cpu-durations: the slowest tests named in the log, by wall
 # time and by CPU, as .ci/run does for the main job (where this job's time
 # goes).
-LD_PRELOAD="$LIBASAN" "$VENV/bin/python" -m pytest -q -p no:cacheprovider --durations=20 \
+# -P: the checkout's own dispatch/ (sources, no extension) is not put on
+# sys.path before the installed package.
+LD_PRELOAD="$LIBASAN" "$VENV/bin/python" -P -m pytest -q -p no:cacheprovider --durations=20 \
     --cpu-durations=30
