@@ -26,7 +26,7 @@ export PATH
 # Installed, not editable (the build folder stays for meson test below): an
 # editable package runs ninja on its build folder at every import, and here
 # that was pyenv's ninja shim (bash and pyenv, libasan preloaded into each),
-# 0.45 s of CPU in every fresh interpreter that imports dispatch; the plain
+# 0.44 s of CPU in every fresh interpreter that imports dispatch; the plain
 # job tests an installed package too.
 # -g1 after debugoptimized's -g: line tables and functions (inlined frames
 # too), which is all a sanitizer's report prints, without the variables'
