@@ -19,9 +19,10 @@ def python_calls(fn: Callable[[], object], outside: str) -> list[str]:
         if event == "call" and frame.f_code.co_filename != outside:
             seen.append(f"{frame.f_code.co_filename}:{frame.f_code.co_qualname}")
 
-    # No collection while fn() runs: one runs gc.callbacks, Python functions
-    # that are not the call's (hypothesis registers one in any process that
-    # imported it: a CI run saw its gc_callback twice under x[1:, :-1, 2:5:2]).
+    # No collection while fn() runs: one runs other code's finalizers and
+    # gc.callbacks, Python functions that are not the call's (hypothesis
+    # registers one in any process that imported it: a CI run saw its
+    # gc_callback twice under x[1:, :-1, 2:5:2]).
     was_enabled = gc.isenabled()
     gc.disable()
     sys.setprofile(hook)
