@@ -24,6 +24,9 @@ from pathlib import Path
 
 import pytest
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _cpu_program import compile_program, write_headers  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[1]
 DOC = REPO / "docs" / "contributing.md"
 BLOCK = re.compile(
@@ -192,21 +195,11 @@ def test_the_cpu_feature_recipe_is_known_validated_and_detected(scratch, tmp_pat
              _env(DISPATCHGEN_CACHE_DIR=str(tmp_path / "probe-cache")))
     assert '"SHA"' in r.stdout, r.stdout[-2000:]
     # Detection: the C runtime of the scratch toolkit says what /proc/cpuinfo says.
-    inc = tmp_path / "inc"
-    (inc / "dispatch").mkdir(parents=True)
-    header = _run([sys.executable, "-c", "from dispatchkit import ctable; print(ctable.render())"],
-                  toolkit, _env()).stdout
-    (inc / "dispatch" / "_cpu_features_table.h").write_text(header)
-    (inc / "dispatch" / "_cpu_dispatch.h").write_text(
-        '#define DISPATCH_WITH_CPU_BASELINE ""\n#define DISPATCH_WITH_CPU_DISPATCH ""\n'
-        "#define DISPATCH_WITH_CPU_BASELINE_CALL(MACRO, ...)\n"
-        "#define DISPATCH_WITH_CPU_DISPATCH_CALL(MACRO, ...)\n")
+    table = _run([sys.executable, "-c", "from dispatchkit import ctable; print(ctable.render())"],
+                 toolkit, _env()).stdout
     (tmp_path / "detect.c").write_text(DETECT)
-    cpu = toolkit / "dispatchkit" / "cpu"
-    exe = tmp_path / "detect"
-    _run([CC, "-std=c11", "-O1", "-pthread", f"-I{inc}", f"-I{toolkit / 'dispatchkit' / 'include'}",
-          f"-I{cpu}", *(cpu / s for s in ("cpu_features.c", "cpu_detect.c", "cpu_dispatch_trace.c")),
-          tmp_path / "detect.c", "-o", exe], tmp_path)
+    exe = compile_program(CC, write_headers(tmp_path / "inc", table=table), tmp_path / "detect.c",
+                          tmp_path / "detect", "-O1", toolkit=toolkit)
     flags = next((ln for ln in Path("/proc/cpuinfo").read_text().splitlines()
                   if ln.startswith("flags")), None)
     if flags is not None:

@@ -17,21 +17,14 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT / "tools" / "dispatchgen") not in sys.path:
-    sys.path.insert(0, str(ROOT / "tools" / "dispatchgen"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _cpu_program import include_flags, sources, write_headers  # noqa: E402
 
-from dispatchkit import ctable  # noqa: E402
-
-CPU = ROOT / "tools" / "dispatchgen" / "dispatchkit" / "cpu"
 CLANG = shutil.which("clang")
 HOST_INCLUDE = Path("/usr/include/x86_64-linux-gnu")
 
 TARGETS = ["aarch64-linux-gnu", "arm-linux-gnueabihf", "powerpc64le-linux-gnu",
            "s390x-linux-gnu", "i686-linux-gnu", "x86_64-linux-gnu"]
-# The library only: the C test includes pthread.h, whose x86 glibc version
-# does not parse for other targets.
-SOURCES = ["cpu_detect.c", "cpu_features.c", "cpu_dispatch_trace.c"]
 
 pytestmark = [
     pytest.mark.skipif(CLANG is None, reason="clang not found"),
@@ -45,23 +38,16 @@ def include_dir(tmp_path_factory) -> Path:
     inc = tmp_path_factory.mktemp("cpu-cross")
     (inc / "gnu").mkdir()
     (inc / "gnu" / "stubs-32.h").write_text("")
-    (inc / "dispatch").mkdir()
-    # The feature ids and table rows, as configure writes them.
-    (inc / "dispatch" / ctable.HEADER_NAME).write_text(ctable.render())
-    # The generated header's configuration macros, for an empty configuration.
-    (inc / "dispatch" / "_cpu_dispatch.h").write_text(
-        '#define DISPATCH_WITH_CPU_BASELINE ""\n'
-        '#define DISPATCH_WITH_CPU_DISPATCH ""\n'
-        "#define DISPATCH_WITH_CPU_BASELINE_CALL(MACRO, ...)\n"
-        "#define DISPATCH_WITH_CPU_DISPATCH_CALL(MACRO, ...)\n")
-    return inc
+    return write_headers(inc)  # an empty configuration
 
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_detection_compiles_for(target, include_dir):
+    # The library's sources only: the C test includes pthread.h, whose x86
+    # glibc version does not parse for other targets.
     cmd = [CLANG, f"--target={target}", "-std=c11", "-fsyntax-only", "-Wall", "-Wextra",
-           "-Wpedantic", "-Werror", f"-I{include_dir}", f"-I{ROOT / 'tools' / 'dispatchgen' / 'dispatchkit' / 'include'}",
+           "-Wpedantic", "-Werror", *include_flags(include_dir),
            "-isystem", str(include_dir), "-isystem", "/usr/include",
-           "-isystem", str(HOST_INCLUDE), *[str(CPU / s) for s in SOURCES]]
+           "-isystem", str(HOST_INCLUDE), *sources()]
     proc = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr

@@ -17,55 +17,32 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT / "tools" / "dispatchgen") not in sys.path:
-    sys.path.insert(0, str(ROOT / "tools" / "dispatchgen"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _cpu_program import CC, clean_env, compile_program, write_headers  # noqa: E402
 
-from dispatchkit import ctable  # noqa: E402
-
-KIT = ROOT / "tools" / "dispatchgen" / "dispatchkit"
 TEST = ROOT / "tools" / "dispatchgen" / "tests" / "test_cpu_recorded.c"
-SOURCES = [KIT / "cpu" / n for n in ("cpu_features.c", "cpu_detect.c", "cpu_dispatch_trace.c")]
-CC = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc") or shutil.which("clang")
 AARCH64_CC = shutil.which("aarch64-linux-gnu-gcc")
 QEMU_AARCH64 = shutil.which("qemu-aarch64")
 
-# The configuration macros the runtime reads, as configure writes them (only these).
+# The baseline and dispatch list of each build (the configuration macros the runtime reads).
 BUILDS = {
-    "x86_64": ('"SSE SSE2 SSE3"', '"SSSE3 SSE41 POPCNT SSE42 AVX F16C FMA3 AVX2 AVX512F '
-               'AVX512CD AVX512_SKX X86_V2 X86_V3 X86_V4"'),
-    "aarch64": ('"NEON NEON_FP16 NEON_VFPV4 ASIMD"', '"ASIMDHP ASIMDDP ASIMDFHM I8MM BF16"'),
+    "x86_64": ("SSE SSE2 SSE3", "SSSE3 SSE41 POPCNT SSE42 AVX F16C FMA3 AVX2 AVX512F "
+               "AVX512CD AVX512_SKX X86_V2 X86_V3 X86_V4"),
+    "aarch64": ("NEON NEON_FP16 NEON_VFPV4 ASIMD", "ASIMDHP ASIMDDP ASIMDFHM I8MM BF16"),
 }
 
 
 def _build(work: Path, cc: str, arch: str, extra=()) -> Path:
-    inc = work / arch / "dispatch"
-    inc.mkdir(parents=True)
-    (inc / ctable.HEADER_NAME).write_text(ctable.render())
-    baseline, dispatch = BUILDS[arch]
-    (inc / "_cpu_dispatch.h").write_text(
-        f"#define DISPATCH_WITH_CPU_BASELINE {baseline}\n"
-        f"#define DISPATCH_WITH_CPU_DISPATCH {dispatch}\n"
-        "#define DISPATCH_WITH_CPU_BASELINE_CALL(MACRO, ...)\n"
-        "#define DISPATCH_WITH_CPU_DISPATCH_CALL(MACRO, ...)\n")
-    exe = work / arch / "test_cpu_recorded"
-    cmd = [cc, *extra, "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-pthread",
-           f"-I{inc.parent}", f"-I{KIT / 'include'}", f"-I{KIT / 'cpu'}",
-           *map(str, SOURCES), str(TEST), "-o", str(exe)]
-    proc = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=180)
-    assert proc.returncode == 0, proc.stderr
-    return exe
-
-
-def _clean_env() -> dict:
-    return {k: v for k, v in os.environ.items()
-            if not k.startswith("DISPATCH_") and k != "LD_PRELOAD"}
+    root = write_headers(work / arch, *BUILDS[arch])
+    return compile_program(cc, root, TEST, root / "test_cpu_recorded", *extra, "-O2",
+                           timeout=180)
 
 
 @pytest.mark.skipif(CC is None or os.uname().machine != "x86_64",
                     reason="needs a C compiler on an x86-64 host (the x86 feature table)")
 def test_recorded_cpus_and_macs_on_x86_64(tmp_path):
     exe = _build(tmp_path, CC, "x86_64")
-    proc = subprocess.run([str(exe)], check=False, env=_clean_env(), capture_output=True,
+    proc = subprocess.run([str(exe)], check=False, env=clean_env(), capture_output=True,
                           text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "ok"
@@ -77,7 +54,7 @@ def test_recorded_macs_through_the_aarch64_runtime(tmp_path):
     """Apple M1/M2 answers through implications and env variables over the
     aarch64 table: an aarch64 build, run under qemu."""
     exe = _build(tmp_path, AARCH64_CC, "aarch64", ["-static"])
-    proc = subprocess.run([QEMU_AARCH64, str(exe)], check=False, env=_clean_env(),
+    proc = subprocess.run([QEMU_AARCH64, str(exe)], check=False, env=clean_env(),
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "ok"

@@ -10,17 +10,15 @@ program sets the value itself (setenv) and times dispatch_cpu_init().
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from dispatchkit import ctable
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _cpu_program import CC, compile_program, write_headers  # noqa: E402
 
-TOOLS = Path(__file__).resolve().parents[2] / "tools" / "dispatchgen"
-CPU = TOOLS / "dispatchkit" / "cpu"
-CC = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc") or shutil.which("clang")
 ENV_MAX = 1023  # DISPATCH_CPU_ENV_MAX in include/dispatch/cpu_runtime.h
 
 MAIN = r"""
@@ -62,22 +60,8 @@ def program(tmp_path_factory) -> Path:
     if CC is None:
         pytest.skip("no C compiler found")
     work = tmp_path_factory.mktemp("cpu-env-scale")
-    (work / "dispatch").mkdir()
-    (work / "dispatch" / ctable.HEADER_NAME).write_text(ctable.render())
-    (work / "dispatch" / "_cpu_dispatch.h").write_text(
-        '#define DISPATCH_WITH_CPU_BASELINE ""\n#define DISPATCH_WITH_CPU_DISPATCH ""\n'
-        "#define DISPATCH_WITH_CPU_BASELINE_CALL(MACRO, ...)\n"
-        "#define DISPATCH_WITH_CPU_DISPATCH_CALL(MACRO, ...)\n")
     (work / "main.c").write_text(MAIN)
-    exe = work / "env_scale"
-    proc = subprocess.run([CC, "-std=c11", "-O1", "-Wall", "-Wextra", "-Werror", "-pthread",
-                           f"-I{work}", f"-I{TOOLS / 'dispatchkit' / 'include'}", f"-I{CPU}",
-                           *[str(CPU / s) for s in ("cpu_features.c", "cpu_detect.c",
-                                                    "cpu_dispatch_trace.c")],
-                           str(work / "main.c"), "-o", str(exe)],
-                          capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    return exe
+    return compile_program(CC, write_headers(work), work / "main.c", work / "env_scale", "-O1")
 
 
 def run(program: Path, var: str, token: str, count: int):

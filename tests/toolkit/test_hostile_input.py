@@ -26,6 +26,8 @@ from dispatchkit.probe import Probe
 from dispatchkit.targets import MAX_GROUP_DEPTH, MAX_GROUP_NAMES, load_groups, parse, tokenize
 
 TOOLS = Path(__file__).resolve().parents[2] / "tools" / "dispatchgen"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _cpu_program import CC, compile_program, write_headers  # noqa: E402
 
 needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc is not installed")
 SOURCE = "/*@targets baseline sse42 avx2 */\nint DISPATCH_CPU_DISPATCH_CURFX(f)(void);\n"
@@ -930,8 +932,6 @@ def test_vendor_into_a_path_too_long_for_the_system_is_one_line(tmp_path, levels
 
 # -- issue 35, 6b: the CPU runtime escapes a bad env token ---------------------------------
 
-CC = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc") or shutil.which("clang")
-CPU = TOOLS / "dispatchkit" / "cpu"
 ENV_MAIN = r"""
 #include <stdio.h>
 #include "dispatch/cpu_features.h"
@@ -952,24 +952,9 @@ def cpu_runtime_program(tmp_path_factory) -> Path:
     does), with a main that prints dispatch_cpu_init()'s error."""
     if CC is None:
         pytest.skip("no C compiler found")
-    from dispatchkit import ctable
     work = tmp_path_factory.mktemp("cpu-env-escape")
-    (work / "dispatch").mkdir()
-    (work / "dispatch" / ctable.HEADER_NAME).write_text(ctable.render())
-    (work / "dispatch" / "_cpu_dispatch.h").write_text(
-        '#define DISPATCH_WITH_CPU_BASELINE ""\n#define DISPATCH_WITH_CPU_DISPATCH ""\n'
-        "#define DISPATCH_WITH_CPU_BASELINE_CALL(MACRO, ...)\n"
-        "#define DISPATCH_WITH_CPU_DISPATCH_CALL(MACRO, ...)\n")
     (work / "main.c").write_text(ENV_MAIN)
-    exe = work / "env_error"
-    proc = subprocess.run([CC, "-std=c11", "-O1", "-Wall", "-Wextra", "-Werror", "-pthread",
-                           f"-I{work}", f"-I{TOOLS / 'dispatchkit' / 'include'}", f"-I{CPU}",
-                           *[str(CPU / s) for s in ("cpu_features.c", "cpu_detect.c",
-                                                    "cpu_dispatch_trace.c")],
-                           str(work / "main.c"), "-o", str(exe)],
-                          capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    return exe
+    return compile_program(CC, write_headers(work), work / "main.c", work / "env_error", "-O1")
 
 
 @pytest.mark.parametrize("token, shown", [
