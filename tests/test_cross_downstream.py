@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _vendored import vendored_copy  # noqa: E402
 from _cross import GUEST_ENV, TARGETS, require  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -54,11 +55,7 @@ def hello(tmp_path_factory, build_tool):
         target = require(arch)
         if arch not in builds:
             tmp = tmp_path_factory.mktemp(f"hello-{arch}")
-            src = tmp / "src"
-            shutil.copytree(EXAMPLE, src)
-            (src / "tools").mkdir()  # the toolkit vendored where meson.build looks first
-            (src / "tools" / "dispatchgen").symlink_to(REPO / "tools" / "dispatchgen",
-                                                       target_is_directory=True)
+            src = vendored_copy(EXAMPLE, tmp / "src")
             env = {**os.environ, "DISPATCHGEN_CACHE_DIR": str(tmp / "cache")}
             env.pop("LD_PRELOAD", None)
             setup = subprocess.run(

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import filecmp
 import os
-import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _vendored import vendored_copy  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "tests" / "examples" / "hello"
@@ -17,11 +20,7 @@ EXAMPLE = REPO / "tests" / "examples" / "hello"
 
 def _setup(tool, tmp: Path, name: str, *options: str) -> Path:
     """Build the example in tmp; tool is conftest's build_tool (meson, ninja)."""
-    src = tmp / f"src-{name}"
-    shutil.copytree(EXAMPLE, src)
-    (src / "tools").mkdir()  # the toolkit vendored where the build file looks for it
-    (src / "tools" / "dispatchgen").symlink_to(REPO / "tools" / "dispatchgen",
-                                               target_is_directory=True)
+    src = vendored_copy(EXAMPLE, tmp / f"src-{name}")
     build = tmp / f"build-{name}"
     env = {**os.environ, "DISPATCHGEN_CACHE_DIR": str(tmp / "cache")}
     subprocess.run([tool("meson"), "setup", str(build), str(src), *options],

@@ -8,9 +8,13 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _vendored import vendor_toolkit  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "tests" / "examples" / "hello"
@@ -58,9 +62,7 @@ def project(tmp: Path, sources: dict, languages=("c",)) -> Path:
     """A downstream project: the manual's snippet for ``sources`` (name -> text)."""
     src = tmp / "src"
     src.mkdir()
-    (src / "tools").mkdir()  # the toolkit vendored where the build file looks for it
-    (src / "tools" / "dispatchgen").symlink_to(REPO / "tools" / "dispatchgen",
-                                               target_is_directory=True)
+    vendor_toolkit(src)
     for name, text in sources.items():
         (src / name).write_text(text)
     snippet = example_snippet().replace(

@@ -16,6 +16,9 @@ from pathlib import Path
 
 import pytest
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _vendored import vendored_copy  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "tests" / "examples" / "mylib"
 QEMU = shutil.which("qemu-x86_64")
@@ -25,11 +28,7 @@ pytestmark = pytest.mark.skipif(os.uname().machine != "x86_64",
 
 
 def _setup(tool, tmp: Path, name: str, *options: str) -> tuple[Path, str]:
-    src = tmp / f"src-{name}"
-    shutil.copytree(EXAMPLE, src)
-    (src / "tools").mkdir()  # the toolkit vendored where the build file looks for it
-    (src / "tools" / "dispatchgen").symlink_to(REPO / "tools" / "dispatchgen",
-                                               target_is_directory=True)
+    src = vendored_copy(EXAMPLE, tmp / f"src-{name}")
     build = tmp / f"build-{name}"
     env = {**os.environ, "DISPATCHGEN_CACHE_DIR": str(tmp / "cache")}
     r = subprocess.run([tool("meson"), "setup", str(build), str(src), *options],

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _vendored import vendored_copy  # noqa: E402
 from test_windows_mingw import _cpu_flags, _run  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -36,11 +37,7 @@ SETTINGS = [(None, None), ("AVX512_SKX", None), (None, "baseline"), (None, "SSE4
 
 
 def _meson_build(tmp: Path, build_tool, cross: list[str]) -> Path:
-    src = tmp / "src"
-    shutil.copytree(EXAMPLE, src)
-    (src / "tools").mkdir()  # the toolkit vendored where meson.build looks first
-    (src / "tools" / "dispatchgen").symlink_to(REPO / "tools" / "dispatchgen",
-                                               target_is_directory=True)
+    src = vendored_copy(EXAMPLE, tmp / "src")
     env = {**os.environ, "DISPATCHGEN_CACHE_DIR": str(tmp / "cache")}
     env.pop("LD_PRELOAD", None)
     setup = subprocess.run([build_tool("meson"), "setup", str(tmp / "build"), str(src), *cross],
