@@ -14,6 +14,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tests' helpers (_*.py)
 from _checkout import (ccache_counts_hits, copy_checkout, same_compiler_as_cc,  # noqa: E402
                        seed_ccache)
+from _load import load_file  # noqa: E402
 from _parallel_units import scheduler_class  # noqa: E402
 import _cpu_durations  # noqa: E402
 
@@ -266,15 +267,8 @@ def cuda_host_c_test(tmp_path):
 
 @functools.cache
 def _fake_cuda_host():
-    """tests/fake_cuda_host.py (loaded by path: the tests directory is not on
-    sys.path under --import-mode=importlib)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("fake_cuda_host",
-                                                  Path(__file__).parent / "fake_cuda_host.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """tests/fake_cuda_host.py, run as a module of its own."""
+    return load_file(Path(__file__).parent / "fake_cuda_host.py", "fake_cuda_host")
 
 
 @pytest.fixture

@@ -13,6 +13,9 @@ from pathlib import Path
 
 import pytest
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _load import load_file  # noqa: E402
+
 RUN = Path(__file__).resolve().parents[1] / "tools" / "bench" / "run.py"
 
 
@@ -45,10 +48,7 @@ def test_plot_without_matplotlib_says_how_to_install_it(tmp_path):
 
 
 def _bench_module():
-    spec = importlib.util.spec_from_file_location("bench_run", RUN)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_file(RUN, "bench_run")
 
 
 @pytest.mark.parametrize("ours_s, says_why", [(0.004, False), (0.002, True)])

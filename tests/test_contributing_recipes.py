@@ -14,7 +14,6 @@ counted against the counts the doc states, and the result is built and run:
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import shutil
@@ -25,6 +24,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _load import load_file  # noqa: E402
 from _cpu_program import compile_program, write_headers  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -96,10 +96,7 @@ def scratch(tmp_path_factory) -> Path:
     if not (REPO / ".git").exists() or not shutil.which("git"):
         pytest.skip("needs a git checkout to list the project's files")
     root = tmp_path_factory.mktemp("recipes") / "repo"
-    spec = importlib.util.spec_from_file_location("recipe_scratch",
-                                                  REPO / "tools" / "recipe_scratch.py")
-    scratch_copy = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(scratch_copy)
+    scratch_copy = load_file(REPO / "tools" / "recipe_scratch.py", "recipe_scratch")
     scratch_copy.copy_checkout(root)  # the copy the other recipe scripts work on
     for recipe in SECTIONS:
         for m in _edits(recipe):

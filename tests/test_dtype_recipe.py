@@ -19,7 +19,6 @@ two tests that read it.
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import io
 import re
 import shutil
@@ -29,6 +28,9 @@ from pathlib import Path
 
 import pytest
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _load import load_file  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "contributing.md"
 
@@ -37,12 +39,7 @@ def _recipe():
     tools = str(ROOT / "tools")
     if tools not in sys.path:
         sys.path.insert(0, tools)  # its helpers come from tools/recipe_scratch.py
-    spec = importlib.util.spec_from_file_location("dtype_recipe",
-                                                  ROOT / "tools" / "dtype_recipe.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["dtype_recipe"] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_file(ROOT / "tools" / "dtype_recipe.py", "dtype_recipe")
 
 
 def test_an_integer_dtype_is_one_line_in_one_file_as_the_docs_count(tmp_path, capsys):

@@ -1,19 +1,17 @@
 """tools/opgen.py: the operator table generator."""
 
-import importlib.util
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _load import load_file  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLE = ROOT / "sources" / "dispatcher" / "operators.toml"
 
 
 def opgen():
-    spec = importlib.util.spec_from_file_location("opgen", ROOT / "tools" / "opgen.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["opgen"] = mod  # dataclasses look their module up
-    spec.loader.exec_module(mod)
-    return mod
+    return load_file(ROOT / "tools" / "opgen.py", "opgen")
 
 
 def test_output_is_deterministic_and_path_free(tmp_path):

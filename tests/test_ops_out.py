@@ -2,7 +2,6 @@
 the .out overloads of operators.toml write into the given tensor with
 PyTorch's rules and return that very object."""
 
-import importlib.util
 import json
 import math
 import struct
@@ -17,6 +16,7 @@ from dispatch import cuda
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bits import assert_same_bits  # noqa: E402
+from _load import load_file  # noqa: E402
 
 A = [[0.5, 1.25, 2.0], [3.5, 0.75, 1.5]]
 B = [[2.0, 0.5, 1.0], [0.25, 4.0, 1.5]]
@@ -463,9 +463,7 @@ def fake_device_out(tmp_path_factory, fake_cuda_child_env):
     if cuda.is_available():
         pytest.skip("a GPU is present: the real device loops are registered")
     path = Path(__file__).with_name("test_cuda_ops.py")
-    spec = importlib.util.spec_from_file_location("_cuda_ops_for_out", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_file(path, "_cuda_ops_for_out")
     prelude = mod._FAKE_DEVICE.split("a = [[1.0, 2.0, 3.0]")[0]
     tmp = tmp_path_factory.mktemp("fake_device_out")
     proc = subprocess.run([sys.executable, "-c", prelude + _CASES], capture_output=True,

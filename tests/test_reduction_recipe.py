@@ -10,22 +10,19 @@ against NumPy is one build, shared by nothing else.
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _load import load_file  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "contributing.md"
 
 
 def _recipe():
-    spec = importlib.util.spec_from_file_location("reduction_recipe",
-                                                  ROOT / "tools" / "reduction_recipe.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["reduction_recipe"] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_file(ROOT / "tools" / "reduction_recipe.py", "reduction_recipe")
 
 
 def test_the_recipe_touches_four_files_and_no_engine(tmp_path, capsys):

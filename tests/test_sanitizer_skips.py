@@ -7,18 +7,18 @@ from __future__ import annotations
 
 import ast
 import functools
-import importlib.util
+import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _load import load_file  # noqa: E402
 
 TESTS = Path(__file__).resolve().parent
 
 
 @functools.cache
 def _conftest():
-    spec = importlib.util.spec_from_file_location("_conftest_copy", TESTS / "conftest.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_file(TESTS / "conftest.py", "_conftest_copy")
 
 
 def _skip_list() -> frozenset:

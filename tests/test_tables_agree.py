@@ -9,7 +9,6 @@ name functions, against NumPy, and against the tables the lists come from
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import struct
 import sys
@@ -22,6 +21,9 @@ import dispatch
 from dispatch import _tables, iterator, kernels, library
 from dispatch._core import ffi, lib
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _load import load_file  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 TABLE = ROOT / "sources" / "dispatcher" / "operators.toml"
 KERNELS = ROOT / "sources" / "kernels"
@@ -32,11 +34,7 @@ def _s(p) -> str:
 
 
 def opgen():
-    spec = importlib.util.spec_from_file_location("opgen", ROOT / "tools" / "opgen.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["opgen"] = mod  # dataclasses look their module up
-    spec.loader.exec_module(mod)
-    return mod
+    return load_file(ROOT / "tools" / "opgen.py", "opgen")
 
 
 # dtypes ------------------------------------------------------------------------------
