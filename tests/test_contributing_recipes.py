@@ -24,8 +24,8 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _load import load_file  # noqa: E402
 from _cpu_program import compile_program, write_headers  # noqa: E402
+from _load import load_file  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 DOC = REPO / "docs" / "contributing.md"
