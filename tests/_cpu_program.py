@@ -32,12 +32,10 @@ def write_headers(root: Path, baseline: str = "", dispatch: str = "",
     of that baseline and dispatch list (feature names, space-separated; no
     per-target calls); table: another toolkit's rendering (a scratch copy's),
     else this checkout's. Returns root, the directory to put on -I."""
-    if table is None:
-        from dispatchkit import ctable
-        table = ctable.render()
-    from dispatchkit.ctable import HEADER_NAME
+    from dispatchkit import ctable
+
     (root / "dispatch").mkdir(parents=True, exist_ok=True)
-    (root / "dispatch" / HEADER_NAME).write_text(table)
+    (root / "dispatch" / ctable.HEADER_NAME).write_text(ctable.render() if table is None else table)
     (root / "dispatch" / "_cpu_dispatch.h").write_text(
         f'#define DISPATCH_WITH_CPU_BASELINE "{baseline}"\n'
         f'#define DISPATCH_WITH_CPU_DISPATCH "{dispatch}"\n'
@@ -60,17 +58,11 @@ def compile_program(cc: str, root: Path, main: Path, exe: Path, *flags: str,
                     toolkit: Path = TOOLKIT, timeout: int = 300) -> Path:
     """exe: the runtime and main, C11, warnings as errors, with flags (-O2,
     -static, ...) before the rest; a failed compile fails the test with the
-    compiler's message."""
+    compiler's message. Run it with _cross.GUEST_ENV: no DISPATCH_*
+    setting of this process, no sanitizer preload."""
     cmd = [cc, *flags, "-std=c11", "-Wall", "-Wextra", "-Werror", "-pthread",
            *include_flags(root, toolkit), *sources(toolkit), str(main), "-o", str(exe)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     assert proc.returncode == 0, f"{' '.join(cmd)}\n{proc.stderr}"
     return exe
 
-
-def clean_env() -> dict:
-    """This environment without DISPATCH_* variables (the runtime reads its
-    own) and without LD_PRELOAD (the sanitizer job's libasan would kill a
-    qemu guest: tests/conftest.py)."""
-    return {k: v for k, v in os.environ.items()
-            if not k.startswith("DISPATCH_") and k != "LD_PRELOAD"}

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-# qemu's guests never get the sanitizer job's x86 libasan (tests/conftest.py).
+# The environment of a program the tests start under qemu or wine, or build
+# themselves: never the sanitizer job's x86 libasan (tests/conftest.py), nor
+# this process's DISPATCH_* settings.
 GUEST_ENV = {k: v for k, v in os.environ.items()
              if k != "LD_PRELOAD" and not k.startswith("DISPATCH_")}
 

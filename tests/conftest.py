@@ -141,8 +141,9 @@ def wine_env(tmp_path_factory):
     part), wine's own messages off."""
     if shutil.which("wine") is None:
         pytest.skip("needs wine (Debian: wine64)")
-    env = {k: v for k, v in os.environ.items()
-           if k != "LD_PRELOAD" and not k.startswith("DISPATCH_")}
+    from _cross import GUEST_ENV  # made after OPENBLAS_CORETYPE is set above
+
+    env = dict(GUEST_ENV)
     env.update(WINEPREFIX=str(tmp_path_factory.mktemp("wineprefix")), WINEDEBUG="-all")
     return env
 

@@ -18,7 +18,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _cpu_program import CC, clean_env, compile_program, write_headers  # noqa: E402
+from _cpu_program import CC, compile_program, write_headers  # noqa: E402
+from _cross import GUEST_ENV  # noqa: E402
 
 TEST = ROOT / "tools" / "dispatchgen" / "tests" / "test_cpu_recorded.c"
 AARCH64_CC = shutil.which("aarch64-linux-gnu-gcc")
@@ -42,7 +43,7 @@ def _build(work: Path, cc: str, arch: str, extra=()) -> Path:
                     reason="needs a C compiler on an x86-64 host (the x86 feature table)")
 def test_recorded_cpus_and_macs_on_x86_64(tmp_path):
     exe = _build(tmp_path, CC, "x86_64")
-    proc = subprocess.run([str(exe)], check=False, env=clean_env(), capture_output=True,
+    proc = subprocess.run([str(exe)], check=False, env=GUEST_ENV, capture_output=True,
                           text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "ok"
@@ -54,7 +55,7 @@ def test_recorded_macs_through_the_aarch64_runtime(tmp_path):
     """Apple M1/M2 answers through implications and env variables over the
     aarch64 table: an aarch64 build, run under qemu."""
     exe = _build(tmp_path, AARCH64_CC, "aarch64", ["-static"])
-    proc = subprocess.run([QEMU_AARCH64, str(exe)], check=False, env=clean_env(),
+    proc = subprocess.run([QEMU_AARCH64, str(exe)], check=False, env=GUEST_ENV,
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "ok"

@@ -16,7 +16,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _cpu_program import CC, clean_env, compile_program, write_headers  # noqa: E402
+from _cpu_program import CC, compile_program, write_headers  # noqa: E402
+from _cross import GUEST_ENV  # noqa: E402
 
 TEST = ROOT / "tools" / "dispatchgen" / "tests" / "test_cpu_runtime.c"
 QEMU = shutil.which("qemu-x86_64")
@@ -34,7 +35,7 @@ def program(tmp_path_factory) -> Path:
 
 
 def test_runtime_c_checks_pass_natively(program):
-    proc = subprocess.run([str(program)], check=False, env=clean_env(), capture_output=True,
+    proc = subprocess.run([str(program)], check=False, env=GUEST_ENV, capture_output=True,
                           text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "ok"
@@ -44,7 +45,7 @@ def test_runtime_c_checks_pass_natively(program):
                     reason="qemu-x86_64 not found or not an x86_64 host")
 @pytest.mark.parametrize("cpu", ["Nehalem", "Haswell", "max"])
 def test_runtime_c_checks_pass_on_emulated(program, cpu):
-    proc = subprocess.run([QEMU, "-cpu", cpu, str(program)], check=False, env=clean_env(),
+    proc = subprocess.run([QEMU, "-cpu", cpu, str(program)], check=False, env=GUEST_ENV,
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "ok"
