@@ -144,8 +144,9 @@ enum {
             o[i * so] = (OT)(EXPR);                                                       \
         }                                                                                 \
     }                                                                                     \
-    /* the three unit-stride layouts (all contiguous, a or b a scalar): 1 when            \
-     * the layout is one of them and it ran */                                            \
+    /* the three unit-stride layouts (all contiguous, a or b a scalar), each from         \
+     * the output's first line boundary (Note [Stores on whole lines] in                  \
+     * line_head.h): 1 when the layout is one of them and it ran */                       \
     DK_INLINE int NAME##_unit_(char **data, const intptr_t *s, intptr_t n, const T k,     \
                                const unsigned f)                                          \
     {                                                                                     \
@@ -169,24 +170,25 @@ enum {
             pa += s[1] ? done : 0, pb += s[2] ? done : 0;                                 \
         }                                                                                 \
         if (s[0] == oz && s[1] == z && s[2] == z) {                                       \
-            for (intptr_t i = 0; i < n; i++) {                                            \
-                const T a = pa[i], b = pb[i];                                             \
+            DK_LINE_HEADED_ROLLED(o, n, {                                                 \
+                const T a = pa[i];                                                        \
+                const T b = pb[i];                                                        \
                 o[i] = (OT)(EXPR);                                                        \
-            }                                                                             \
+            });                                                                           \
         } else if (s[0] == oz && s[1] == 0 && s[2] == z) {                                \
             T a;                                                                          \
             memcpy(&a, pa, sizeof a);                                                     \
-            for (intptr_t i = 0; i < n; i++) {                                            \
+            DK_LINE_HEADED_ROLLED(o, n, {                                                 \
                 const T b = pb[i];                                                        \
                 o[i] = (OT)(EXPR);                                                        \
-            }                                                                             \
+            });                                                                           \
         } else if (s[0] == oz && s[1] == z && s[2] == 0) {                                \
             T b;                                                                          \
             memcpy(&b, pb, sizeof b);                                                     \
-            for (intptr_t i = 0; i < n; i++) {                                            \
+            DK_LINE_HEADED_ROLLED(o, n, {                                                 \
                 const T a = pa[i];                                                        \
                 o[i] = (OT)(EXPR);                                                        \
-            }                                                                             \
+            });                                                                           \
         } else {                                                                          \
             return 0;                                                                     \
         }                                                                                 \
@@ -233,7 +235,10 @@ enum {
         OT *o = (OT *)data[0];                                                            \
         const T *pa = (const T *)data[1];                                                 \
         if (s[0] == oz && s[1] == z) {                                                    \
-            NAME##_strided_(o, pa, 1, 1, n);                                              \
+            DK_LINE_HEADED_ROLLED(o, n, {                                                 \
+                const T a = pa[i];                                                        \
+                o[i] = (OT)(EXPR);                                                        \
+            });                                                                           \
         } else if (DK_ELEMS(s[0], oz) && DK_ELEMS(s[1], z)) {                             \
             const intptr_t so = s[0] / oz, sa = s[1] / z;                                 \
             if (so == 1 && sa == 2) NAME##_strided_(o, pa, 1, 2, n);                      \
