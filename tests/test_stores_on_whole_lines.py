@@ -1,6 +1,8 @@
 """Note [Stores on whole lines] (sources/kernels/line_head.h): the float
-binary loops, int_arith's loops, fill_ and copy_ of a broadcast value run
-the elements up to the output's vector (line) boundary first. Whatever the
+binary loops, int_arith's loops, loop_paths.h's unit-stride loops (8/16-bit
+and bool arithmetic, comparisons, neg/abs), mul_bytes.h's byte products,
+fill_ and copy_ of a broadcast value run the elements up to the output's
+vector (line) boundary first. Whatever the
 output's offset in a cache line, the bits are those of the same operation
 on 64-byte-aligned copies (NumPy's for the integer loops), for both
 operands contiguous, either one broadcast (a scalar), with sub's alpha, in
@@ -87,6 +89,51 @@ def test_integer_loops_fill_and_broadcast_copy_at_any_offset(dtype):
             assert np.array(x).tolist() == [5] * n, f"fill_ {dtype} {n} {off}"
             x.copy_(dispatch.tensor(-3, dtype=getattr(dispatch, dtype)))
             assert np.array(x).tolist() == [-3] * n, f"copy_ {dtype} {n} {off}"
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint8", "int16", "float32", "float64"])
+def test_loop_paths_loops_in_place_and_into_bools_at_any_offset(dtype):
+    """loop_paths.h's unit-stride loops (int_loops' arithmetic and every
+    comparison) and its contiguous unary loop, and mul_bytes.h's byte
+    products: in place on an output at any offset, by a tensor and by a
+    number, and comparisons into a bool out= view at any offset, for lengths
+    either side of the head's threshold (512 bytes' worth of elements:
+    8 lines)."""
+    rng = np.random.default_rng(16)
+    dt = getattr(dispatch, dtype)
+    z = np.dtype(dtype).itemsize
+    for n in (511 // z, 512 // z, 1000, 4099):
+        if dtype == "bool":
+            a, b = rng.random(n) < 0.5, rng.random(n) < 0.5
+        else:
+            a = rng.integers(-50 if dtype != "uint8" else 0, 50, n).astype(dtype)
+            b = rng.integers(1, 50, n).astype(dtype)
+        with np.errstate(over="ignore"):
+            wants = {"add_": a + b, "mul_": a * b, "add_ 3": a + (True if dtype == "bool" else 3),
+                     "mul_ 3": a * (True if dtype == "bool" else 3)}
+        for off in range(0, 64 // z, max(1, 8 // z)):
+            for name, want in wants.items():
+                x = _at_offset(a, off)
+                other = _at_offset(b, (off * 3) % 16) if " " not in name else \
+                    (True if dtype == "bool" else 3)
+                getattr(x, name.split()[0])(other)
+                assert np.array(x).tolist() == want.tolist(), f"{name} {dtype} n={n} offset {off}"
+            x, y = _at_offset(a, off), _at_offset(b, (off * 5) % 16)
+            for op in ("lt", "le", "eq", "ne", "gt", "ge"):
+                out = aligned(n, np.bool_, (off * 7) % 64)
+                got = getattr(dispatch, op)(x, y, out=dispatch.from_numpy(out))
+                want = getattr(np, {"lt": "less", "le": "less_equal", "eq": "equal",
+                                    "ne": "not_equal", "gt": "greater", "ge": "greater_equal"}[op])(a, b)
+                assert np.array_equal(out, want) and np.array_equal(np.array(got), want), \
+                    f"{op} {dtype} n={n} offset {off}"
+            if dtype != "bool":
+                x = _at_offset(a, off)
+                x.abs_() if hasattr(x, "abs_") else x.copy_(dispatch.abs(x))
+                assert np.array(x).tolist() == np.abs(a).tolist(), f"abs {dtype} n={n} offset {off}"
+                out = aligned(n, dtype, off)
+                dispatch.neg(_at_offset(a, 0), out=dispatch.from_numpy(out))
+                with np.errstate(over="ignore"):
+                    assert out.tolist() == (-a).tolist(), f"neg {dtype} n={n} offset {off}"
 
 
 @pytest.mark.parametrize("dtype", ["uint8", "int16", "float64"])

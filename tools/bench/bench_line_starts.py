@@ -1,0 +1,139 @@
+"""Does a loop's time depend on where its array starts in a cache line?
+
+    python tools/bench/bench_line_starts.py                      # the default rows
+    python tools/bench/bench_line_starts.py --ops add_ mul_ --dtypes int8 uint8
+    python tools/bench/bench_line_starts.py --variant before=/tmp/old --variant after=
+
+NumPy's arrays start wherever its allocator put them (16-byte alignment), so
+a loop that users call on NumPy's memory (``dispatch.from_numpy``) runs on
+arrays 0, 16, 32 or 48 bytes into a 64-byte line, and the matrix
+(bench_matrix.py), which takes whatever start each process got, shows such a
+loop as two speeds between runs. Here each row is timed on arrays placed at
+each of the four starts (every operand of the row at the same start; ``_``
+rows in place, the others into a fresh output), NumPy's same operation on
+the same memory beside it, 1 thread: the best of --repeats x --calls in
+each of --procs fresh processes, the best kept. Note [Stores on whole lines]
+in sources/kernels/line_head.h is what these rows measure.
+
+--variant NAME=DIR (repeatable) runs that build (DIR first on PYTHONPATH; an
+empty DIR: the installed package), the variants' processes alternating.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import compared_builds  # tools/bench, beside this script
+
+STARTS = (0, 16, 32, 48)
+
+CHILD = r"""
+import json, sys, timeit
+from functools import partial
+import numpy as np
+import dispatch
+dispatch.set_num_threads(1)
+n, calls, repeats = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+ops, dtypes, layouts = sys.argv[4].split(","), sys.argv[5].split(","), sys.argv[6].split(",")
+starts = [int(s) for s in sys.argv[7].split(",")]
+NUMPY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "maximum": np.maximum,
+         "lt": np.less, "eq": np.equal, "neg": np.negative, "abs": np.absolute}
+
+def at(start, values):
+    raw = np.empty(values.nbytes + 128, np.uint8)
+    s = (-raw.ctypes.data) % 64 + start
+    v = raw[s:s + values.nbytes].view(values.dtype)
+    v[...] = values
+    return v
+
+def best(f):
+    f()
+    return min(timeit.repeat(f, number=calls, repeat=repeats)) / calls
+
+rng = np.random.default_rng(0)
+out = {}
+for dtype in dtypes:
+    for op in ops:
+        unary = op in ("neg", "abs")
+        if dtype == "bool" and op.rstrip("_") in ("neg", "sub"):
+            continue  # no bool negation or subtraction (as torch)
+        for layout in (("contig",) if unary else layouts):
+            for start in starts:
+                if dtype == "bool":
+                    x, y = rng.random(n) < 0.5, np.ones(n, bool)
+                else:
+                    x, y = rng.integers(1, 50, n).astype(dtype), np.ones(n, dtype)
+                a, b = at(start, x), at(start, y)
+                number = True if dtype == "bool" else 1
+                other = number if layout == "scalar" else b
+                ta, tb = dispatch.from_numpy(a), dispatch.from_numpy(b)
+                theirs = other if layout == "scalar" else tb
+                fn, nf = getattr(dispatch.ops, op), NUMPY[op.rstrip("_")]
+                if unary:
+                    ours, numpy = partial(fn, ta), partial(nf, a)
+                elif op.endswith("_"):
+                    ours, numpy = partial(fn, ta, theirs), partial(nf, a, other, out=a)
+                else:
+                    ours, numpy = partial(fn, ta, theirs), partial(nf, a, other)
+                key = f"{op} {dtype} {'' if unary else layout}".strip()
+                out.setdefault(key, {})[str(start)] = [best(ours), best(numpy)]
+print(json.dumps(out))
+"""
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--ops", nargs="+", default=["add_", "mul_", "sub", "lt", "neg"],
+                    choices=["add", "add_", "sub", "sub_", "mul", "mul_", "maximum", "lt", "eq",
+                             "neg", "abs"])
+    ap.add_argument("--dtypes", nargs="+",
+                    default=["bool", "int8", "uint8", "int16", "int32", "float32", "float64"])
+    ap.add_argument("--layouts", nargs="+", default=["contig", "scalar"],
+                    choices=["contig", "scalar"])
+    ap.add_argument("--n", type=int, default=262144, help="elements (262144)")
+    ap.add_argument("--procs", type=int, default=2, help="fresh processes per variant (2)")
+    ap.add_argument("--calls", type=int, default=50)
+    ap.add_argument("--repeats", type=int, default=11)
+    ap.add_argument("--json", help="write the rows here too")
+    compared_builds.add_option(ap)
+    args = ap.parse_args()
+    builds = compared_builds.parse(ap, args.variant)
+
+    best: dict = {}  # (variant, row, start) -> [ours, numpy]
+    child_args = [str(args.n), str(args.calls), str(args.repeats), ",".join(args.ops),
+                  ",".join(args.dtypes), ",".join(args.layouts), ",".join(map(str, STARTS))]
+    for _ in range(args.procs):
+        for name, path in builds:
+            r = compared_builds.run_child(CHILD, child_args, path, timeout=1800)
+            if r.returncode:
+                raise SystemExit(f"{name}: the child failed:\n{r.stderr[-3000:]}")
+            for row, by_start in json.loads(r.stdout).items():
+                for start, times in by_start.items():
+                    k = (name, row, int(start))
+                    best[k] = [min(a, b) for a, b in zip(best.get(k, times), times)]
+
+    print(f"us per call, 1 thread, {args.n} elements; arrays 0/16/32/48 bytes into a "
+          f"64-byte line; best of {args.repeats} x {args.calls} in each of {args.procs} "
+          f"processes; 'spread' is the slowest start over the fastest")
+    rows = list(dict.fromkeys(row for _, row, _ in best))
+    for name, _ in builds:
+        print(f"\n{name}:" if len(builds) > 1 else "")
+        print(f"  {'row':24s} {'ours at 0/16/32/48':>30s} {'spread':>6s}   "
+              f"{'NumPy at 0/16/32/48':>30s} {'spread':>6s}")
+        for row in rows:
+            t = [best.get((name, row, s)) for s in STARTS]
+            if None in t:
+                continue
+            ours, numpy = [x[0] * 1e6 for x in t], [x[1] * 1e6 for x in t]
+            print(f"  {row:24s} {' '.join(f'{v:7.2f}' for v in ours)} "
+                  f"{max(ours) / min(ours):6.2f}   {' '.join(f'{v:7.2f}' for v in numpy)} "
+                  f"{max(numpy) / min(numpy):6.2f}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump([{"variant": v, "row": r, "start": s, "ours_s": t[0], "numpy_s": t[1]}
+                       for (v, r, s), t in best.items()], f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
