@@ -213,9 +213,10 @@ enum {
         }                                                                                 \
     }
 
-/* Unary: data = {out (OT), a (T)}; contiguous or element strides, else the
- * reference. The loop is NAME##_strided_, also for a source that runs it
- * on a (loop, dtype) of its own (the narrow floats' sign bit). */
+/* Unary: data = {out (OT), a (T)}; contiguous (from the output's first line
+ * boundary: Note [Stores on whole lines]) or element strides, else the
+ * reference. The strided loop is NAME##_strided_, also for a source that
+ * runs it on a (loop, dtype) of its own (the narrow floats' sign bit). */
 #define DK_UNARY(NAME, LOOP, DTYPE, T, OT, EXPR)                                          \
     DK_INLINE void NAME##_strided_(OT *o, const T *pa, intptr_t so, intptr_t sa,          \
                                    intptr_t n)                                            \
