@@ -33,8 +33,10 @@ def test_every_row_is_timed_at_every_start_for_both_libraries(tmp_path):
         assert len(line.split()) == len(row.split()) + 10, line
 
 
-def test_an_unknown_operator_or_a_variant_without_a_build_is_refused(tmp_path):
+def test_an_unknown_operator_or_dtype_or_a_variant_without_a_build_is_refused(tmp_path):
     p = _run(tmp_path, "--ops", "nosuch")
     assert p.returncode == 2 and "nosuch" in p.stderr
+    p = _run(tmp_path, "--dtypes", "bfloat16")
+    assert p.returncode == 2 and "bfloat16" in p.stderr
     p = _run(tmp_path, "--variant", f"old={tmp_path}")
     assert p.returncode == 2 and "has no dispatch/ package" in p.stderr

@@ -88,7 +88,9 @@ def main() -> None:
                     choices=["add", "add_", "sub", "sub_", "mul", "mul_", "maximum", "lt", "eq",
                              "neg", "abs"])
     ap.add_argument("--dtypes", nargs="+",
-                    default=["bool", "int8", "uint8", "int16", "int32", "float32", "float64"])
+                    default=["bool", "int8", "uint8", "int16", "int32", "float32", "float64"],
+                    choices=["bool", "int8", "uint8", "int16", "int32", "int64", "float16",
+                             "float32", "float64"])  # NumPy's dtypes (no bfloat16)
     ap.add_argument("--layouts", nargs="+", default=["contig", "scalar"],
                     choices=["contig", "scalar"])
     ap.add_argument("--n", type=int, default=262144, help="elements (262144)")
