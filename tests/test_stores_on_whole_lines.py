@@ -97,11 +97,11 @@ def test_loop_paths_loops_in_place_and_into_bools_at_any_offset(dtype):
     comparison) and its contiguous unary loop, and mul_bytes.h's byte
     products: in place on an output at any offset, by a tensor and by a
     number, and comparisons into a bool out= view at any offset, for lengths
-    either side of the head's threshold (512 bytes' worth of elements:
-    8 lines)."""
+    either side of the head's thresholds (Note [A head pays on long runs]:
+    8 lines, and as many lines as the head has elements)."""
     rng = np.random.default_rng(16)
     z = np.dtype(dtype).itemsize
-    for n in (511 // z, 512 // z, 1000, 4099):
+    for n in sorted({511 // z, 512 // z, 1000, 4096 // z // z - 1, 4096 // z // z, 4099}):
         if dtype == "bool":
             a, b = rng.random(n) < 0.5, rng.random(n) < 0.5
         else:
@@ -131,6 +131,41 @@ def test_loop_paths_loops_in_place_and_into_bools_at_any_offset(dtype):
                 with np.errstate(over="ignore"):
                     want = np.abs(a) if op == "abs" else -a
                 assert out.tolist() == want.tolist(), f"{op} {dtype} n={n} offset {off}"
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint8", "int16", "int32", "float32", "float64"])
+@pytest.mark.parametrize("cols", [512, 4100])
+def test_rows_of_a_2d_loop_at_any_offset(dtype, cols):
+    """A 2-D loop runs its row loop once a row, each row at its own offset in
+    a line: a matrix at any offset, in place and compared into bools, by a
+    column (a number a row) and by a row, against NumPy. Rows of 512 take no
+    head for 1- and 2-byte outputs and a head for wider ones; rows of 4100 a
+    head for every dtype (Note [A head pays on long runs])."""
+    rng = np.random.default_rng(17)
+    rows, z = 5, np.dtype(dtype).itemsize
+    if dtype == "bool":
+        a = rng.random((rows, cols)) < 0.5
+        col, row = rng.random((rows, 1)) < 0.5, rng.random((1, cols)) < 0.5
+    else:
+        a = rng.integers(-50 if dtype != "uint8" else 0, 50, (rows, cols)).astype(dtype)
+        col = rng.integers(1, 9, (rows, 1)).astype(dtype)
+        row = rng.integers(1, 9, (1, cols)).astype(dtype)
+    for off in range(0, 64 // z, max(1, 8 // z)):
+        for name, other in (("col", col), ("row", row)):
+            y = _at_offset(other.ravel(), (off * 3) % 16).reshape(other.shape)
+            for op in ("add_", "mul_", "maximum"):
+                x = _at_offset(a.ravel(), off).reshape(a.shape)
+                if op == "maximum":
+                    dispatch.maximum(x, y, out=x)
+                else:
+                    getattr(x, op)(y)
+                with np.errstate(over="ignore"):
+                    want = {"add_": np.add, "mul_": np.multiply, "maximum": np.maximum}[op](a, other)
+                assert np.array(x).tolist() == want.tolist(), f"{op} {dtype} by {name} offset {off}"
+            x = _at_offset(a.ravel(), off).reshape(a.shape)
+            out = aligned(rows * cols, np.bool_, (off * 7) % 64).reshape(a.shape)
+            dispatch.lt(x, y, out=dispatch.from_numpy(out))
+            assert np.array_equal(out, a < other), f"lt {dtype} by {name} offset {off}"
 
 
 @pytest.mark.parametrize("dtype", ["uint8", "int16", "float64"])

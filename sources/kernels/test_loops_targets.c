@@ -45,8 +45,13 @@
 #include "dispatch/narrow_float.h"
 #include "kernels_export.h"
 
-#define MAXN 1537 /* past three 512-element chunks, not a multiple of any vector */
-static const int lengths[] = {0, 1, 2, 3, 7, 8, 15, 16, 17, 31, 33, 63, 65, 255, 511, 512, 513, 1029, MAXN};
+/* past three 512-element chunks, not a multiple of any vector; and, for
+ * outputs of 1-byte elements only, past the 4096 from which their loops run
+ * a line's head first (Note [A head pays on long runs] in line_head.h) */
+#define WIDE_MAXN 1537
+#define MAXN 4099
+static const int lengths[] = {0,  1,  2,   3,   7,   8,   15,  16,   17,        31,
+                              33, 63, 65, 255, 511, 512, 513, 1029, WIDE_MAXN, MAXN};
 enum { NLENGTHS = sizeof lengths / sizeof lengths[0] };
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
@@ -247,6 +252,7 @@ static void compare(char (*what)[200], const dispatch_loop_fn *fn, int nfn, disp
         if (in_place && (nin == 0 || in_dt[0] != out_dt)) continue;
         for (int li = 0; li < NLENGTHS; li++) {
             int n = lengths[li];
+            if (n > WIDE_MAXN && osz != 1) continue;
             int step = layout == STRIDED3                                 ? 3 /* the output's */
                        : layout == STRIDED || layout == STRIDED_IN_PLACE ? 2
                                                                          : 1;
