@@ -123,6 +123,11 @@ static void put_f64(const char *op, const double *r, int n)
             r[i] = (T)dv_any_lt_##S(dv_load_##S(one), (T)-1);                             \
         }                                                                                 \
         put_##S("any_lt", r, N);                                                          \
+        for (int i = 0; i < N; i += L) { /* a < b lane by lane, read back from the bits */ \
+            const unsigned m = dv_mask_bits_##S(dv_lt_##S(dv_load_##S(a + i), dv_load_##S(b + i))); \
+            for (int j = 0; j < L; j++) r[i + j] = (T)((m >> j) & 1u);                    \
+        }                                                                                 \
+        put_##S("mask_bits", r, N);                                                       \
         for (int i = 0; i < N; i++) { /* a[i] in lane i % L, the others inside [0.5, 7] */ \
             T one[N];                                                                     \
             for (int j = 0; j < N; j++) one[j] = (T)5;                                    \

@@ -78,6 +78,21 @@ DV_INLINE int DV_(any_lt)(DV_V a, DV_T c) { return vmaxvq_u32(vcltq_f32(a, vdupq
 DV_INLINE int DV_(any_lt)(DV_V a, DV_T c)
 { return vmaxvq_u32(vreinterpretq_u32_u64(vcltq_f64(a, vdupq_n_f64(c)))) != 0; }
 #endif
+/* The lanes of a mask as the low bits of an unsigned, lane 0 the lowest
+ * (the first lane that holds: __builtin_ctz of a nonzero answer). */
+#if DV_LANE == 32
+DV_INLINE unsigned DV_(mask_bits)(DV_M m)
+{
+    const uint32x4_t w = {1, 2, 4, 8};
+    return vaddvq_u32(vandq_u32(m, w));
+}
+#else
+DV_INLINE unsigned DV_(mask_bits)(DV_M m)
+{
+    const uint64x2_t w = {1, 2};
+    return (unsigned)vaddvq_u64(vandq_u64(m, w));
+}
+#endif
 /* Whether every lane of a is in [lo, hi] (a NaN is not; for a fast path). */
 DV_INLINE int DV_(all_within)(DV_V a, DV_T lo, DV_T hi)
 {

@@ -44,6 +44,9 @@ DV_INLINE DV_V DV_(orsign)(DV_V y, DV_V x)
     i |= j & ((DV_UT)1 << (sizeof(DV_UT) * 8 - 1)); memcpy(&y, &i, sizeof y); return y;
 }
 DV_INLINE int DV_(any_lt)(DV_V a, DV_T c) { return a < c; }
+/* The lanes of a mask as the low bits of an unsigned, lane 0 the lowest
+ * (the first lane that holds: __builtin_ctz of a nonzero answer). */
+DV_INLINE unsigned DV_(mask_bits)(DV_M m) { return m != 0; }
 DV_INLINE int DV_(all_within)(DV_V a, DV_T lo, DV_T hi) { return a >= lo && a <= hi; }
 /* 2^n for t = n + 1.5*2^MANT (n an integer in the normal exponent range). */
 DV_INLINE DV_V DV_(pow2)(DV_V t)

@@ -76,6 +76,9 @@ DV_INLINE DV_V DV_(clamp_hi)(DV_V a, DV_T hi) { return X_(min)(X_(set1)(hi), a);
 DV_INLINE DV_V DV_(orsign)(DV_V y, DV_V x) { return X_(or)(y, X_(and)(x, X_(set1)(-(DV_T)0))); }
 /* Whether any lane of a is below c (for a rarely taken branch). */
 DV_INLINE int DV_(any_lt)(DV_V a, DV_T c) { return X_(movemask)(X_(cmp)(a, X_(set1)(c), _CMP_LT_OQ)) != 0; }
+/* The lanes of a mask as the low bits of an unsigned, lane 0 the lowest
+ * (the first lane that holds: __builtin_ctz of a nonzero answer). */
+DV_INLINE unsigned DV_(mask_bits)(DV_M m) { return (unsigned)X_(movemask)(m); }
 /* Whether every lane of a is in [lo, hi] (a NaN is not; for a fast path). */
 DV_INLINE int DV_(all_within)(DV_V a, DV_T lo, DV_T hi)
 {
