@@ -724,10 +724,10 @@ static inline double dispatch_hext_f64(dv_f64 v, int is_min)
  * together, the rows read in address order, each vector of columns loaded
  * only while one of them is pending.
  */
-#define DISPATCH_KERNELS_FIRST_COLS(NAME, E, T, S, LOADV, TO_T)                         \
-    /* out[k] of ncols columns (rs bytes a row, n rows), each the column's        \
-     * extreme: a zero or a NaN becomes the column's first element equal to it,   \
-     * rows read in address order (Note [The first zero by vectors]). */           \
+#define DISPATCH_KERNELS_FIRST_COLS(NAME, E, T, S, LOADV, TO_T)                        \
+    /* out[k] of ncols columns (rs bytes a row, n rows), each the column's             \
+     * extreme: a zero or a NaN becomes the column's first element equal to it,        \
+     * rows read in address order (Note [The first zero by vectors]). */               \
     static void NAME##_first_cols_(T *out, const char *p, intptr_t rs, intptr_t n,     \
                                    intptr_t ncols)                                     \
     {                                                                                  \
@@ -746,14 +746,17 @@ static inline double dispatch_hext_f64(dv_f64 v, int is_min)
                 }                                                                      \
             for (intptr_t r = 0; r < n && left; r++) {                                 \
                 const E *row = (const E *)(const void *)(p + r * rs) + c0;             \
-                intptr_t c = 0;                                                        \
-                /* a vector of columns (L divides 64: never across two words) */       \
-                for (; c + L <= w; c += L) {                                           \
-                    uint64_t hit = pending[c / 64] >> (c % 64) & (((uint64_t)1 << L) - 1); \
-                    if (!hit) continue;                                                \
-                    const dv_##S x = LOADV(row + c);                                   \
-                    hit &= dv_mask_bits_##S(dv_eq_##S(x, zero)) |                      \
-                           (nans ? dv_mask_bits_##S(dv_isnan_##S(x)) : 0u);            \
+                /* a vector of columns at a time (L divides 64: never across two       \
+                 * words), the lanes that hold from the mask; the last few columns     \
+                 * each tried */                                                       \
+                for (intptr_t c = 0; c < w; c += L) {                                  \
+                    const intptr_t v = w - c < L ? w - c : L;                          \
+                    uint64_t hit = pending[c / 64] >> (c % 64) & (((uint64_t)1 << v) - 1); \
+                    if (hit && v == L) {                                               \
+                        const dv_##S x = LOADV(row + c);                               \
+                        hit &= dv_mask_bits_##S(dv_eq_##S(x, zero)) |                  \
+                               (nans ? dv_mask_bits_##S(dv_isnan_##S(x)) : 0u);        \
+                    }                                                                  \
                     for (; hit; hit &= hit - 1) {                                      \
                         const intptr_t k = c + __builtin_ctzll(hit);                   \
                         const T m = out[c0 + k], y = TO_T(row[k]);                     \
@@ -762,14 +765,6 @@ static inline double dispatch_hext_f64(dv_f64 v, int is_min)
                             pending[k / 64] &= ~((uint64_t)1 << (k % 64));             \
                             left--;                                                    \
                         }                                                              \
-                    }                                                                  \
-                }                                                                      \
-                for (; c < w; c++) {                                                   \
-                    const T m = out[c0 + c], y = TO_T(row[c]);                         \
-                    if (pending[c / 64] >> (c % 64) & 1 && (m != m ? y != y : y == (T)0)) { \
-                        out[c0 + c] = y;                                               \
-                        pending[c / 64] &= ~((uint64_t)1 << (c % 64));                 \
-                        left--;                                                        \
                     }                                                                  \
                 }                                                                      \
             }                                                                          \
