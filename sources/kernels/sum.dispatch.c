@@ -724,6 +724,9 @@ static inline double dispatch_hext_f64(dv_f64 v, int is_min)
  * together, the rows read in address order, each vector of columns loaded
  * only while one of them is pending.
  */
+/* Whether y answers for the extreme m (a NaN or a zero) in the Note's sense:
+ * any NaN for a NaN, either zero for a zero (+0.0 == -0.0). */
+#define DISPATCH_LIKE_EXTREME(y, m) ((m) != (m) ? (y) != (y) : (y) == (m))
 #define DISPATCH_KERNELS_FIRST_COLS(NAME, E, T, S, LOADV, TO_T)                        \
     /* out[k] of ncols columns (rs bytes a row, n rows), each the column's             \
      * extreme: a zero or a NaN becomes the column's first element equal to it,        \
@@ -760,7 +763,7 @@ static inline double dispatch_hext_f64(dv_f64 v, int is_min)
                     for (; hit; hit &= hit - 1) {                                      \
                         const intptr_t k = c + __builtin_ctzll(hit);                   \
                         const T m = out[c0 + k], y = TO_T(row[k]);                     \
-                        if (m != m ? y != y : y == (T)0) {                             \
+                        if (DISPATCH_LIKE_EXTREME(y, m)) {                             \
                             out[c0 + k] = y;                                           \
                             pending[k / 64] &= ~((uint64_t)1 << (k % 64));             \
                             left--;                                                    \
@@ -961,8 +964,6 @@ static inline double dispatch_hext_f64(dv_f64 v, int is_min)
         else NAME##_cext_min_(p, rs, nrows, ncols, out);                               \
     }
 
-/* max and min of contiguous float32/float64 (the instruction fast pass,
- * then the exact one): the column kernels' types that reduce in place. */
 /* The first of n contiguous elements at p equal to the extreme m when m is a
  * zero or a NaN, else m (Note [Which zero, which NaN], Note [The first zero
  * by vectors]). */
@@ -971,26 +972,21 @@ static inline double dispatch_hext_f64(dv_f64 v, int is_min)
     {                                                                                  \
         if (m == m && m != (T)0) return m;                                             \
         const intptr_t L = DISPATCH_KERNELS_SUM_LANES_##S;                             \
-        const dv_##S zero = dv_set1_##S((T)0);                                         \
+        const dv_##S vm = dv_set1_##S(m);                                              \
         intptr_t i = 0;                                                                \
-        if (m != m) {                                                                  \
-            for (; i + L <= n; i += L) {                                               \
-                const unsigned hit = dv_mask_bits_##S(dv_isnan_##S(dv_load_##S(p + i))); \
-                if (hit) return p[i + __builtin_ctz(hit)];                             \
-            }                                                                          \
-            for (; i < n; i++)                                                         \
-                if (p[i] != p[i]) return p[i];                                         \
-        } else {                                                                       \
-            for (; i + L <= n; i += L) {                                               \
-                const unsigned hit = dv_mask_bits_##S(dv_eq_##S(dv_load_##S(p + i), zero)); \
-                if (hit) return p[i + __builtin_ctz(hit)];                             \
-            }                                                                          \
-            for (; i < n; i++)                                                         \
-                if (p[i] == (T)0) return p[i];                                         \
+        for (; i + L <= n; i += L) {                                                   \
+            const dv_##S x = dv_load_##S(p + i);                                       \
+            const unsigned hit = m != m ? dv_mask_bits_##S(dv_isnan_##S(x))            \
+                                        : dv_mask_bits_##S(dv_eq_##S(x, vm));          \
+            if (hit) return p[i + __builtin_ctz(hit)];                                 \
         }                                                                              \
+        for (; i < n; i++)                                                             \
+            if (DISPATCH_LIKE_EXTREME(p[i], m)) return p[i];                           \
         return m;                                                                      \
     }
 
+/* max and min of contiguous float32/float64 (the instruction fast pass,
+ * then the exact one): the column kernels' types that reduce in place. */
 #define DISPATCH_KERNELS_EXT(NAME, T, S)                                               \
     DISPATCH_KERNELS_FIRST(NAME, T, S)                                                 \
     DISPATCH_KERNELS_FAST_EXT(NAME, T, S, max, MAX)                                    \
