@@ -63,13 +63,29 @@ def _no_numpy_message(d: dtype) -> str:
             f".float()) before .numpy(), and back with .to(dispatch.{d.name})")
 
 
+# NumPy dtypes already matched, by the dtype object: NumPy computes a dtype's
+# .name in Python (about 2 us), and from_numpy, tensor() of an array and an
+# array operand of + - * / ask for every call. Only matches are kept, so the
+# table holds one entry per NumPy dtype that equals one of ours (a dtype
+# that compares equal has our dtype's name and byte order: NumPy's == of
+# dtypes compares kind, size and byte order, and a datetime or structured
+# dtype never equals a number's).
+_BY_NUMPY_DTYPE: dict[Any, dtype] = {}
+
+
 def _by_numpy(np_dtype: Any) -> Any:
     """Our dtype of a NumPy dtype (native byte order), else None (also for a
     NumPy extension dtype named like one NumPy lacks, e.g. ml_dtypes' bfloat16)."""
+    d = _BY_NUMPY_DTYPE.get(np_dtype)
+    if d is not None:
+        return d
     if not np_dtype.isnative:
         return None
     d = _BY_NAME.get(np_dtype.name)
-    return d if d is not None and d.typestr else None
+    if d is None or not d.typestr:
+        return None
+    _BY_NUMPY_DTYPE[np_dtype] = d  # one dict store: atomic, runs no Python code
+    return d
 
 
 def _as_dtype(d: Any) -> dtype:

@@ -87,17 +87,26 @@ def from_numpy(a: Any) -> Tensor:
     if d is None:
         raise TypeError(f"can't convert np.ndarray of type {a.dtype}. The only supported types "
                         f"are: {', '.join(x.name for x in _DTYPES if x.typestr)}.")
-    if any(s < 0 for s in a.strides):
-        raise ValueError("At least one stride in the given numpy array is negative; this is "
-                         "not supported (use a.copy() first)")
-    if any(s % a.itemsize for s in a.strides):
-        raise ValueError(f"strides {a.strides} of the given numpy array are not multiples of "
-                         f"its itemsize {a.itemsize}")
-    nbytes = 0 if a.size == 0 else (
-        sum((n - 1) * s for n, s in zip(a.shape, a.strides)) + a.itemsize)
-    iface = a.__array_interface__
-    data = ffi.cast("void *", iface["data"][0])
-    readonly = builtins.bool(iface["data"][1])
+    shape, byte_strides, isz = a.shape, a.strides, a.itemsize
+    strides = []
+    nbytes = isz  # the span from the first element to the end of the last
+    for n, st in zip(shape, byte_strides):
+        if st < 0:
+            raise ValueError("At least one stride in the given numpy array is negative; this "
+                             "is not supported (use a.copy() first)")
+        if st % isz:
+            raise ValueError(f"strides {byte_strides} of the given numpy array are not "
+                             f"multiples of its itemsize {isz}")
+        strides.append(st // isz)
+        nbytes += (n - 1) * st
+    if a.size == 0:
+        nbytes = 0
+    flags = a.flags
+    readonly = not flags.writeable
+    if flags.c_contiguous:  # the buffer protocol: __array_interface__ builds a dict (2 us)
+        data = ffi.cast("void *", ffi.from_buffer(a))
+    else:
+        data = ffi.cast("void *", a.__array_interface__["data"][0])
     handle = ffi.new_handle((given, a))  # (the view's base may be given's, not given)
     key = int(ffi.cast("uintptr_t", handle))
     _owners[key] = handle  # Note [Owner table without a lock]
@@ -107,8 +116,7 @@ def from_numpy(a: Any) -> Tensor:
         _raise()
     if readonly:  # Note [Read-only tensors] in sources/dispatcher/dispatcher.c
         lib.dispatch_storage_set_readonly(s)
-    strides = [st // a.itemsize for st in a.strides]
-    p = lib.dispatch_tensor_from_storage(s, a.ndim, list(a.shape), strides, 0, d.num)
+    p = lib.dispatch_tensor_from_storage(s, a.ndim, list(shape), strides, 0, d.num)
     lib.dispatch_storage_decref(s)  # the tensor holds the storage now (or it is released)
     return _wrap(p)
 

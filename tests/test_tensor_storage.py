@@ -131,6 +131,65 @@ def test_from_numpy_keeps_the_array_alive():
     assert t.numpy().sum() == sum(range(1000))
 
 
+def _readonly(a):
+    a.flags.writeable = False
+    return a
+
+
+@pytest.mark.parametrize("layout", [
+    "contiguous", "offset", "transposed", "every other column", "0-d", "empty",
+    "read-only", "read-only every other", "broadcast (stride 0, read-only)",
+])
+def test_from_numpy_views_every_layout_at_its_own_memory(layout):
+    """from_numpy reads a contiguous array's address through the buffer protocol
+    and any other's through __array_interface__: both give the array's own first
+    element, its values and its read-only flag."""
+    base = np.arange(24, dtype=np.float64).reshape(4, 6)
+    a = {
+        "contiguous": lambda: base,
+        "offset": lambda: base.reshape(-1)[5:],
+        "transposed": lambda: base.T,
+        "every other column": lambda: base[:, ::2],
+        "0-d": lambda: np.array(7.5),
+        "empty": lambda: np.empty((0, 3)),
+        "read-only": lambda: _readonly(base.copy()),
+        "read-only every other": lambda: _readonly(base.copy())[::2, 1::2],
+        "broadcast (stride 0, read-only)": lambda: np.broadcast_to(base[0], (3, 6)),
+    }[layout]()
+    for _ in range(2):  # the second call finds the dtype already matched
+        t = dispatch.from_numpy(a)
+        assert t.shape == a.shape
+        assert t.stride() == tuple(s // a.itemsize for s in a.strides)
+        assert t.tolist() == a.tolist()
+        if a.size:
+            assert t.data_ptr() == a.__array_interface__["data"][0]
+        if a.flags.writeable:
+            t.fill_(-3)
+            assert (a == -3).all()
+        else:
+            with pytest.raises(ValueError, match="read-only"):
+                t.fill_(0)
+
+
+def test_numpy_dtypes_equal_to_ours_are_ours_and_others_are_refused():
+    """Every NumPy spelling of one of our dtypes maps to it, the first time and
+    again (a matched dtype is kept by its NumPy dtype object), and a dtype that is
+    not one of ours is refused however often a native one was matched before."""
+    spellings = {"l": "int64", "q": "int64", "=f4": "float32", "<f8": "float64",
+                 "?": "bool", "e": "float16", "B": "uint8", "h": "int16"}
+    for _ in range(2):
+        for code, name in spellings.items():
+            assert dispatch.from_numpy(np.zeros(2, dtype=code)).dtype == getattr(dispatch, name)
+        tagged = np.dtype("f4", metadata={"unit": "m"})
+        assert dispatch.from_numpy(np.zeros(2, dtype=tagged)).dtype == dispatch.float32
+        swapped = np.zeros(2, dtype=np.dtype("f4").newbyteorder())
+        with pytest.raises(TypeError):
+            dispatch.from_numpy(swapped)
+        for other in ("M8[ns]", "m8[s]", "U1", [("x", "f4")], "c8"):
+            with pytest.raises(TypeError):
+                dispatch.from_numpy(np.zeros(2, dtype=other))
+
+
 def test_from_numpy_rejects_negative_strides():
     with pytest.raises(ValueError, match="negative"):
         dispatch.from_numpy(np.arange(4)[::-1])
