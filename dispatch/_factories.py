@@ -25,6 +25,7 @@ from ._devices import _device_num
 from ._dtypes import _DTYPES, _as_dtype, _overflow, bool, dtype, float32, float64, int64
 from ._interop import _tensor_from_numpy_data
 from ._tensor import Tensor, _address, _cptr, _int64s, _sizes, _wrap
+from ._values import _is_ndarray
 
 __all__ = ["tensor", "empty", "zeros", "ones", "full", "arange"]
 
@@ -257,6 +258,8 @@ def tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     if isinstance(data, Tensor):
         t = data.clone()
         return t if dtype is None else t.to(dtype)
+    if _is_ndarray(data):  # NumPy reads it (what _flatten would find, after a walk)
+        return _tensor_from_numpy_data(data, dtype, device)
     try:
         shape, values, types = _flatten(data)
     except _NotPython:

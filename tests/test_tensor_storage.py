@@ -190,6 +190,34 @@ def test_numpy_dtypes_equal_to_ours_are_ours_and_others_are_refused():
                 dispatch.from_numpy(np.zeros(2, dtype=other))
 
 
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "every other column", "0-d",
+                                    "empty", "read-only"])
+@pytest.mark.parametrize("code", ["?", "u1", "i1", "i2", "i4", "i8", "f2", "f4", "f8"])
+def test_tensor_of_an_array_is_its_own_copy_in_every_layout(code, layout):
+    """tensor() copies an array of one of our dtypes byte for byte when it is
+    contiguous and through NumPy's cast otherwise: the same values either way,
+    in a fresh writable tensor the array no longer reaches; an operand of +
+    is the same copy."""
+    base = (np.arange(24).reshape(4, 6) % 7 - 3).astype(code)
+    a = {"contiguous": lambda: base.copy(), "transposed": lambda: base.T,
+         "every other column": lambda: base[:, ::2], "0-d": lambda: base[1, 2].copy().reshape(()),
+         "empty": lambda: base[:0], "read-only": lambda: _readonly(base.copy())}[layout]()
+    want = a.tolist()
+    t = dispatch.tensor(a)
+    assert t.dtype == dispatch.from_numpy(np.zeros(1, a.dtype)).dtype
+    assert t.shape == a.shape and t.tolist() == want and t.is_contiguous()
+    if a.size and a.flags.writeable:
+        a[...] = 1
+        assert t.tolist() == want  # the array's writes do not reach t
+    t.fill_(0)  # writable
+    if a.size and a.flags.writeable:
+        assert (a == 1).all()  # nor t's the array
+    wide = dispatch.tensor(a, dtype=dispatch.float64)  # a cast: NumPy's copy
+    assert wide.tolist() == np.asarray(a, dtype=np.float64).tolist()
+    if code not in "?" and a.size:
+        assert (dispatch.zeros(a.shape, dtype=t.dtype) + a).tolist() == a.tolist()
+
+
 def test_from_numpy_rejects_negative_strides():
     with pytest.raises(ValueError, match="negative"):
         dispatch.from_numpy(np.arange(4)[::-1])
