@@ -11,6 +11,7 @@
  *   _fastpath_factories.c  empty(), Tensor.to/clone/contiguous (Note [New tensors in C])
  *   _fastpath_views.c    shape, ndim, view, reshape, t[index] (Note [Views in C])
  *   _fastpath_dlpack.c   DLPack capsules
+ *   _fastpath_numpy.c    Tensor.__array_interface__ (Note [The array interface in C])
  */
 #ifndef DISPATCH_FASTPATH_H_
 #define DISPATCH_FASTPATH_H_
@@ -159,6 +160,11 @@ extern PyMethodDef view_functions[];      /* the module's init_views */
 
 PyObject *py_dlpack_capsule(PyObject *self, PyObject *args);
 PyObject *py_dlpack_take(PyObject *self, PyObject *capsule);
+
+/* _fastpath_numpy.c ----------------------------------------------------------- */
+
+PyObject *tensor_array_interface(TensorBase *self, void *closure); /* TensorBase's getter */
+extern PyMethodDef numpy_functions[]; /* the module's init_array_interface */
 
 /* An address handed over from Python as an int, or NULL with an error. */
 static inline void *address(PyObject *o) {

@@ -212,6 +212,9 @@ static PyGetSetDef tensor_getset[] = {
     {"shape", (getter)tensor_shape, NULL, "The sizes, a tuple of ints.", NULL},
     {"ndim", (getter)tensor_ndim, NULL, "The number of dims.", NULL},
     {"T", (getter)tensor_T, NULL, "The dims reversed (a view).", NULL},
+    /* _fastpath_numpy.c */
+    {"__array_interface__", (getter)tensor_array_interface, NULL,
+     "NumPy's array interface (version 3) of this tensor's memory.", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 

@@ -203,30 +203,9 @@ class Tensor(_fastpath.TensorBase):
     # to _contiguous, _clone and _to below.
 
     # NumPy and Python values -------------------------------------------------------------
-    @property
-    def __array_interface__(self) -> dict:
-        p = _cptr(self)
-        if p.device == 1:  # torch's words (its __array__ and numpy() say so)
-            raise TypeError("can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() "
-                            "to copy the tensor to host memory first.")
-        if p.device != _CPU:
-            raise TypeError(f"can't convert {self.device} tensor to numpy (only cpu tensors "
-                            "have data on the host)")
-        d = _DTYPES[p.dtype]
-        if not d.typestr:
-            raise TypeError(_no_numpy_message(d))
-        n = p.ndim
-        return {
-            "version": 3,
-            "shape": tuple(p.sizes[0:n]),
-            # a size-1 dim never steps: its stride may be anything in C (even
-            # beyond NumPy's intp once in bytes), so NumPy gets 0
-            "strides": tuple(s * d.itemsize if size > 1 else 0
-                             for s, size in zip(p.strides[0:n], p.sizes[0:n])),
-            "typestr": d.typestr,
-            "data": (int(ffi.cast("uintptr_t", p.data)),
-                     builtins.bool(lib.dispatch_storage_is_readonly(p.storage))),
-        }
+    # __array_interface__ is the C base's (Note [The array interface in C] in
+    # dispatch/_fastpath_numpy.c); the tensors it does not take come to
+    # _array_interface below.
 
     def numpy(self) -> Any:
         """A NumPy array sharing this tensor's memory (zero-copy; cpu only; imports NumPy).
@@ -477,6 +456,33 @@ def _to(self: Tensor, dtype: Any) -> Tensor:
     return _wrap(p)
 
 
+def _array_interface(self: Tensor) -> dict:
+    """Tensor.__array_interface__ in Python: the errors of a tensor NumPy cannot
+    view (cuda, meta, bfloat16), and the dict of any other."""
+    p = _cptr(self)
+    if p.device == 1:  # torch's words (its __array__ and numpy() say so)
+        raise TypeError("can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() "
+                        "to copy the tensor to host memory first.")
+    if p.device != _CPU:
+        raise TypeError(f"can't convert {self.device} tensor to numpy (only cpu tensors "
+                        "have data on the host)")
+    d = _DTYPES[p.dtype]
+    if not d.typestr:
+        raise TypeError(_no_numpy_message(d))
+    n = p.ndim
+    return {
+        "version": 3,
+        "shape": tuple(p.sizes[0:n]),
+        # a size-1 dim never steps: its stride may be anything in C (even
+        # beyond NumPy's intp once in bytes), so NumPy gets 0
+        "strides": tuple(s * d.itemsize if size > 1 else 0
+                         for s, size in zip(p.strides[0:n], p.sizes[0:n])),
+        "typestr": d.typestr,
+        "data": (int(ffi.cast("uintptr_t", p.data)),
+                 builtins.bool(lib.dispatch_storage_is_readonly(p.storage))),
+    }
+
+
 _NEG_AT, _ABS_AT = _address(_NEG), _address(_ABS)
 # The operators of the C base, in dispatch/_fastpath.h's order.
 _FAST_OPS = (_ADD, _SUB, _MUL, _DIV, _EQ, _NE, _LT, _LE, _GT, _GE)
@@ -503,6 +509,9 @@ _fastpath.init_views(tuple(_address(ffi.addressof(lib, f)) for f in (
                          "dispatch_tensor_transpose", "dispatch_tensor_unsqueeze",
                          "dispatch_tensor_t")),
                      (_view, _reshape, _getitem, _permute, _expand, _transpose, _unsqueeze, _T))
+_fastpath.init_array_interface(tuple(_address(ffi.addressof(lib, f)) for f in (
+                                   "dispatch_dtype_typestr", "dispatch_storage_is_readonly")),
+                               _array_interface)
 
 # Indexing -------------------------------------------------------------------------------
 

@@ -218,6 +218,51 @@ def test_tensor_of_an_array_is_its_own_copy_in_every_layout(code, layout):
         assert (dispatch.zeros(a.shape, dtype=t.dtype) + a).tolist() == a.tolist()
 
 
+def _views():
+    base = dispatch.arange(48).view(4, 3, 4)
+    yield "contiguous", base
+    yield "transposed", base.permute(2, 0, 1)
+    yield "strided", base[:, ::2, 1::3]
+    yield "size-1 dims", base[:1, 1:2]
+    yield "broadcast", dispatch.arange(4).expand(3, 4)
+    yield "0-d", base[1, 2, 3]
+    yield "empty", base[:0]
+    yield "read-only", dispatch.from_numpy(_readonly(np.arange(6.0).reshape(2, 3)))[:, 1:]
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int8", "int16", "int32", "int64",
+                                   "float16", "float32", "float64"])
+def test_the_array_interface_built_in_c_is_the_python_one(dtype):
+    """Tensor.__array_interface__ (Note [The array interface in C]) gives the dict
+    of the Python function it falls back on, for every layout and dtype NumPy
+    has, and NumPy's view of it is the tensor's memory and values."""
+    from dispatch._tensor import _array_interface
+
+    for what, v in _views():
+        t = v.to(getattr(dispatch, dtype)) if v.dtype != getattr(dispatch, dtype) and \
+            what != "read-only" else v
+        if what == "read-only" and dtype != "float64":
+            continue
+        got = t.__array_interface__
+        assert got == _array_interface(t), what
+        assert [type(x) for x in got["data"]] == [int, bool], what
+        n = np.asarray(t)
+        assert n.tolist() == t.tolist(), what
+        if t.numel():
+            assert n.__array_interface__["data"][0] == t.data_ptr(), what
+        assert n.flags.writeable == (what != "read-only"), what
+
+
+def test_tensors_numpy_cannot_view_keep_their_errors():
+    """A bfloat16 or meta tensor goes to the Python path and its TypeError."""
+    for t, match in ((dispatch.ones(2).to(dispatch.bfloat16), "bfloat16"),
+                     (dispatch.empty(2, device="meta"), "meta")):
+        with pytest.raises(TypeError, match=match):
+            t.__array_interface__  # noqa: B018
+        with pytest.raises(TypeError, match=match):
+            t.numpy()
+
+
 def test_from_numpy_rejects_negative_strides():
     with pytest.raises(ValueError, match="negative"):
         dispatch.from_numpy(np.arange(4)[::-1])
