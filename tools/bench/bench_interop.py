@@ -18,7 +18,6 @@ the variants' processes alternate.
 from __future__ import annotations
 
 import argparse
-import json
 
 import compared_builds  # tools/bench, beside this script
 
@@ -57,23 +56,11 @@ print(json.dumps(out))
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--procs", type=int, default=2, help="fresh processes per variant (2)")
-    ap.add_argument("--calls", type=int, default=2000)
-    ap.add_argument("--repeats", type=int, default=7)
-    ap.add_argument("--json", help="write the rows here too")
-    compared_builds.add_option(ap)
+    compared_builds.add_timing_options(ap, calls=2000)
     args = ap.parse_args()
     builds = compared_builds.parse(ap, args.variant)
-    best: dict = {}  # (variant, row) -> [ours, torch]
-    for _ in range(args.procs):
-        for name, path in builds:
-            r = compared_builds.run_child(CHILD, [str(args.calls), str(args.repeats)], path,
-                                          timeout=900)
-            if r.returncode:
-                raise SystemExit(f"{name}: the child failed:\n{r.stderr[-3000:]}")
-            for row, times in json.loads(r.stdout).items():
-                old = best.get((name, row), times)
-                best[(name, row)] = [min(x, y) for x, y in zip(old, times)]
+    best = compared_builds.best_rows(CHILD, [str(args.calls), str(args.repeats)], builds,
+                                     args.procs)
     print(f"us per call, 1 thread; best of {args.repeats} x {args.calls} in each of "
           f"{args.procs} processes")
     print(f"  {'':32s}" + "".join(f"{name:>10s}" for name, _ in builds) + f"{'torch':>10s}")
@@ -82,9 +69,7 @@ def main() -> None:
         print(f"  {row:32s}" + "".join(f"{best[(name, row)][0] * 1e6:10.2f}"
                                        for name, _ in builds) + f"{torch_s * 1e6:10.2f}")
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump([{"variant": v, "row": r, "ours_s": t[0], "torch_s": t[1]}
-                       for (v, r), t in best.items()], f, indent=1)
+        compared_builds.write_rows(args.json, best)
 
 
 if __name__ == "__main__":

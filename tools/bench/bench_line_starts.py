@@ -142,16 +142,11 @@ def main() -> None:
     child_args = [str(args.n), str(args.calls), str(args.repeats), ",".join(args.ops),
                   ",".join(args.dtypes), ",".join(args.layouts), ",".join(map(str, STARTS)),
                   args.peer]
-    for _ in range(args.procs):
-        for name, path in builds:
-            r = compared_builds.run_child(CHILD, child_args, path, timeout=1800)
-            if r.returncode:
-                raise SystemExit(f"{name}: the child failed:\n{r.stderr[-3000:]}")
-            for row, by_start in json.loads(r.stdout).items():
-                for start, times in by_start.items():
-                    k = (name, row, int(start))
-                    best[k] = [None if a is None or b is None else min(a, b)
-                               for a, b in zip(best.get(k, times), times)]
+    for name, rows in compared_builds.children_json(CHILD, child_args, builds, args.procs,
+                                                    timeout=1800):
+        for row, by_start in rows.items():
+            for start, times in by_start.items():
+                compared_builds.keep_best(best, (name, row, int(start)), times)
 
     peer = {"numpy": "NumPy", "torch": "torch"}[args.peer]
     print(f"us per call, 1 thread, {args.n} elements; arrays 0/16/32/48 bytes into a "

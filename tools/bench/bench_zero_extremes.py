@@ -22,7 +22,6 @@ the variants' processes alternate.
 from __future__ import annotations
 
 import argparse
-import json
 
 import compared_builds  # tools/bench, beside this script
 
@@ -59,23 +58,11 @@ print(json.dumps(out))
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dtype", choices=["float32", "float64"], default="float32")
-    ap.add_argument("--procs", type=int, default=2, help="fresh processes per variant (2)")
-    ap.add_argument("--calls", type=int, default=50)
-    ap.add_argument("--repeats", type=int, default=7)
-    ap.add_argument("--json", help="write the rows here too")
-    compared_builds.add_option(ap)
+    compared_builds.add_timing_options(ap, calls=50)
     args = ap.parse_args()
     builds = compared_builds.parse(ap, args.variant)
-    best: dict = {}  # (variant, row) -> [ours, torch]
-    for _ in range(args.procs):
-        for name, path in builds:
-            r = compared_builds.run_child(
-                CHILD, [args.dtype, str(args.calls), str(args.repeats)], path, timeout=900)
-            if r.returncode:
-                raise SystemExit(f"{name}: the child failed:\n{r.stderr[-3000:]}")
-            for row, times in json.loads(r.stdout).items():
-                old = best.get((name, row), times)
-                best[(name, row)] = [min(x, y) for x, y in zip(old, times)]
+    best = compared_builds.best_rows(CHILD, [args.dtype, str(args.calls), str(args.repeats)],
+                                     builds, args.procs)
     print(f"us per call, (512, 512) {args.dtype}, 1 thread; ours (torch); best of "
           f"{args.repeats} x {args.calls} in each of {args.procs} processes")
     for name, _ in builds:
@@ -88,9 +75,7 @@ def main() -> None:
             print(f"  {kind:10s}" + "".join(f"{o * 1e6:9.1f} {f'({t * 1e6:.1f})':>8s}"
                                             for o, t in cells))
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump([{"variant": v, "row": r, "ours_s": t[0], "torch_s": t[1]}
-                       for (v, r), t in best.items()], f, indent=1)
+        compared_builds.write_rows(args.json, best)
 
 
 if __name__ == "__main__":
