@@ -40,14 +40,12 @@ static PyObject *typestr_of(int dtype) {
     return N.typestrs[dtype];
 }
 
-/* The int values of the shape and the strides in bytes (0 for size 1). */
-static PyObject *dims_tuple(const dispatch_tensor *p, int64_t itemsize) {
+/* The strides in bytes, 0 for a dim of size 1 (the shape: tensor_shape). */
+static PyObject *byte_strides(const dispatch_tensor *p, int64_t itemsize) {
     const int n = (int)p->ndim;
     PyObject *t = PyTuple_New(n);
     for (int k = 0; t && k < n; k++) {
-        const int64_t size = p->sizes[k];
-        PyObject *v = PyLong_FromLongLong(itemsize ? (size > 1 ? p->strides[k] * itemsize : 0)
-                                                   : size);
+        PyObject *v = PyLong_FromLongLong(p->sizes[k] > 1 ? p->strides[k] * itemsize : 0);
         if (!v) Py_CLEAR(t);
         else PyTuple_SET_ITEM(t, k, v);
     }
@@ -66,7 +64,8 @@ PyObject *tensor_array_interface(TensorBase *self, void *closure) {
     if (!ts) return PyObject_CallOneArg(N.fallback, (PyObject *)self);
     /* "<f4", "|b1": the size follows the byte order and the kind */
     const int64_t itemsize = atoi(PyUnicode_AsUTF8(ts) + 2);
-    PyObject *d = PyDict_New(), *shape = dims_tuple(p, 0), *strides = dims_tuple(p, itemsize);
+    PyObject *d = PyDict_New(), *shape = tensor_shape(self, NULL);
+    PyObject *strides = byte_strides(p, itemsize);
     PyObject *addr = PyLong_FromVoidPtr(p->data);
     PyObject *data = addr ? PyTuple_Pack(2, addr, N.is_readonly(p->storage) ? Py_True : Py_False)
                           : NULL;
