@@ -765,3 +765,55 @@ def test_host_bench_of_small_cuda_reductions_reaches_the_device_once_per_call(tm
     rows = json.loads(r.stdout)
     assert {row["call"] for row in rows} >= {"ops.sum(x, 0)", "ops.sum(x)", "ops.amax(x, 0)"}
     assert all(row["host_us"] > 0 and row["cpu_us"] > 0 for row in rows)
+
+
+# max/min NaN payloads of the narrow floats (issue 48, item 4) ----------------------------
+
+# NaNs as bits, per narrow float: quiet of both signs, quiet with a payload,
+# and signalling (a hardware max/min or a round trip through float32 could
+# quieten one, change its payload or pick another).
+_NARROW_NANS = {"float16": [0x7E00, 0xFE00, 0x7E15, 0xFC01, 0x7C3F],
+                "bfloat16": [0x7FC0, 0xFFC0, 0x7FC5, 0xFF81, 0x7F83]}
+
+
+def _narrow_with_nans(dtype, shape, places, nans):
+    """A tensor of small integers (a ramp) with NaN bits written at the flat
+    `places`, one of `nans` each in turn."""
+    n = math.prod(shape)
+    t = dispatch.tensor([float((i * 7) % 11 - 5) for i in range(n)]).to(getattr(dispatch, dtype))
+    t = t.reshape(*shape).contiguous()
+    for k, p in enumerate(places):
+        b = struct.pack("<H", nans[k % len(nans)])
+        ctypes.memmove(t.data_ptr() + 2 * p, b, 2)
+    return t
+
+
+@gpu
+@pytest.mark.parametrize("dtype", list(_NARROW_NANS))
+@pytest.mark.parametrize("shape, places", [
+    ((5,), [2]),
+    ((4099,), [7, 4098]),
+    ((1 << 20,), [12345, 700001]),
+    ((64, 130), [3, 131, 1000, 8319]),     # rows with and without NaNs, several per row
+    ((4096, 16), [5, 21, 37, 40000]),       # columns: the outer path
+])
+def test_cuda_max_min_nan_payloads_of_narrow_floats_are_the_cpus(dtype, shape, places):
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from _bits import assert_same_bits
+
+    ops = dispatch.ops
+    for nans in (_NARROW_NANS[dtype], _NARROW_NANS[dtype][::-1]):
+        t = _narrow_with_nans(dtype, shape, places, nans)
+        g = t.cuda()
+        for name in ("amax", "amin"):
+            f = getattr(ops, name)
+            assert_same_bits(f(g).cpu(), f(t), f"{name} {dtype} {shape}")
+            for dim in range(len(shape)):
+                assert_same_bits(f(g, dim).cpu(), f(t, dim), f"{name}(dim={dim}) {dtype} {shape}")
+        assert_same_bits(g.max().cpu(), t.max(), f"max {dtype} {shape}")
+        assert_same_bits(g.min().cpu(), t.min(), f"min {dtype} {shape}")
+        if len(shape) == 2:
+            vg, ig = ops.max(g, 1)
+            vc, ic = ops.max(t, 1)
+            assert_same_bits(vg.cpu(), vc, f"max(dim=1) values {dtype} {shape}")
+            assert ig.cpu().tolist() == ic.tolist()

@@ -163,6 +163,31 @@ static void check_narrow_formats(void) {
     CHECK(dispatch_dtype_float_max(DISPATCH_FLOAT16) == 65504.0, "float16's largest");
     CHECK(dispatch_dtype_float_max(DISPATCH_BFLOAT16) == 0x1.fep127, "bfloat16's largest");
     CHECK(dispatch_dtype_float_max(DISPATCH_FLOAT32) == FLT_MAX, "float32's largest");
+    /* NaN bits (Note [NaN bits on the device]): every float NaN, and doubles'
+     * NaNs with payloads in the bits a float keeps and in those it drops */
+    const struct { int E, M, nans; } fmt[] = {{5, 10, DISPATCH_NARROW_IEEE}, {8, 7, DISPATCH_NARROW_IEEE},
+                                              {4, 3, DISPATCH_NARROW_FN}, {5, 2, DISPATCH_NARROW_IEEE}};
+    for (size_t k = 0; k < sizeof fmt / sizeof fmt[0]; k++) {
+        int E = fmt[k].E, M = fmt[k].M, nans = fmt[k].nans;
+        for (uint64_t w = 1; w < (1ull << 24); w++) {
+            uint32_t u = (uint32_t)(w >> 23) << 31 | 0x7f800000u | (uint32_t)(w & 0x7fffffu);
+            if (!(u & 0x7fffffu)) continue; /* inf */
+            float f;
+            memcpy(&f, &u, 4);
+            uint32_t want = dispatch_narrow_format_from_double((double)f, E, M, nans);
+            uint32_t got = dispatch_narrow_nan_from_float_bits(u, E, M, nans);
+            CHECK(got == want, "E%dM%d NaN of float %08x: %x, want %x", E, M, u, got, want);
+            if (got != want) break;
+        }
+        for (int i = 0; i < 200000; i++) {
+            uint64_t d = (narrow_next() | 0x7ff0000000000001ull) & ~(i & 1 ? 0ull : 1ull << 63);
+            double x;
+            memcpy(&x, &d, 8);
+            uint32_t want = dispatch_narrow_format_from_double(x, E, M, nans);
+            CHECK(dispatch_narrow_nan_from_double_bits(d, E, M, nans) == want,
+                  "E%dM%d NaN of double %016llx", E, M, (unsigned long long)d);
+        }
+    }
     printf("narrow formats: the format algorithm matches float16, bfloat16 and e4m3fn\n");
 }
 

@@ -13,6 +13,7 @@
 #include <cuda_fp16.h>
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <type_traits>
 
@@ -86,20 +87,46 @@ template <int DT> struct NarrowDevType {
 };
 
 template <typename T> struct NarrowTraits { static constexpr bool is_narrow = false; };
+/* The hardware types' conversions, except a NaN's bits, which CUDA's make
+ * one NaN (0x7fff): a NaN keeps its sign and payload as on the CPU (Note
+ * [NaN bits on the device] in narrow_float.h). */
 template <> struct NarrowTraits<__half> {
     static constexpr bool is_narrow = true;
-    static __device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
-    static __device__ __forceinline__ __half from_float(float v) { return __float2half_rn(v); }
-    static __device__ __forceinline__ __half from_double(double v) { return __double2half(v); }
+    static __device__ __forceinline__ float to_float(__half v) {
+        const unsigned short b = __half_as_ushort(v);
+        if ((b & 0x7fffu) > 0x7c00u) return dispatch_narrow_format_to_float(b, 5, 10, DISPATCH_NARROW_IEEE);
+        return __half2float(v);
+    }
+    static __device__ __forceinline__ __half from_float(float v) {
+        if (v != v) return __ushort_as_half((unsigned short)dispatch_narrow_nan_from_float_bits(
+                               __float_as_uint(v), 5, 10, DISPATCH_NARROW_IEEE));
+        return __float2half_rn(v);
+    }
+    static __device__ __forceinline__ __half from_double(double v) {
+        if (v != v) return __ushort_as_half((unsigned short)dispatch_narrow_nan_from_double_bits(
+                               (uint64_t)__double_as_longlong(v), 5, 10, DISPATCH_NARROW_IEEE));
+        return __double2half(v);
+    }
     static __device__ __forceinline__ __half from_i64(int64_t v) { return __ll2half_rn(v); }
     static __device__ __forceinline__ __half quiet_nan() { return __ushort_as_half(0x7e00); }
 };
 template <> struct NarrowTraits<__nv_bfloat16> {
     typedef __nv_bfloat16 T;
     static constexpr bool is_narrow = true;
-    static __device__ __forceinline__ float to_float(T v) { return __bfloat162float(v); }
-    static __device__ __forceinline__ T from_float(float v) { return __float2bfloat16_rn(v); }
-    static __device__ __forceinline__ T from_double(double v) { return __double2bfloat16(v); }
+    /* the top half of a float32, NaNs included: exact */
+    static __device__ __forceinline__ float to_float(T v) {
+        return __uint_as_float((uint32_t)__bfloat16_as_ushort(v) << 16);
+    }
+    static __device__ __forceinline__ T from_float(float v) {
+        if (v != v) return __ushort_as_bfloat16((unsigned short)dispatch_narrow_nan_from_float_bits(
+                               __float_as_uint(v), 8, 7, DISPATCH_NARROW_IEEE));
+        return __float2bfloat16_rn(v);
+    }
+    static __device__ __forceinline__ T from_double(double v) {
+        if (v != v) return __ushort_as_bfloat16((unsigned short)dispatch_narrow_nan_from_double_bits(
+                               (uint64_t)__double_as_longlong(v), 8, 7, DISPATCH_NARROW_IEEE));
+        return __double2bfloat16(v);
+    }
     static __device__ __forceinline__ T from_i64(int64_t v) { return __ll2bfloat16_rn(v); }
     static __device__ __forceinline__ T quiet_nan() { return __ushort_as_bfloat16(0x7fc0); }
 };
@@ -113,11 +140,17 @@ template <int DT> struct NarrowTraits<dcu_narrow<DT>> {
     static __host__ __device__ __forceinline__ float to_float(T v) {
         return dispatch_narrow_to_float(v.bits, F::E, F::M, F::nans);
     }
-    /* float -> double is exact: one rounding, the double's */
+    /* float -> double is exact: one rounding, the double's; a NaN by its
+     * bits, which a device's float -> double need not keep */
     static __host__ __device__ __forceinline__ T from_float(float v) {
+        if (v != v) {
+            uint32_t u;
+            memcpy(&u, &v, sizeof u);
+            return T{(Bits)dispatch_narrow_nan_from_float_bits(u, F::E, F::M, F::nans)};
+        }
         return from_double((double)v);
     }
-    static __host__ __device__ __forceinline__ T from_double(double v) {
+    static __host__ __device__ __forceinline__ T from_double(double v) { /* a NaN by its bits */
         return T{(Bits)dispatch_narrow_from_double(v, F::E, F::M, F::nans)};
     }
     static __host__ __device__ __forceinline__ T from_i64(int64_t v) {
