@@ -220,7 +220,7 @@ DISPATCH_NARROW_FN_ uint32_t dispatch_narrow_nan_from_float_bits(uint32_t u, int
 
 DISPATCH_NARROW_FN_ uint32_t dispatch_narrow_nan_from_double_bits(uint64_t b, int E, int M, int nans) {
     /* the float NaN of the same sign and top 23 payload bits: M <= 22 of them count */
-    const uint32_t u = (uint32_t)(b >> 32 & 0x80000000u) | 0x7fc00000u | (uint32_t)(b >> 29 & 0x7fffffu);
+    const uint32_t u = ((uint32_t)(b >> 32) & 0x80000000u) | 0x7fc00000u | ((uint32_t)(b >> 29) & 0x7fffffu);
     return dispatch_narrow_nan_from_float_bits(u, E, M, nans);
 }
 
