@@ -658,29 +658,30 @@ _QUIET_NAN = {"float32": "7fc00000", "float64": "7ff8000000000000", "float16": "
 
 
 def _bits(t) -> list:
-    """Each element's bits, hex (tolist() would turn every NaN into Python's)."""
-    import numpy as np
-
-    a = np.ascontiguousarray(t.cpu().numpy()).reshape(-1)
-    raw = a.view({2: np.uint16, 4: np.uint32, 8: np.uint64}[a.itemsize])
-    return [f"{int(v):0{2 * a.itemsize}x}" for v in raw]
+    """Each element's bits, hex (tolist() would turn every NaN into Python's;
+    bfloat16 has no NumPy dtype: read by ctypes)."""
+    c = t.cpu().contiguous()
+    width = c.dtype.itemsize
+    raw = ctypes.string_at(c.data_ptr(), width * c.numel()) if c.numel() else b""
+    code = {2: "H", 4: "I", 8: "Q"}[width]
+    return [f"{v:0{2 * width}x}" for v in struct.unpack(f"<{c.numel()}{code}", raw)]
 
 
 @gpu
 @pytest.mark.parametrize("dtype", list(_QUIET_NAN))
 @pytest.mark.parametrize("n", [5, 4099, 1 << 20])
 def test_cuda_nan_sums_and_means_are_the_positive_quiet_nan_and_zero_sums_are_plus_zero(dtype, n):
-    np = pytest.importorskip("numpy")
-    bits = {"float32": np.uint32, "float64": np.uint64, "float16": np.uint16}.get(dtype)
-    if bits is None:
-        pytest.skip("bfloat16 has no NumPy dtype to write NaN payloads with")
-    # negative NaNs with payloads, where a hardware add would keep one
-    a = np.zeros(n, dtype=dtype)
-    raw = a.view(bits)
-    raw[n // 3] = {"float32": 0xffc00123, "float64": 0xfff8000000000123, "float16": 0xfe01}[dtype]
-    raw[n - 1] = {"float32": 0xff800001 | 0x400000, "float64": 0xfff0000000000001 | (1 << 51),
-                  "float16": 0xfc01 | 0x200}[dtype]
-    t = dispatch.from_numpy(a)
+    # negative NaNs with payloads, where a hardware add would keep one,
+    # written as bits (bfloat16 has no NumPy dtype: its bits go in by ctypes)
+    t = dispatch.zeros(n, dtype=getattr(dispatch, dtype))
+    width = t.dtype.itemsize
+    fmt = {2: "<H", 4: "<I", 8: "<Q"}[width]
+    for at, nan in ((n // 3, {"float32": 0xffc00123, "float64": 0xfff8000000000123,
+                              "float16": 0xfe01, "bfloat16": 0xffc1}[dtype]),
+                    (n - 1, {"float32": 0xff800001 | 0x400000,
+                             "float64": 0xfff0000000000001 | (1 << 51),
+                             "float16": 0xfc01 | 0x200, "bfloat16": 0xff81 | 0x40}[dtype])):
+        ctypes.memmove(t.data_ptr() + width * at, struct.pack(fmt, nan), width)
     g = t.cuda()
     rows = t.reshape(1, n)
     for got, want in [(g.sum(), t.sum()), (dispatch.ops.mean(g), dispatch.ops.mean(t)),
@@ -688,8 +689,8 @@ def test_cuda_nan_sums_and_means_are_the_positive_quiet_nan_and_zero_sums_are_pl
         assert _bits(got) == _bits(want), dtype
     assert _bits(t.sum()) == [_QUIET_NAN[dtype]]
     # a sum of -0.0s is +0.0, as the CPU's
-    z = dispatch.from_numpy(np.full(n, -0.0, dtype=dtype))
-    assert _bits(z.cuda().sum()) == _bits(z.sum()) == ["0" * (2 * np.dtype(dtype).itemsize)]
+    z = dispatch.full((n,), -0.0, dtype=getattr(dispatch, dtype))
+    assert _bits(z.cuda().sum()) == _bits(z.sum()) == ["0" * (2 * width)]
 
 
 # one launch per reduction (issue 38, item 1) ----------------------------------------------
@@ -752,6 +753,35 @@ def test_cuda_split_reductions_are_one_launch_with_the_emulated_bits_on_every_ru
         assert cuda.last_reduce()["launches"] == 1
         assert v.cpu().tolist() == w.tolist() and i.cpu().tolist() == j.tolist(), shape
 
+
+
+def test_the_40000_row_float16_column_sum_is_a_split_outer_plan(planlib):
+    # what the GPU test below relies on, checked on any machine
+    f = _plan_fields(planlib, [40000, 256], [256 * 2, 2], 1, 2)
+    assert REDUCE_PATHS_BY_NUMBER[f["path"]] == "outer" and f["splits"] > 1, f
+
+
+@gpu
+def test_cuda_float16_column_sums_of_40000_rows_are_one_launch_the_same_bits_and_the_cpus_within_an_ulp():
+    """Issue 48's (40000, 256) float16 sum(dim=0): split over blocks (40000
+    rows), combined in one launch, the same bits on every run, and the
+    CPU's float16 within one float16 ulp (both accumulate in float32 and
+    round once, in different orders)."""
+    np = pytest.importorskip("numpy")
+    a = np.random.default_rng(48).uniform(-1, 1, size=(40000, 256)).astype(np.float16)
+    t = dispatch.from_numpy(a)
+    g = t.cuda()
+    want = np.asarray(dispatch.ops.sum(t, 0).numpy(), dtype=np.float64)
+    runs = []
+    for _ in range(3):
+        got = dispatch.ops.sum(g, 0).cpu()
+        r = cuda.last_reduce()
+        assert r["path"] == "outer" and r["splits"] > 1 and r["launches"] == 1, r
+        runs.append(_bits(got))
+    assert runs[0] == runs[1] == runs[2]
+    got = np.asarray(dispatch.ops.sum(g, 0).cpu().numpy(), dtype=np.float64)
+    ulp = np.spacing(np.abs(want).astype(np.float16)).astype(np.float64)
+    assert np.all(np.abs(got - want) <= ulp), np.max(np.abs(got - want) / ulp)
 
 
 def test_host_bench_of_small_cuda_reductions_reaches_the_device_once_per_call(tmp_path):
