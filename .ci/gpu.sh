@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The GPU job: build this checkout with its CUDA module on a machine with an
 # NVIDIA GPU and nvcc, run the whole test suite (every test file, as CI runs
-# it; the CUDA tests are the ones that stop skipping here) and the CUDA
-# benchmark, and leave every output in $OUT (default: ./gpu-out). CI has no
+# it; the CUDA tests are the ones that stop skipping here), the CUDA
+# benchmark and the matrix on the GPU, and leave every output in $OUT
+# (default: ./gpu-out). CI has no
 # GPU and never runs this; on a machine without one it still runs, the GPU
 # tests skip saying why, and the benchmark exits 2 (no GPU), which is this
 # script's status then. Last, the JIT phase (jit_phase below): a PTX-only
@@ -31,12 +32,15 @@
 #                lists here, plus PTX of the highest; "all" for every
 #                default architecture).
 #   OUT=DIR      where the logs go.   VENV=DIR  the venv (./.venv-gpu).
-#   PHASES=      which phases run, of "suite bench jit" (the default, all
-#                three): the whole suite, run.py --cuda (both on the main
-#                build) and the JIT phase (its own build). On an H200 all
-#                three took over 9 minutes (the suite 280 s with -n 16), more
-#                than one 10-minute device command with the machine's start:
-#                PHASES="suite bench" then PHASES=jit fits two.
+#   PHASES=      which phases run, of "suite bench matrix jit" (the
+#                default, all four): the whole suite, run.py --cuda, the
+#                matrix on the GPU (bench_matrix.py --device cuda at 256K
+#                and 16M beside torch, files under $OUT/matrix/; these three
+#                on the main build) and the JIT phase (its own build). On an
+#                H200 the suite, bench and JIT phases took over 9 minutes (the
+#                suite 280 s with -n 16), more than one 10-minute device
+#                command with the machine's start: PHASES="suite bench", then
+#                PHASES="matrix jit" (the main build kept in build-gpu/).
 #
 # The venv is made from the BASE interpreter (sys.base_prefix), not from
 # `python3` as found. On a machine whose python3 is itself a venv's, a venv
@@ -95,16 +99,16 @@ if [ -n "${CUDA_ARCH:-}" ]; then
     # (a node id: relative to the rootdir, the checkout)
     deselect=(--deselect tests/test_cuda_build.py::test_module_holds_sass_for_each_requested_arch_plus_ptx)
 fi
-PHASES=${PHASES:-suite bench jit}
+PHASES=${PHASES:-suite bench matrix jit}
 for phase in $PHASES; do
     case $phase in
-    suite | bench | jit) ;;
-    *) echo "gpu.sh: PHASES: unknown phase '$phase' (the phases: suite bench jit)" >&2; exit 2 ;;
+    suite | bench | matrix | jit) ;;
+    *) echo "gpu.sh: PHASES: unknown phase '$phase' (the phases: suite bench matrix jit)" >&2; exit 2 ;;
     esac
 done
 has() { case " $PHASES " in *" $1 "*) return 0 ;; esac; return 1; }
 main_build=0
-if has suite || has bench; then main_build=1; fi
+if has suite || has bench || has matrix; then main_build=1; fi
 PIP=("$VENV/bin/python" -m pip install -q)
 if [ -n "${WHEELS:-}" ]; then
     PIP+=(--no-index --find-links "$WHEELS")
@@ -167,6 +171,11 @@ print(f"first CUDA add + sum: {time.perf_counter() - t:.2f} s", d.__cuda_archs__
         --rootdir "$REPO" -q -rs -p no:cacheprovider "${xdist[@]}" -k cuda "$REPO/tests"
 }
 
+# the matrix on the GPU beside torch (issue 48, item 3): every row of the
+# CPU's matrix on CUDA tensors, at a size where a launch's cost shows and one
+# where the memory's bandwidth does
+matrix=("$VENV/bin/python" "$REPO/tools/bench/bench_matrix.py" --device cuda --sizes 256K 16M
+    --out "$OUT/matrix/cuda")
 rc=0
 if [ "$dry" = 1 ]; then
     echo "+ cd $OUT"
@@ -178,6 +187,7 @@ if [ "$dry" = 1 ]; then
     if has bench; then
         run "$VENV/bin/python" "$REPO/tools/bench/run.py" --cuda --json "$OUT/bench_cuda.json"
     fi
+    if has matrix; then run "${matrix[@]}"; fi
     if has jit; then jit_phase; fi
     exit 0
 fi
@@ -191,6 +201,9 @@ fi
 if has bench; then
     "$VENV/bin/python" "$REPO/tools/bench/run.py" --cuda --json "$OUT/bench_cuda.json" 2>&1 |
         tee "$OUT/bench_cuda.txt" || rc=$((rc ? rc : $?))
+fi
+if has matrix; then
+    "${matrix[@]}" 2>&1 | tee "$OUT/matrix.txt" || rc=$((rc ? rc : $?))
 fi
 if has jit; then jit_phase 2>&1 | tee "$OUT/jit.txt" || rc=$((rc ? rc : $?)); fi
 exit "$rc"

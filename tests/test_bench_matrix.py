@@ -325,3 +325,77 @@ def test_before_after_ratios_counts_and_the_rows_that_moved():
     assert [m["row"] for m in c["ours"]["most_slower"]] == ["add int32 contig (1t, 4K)"]
     text = ba.text(c, "/tmp/old", 3)
     assert "add int8 contig (1t, 4K) 2000000.0 -> 1000000.0 us" in text
+
+
+# --device cuda (issue 48, item 3) ----------------------------------------------------------
+
+def test_on_cuda_each_turn_ends_with_its_librarys_synchronize_before_the_clock_is_read():
+    """A device's calls only queue work: best_of_turns calls each library's
+    synchronize after its calls and before reading the clock, so the work
+    the sync waits for is in the time."""
+    bench = _bench_module("bench_matrix")
+    import time
+
+    queued, log = [], []
+
+    def call():  # queues 2 ms of "device" work, returns at once
+        queued.append(0.002)
+
+    def sync():
+        time.sleep(sum(queued))
+        queued.clear()
+        log.append("sync")
+
+    best = bench.best_of_turns({"ours": call, "cpu": lambda: None}, rounds=3, turn_s=0.004,
+                               settle=False, syncs={"ours": sync})
+    assert best["ours"] >= 0.002  # the queued work is in each call's time
+    assert best["cpu"] < 0.001
+    assert len(log) == 2 + 3  # the reps estimate's two, then one per turn
+    assert not queued
+
+
+def test_device_cuda_refuses_the_cpu_level_and_without_a_gpu_says_why(tmp_path):
+    p = _run(tmp_path, "--device", "cuda", "--as-cpu", "avx2")
+    assert p.returncode == 2 and "--as-cpu" in p.stderr and "--device cuda" in p.stderr
+    if dispatch.cuda.is_available():
+        pytest.skip("a GPU is present: the refusal without one is not reachable")
+    p = _run(tmp_path, "--device", "cuda")
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "no CUDA device: " + dispatch.cuda.unavailable_reason() in p.stderr
+    assert not (tmp_path / "m-rows.json").exists()
+
+
+def test_ours_on_cuda_makes_the_rows_values_on_the_device_and_syncs_it(fake_cuda):
+    np = pytest.importorskip("numpy")
+    cases = _bench_module("matrix_cases")
+    calls = []
+    fake_cuda.setattr(dispatch.cuda, "synchronize", lambda: calls.append("sync"))
+    vals = cases.Values(np, 4096)
+    row = {"op": "add", "form": "binary", "dtype": "float16", "layout": "strided"}
+    host, _ = cases.make_inputs(cases.Ours(dispatch, np), vals, row)
+    dev, scalar = cases.make_inputs(cases.Ours(dispatch, np, "cuda"), vals, row)
+    assert scalar is None and len(dev) == len(host) == 2
+    for h, g in zip(host, dev):
+        assert str(g.device).startswith("cuda") and str(h.device) == "cpu"
+        assert g.shape == h.shape and g.stride() == h.stride() and g.dtype == h.dtype
+        assert g.cpu().tolist() == h.tolist()
+    del dev, g  # freed while the fake allocator is registered
+    cases.Ours(dispatch, np, "cuda").synchronize()
+    cases.Ours(dispatch, np).synchronize()  # the CPU's: nothing to wait for
+    assert calls == ["sync"]
+
+
+def test_cuda_rows_take_no_cpu_rule_and_the_summary_names_the_gpu():
+    bench, report = _bench_module("bench_matrix"), _bench_module("matrix_report")
+    row = dict(op="dot", form="binary_1d", dtype="float32", layout="contig", to="", size="4K",
+               threads=1, ours_s=2.0, torch_s=1.0)
+    assert bench.add_ratios(dict(row), None)["torch_rule"] == "float64 products"
+    on_gpu = bench.add_ratios(dict(row, device="cuda"), None)
+    assert "torch_rule" not in on_gpu and on_gpu["ours/torch"] == 2.0
+    meta = {"machine": {"cpu": "x", "cpus": 16}, "peers": ["torch"], "torch": "2.13.0",
+            "numpy": None, "dispatch_target": "AVX2", "rounds": 3, "turn_ms": 2.0,
+            "threads": [1], "sizes": ["4K"],
+            "command": "python tools/bench/bench_matrix.py --device cuda", "device": "cuda",
+            "gpu": "NVIDIA H200"}
+    text = report.summary_text(report.summarize([on_gpu], meta))
+    assert "--device cuda" in text and "NVIDIA H200" in text

@@ -130,18 +130,24 @@ def test_gpu_script_last_runs_the_cuda_tests_on_a_ptx_only_build_timing_the_firs
 
 
 def test_gpu_script_runs_the_phases_named_and_refuses_an_unknown_one():
-    """PHASES splits the job over two device commands: "suite bench" leaves
-    out the JIT phase's build, "jit" the main build, the suite and the
-    benchmark; an unknown phase is an error quoting it, before anything runs."""
+    """PHASES splits the job over device commands: "suite bench" leaves out
+    the matrix and the JIT phase's build, "jit" the main build, the suite and
+    the benchmarks; an unknown phase is an error quoting it, before anything
+    runs."""
     first = _plan(PHASES="suite bench")
-    assert not any("-Dcuda-arch=compute_75" in x for x in first)
+    assert not any("-Dcuda-arch=compute_75" in x or "bench_matrix.py" in x for x in first)
     assert len([x for x in first if " -m pytest " in x]) == 1
     assert any("tools/bench/run.py --cuda" in x for x in first)
+    matrix = _plan(PHASES="matrix", OUT="/tmp/gpu-out-plan")
+    assert any("-Cbuild-dir=build-gpu " in x for x in matrix)  # the main build
+    (line,) = [x.split() for x in matrix if "bench_matrix.py" in x]
+    assert line[line.index("--device") + 1] == "cuda" and "/tmp/gpu-out-plan/matrix/cuda" in line
+    assert not any(" -m pytest " in x for x in matrix)
     jit = _plan(PHASES="jit")
     assert not any("-Cbuild-dir=build-gpu " in x or "run.py --cuda" in x for x in jit)
     assert [x for x in jit if " -m pytest " in x][0].split()[-3:] == ["-k", "cuda", str(REPO / "tests")]
     assert any("-Dcuda-arch=compute_75" in x for x in jit)
-    assert _plan() == _plan(PHASES="suite bench jit")
+    assert _plan() == _plan(PHASES="suite bench matrix jit")
     clean = {k: v for k, v in os.environ.items() if k != "PHASES"}
     r = subprocess.run([_bash(), str(SCRIPT), "--dry-run"], env={**clean, "PHASES": "suite gpu"},
                        capture_output=True, text=True, timeout=60)

@@ -33,6 +33,13 @@ and PREFIX-change.txt and .json compare them row by row (matrix_before_after.py)
 with torch's and NumPy's own after/before beside ours: they ran the same code
 twice, so theirs is the noise of the run.
 
+--device cuda times ours and torch's on CUDA tensors of the same GPU (issue
+48, item 3): the same rows, each library's inputs copied to the device once
+and every turn closed by its library's synchronize (the calls queue work, the
+clock stops when it is done); NumPy has no column there, the thread count is
+the host's alone (default 1), and the CPU rules (matrix_rules.py) name no
+row. Without a GPU it exits with status 2 and says why.
+
 --as-cpu avx2 (or sse4.2) has every library run the loops it would pick on
 an x86-64 CPU of that level, on this one (matrix_cpu_level.py says how); the
 summary names what each library said it runs.
@@ -78,13 +85,21 @@ import matrix_rules as rules
 SPIN_AFTER_S = {"ours": 0.002, "torch": 0.012, "numpy": 0.0}
 
 
-def best_of_turns(fns: dict, rounds: int, turn_s: float, settle: bool) -> dict:
-    """Best seconds per call of each callable, timed in alternating turns."""
+def best_of_turns(fns: dict, rounds: int, turn_s: float, settle: bool,
+                  syncs: dict | None = None) -> dict:
+    """Best seconds per call of each callable, timed in alternating turns;
+    syncs[name], where given, is called before each clock read (a device's
+    queued calls end there)."""
+    syncs = syncs or {}
+    nothing = lambda: None  # noqa: E731 - the CPU's calls are done when they return
     reps = {}
     for name, fn in fns.items():
+        sync = syncs.get(name, nothing)
         fn()
+        sync()
         t0 = time.perf_counter()
         fn()
+        sync()
         reps[name] = max(1, int(turn_s / max(time.perf_counter() - t0, 1e-7)))
     best = {name: float("inf") for name in fns}
     prev = None
@@ -94,9 +109,11 @@ def best_of_turns(fns: dict, rounds: int, turn_s: float, settle: bool) -> dict:
                 time.sleep(SPIN_AFTER_S.get(prev, 0.0))
                 fn()  # wakes this library's own workers
             n = reps[name]
+            sync = syncs.get(name, nothing)
             t0 = time.perf_counter()
             for _ in range(n):
                 fn()
+            sync()
             best[name] = min(best[name], (time.perf_counter() - t0) / n)
             prev = name
     return best
@@ -129,7 +146,9 @@ def measure_row(row: dict, libs: list, vals: cases.Values, args: argparse.Namesp
         except Exception as e:  # noqa: BLE001 - a library that cannot run the row: named
             row[f"{lib.name}_note"] = _why(e)
     if fns:
-        for name, s in best_of_turns(fns, args.rounds, args.turn_ms / 1e3, threads > 1).items():
+        syncs = {lib.name: lib.synchronize for lib in libs if lib.name in fns}
+        settle = threads > 1 and args.device == "cpu"
+        for name, s in best_of_turns(fns, args.rounds, args.turn_ms / 1e3, settle, syncs).items():
             row[f"{name}_s"] = s
     return add_ratios(row, args.as_cpu)
 
@@ -141,17 +160,30 @@ def add_ratios(row: dict, as_cpu: str | None) -> dict:
         row.pop(f"{peer}_rule", None)
         if "ours_s" in row and f"{peer}_s" in row:
             row[f"ours/{peer}"] = row["ours_s"] / row[f"{peer}_s"]
-        rule = rules.rule_for(row, peer, as_cpu)
+        rule = rules.rule_for(row, peer, as_cpu) if row.get("device", "cpu") == "cpu" else None
         if rule and f"ours/{peer}" in row:
             row[f"{peer}_rule"] = rule.name
     return row
 
 
-def load_libraries(peers: list) -> tuple:
+def cuda_refusal() -> str:
+    """Why --device cuda cannot run here ("" when it can)."""
+    import dispatch
+
+    if not dispatch.cuda.is_available():
+        return f"no CUDA device: {dispatch.cuda.unavailable_reason()}"
+    return ""
+
+
+def load_libraries(peers: list, device: str = "cpu") -> tuple:
     import dispatch
 
     np = torch = None
-    if "numpy" in peers:
+    if device != "cpu" and "numpy" in peers:
+        print("bench_matrix: --device cuda: NumPy has no CUDA arrays: no NumPy column",
+              file=sys.stderr)
+        peers = [p for p in peers if p != "numpy"]
+    if "numpy" in peers or device != "cpu":  # the values are made with NumPy where it is
         try:
             import numpy as np
             np.seterr(all="ignore")  # integer division by a 0, float16 overflow: timed as is
@@ -163,10 +195,14 @@ def load_libraries(peers: list) -> tuple:
         except ImportError:
             print("bench_matrix: torch not installed: no torch column "
                   "(pip install torch==2.13.0 for it)", file=sys.stderr)
-    libs: list = [cases.Ours(dispatch, np)]
+    if torch is not None and device != "cpu" and not torch.cuda.is_available():
+        print("bench_matrix: --device cuda: torch sees no CUDA device: no torch column",
+              file=sys.stderr)
+        torch = None
+    libs: list = [cases.Ours(dispatch, np, device)]
     if torch is not None:
-        libs.append(cases.Torch(torch, np))
-    if np is not None:
+        libs.append(cases.Torch(torch, np, device))
+    if np is not None and "numpy" in peers:
         libs.append(cases.NumPy(np))
     return dispatch, np, torch, libs
 
@@ -196,7 +232,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                     help="one size (256K), 3 rounds of 2 ms turns: a few minutes on 2 cores")
     ap.add_argument("--sizes", nargs="+", choices=list(cases.SIZES),
                     help="matrix sizes (default: 4K 64K 1M 16M; --quick: 256K)")
-    ap.add_argument("--threads", nargs="+", type=int, default=[1, 2], help="(1 2)")
+    ap.add_argument("--threads", nargs="+", type=int, help="(1 2; --device cuda: 1)")
+    ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
+                    help="where the tensors live: cuda times ours and torch's on the GPU (cpu)")
     ap.add_argument("--rounds", type=int, help="turns per library, the best kept (5; --quick 3)")
     ap.add_argument("--turn-ms", type=float, help="length of a turn (10 ms; --quick 2 ms)")
     ap.add_argument("--peers", nargs="+", default=["torch", "numpy"],
@@ -214,6 +252,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                          "(this CPU must have its features)")
     args = ap.parse_args(argv)
     args.sizes = args.sizes or (["256K"] if args.quick else ["4K", "64K", "1M", "16M"])
+    args.threads = args.threads or ([1] if args.device == "cuda" else [1, 2])
+    if args.device == "cuda" and args.as_cpu:
+        ap.error("--as-cpu picks the CPU's loops: it has no meaning with --device cuda")
     args.rounds = args.rounds or (3 if args.quick else 5)
     args.turn_ms = args.turn_ms or (2.0 if args.quick else 10.0)
     if any(t < 1 or t > 256 for t in args.threads):
@@ -369,7 +410,12 @@ def main(argv: list[str] | None = None) -> int:
         if error:
             print(f"bench_matrix: {error}", file=sys.stderr)
             return 2
-    dispatch, np, torch, libs = load_libraries(args.peers)
+    if args.device == "cuda":
+        refusal = cuda_refusal()
+        if refusal:
+            print(f"bench_matrix: --device cuda: {refusal}", file=sys.stderr)
+            return 2
+    dispatch, np, torch, libs = load_libraries(args.peers, args.device)
     as_cpu = cpu_level.confirm(args.as_cpu, dispatch, torch, np) if args.as_cpu else None
     if as_cpu and as_cpu["not_at_level"]:
         print(f"bench_matrix: --as-cpu {args.as_cpu}: {', '.join(as_cpu['not_at_level'])} did "
@@ -394,7 +440,8 @@ def main(argv: list[str] | None = None) -> int:
             "dispatch_path": os.path.dirname(os.path.realpath(dispatch.__file__)),
             "sizes": args.sizes,
             "threads": args.threads, "rounds": args.rounds, "turn_ms": args.turn_ms,
-            "as_cpu": as_cpu,
+            "as_cpu": as_cpu, "device": args.device,
+            "gpu": dispatch.cuda.get_device_name() if args.device == "cuda" else None,
             "command": " ".join(["python", "tools/bench/bench_matrix.py", *(argv or sys.argv[1:])])}
     print(f"bench_matrix: {len(template)} rows a size and thread count; comparing ours with "
           f"{' and '.join(meta['peers']) or 'nothing (ours alone)'}", flush=True)
@@ -409,6 +456,8 @@ def main(argv: list[str] | None = None) -> int:
                 torch.set_num_threads(threads)
             for tmpl in template:
                 row = dict(tmpl, size=size, n=cases.SIZES[size], threads=threads)
+                if args.device != "cpu":
+                    row["device"] = args.device
                 if row["form"] == "none":
                     row["ours_note"] = "no form: the bench does not know how to call this schema"
                 else:

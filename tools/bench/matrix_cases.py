@@ -166,9 +166,12 @@ def _kind(dtype: str) -> str:
 
 
 class Library:
-    """One library's way to make tensors and call an operator."""
+    """One library's way to make tensors and call an operator; its tensors
+    live on `device` ("cpu", or "cuda" for ours and torch's: made on the
+    host from the same values, then copied there once)."""
 
     name = ""
+    device = "cpu"
 
     def tensor(self, values: Any, shape: tuple, dtype: str) -> Any:
         raise NotImplementedError
@@ -176,12 +179,15 @@ class Library:
     def call(self, row: dict, ts: list, scalar: Any) -> Callable[[], Any]:
         raise NotImplementedError
 
+    def synchronize(self) -> None:
+        """Wait for the work the calls queued (a device's; the CPU's is done)."""
+
 
 class Ours(Library):
     name = "ours"
 
-    def __init__(self, dispatch: Any, np: Any) -> None:
-        self.d, self.np = dispatch, np
+    def __init__(self, dispatch: Any, np: Any, device: str = "cpu") -> None:
+        self.d, self.np, self.device = dispatch, np, device
 
     def tensor(self, values: Any, shape: tuple, dtype: str) -> Any:
         d = self.d
@@ -190,7 +196,12 @@ class Ours(Library):
             t = d.from_numpy(self.np.ascontiguousarray(src))
         else:
             t = d.tensor(values, dtype=d.float64 if dtype != "bool" else d.bool).reshape(shape)
-        return t.to(getattr(d, dtype)) if str(t.dtype) != f"dispatch.{dtype}" else t
+        t = t.to(getattr(d, dtype)) if str(t.dtype) != f"dispatch.{dtype}" else t
+        return t if self.device == "cpu" else t.to(self.device)
+
+    def synchronize(self) -> None:
+        if self.device != "cpu":
+            self.d.cuda.synchronize()
 
     def call(self, row: dict, ts: list, scalar: Any) -> Callable[[], Any]:
         op = getattr(self.d.ops, row["op"])
@@ -202,8 +213,8 @@ class Ours(Library):
 class Torch(Library):
     name = "torch"
 
-    def __init__(self, torch: Any, np: Any) -> None:
-        self.t, self.np = torch, np
+    def __init__(self, torch: Any, np: Any, device: str = "cpu") -> None:
+        self.t, self.np, self.device = torch, np, device
 
     def tensor(self, values: Any, shape: tuple, dtype: str) -> Any:
         t = self.t
@@ -212,7 +223,11 @@ class Torch(Library):
             x = t.from_numpy(self.np.ascontiguousarray(src))
         else:
             x = t.tensor(values, dtype=t.bool if dtype == "bool" else t.float64).reshape(shape)
-        return x.to(getattr(t, dtype))
+        return x.to(getattr(t, dtype)).to(self.device)
+
+    def synchronize(self) -> None:
+        if self.device != "cpu":
+            self.t.cuda.synchronize()
 
     def call(self, row: dict, ts: list, scalar: Any) -> Callable[[], Any]:
         t = self.t

@@ -150,6 +150,9 @@ def summary_text(summary: dict) -> str:
              else "")),
            "compared with: " + (" and ".join(peers) if peers else
                                 "nothing (neither torch nor NumPy): our times alone")]
+    if meta.get("device", "cpu") != "cpu":
+        out.append(f"on the GPU (--device {meta['device']}): {meta.get('gpu')}; every turn "
+                   f"ends with its library's synchronize; the CPU rules name no row")
     as_cpu = meta.get("as_cpu")
     if as_cpu:
         seen = ", ".join(f"{k} {v}" for k, v in as_cpu["seen"].items())
