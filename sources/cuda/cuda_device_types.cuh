@@ -42,7 +42,8 @@ struct dcu_bool8 {
  * double) and quiet_nan (a sum's NaN: the format's positive quiet NaN).
  * So a new narrow float needs no edit in sources/cuda/; naming a hardware
  * type means one NarrowHardware line and its NarrowTraits, which must give
- * the bits narrow_float.h gives (cuda_fp8.h's __nv_fp8_e4m3 constructors
+ * the bits narrow_float.h gives, NaNs' too (HardwareNarrowTraits: CUDA's
+ * own conversions make every NaN one; cuda_fp8.h's __nv_fp8_e4m3 constructors
  * saturate, where float8_e4m3fn's overflow is NaN: its traits would call
  * __nv_cvt_float_to_fp8 with __NV_NOSAT).
  */
@@ -87,45 +88,44 @@ template <int DT> struct NarrowDevType {
 };
 
 template <typename T> struct NarrowTraits { static constexpr bool is_narrow = false; };
-/* The hardware types' conversions, except a NaN's bits, which CUDA's make
- * one NaN (0x7fff): a NaN keeps its sign and payload as on the CPU (Note
- * [NaN bits on the device] in narrow_float.h). */
-template <> struct NarrowTraits<__half> {
+/* What the hardware types share: CUDA's conversions, except a NaN's bits,
+ * which CUDA's make one NaN (0x7fff): a NaN keeps its sign and payload as
+ * on the CPU (Note [NaN bits on the device] in narrow_float.h). D names
+ * the type's own functions: of_bits, cuda_from_float, cuda_from_double. */
+template <typename D, typename T, int E, int M> struct HardwareNarrowTraits {
     static constexpr bool is_narrow = true;
+    static __device__ __forceinline__ T from_float(float v) {
+        if (v != v) return D::of_bits((unsigned short)dispatch_narrow_nan_from_float_bits(
+                               __float_as_uint(v), E, M, DISPATCH_NARROW_IEEE));
+        return D::cuda_from_float(v);
+    }
+    static __device__ __forceinline__ T from_double(double v) {
+        if (v != v) return D::of_bits((unsigned short)dispatch_narrow_nan_from_double_bits(
+                               (uint64_t)__double_as_longlong(v), E, M, DISPATCH_NARROW_IEEE));
+        return D::cuda_from_double(v);
+    }
+};
+template <> struct NarrowTraits<__half> : HardwareNarrowTraits<NarrowTraits<__half>, __half, 5, 10> {
+    static __device__ __forceinline__ __half of_bits(unsigned short b) { return __ushort_as_half(b); }
+    static __device__ __forceinline__ __half cuda_from_float(float v) { return __float2half_rn(v); }
+    static __device__ __forceinline__ __half cuda_from_double(double v) { return __double2half(v); }
     static __device__ __forceinline__ float to_float(__half v) {
         const unsigned short b = __half_as_ushort(v);
         if ((b & 0x7fffu) > 0x7c00u) return dispatch_narrow_format_to_float(b, 5, 10, DISPATCH_NARROW_IEEE);
         return __half2float(v);
     }
-    static __device__ __forceinline__ __half from_float(float v) {
-        if (v != v) return __ushort_as_half((unsigned short)dispatch_narrow_nan_from_float_bits(
-                               __float_as_uint(v), 5, 10, DISPATCH_NARROW_IEEE));
-        return __float2half_rn(v);
-    }
-    static __device__ __forceinline__ __half from_double(double v) {
-        if (v != v) return __ushort_as_half((unsigned short)dispatch_narrow_nan_from_double_bits(
-                               (uint64_t)__double_as_longlong(v), 5, 10, DISPATCH_NARROW_IEEE));
-        return __double2half(v);
-    }
     static __device__ __forceinline__ __half from_i64(int64_t v) { return __ll2half_rn(v); }
     static __device__ __forceinline__ __half quiet_nan() { return __ushort_as_half(0x7e00); }
 };
-template <> struct NarrowTraits<__nv_bfloat16> {
+template <>
+struct NarrowTraits<__nv_bfloat16> : HardwareNarrowTraits<NarrowTraits<__nv_bfloat16>, __nv_bfloat16, 8, 7> {
     typedef __nv_bfloat16 T;
-    static constexpr bool is_narrow = true;
+    static __device__ __forceinline__ T of_bits(unsigned short b) { return __ushort_as_bfloat16(b); }
+    static __device__ __forceinline__ T cuda_from_float(float v) { return __float2bfloat16_rn(v); }
+    static __device__ __forceinline__ T cuda_from_double(double v) { return __double2bfloat16(v); }
     /* the top half of a float32, NaNs included: exact */
     static __device__ __forceinline__ float to_float(T v) {
         return __uint_as_float((uint32_t)__bfloat16_as_ushort(v) << 16);
-    }
-    static __device__ __forceinline__ T from_float(float v) {
-        if (v != v) return __ushort_as_bfloat16((unsigned short)dispatch_narrow_nan_from_float_bits(
-                               __float_as_uint(v), 8, 7, DISPATCH_NARROW_IEEE));
-        return __float2bfloat16_rn(v);
-    }
-    static __device__ __forceinline__ T from_double(double v) {
-        if (v != v) return __ushort_as_bfloat16((unsigned short)dispatch_narrow_nan_from_double_bits(
-                               (uint64_t)__double_as_longlong(v), 8, 7, DISPATCH_NARROW_IEEE));
-        return __double2bfloat16(v);
     }
     static __device__ __forceinline__ T from_i64(int64_t v) { return __ll2bfloat16_rn(v); }
     static __device__ __forceinline__ T quiet_nan() { return __ushort_as_bfloat16(0x7fc0); }
