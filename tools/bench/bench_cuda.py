@@ -13,7 +13,11 @@ exits with status 2 and says why.
 Then issue 26's table (ROWS), each in float32 and float16, one run each: our
 time and torch's in microseconds, our GB/s, ours/torch as a time ratio (below
 1.0: faster than torch), and for full sums the fraction of the
-device-to-device copy bandwidth measured in the same run (target: >= 90%).
+device-to-device copy bandwidth measured in the same run (target: >= 90%);
+each reduction row also gives our plan (dispatch.cuda.last_reduce(): path,
+vector width, splits, blocks, lanes), which on an H200 told why the column
+reductions trail torch's (docs/cuda.md). sum(1) and amax(1) of the same
+(8192, 8192) put the inner path beside the outer one.
 """
 
 from __future__ import annotations
@@ -85,6 +89,8 @@ ROWS = [
     ("sum(0) 65536x1024", (65536, 1024), "sum0", 1),
     ("sum(0) 4096x16", (4096, 16), "sum0", 1),
     ("amax(0) 8192x8192", (8192, 8192), "amax0", 1),
+    ("sum(1) 8192x8192", (8192, 8192), "sum1", 1),    # the inner path, beside amax's
+    ("amax(1) 8192x8192", (8192, 8192), "amax1", 1),
     ("cast 2^26", (1 << 26,), "cast", None),  # float32 -> float16 or float16 -> float32
     ("(8192,8192)*(8192,1)", (8192, 8192), "bmul", 2),
     ("clone 2^20", (1 << 20,), "clone", 2),
@@ -100,8 +106,8 @@ def _row_fns(lib, kind: str, shape: tuple, half: bool):
         dt = m.float16 if half else m.float32
         other = m.float32 if half else m.float16
         x = m.full(shape, 0.5, dtype=dt, device="cuda")
-        amax = lambda t: m.amax(t, 0)  # noqa: E731
-        s0 = lambda t: m.sum(t, 0)  # noqa: E731
+        amax = lambda t, d=0: m.amax(t, d)  # noqa: E731
+        s0 = lambda t, d=0: m.sum(t, d)  # noqa: E731
         sync = m.cuda.synchronize
         col = m.full((shape[0], 1), 2.0, dtype=dt, device="cuda") if kind == "bmul" else None
     else:
@@ -110,13 +116,14 @@ def _row_fns(lib, kind: str, shape: tuple, half: bool):
         dt = m.float16 if half else m.float32
         other = m.float32 if half else m.float16
         x = m.empty(*shape, dtype=dt, device="cuda").fill_(0.5)
-        amax = lambda t: m.ops.amax(t, 0)  # noqa: E731
-        s0 = lambda t: m.ops.sum(t, 0)  # noqa: E731
+        amax = lambda t, d=0: m.ops.amax(t, d)  # noqa: E731
+        s0 = lambda t, d=0: m.ops.sum(t, d)  # noqa: E731
         sync = m.cuda.synchronize
         col = (m.empty(shape[0], 1, dtype=dt, device="cuda").fill_(2.0)
                if kind == "bmul" else None)
     o = x.clone() if kind == "copy" else None
     fn = {"sum": lambda: x.sum(), "sum0": lambda: s0(x), "amax0": lambda: amax(x),
+          "sum1": lambda: s0(x, 1), "amax1": lambda: amax(x, 1),
           "cast": lambda: x.to(other), "bmul": lambda: x * col, "clone": lambda: x.clone(),
           "copy": lambda: o.copy_(x)}[kind]
     return fn, sync
@@ -128,6 +135,16 @@ def _row_time(lib: str, kind: str, shape: tuple, half: bool, reps: int):
         return _time(fn, sync, reps)
     except Exception as e:  # noqa: BLE001 - a row that cannot run says why
         return f"not run: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+
+
+REDUCTIONS = ("sum", "sum0", "amax0", "sum1", "amax1")
+
+
+def _plan_text(plan: dict) -> str:
+    """The reduction plan of dispatch.cuda.last_reduce(), in a few words."""
+    return (f"{plan.get('path')}, vec {plan.get('vec')}, {plan.get('splits')} splits, "
+            f"{plan.get('blocks')} blocks, lanes {plan.get('lanes')}, "
+            f"{plan.get('threads_per_output')} threads an output")
 
 
 def issue_rows(name: str, torch_reason: str | None) -> list:
@@ -145,6 +162,11 @@ def issue_rows(name: str, torch_reason: str | None) -> list:
                 n *= s
             reps = 200 if n <= 1 << 20 else 20 if n <= 1 << 26 else 5
             mine = _row_time("dispatch", kind, shape, half, reps)
+            plan = None
+            if kind in REDUCTIONS and isinstance(mine, float):  # the plan of the row's call
+                import dispatch
+
+                plan = dispatch.cuda.last_reduce()
             theirs = (torch_reason if torch_reason else
                       _row_time("torch", kind, shape, half, reps))
             nbytes = n * (isz + (4 if half else 2)) if kind == "cast" else n * isz * mult
@@ -154,14 +176,16 @@ def issue_rows(name: str, torch_reason: str | None) -> list:
             row = {"case": label, "dtype": "float16" if half else "float32",
                    "ours_s": mine if isinstance(mine, float) else None,
                    "torch_s": theirs if isinstance(theirs, float) else None,
-                   "ours_gbs": gbs, "note": None if isinstance(mine, float) else mine}
+                   "ours_gbs": gbs, "note": None if isinstance(mine, float) else mine,
+                   "plan": plan}
             out.append(row)
             ratio = (f"{mine / theirs:10.2f}" if isinstance(mine, float) and isinstance(theirs, float)
                      else "")
             us = lambda v: f"{v * 1e6:9.1f}" if isinstance(v, float) else f"{'-':>9}"  # noqa: E731
             print(f"{label:>22} {row['dtype']:>8} {us(mine)} {us(theirs)} "
                   f"{(f'{gbs:8.1f}' if gbs else '-'):>8} {ratio:>10}"
-                  + ("" if isinstance(mine, float) else f"  {mine}"))
+                  + ("" if isinstance(mine, float) else f"  {mine}")
+                  + (f"  ({_plan_text(plan)})" if plan else ""))
     for row in out:  # the copy row comes last: the full sums' fraction, afterwards
         half = row["dtype"] == "float16"
         if row["case"].startswith("sum 2^") and row["ours_gbs"] and copy_gbs.get(half):
