@@ -100,8 +100,8 @@ template <typename D, typename T, int E, int M> struct HardwareNarrowTraits {
         return D::cuda_from_float(v);
     }
     static __device__ __forceinline__ T from_double(double v) {
-        if (v != v) return D::of_bits((unsigned short)dispatch_narrow_nan_from_double_bits(
-                               (uint64_t)__double_as_longlong(v), E, M, DISPATCH_NARROW_IEEE));
+        if (v != v) return D::of_bits((unsigned short)dispatch_narrow_format_from_double(
+                               v, E, M, DISPATCH_NARROW_IEEE)); /* a NaN: read by its bits */
         return D::cuda_from_double(v);
     }
 };

@@ -204,9 +204,10 @@ DISPATCH_NARROW_FN_ uint32_t dispatch_narrow_format_from_double(double x, int E,
 
 /* Note [NaN bits on the device]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
- * A NaN in the format, from a float or a double NaN given as its bits: what
- * dispatch_narrow_format_from_double gives for it (IEEE: its sign, the
- * quiet bit and its top payload bits; FN: the one NaN, sign kept). In bits,
+ * A NaN in the format, from a float NaN given as its bits: what
+ * dispatch_narrow_format_from_double gives for it widened (IEEE: its sign,
+ * the quiet bit and its top payload bits; FN: the one NaN, sign kept; a
+ * double NaN: that function itself, which reads its bits). In bits,
  * because a device's own conversions may give one NaN for every NaN: CUDA's
  * __float2half_rn and __float2bfloat16_rn give 0x7fff, where the CPU's keep
  * the payload, so the max of a float16 tensor holding NaNs differed from
@@ -216,12 +217,6 @@ DISPATCH_NARROW_FN_ uint32_t dispatch_narrow_nan_from_float_bits(uint32_t u, int
     const uint32_t sign = (u >> 31) ? DISPATCH_NARROW_SIGN_(E, M) : 0u;
     if (nans == DISPATCH_NARROW_FN) return sign | ((1u << (E + M)) - 1u);
     return sign | DISPATCH_NARROW_INF_(E, M) | (1u << (M - 1)) | ((u >> (23 - M)) & ((1u << M) - 1u));
-}
-
-DISPATCH_NARROW_FN_ uint32_t dispatch_narrow_nan_from_double_bits(uint64_t b, int E, int M, int nans) {
-    /* the float NaN of the same sign and top 23 payload bits: M <= 22 of them count */
-    const uint32_t u = ((uint32_t)(b >> 32) & 0x80000000u) | 0x7fc00000u | ((uint32_t)(b >> 29) & 0x7fffffu);
-    return dispatch_narrow_nan_from_float_bits(u, E, M, nans);
 }
 
 /* The same, through the forms above for float16's and bfloat16's formats
