@@ -30,6 +30,7 @@
 #include "dispatch/cpu_dispatch.h"
 #include "gather_bits.h"
 #include "narrow_vector.h"
+#include "read_ahead.h"
 
 #define DOT_LANES 32               /* 256 bytes of float64 lanes */
 #define DOT_LEAF (DOT_LANES * 16)  /* the sum's float64 leaf */
@@ -62,24 +63,105 @@ static intptr_t dot_f32_rows(const float *restrict a, const float *restrict b, i
 #if defined(__AVX512F__)
 /* float64's whole rows of a leaf on AVX-512: the compiler's loop (4 chains
  * of 8 lanes, multiplied then added, as here) with each line asked for 2 KiB
- * ahead, the next leaf's when the rows run out (on Zen 5 the hardware's
- * prefetch alone left it at 1.1-1.2x torch's time from 256K up; 1 thread,
- * alternating processes: 256K 1.11-1.14x -> 0.89x, 1M 1.20-1.21x ->
- * 1.11-1.15x). The same lanes take the same adds in the same order: the
- * same bits. Returns the elements done. */
+ * ahead, the next leaf's when the rows run out, on the CPUs where that pays
+ * (on Zen 5 the hardware's prefetch alone left it at 1.1-1.2x torch's time
+ * from 256K up; 1 thread, alternating processes: 256K 1.11-1.14x -> 0.89x,
+ * 1M 1.20-1.21x -> 1.11-1.15x; on Zen 4 it costs: Note [Reads asked for
+ * ahead, by CPU family] in read_ahead.h). `ask` is a constant in each of
+ * the two copies dot_f64_rows makes. The same lanes take the same adds in
+ * the same order: the same bits. Returns the elements done. */
+static inline __attribute__((always_inline)) intptr_t
+dot_f64_rows_(const double *restrict a, const double *restrict b, intptr_t n, __m512d *s,
+              const int ask)
+{
+    intptr_t i = 0;
+    for (; i + DOT_LANES <= n; i += DOT_LANES)
+        for (int k = 0; k < DOT_LANES / 8; k++) {
+            if (ask) {
+                DK_ASK_AHEAD(a + i + 8 * k, 0);
+                DK_ASK_AHEAD(b + i + 8 * k, 0);
+            }
+            s[k] = _mm512_add_pd(s[k], _mm512_mul_pd(_mm512_loadu_pd(a + i + 8 * k),
+                                                     _mm512_loadu_pd(b + i + 8 * k)));
+        }
+    return i;
+}
+
+/*
+ * Note [Dot's loads on whole lines]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * NumPy's buffers start 16 or 48 bytes into a cache line, so every 64-byte
+ * load of dot_f64_rows_ there spans two lines; on a Zen 4 that made a 256K
+ * float64 dot of such arrays 52.6-55.7 us against 45.6-46.6 for arrays
+ * that start on a line (a C harness, 6 alternating runs; torch's
+ * library peels to a line: 44-46 us either way). A peel would move
+ * products between lanes (Note [Dot order]), so the lanes are made from
+ * whole lines instead: each operand read a line at a time from the line
+ * its first element is in, and each 8 lanes taken from two neighbouring
+ * lines by vpermt2pd, shifted by the element's place in its line (m). The
+ * line before the first element and the one after the last are read under
+ * masks of the lanes in the operand, so nothing outside it is read. The
+ * same products reach the same lanes in the same order: the same bits
+ * (52.6 -> 47.4 us; 64K 12.9 -> 11.8). Operands that start on a line keep
+ * the plain loads (the shifts cost them 1.2 us).
+ */
+static inline __attribute__((always_inline)) __m512d
+dot_f64_line_(const double *line, __m512d *prev, __m512i shift, __mmask8 keep, const int last)
+{
+    const __m512d next = last ? _mm512_maskz_load_pd(keep, line) : _mm512_load_pd(line);
+    const __m512d v = _mm512_permutex2var_pd(*prev, shift, next);
+    *prev = next;
+    return v;
+}
+static inline __attribute__((always_inline)) void
+dot_f64_lines_row_(__m512d *s, const double *la, const double *lb, __m512d *pa, __m512d *pb,
+                   __m512i sa, __m512i sb, __mmask8 ka, __mmask8 kb, const int ask, const int last)
+{
+    for (int k = 0; k < DOT_LANES / 8; k++) {
+        if (ask) {
+            DK_ASK_AHEAD(la + 8 * k, 0);
+            DK_ASK_AHEAD(lb + 8 * k, 0);
+        }
+        const int end = last && k == DOT_LANES / 8 - 1;
+        const __m512d x = dot_f64_line_(la + 8 * k + 8, pa, sa, ka, end);
+        const __m512d y = dot_f64_line_(lb + 8 * k + 8, pb, sb, kb, end);
+        s[k] = _mm512_add_pd(s[k], _mm512_mul_pd(x, y));
+    }
+}
+static inline __attribute__((always_inline)) intptr_t
+dot_f64_lines_(const double *a, const double *b, intptr_t n, __m512d *s, const int ask)
+{
+    const intptr_t rows = n / DOT_LANES * DOT_LANES;
+    if (rows == 0) return 0;
+    const unsigned ma = (unsigned)((uintptr_t)a / sizeof(double)) % 8;
+    const unsigned mb = (unsigned)((uintptr_t)b / sizeof(double)) % 8;
+    const __m512i lanes = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+    const __m512i sa = _mm512_add_epi64(lanes, _mm512_set1_epi64(ma));
+    const __m512i sb = _mm512_add_epi64(lanes, _mm512_set1_epi64(mb));
+    const double *la = a - ma, *lb = b - mb; /* the lines of the first elements */
+    /* the first line from the first element on; the last, up to the last */
+    __m512d pa = _mm512_maskz_load_pd((__mmask8)(0xFFu << ma), la);
+    __m512d pb = _mm512_maskz_load_pd((__mmask8)(0xFFu << mb), lb);
+    const __mmask8 ka = (__mmask8)((1u << ma) - 1), kb = (__mmask8)((1u << mb) - 1);
+    intptr_t i = 0;
+    for (; i + DOT_LANES < rows; i += DOT_LANES)
+        dot_f64_lines_row_(s, la + i, lb + i, &pa, &pb, sa, sb, ka, kb, ask, 0);
+    dot_f64_lines_row_(s, la + i, lb + i, &pa, &pb, sa, sb, ka, kb, ask, 1);
+    return rows;
+}
+/* The whole rows of a leaf into its 32 lanes: on whole lines where an
+ * operand starts inside one, with the lines asked for ahead where this CPU
+ * gains from it. Returns the elements done. */
 static intptr_t dot_f64_rows(const double *restrict a, const double *restrict b, intptr_t n,
                              double *acc)
 {
     __m512d s[DOT_LANES / 8];
     for (int k = 0; k < DOT_LANES / 8; k++) s[k] = _mm512_loadu_pd(acc + 8 * k);
-    intptr_t i = 0;
-    for (; i + DOT_LANES <= n; i += DOT_LANES)
-        for (int k = 0; k < DOT_LANES / 8; k++) {
-            DK_ASK_AHEAD(a + i + 8 * k, 0);
-            DK_ASK_AHEAD(b + i + 8 * k, 0);
-            s[k] = _mm512_add_pd(s[k], _mm512_mul_pd(_mm512_loadu_pd(a + i + 8 * k),
-                                                     _mm512_loadu_pd(b + i + 8 * k)));
-        }
+    const int ask = dk_reads_ahead();
+    const uintptr_t at = (uintptr_t)a | (uintptr_t)b;
+    const intptr_t i = at % 64 != 0 && at % 8 == 0
+                           ? (ask ? dot_f64_lines_(a, b, n, s, 1) : dot_f64_lines_(a, b, n, s, 0))
+                           : (ask ? dot_f64_rows_(a, b, n, s, 1) : dot_f64_rows_(a, b, n, s, 0));
     for (int k = 0; k < DOT_LANES / 8; k++) _mm512_storeu_pd(acc + 8 * k, s[k]);
     return i;
 }
@@ -96,10 +178,13 @@ static intptr_t dot_f64_rows(const double *restrict a, const double *restrict b,
  * thread: 125-148 -> 99 us; torch 110, NumPy 84 on one BLAS thread). With
  * the lines asked for ahead, on Zen 5, ours/torch in alternating processes:
  * 256K 0.95-1.21 -> 0.82-0.92 (0.59-0.81 with the caches emptied first),
- * 1M 1.39-1.65 -> 0.68-0.75. The same lanes take the same adds in the same
- * order: the same bits. Returns the elements done. */
-static intptr_t dot_f64_even_rows(const double *restrict a, const double *restrict b, intptr_t n,
-                                  double *acc)
+ * 1M 1.39-1.65 -> 0.68-0.75; on Zen 4 they cost (Note [Reads asked for
+ * ahead, by CPU family]), and `ask` is a constant in each of the two
+ * copies dot_f64_even_rows makes. The same lanes take the same adds in the
+ * same order: the same bits. Returns the elements done. */
+static inline __attribute__((always_inline)) intptr_t
+dot_f64_even_rows_(const double *restrict a, const double *restrict b, intptr_t n, double *acc,
+                   const int ask)
 {
     const __m512i evens = _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0);
     __m512d s[DOT_LANES / 8];
@@ -110,10 +195,12 @@ static intptr_t dot_f64_even_rows(const double *restrict a, const double *restri
             const double *pa = a + 2 * (i + 8 * k), *pb = b + 2 * (i + 8 * k);
             /* both lines of each operand, 2 KiB ahead: a masked load waits for a
              * line in no cache (Note [Masked accesses ask for their lines]) */
-            DK_ASK_AHEAD(pa, 0);
-            DK_ASK_AHEAD(pa + 8, 0);
-            DK_ASK_AHEAD(pb, 0);
-            DK_ASK_AHEAD(pb + 8, 0);
+            if (ask) {
+                DK_ASK_AHEAD(pa, 0);
+                DK_ASK_AHEAD(pa + 8, 0);
+                DK_ASK_AHEAD(pb, 0);
+                DK_ASK_AHEAD(pb + 8, 0);
+            }
             const __m512d x = _mm512_permutex2var_pd(_mm512_maskz_loadu_pd(0x55, pa), evens,
                                                      _mm512_maskz_loadu_pd(0x55, pa + 8));
             const __m512d y = _mm512_permutex2var_pd(_mm512_maskz_loadu_pd(0x55, pb), evens,
@@ -122,6 +209,12 @@ static intptr_t dot_f64_even_rows(const double *restrict a, const double *restri
         }
     for (int k = 0; k < DOT_LANES / 8; k++) _mm512_storeu_pd(acc + 8 * k, s[k]);
     return i;
+}
+static intptr_t dot_f64_even_rows(const double *restrict a, const double *restrict b, intptr_t n,
+                                  double *acc)
+{
+    return dk_reads_ahead() ? dot_f64_even_rows_(a, b, n, acc, 1)
+                            : dot_f64_even_rows_(a, b, n, acc, 0);
 }
 #define DOT_EVEN_ROWS_double(a, b, n, acc) dot_f64_even_rows(a, b, n, acc)
 #elif defined(__AVX2__)
@@ -187,6 +280,38 @@ static intptr_t dot_f64_even_rows(const double *restrict a, const double *restri
 #define DOT_EVEN_ROWS_double(a, b, n, acc) dot_f64_even_rows(a, b, n, acc)
 #endif
 
+/* The lane tree of a leaf's 32 lanes, lane k + lane k + w for w = 16, 8, 4,
+ * 2, 1 (Note [Dot order]). On x86 in registers, the same pairs in the same
+ * order (the same bits): the compiler's loop over the array ran each level
+ * through the stack, its loads waiting on the level before's stores (perf
+ * put a fifth of a 256K float64 dot's samples there on a Zen 4; in
+ * registers the float32 dot of 256K, whose rows did not change, went from
+ * 39.4 to 36.1 us at 1 thread, 22.1 to 18.7 at 2, bench_matrix.py). */
+static inline double dot_lane_tree(const double *acc)
+{
+#if defined(__AVX__)
+    __m256d v[DOT_LANES / 4];
+    for (int k = 0; k < DOT_LANES / 4; k++) v[k] = _mm256_loadu_pd(acc + 4 * k);
+    for (int w = DOT_LANES / 8; w >= 1; w /= 2) /* w = 16, 8, 4: whole registers */
+        for (int k = 0; k < w; k++) v[k] = _mm256_add_pd(v[k], v[k + w]);
+    const __m128d q = _mm_add_pd(_mm256_castpd256_pd128(v[0]),
+                                 _mm256_extractf128_pd(v[0], 1)); /* w = 2 */
+    return _mm_cvtsd_f64(_mm_add_sd(q, _mm_unpackhi_pd(q, q)));  /* w = 1 */
+#elif defined(__SSE2__)
+    __m128d v[DOT_LANES / 2];
+    for (int k = 0; k < DOT_LANES / 2; k++) v[k] = _mm_loadu_pd(acc + 2 * k);
+    for (int w = DOT_LANES / 4; w >= 1; w /= 2) /* w = 16, 8, 4, 2: whole registers */
+        for (int k = 0; k < w; k++) v[k] = _mm_add_pd(v[k], v[k + w]);
+    return _mm_cvtsd_f64(_mm_add_sd(v[0], _mm_unpackhi_pd(v[0], v[0]))); /* w = 1 */
+#else
+    double t[DOT_LANES];
+    memcpy(t, acc, sizeof t);
+    for (int w = DOT_LANES / 2; w >= 1; w /= 2)
+        for (int k = 0; k < w; k++) t[k] = t[k] + t[k + w];
+    return t[0];
+#endif
+}
+
 /* One leaf of n <= DOT_LEAF products of a and b (float32 or float64,
  * widened to float64), E elements apart (1: contiguous, 2: every other):
  * the sum's leaf over the products. ROWS runs whole rows by vector first. */
@@ -205,9 +330,7 @@ static intptr_t dot_f64_even_rows(const double *restrict a, const double *restri
                 row[k] = i + k < n ? (double)a[(i + k) * E] * (double)b[(i + k) * E] : -0.0; \
             for (int k = 0; k < DOT_LANES; k++) acc[k] = acc[k] + row[k];                  \
         }                                                                                  \
-        for (int w = DOT_LANES / 2; w >= 1; w /= 2)                                        \
-            for (int k = 0; k < w; k++) acc[k] = acc[k] + acc[k + w];                      \
-        return acc[0];                                                                     \
+        return dot_lane_tree(acc);                                                         \
     }
 DEF_DOT_LEAF(dot_leaf_f32, float, 1, DOT_ROWS_float)
 DEF_DOT_LEAF(dot_leaf_f64, double, 1, DOT_ROWS_double)

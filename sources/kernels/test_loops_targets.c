@@ -611,10 +611,15 @@ static void check_dot(const entry_group *g) {
     const dispatch_kernel_export *e = g->e[0];
     int dtype = e->dtype, fl = is_float(dtype);
     size_t isz = dispatch_dtype_itemsize(dtype);
-    /* SPAN elements cover DMAX read at the largest step (3) */
-    enum { DMAX = 5000, STEP_MAX = 3, SPAN = STEP_MAX * DMAX };
-    char *a = malloc(SPAN * 8), *b = malloc(SPAN * 8), *pa = malloc(DMAX * 8),
+    /* SPAN elements cover DMAX read at the largest step (3) from the largest
+     * offset; a and b start on a cache line, so that the offsets put each
+     * operand's first element at any place in its line (Note [Dot's loads
+     * on whole lines] in dot.dispatch.c) */
+    enum { DMAX = 5000, STEP_MAX = 3, OFF_MAX = 7, SPAN = STEP_MAX * DMAX + OFF_MAX + 1 };
+    static const int offsets[][2] = {{0, 0}, {2, 2}, {1, 6}, {7, 0}, {0, 3}};
+    char *ma = malloc(SPAN * 8 + 64), *mb = malloc(SPAN * 8 + 64), *pa = malloc(DMAX * 8),
          *pb = malloc(DMAX * 8), *prod = malloc(DMAX * 8);
+    char *a = ma + (64 - (uintptr_t)ma % 64) % 64, *b = mb + (64 - (uintptr_t)mb % 64) % 64;
     static const int dlens[] = {0, 1, 2, 3, 31, 32, 33, 511, 512, 513, 1029, 1537, 4097, DMAX};
     char label[80], what[MAXTARGETS][200];
     snprintf(label, sizeof label, "dot %s", dispatch_dtype_name(dtype));
@@ -650,12 +655,13 @@ static void check_dot(const entry_group *g) {
             d[0] = b + i * isz, d[1] = (char *)&x[1];
             from_f64(d, zs, 1, NULL);
         }
-        for (int li = 0; li < 14; li++) {
-            int n = dlens[li];
+        for (int li = 0; li < 14 * 5; li++) {
+            int n = dlens[li % 14];
+            const char *oa = a + offsets[li / 14][0] * isz, *ob = b + offsets[li / 14][1] * isz;
             intptr_t st[3] = {8, (intptr_t)(isz * step), (intptr_t)(isz * step)};
-            char *d[3] = {pa, a};
+            char *d[3] = {pa, (char *)oa};
             to(d, st, n, NULL);
-            d[0] = pb, d[1] = b;
+            d[0] = pb, d[1] = (char *)ob;
             to(d, st, n, NULL);
             char *m[3] = {prod, pa, pb};
             intptr_t ms[3] = {8, 8, 8};
@@ -681,18 +687,22 @@ static void check_dot(const entry_group *g) {
             dispatch_loop_fn back = dispatch_cast_loop_reference(compute, fl ? compute : dtype);
             back(cw, zs, 1, NULL);
             for (int j = 0; j < g->n; j++) {
-                ((dispatch_rk_dot_fn)g->e[j]->fn)(a, (intptr_t)(isz * step), b,
+                ((dispatch_rk_dot_fn)g->e[j]->fn)(oa, (intptr_t)(isz * step), ob,
                                                    (intptr_t)(isz * step), n, got);
                 char gt[8] = {0};
                 char *cg[2] = {gt, got};
                 back(cg, zs, 1, NULL);
                 compared++;
-                if (!agree(fl ? compute : dtype, gt, wt, 0))
+                if (!agree(fl ? compute : dtype, gt, wt, 0)) {
+                    if (failures < 40)
+                        fprintf(stderr, "  (the operands %d and %d elements past a line)\n",
+                                offsets[li / 14][0], offsets[li / 14][1]);
                     report(what[j], n, step, gt, wt, fl ? 8 : isz);
+                }
             }
         }
     }
-    free(a), free(b), free(pa), free(pb), free(prod);
+    free(ma), free(mb), free(pa), free(pb), free(prod);
 }
 
 /* The first index of the extreme, element by element: a NaN's first index

@@ -1,0 +1,65 @@
+/*
+ * Note [Reads asked for ahead, by CPU family] (read_ahead.h): the family
+ * decoded from CPUID signatures of real CPUs, and which of them ask for
+ * their reads ahead; then this CPU's choice, printed (a prefetch changes no
+ * value, so the choice shows in time only: tools/bench/bench_matrix.py).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "read_ahead.h"
+
+static int failures;
+
+static void expect(const char *what, unsigned got, unsigned want)
+{
+    if (got != want) {
+        printf("FAIL: %s: %#x, want %#x\n", what, got, want);
+        failures++;
+    }
+}
+
+/* CPUID leaf 0's ebx, edx, ecx of a vendor's 12-byte name */
+static void vendor(const char *name, uint32_t r[3])
+{
+    memcpy(&r[0], name, 4);
+    memcpy(&r[1], name + 4, 4);
+    memcpy(&r[2], name + 8, 4);
+}
+
+int main(void)
+{
+    static const struct {
+        const char *cpu, *vendor;
+        uint32_t eax;
+        unsigned family;
+        int asks;
+    } cpus[] = {
+        {"AMD EPYC 9004 (Zen 4)", "AuthenticAMD", 0x00A10F11u, 0x19, 0},
+        {"AMD Ryzen 7000 (Zen 4)", "AuthenticAMD", 0x00A60F12u, 0x19, 0},
+        {"AMD EPYC 7003 (Zen 3)", "AuthenticAMD", 0x00A00F11u, 0x19, 0},
+        {"AMD EPYC 9005 (Zen 5)", "AuthenticAMD", 0x00B00F21u, 0x1A, 1},
+        {"AMD EPYC 7002 (Zen 2)", "AuthenticAMD", 0x00830F10u, 0x17, 1},
+        {"Intel Xeon (Sapphire Rapids)", "GenuineIntel", 0x000806F8u, 0x6, 1},
+        {"Intel Xeon (Skylake-SP)", "GenuineIntel", 0x00050654u, 0x6, 1},
+        {"Hygon Dhyana", "HygonGenuine", 0x00900F01u, 0x18, 1},
+        /* Zen 4's family under another vendor's name asks: the rule is AMD's */
+        {"a family-0x19 signature, not AMD", "GenuineIntel", 0x00A10F11u, 0x19, 1},
+    };
+    for (size_t i = 0; i < sizeof cpus / sizeof cpus[0]; i++) {
+        uint32_t r[3];
+        vendor(cpus[i].vendor, r);
+        char what[96];
+        snprintf(what, sizeof what, "%s: family", cpus[i].cpu);
+        expect(what, dk_x86_family(cpus[i].eax), cpus[i].family);
+        snprintf(what, sizeof what, "%s: asks ahead", cpus[i].cpu);
+        expect(what, (unsigned)dk_family_reads_ahead(r[0], r[1], r[2], cpus[i].eax),
+               (unsigned)cpus[i].asks);
+    }
+    const int here = dk_reads_ahead();
+    expect("this CPU's choice, asked twice", (unsigned)dk_reads_ahead(), (unsigned)here);
+    printf("this CPU %s its reads ahead\n", here ? "asks for" : "does not ask for");
+    if (failures) return 1;
+    printf("%zu CPU signatures checked\n", sizeof cpus / sizeof cpus[0]);
+    return 0;
+}
