@@ -106,8 +106,9 @@ static inline void dk_run_packed(dispatch_loop_fn self, intptr_t isz, intptr_t o
  * load waits for its line the same way: the copy between two every-other
  * views asks for its source's lines too (1M float64, the caches emptied
  * before each call: 1225 -> 885-924 us, torch 950-1012), and so does dot's
- * every-other float64 leaf (dot.dispatch.c), for every size: its loads
- * gained from the L3 too.
+ * every-other float64 leaf (dot.dispatch.c), for every size, on the CPUs
+ * where that pays (Note [Reads asked for ahead, by CPU family] in
+ * read_ahead.h): its loads gained from the L3 too.
  */
 #define DK_FAR_MIN ((size_t)8 << 20)
 #define DK_AHEAD_BYTES 2048 /* how far ahead a line is asked for */
