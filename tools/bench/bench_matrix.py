@@ -90,11 +90,11 @@ def best_of_turns(fns: dict, rounds: int, turn_s: float, settle: bool,
     """Best seconds per call of each callable, timed in alternating turns;
     syncs[name], where given, is called before each clock read (a device's
     queued calls end there)."""
-    syncs = syncs or {}
     nothing = lambda: None  # noqa: E731 - the CPU's calls are done when they return
+    sync_of = {name: (syncs or {}).get(name, nothing) for name in fns}
     reps = {}
     for name, fn in fns.items():
-        sync = syncs.get(name, nothing)
+        sync = sync_of[name]
         fn()
         sync()
         t0 = time.perf_counter()
@@ -109,11 +109,10 @@ def best_of_turns(fns: dict, rounds: int, turn_s: float, settle: bool,
                 time.sleep(SPIN_AFTER_S.get(prev, 0.0))
                 fn()  # wakes this library's own workers
             n = reps[name]
-            sync = syncs.get(name, nothing)
             t0 = time.perf_counter()
             for _ in range(n):
                 fn()
-            sync()
+            sync_of[name]()
             best[name] = min(best[name], (time.perf_counter() - t0) / n)
             prev = name
     return best
