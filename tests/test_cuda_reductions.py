@@ -170,7 +170,7 @@ def test_emulated_column_sums_split_over_lanes_and_blocks_are_within_the_fsum_bo
                      t.dtype.itemsize)
     assert info["path"] == 1 and f["lanes"] > 1  # outer, several lanes per block
     if rows >= 4096:
-        assert f["splits"] > 1 and f["ctpo"] in (32, 256)  # the combine ran
+        assert f["splits"] > 1 and f["ctpo"] == f["lanes"]  # the combine ran, by lanes
     eps = 2.0 ** -24 if dtype == "float32" else 2.0 ** -53
     vals = t.tolist()
     # a lane adds about rows / (lanes * splits) values in order, then two trees
@@ -702,9 +702,11 @@ _SPLIT_CASES = [
     (((1 << 22) + 3,), False, 1, 0, 256),  # inner, a block-wide combine
     ((4, 1 << 18), False, 2, 0, 32),        # inner rows, a warp's combine
     ((4, 1 << 19), True, 2, 2, 32),         # strided rows
-    ((4096, 16), False, 1, 1, 32),          # outer: 16 outputs, 2 passes of 8
+    # outer: the combine's threads per output are the block's lanes (Note
+    # [The outer combine]), every column of the block at once
+    ((4096, 16), False, 1, 1, 64),          # outer: 16 outputs, 4 threads across
     ((20000, 24), False, 1, 1, 32),         # outer: a column of 32 past the 24 outputs
-    ((20000, 7), False, 1, 1, 32),          # outer, one column a thread
+    ((20000, 7), False, 1, 1, 128),         # outer, one column a thread
     (((1 << 21) + 77, 2), False, 1, 1, 256),  # outer, a block-wide combine
 ]
 

@@ -46,8 +46,22 @@
  * split [b, e) four rows per step (four loads in flight), the lanes' values
  * meet in shared memory by a fixed tree, and the rows are split over grid y
  * until the launch fills the GPU, each lane keeping DCR_OUTER_MIN_ROWS rows
- * or more. tx and lanes come from nout and count alone (as if 4 columns per
- * thread), the vector width from the alignment only.
+ * or more, and no more blocks than the fill (DCR_FILL_THREADS, rounded
+ * down). Rounded up, as until issue 48, sum(dim=0) of (8192, 8192) float32
+ * planned 576 blocks where 528 fit at once (4 an SM: ptxas gives the kernel
+ * 64 registers a thread): read from the plan, a last wave of 48 blocks, one
+ * on each of 48 SMs, with a 16th of an SM's loads in flight; it took 110 us
+ * on an H200, torch 77. Now 1024 blocks: two nearly full waves at 4 an SM.
+ * tx, lanes and the splits come from nout, count and the itemsize alone
+ * (as if each thread took `cpt` columns: as many as 16 bytes hold, at most
+ * 4), the vector width from the alignment only. float16 and the 8- and
+ * 16-bit integers load 8 columns a thread where aligned, so they launch
+ * half the blocks planned: fewer and longer. Planned as 8 a thread
+ * (float16's sum(dim=0) of (8192, 8192): 1024 blocks, not 512), on an
+ * H200 that sum took 164 us with the old combine where 288 blocks had taken
+ * 95 (torch 46): a float16 block's own costs (its trees over 8 columns a
+ * thread, its partials, its turn at the counter) weigh more than a float32
+ * one's, and more blocks cost more than the fuller GPU gained.
  *
  * Note [Deterministic CUDA reductions]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -72,7 +86,9 @@
  *   - the splits (a function of nout and count: dcr_plan_make) are added by
  *     the combine: thread t of an output's ctpo takes partials t, t + ctpo,
  *     .. in order, from 0.0, and the ctpo values go through the warp tree
- *     above (then the warps' tree when ctpo is 256). Since issue 38 the
+ *     above (then the warps' tree when ctpo is 256); on the outer path ctpo
+ *     is the lanes, and their values go through the lanes' tree (Note [The
+ *     outer combine] in cuda_reduce.cuh, since issue 48). Since issue 38 the
  *     combine runs in the last block of each column of splits to finish
  *     (which block that is depends on the timing; the additions it does do
  *     not), not in a second kernel: Note [One launch per reduction] in
@@ -176,19 +192,24 @@ int dcr_plan_make(dcr_plan *p, int ndim, const int64_t *shape, const int64_t *st
             for (int d = 0; d < p->nr; d++) st[n++] = p->rstride[d];
             p->vec = widest(vmax, itemsize, data, n, st) == vmax ? vmax : 1;
         }
-        /* The block's shape, from the shape alone (as if 4 columns per
-         * thread): up to 32 threads across the columns, the rest of the
-         * block's 256 along the rows (lanes), no more lanes than rows. */
-        int64_t tx = pow2_ceil((p->nout + 3) / 4);
+        /* The block's shape, from the shape and the dtype alone (as if cpt
+         * columns per thread): up to 32 threads across the columns, the
+         * rest of the block's 256 along the rows (lanes), no more lanes
+         * than rows. */
+        const int cpt = vmax < 4 ? vmax : 4;
+        int64_t tx = pow2_ceil((p->nout + cpt - 1) / cpt);
         if (tx > DCR_WARP) tx = DCR_WARP;
         int64_t lanes = DCR_THREADS / tx, rows = pow2_floor(p->count < 1 ? 1 : p->count);
         p->lanes = (int)(lanes < rows ? lanes : rows);
         /* splits along the rows until the GPU is full, each lane walking
          * DCR_OUTER_MIN_ROWS rows or more */
         if (p->count >= 2 * (int64_t)p->lanes * DCR_OUTER_MIN_ROWS) {
-            int64_t bx = (p->nout + (DCR_THREADS / p->lanes) * 4 - 1) / ((DCR_THREADS / p->lanes) * 4);
+            int64_t per = (int64_t)(DCR_THREADS / p->lanes) * cpt; /* columns a block */
+            int64_t bx = (p->nout + per - 1) / per;
+            /* at most the fill (Note [Outer reductions]: a second wave of a
+             * few blocks costs as much as the first) */
             int64_t fill = DCR_FILL_THREADS / DCR_THREADS;
-            int64_t want = (fill + bx - 1) / bx;
+            int64_t want = fill / bx < 1 ? 1 : fill / bx;
             int64_t by_size = p->count / ((int64_t)p->lanes * DCR_OUTER_MIN_ROWS);
             split_into(p, want < by_size ? want : by_size, p->lanes);
         }
@@ -205,7 +226,12 @@ int dcr_plan_make(dcr_plan *p, int ndim, const int64_t *shape, const int64_t *st
             split_into(p, want < by_size ? want : by_size, (int64_t)p->group * DCR_THREADS);
         }
     }
-    p->ctpo = p->splits == 1 ? 0 : p->splits > 256 ? DCR_THREADS : DCR_WARP;
+    /* the combine's threads per output: the outer path's lanes (Note [The
+     * outer combine] in cuda_reduce.cuh), else a warp or a block */
+    p->ctpo = p->splits == 1                 ? 0
+              : p->path == DCR_PATH_OUTER    ? p->lanes
+              : p->splits > 256              ? DCR_THREADS
+                                             : DCR_WARP;
     p->launches = 1; /* a split is combined by its last block: Note [One launch per reduction] */
     return 0;
 }
@@ -288,7 +314,8 @@ int64_t dcr_red_offset(const dcr_plan *p, int64_t r) {
                     w[t] = 0;                                                                \
                     for (int s = t; s < p->splits; s += p->ctpo) w[t] = w[t] + part[s];      \
                 }                                                                            \
-                acc = NAME##_block(w, p->ctpo);                                              \
+                acc = p->path == DCR_PATH_OUTER ? NAME##_tree(w, p->ctpo) /* the lanes' tree */ \
+                                                : NAME##_block(w, p->ctpo);                  \
             }                                                                                \
             out[o] = p->count == 0 ? (T)0 : acc;                                             \
         }                                                                                    \

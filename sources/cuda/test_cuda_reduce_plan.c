@@ -164,21 +164,30 @@ static int64_t threads_of(const dcr_plan *p) {
     return dcr_blocks_x(p) * p->splits * DCR_THREADS;
 }
 
-/* The combine's shape: a tree of ctpo threads per output, each thread at
- * most ceil(splits / ctpo) partials in order. */
+/* The combine's shape: a tree of ctpo threads per output (the lanes on the
+ * outer path), each thread at most ceil(splits / ctpo) partials in order. */
 static void check_combine(const dcr_plan *p) {
     if (p->splits == 1) {
         CHECK(p->ctpo == 0);
+        return;
+    }
+    if (p->path == DCR_PATH_OUTER) { /* the lanes, all the block's columns at once */
+        CHECK(p->ctpo == p->lanes);
+        /* every column of the block in one pass: 1 lane a column at most
+         * 256 columns; so few partials a lane that the fill (8 x 132 blocks)
+         * bounds them: splits <= 1056 */
+        CHECK((p->splits + p->ctpo - 1) / p->ctpo <= DCR_FILL_THREADS / DCR_THREADS);
         return;
     }
     CHECK(p->ctpo == (p->splits > 256 ? DCR_THREADS : DCR_WARP));
     CHECK((p->splits + p->ctpo - 1) / p->ctpo <= 16); /* 4096 partials: 16 per thread */
 }
 
-/* Issue 26's table: each shape fills 132 SMs (4 x 132 x 256 threads) where
- * its data allows, and combines its partials in parallel. */
+/* Issue 26's table: each shape fills 132 SMs (2048 threads each, 8 x 132 x
+ * 256 since issue 48) where its data allows, and combines its partials in
+ * parallel. */
 static void test_the_issue_table_fills_the_gpu(void) {
-    const int64_t fill = 4 * 132 * 256;
+    const int64_t fill = 8 * 132 * 256;
     CHECK(DCR_FILL_THREADS == fill);
     /* full sums, float32 (and float16 at 2^26: the same bytes per load) */
     for (int lg = 24; lg <= 28; lg += 2) {
@@ -194,8 +203,10 @@ static void test_the_issue_table_fills_the_gpu(void) {
     CHECK(threads_of(&h) >= fill && h.ctpo == DCR_THREADS);
     check_combine(&h);
     /* sum(dim=0): (8192, 8192) and (65536, 1024) fill the GPU with 4
-     * columns per thread; (4096, 16) has 65536 elements: as many threads as
-     * give each 4 columns of DCR_OUTER_MIN_ROWS rows */
+     * columns per thread to within one block column, never past the fill
+     * (a last wave of a few blocks: Note [Outer reductions]); (4096, 16) has
+     * 65536 elements: as many threads as give each 4 columns of
+     * DCR_OUTER_MIN_ROWS rows */
     struct { int64_t rows, cols; } outer[] = {{8192, 8192}, {65536, 1024}, {4096, 16}};
     for (size_t k = 0; k < sizeof outer / sizeof *outer; k++) {
         int64_t r = outer[k].rows, c = outer[k].cols;
@@ -204,7 +215,9 @@ static void test_the_issue_table_fills_the_gpu(void) {
         int64_t tx = DCR_THREADS / p.lanes;
         CHECK(tx * p.lanes == DCR_THREADS && tx <= DCR_WARP && p.lanes <= r);
         int64_t allowed = (c / 4) * (r / DCR_OUTER_MIN_ROWS);
-        CHECK(threads_of(&p) >= (allowed < fill ? allowed : fill));
+        int64_t column = dcr_blocks_x(&p) * DCR_THREADS; /* one split's threads */
+        CHECK(threads_of(&p) + column >= (allowed < fill ? allowed : fill));
+        CHECK(threads_of(&p) <= fill);
         CHECK(p.splits == 1 || p.chunk / p.lanes >= DCR_OUTER_MIN_ROWS);
         check_combine(&p);
         if (c == 16) CHECK(p.splits > 1 && p.lanes == 64); /* not one block any more */
@@ -212,10 +225,21 @@ static void test_the_issue_table_fills_the_gpu(void) {
     /* amax(dim=0) of (8192, 8192): the plan does not depend on the op, so
      * max/min run sum's outer path (cols_kernel, 4 columns a thread) */
     dcr_plan a = plan(2, (int64_t[]){8192, 8192}, (int64_t[]){8192 * 4, 4}, 1u, 4, 256);
-    CHECK(a.path == DCR_PATH_OUTER && threads_of(&a) >= fill && a.splits > 1);
-    /* float16 columns: 8 a load */
+    CHECK(a.path == DCR_PATH_OUTER && a.splits > 1);
+    CHECK(threads_of(&a) <= fill && threads_of(&a) + dcr_blocks_x(&a) * DCR_THREADS > fill);
+    /* float16 columns: 8 a load, planned as 4 a thread (Note [Outer
+     * reductions]): float32's splits, half its blocks, each over twice the
+     * columns */
     dcr_plan c16 = plan(2, (int64_t[]){8192, 8192}, (int64_t[]){8192 * 2, 2}, 1u, 2, 256);
-    CHECK(c16.vec == 8 && threads_of(&c16) * 8 >= (int64_t)fill * 4 / 2);
+    CHECK(c16.vec == 8 && dcr_blocks_x(&c16) == 32 && c16.splits == a.splits);
+    CHECK(threads_of(&c16) * 2 == threads_of(&a));
+    /* the block's shape does not depend on the alignment: a misaligned
+     * float16 input (vec 1) gets the same lanes and splits */
+    dcr_plan m16 = plan(2, (int64_t[]){8192, 8192}, (int64_t[]){8192 * 2, 2}, 1u, 2, 258);
+    CHECK(m16.vec == 1 && m16.lanes == c16.lanes && m16.splits == c16.splits && m16.chunk == c16.chunk);
+    /* float64: 2 columns a thread */
+    dcr_plan c64 = plan(2, (int64_t[]){8192, 8192}, (int64_t[]){8192 * 8, 8}, 1u, 8, 256);
+    CHECK(c64.vec == 2 && threads_of(&c64) <= fill && threads_of(&c64) * 2 > fill);
 }
 
 static void test_outer_vector_width(void) {
@@ -231,7 +255,8 @@ static void test_outer_vector_width(void) {
     CHECK(p.vec == 4);
     p = plan(2, (int64_t[]){64, 16}, (int64_t[]){128, 8}, 1u, 8, 256);
     CHECK(p.vec == 2);
-    /* the block's shape comes from the shape alone, never the alignment */
+    /* the block's shape comes from the shape and dtype alone, never the alignment */
+    p = plan(2, (int64_t[]){64, 16}, (int64_t[]){64, 4}, 1u, 4, 256);
     dcr_plan q = plan(2, (int64_t[]){64, 16}, (int64_t[]){64, 4}, 1u, 4, 260);
     CHECK(q.lanes == p.lanes && q.splits == p.splits && q.chunk == p.chunk);
     /* many columns: 32 threads across, 8 lanes; few rows: no more lanes than rows */
