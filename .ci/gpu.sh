@@ -32,11 +32,17 @@
 #                lists here, plus PTX of the highest; "all" for every
 #                default architecture).
 #   OUT=DIR      where the logs go.   VENV=DIR  the venv (./.venv-gpu).
+#   PACK=FILE    also gather OUT into one .tar.gz (written when the script
+#                ends, however it ends): a device command brings back only a
+#                few files of its output folder, and OUT holds a dozen.
 #   PHASES=      which phases run, of "suite bench matrix jit" (the
-#                default, all four): the whole suite, run.py --cuda, the
-#                matrix on the GPU (bench_matrix.py --device cuda at 256K
-#                and 16M beside torch, files under $OUT/matrix/; these three
-#                on the main build) and the JIT phase (its own build). On an
+#                default, all four): the whole suite, run.py --cuda and the
+#                profiler's device times of issue 48's rows
+#                (cuda_profile_rows.py), the matrix on the GPU
+#                (bench_matrix.py --device cuda at 256K and 16M beside torch,
+#                3 turns of 2 ms a row: 24 s and 237 s on an H200; files
+#                under $OUT/matrix/; these three on the main build) and the
+#                JIT phase (its own build). On an
 #                H200 the suite, bench and JIT phases took over 9 minutes (the
 #                suite 280 s with -n 16), more than one 10-minute device
 #                command with the machine's start: PHASES="suite bench", then
@@ -65,7 +71,7 @@ cd "$(dirname "$0")/.."
 REPO=$PWD
 dry=0
 if [ "${1:-}" = "--dry-run" ]; then dry=1; shift; fi
-OUT=${OUT:-$REPO/gpu-out}
+OUT=$(realpath -m "${OUT:-$REPO/gpu-out}") # absolute: the script changes folder
 VENV=${VENV:-$REPO/.venv-gpu}
 PY=${PYTHON:-python3}
 
@@ -175,7 +181,8 @@ print(f"first CUDA add + sum: {time.perf_counter() - t:.2f} s", d.__cuda_archs__
 # CPU's matrix on CUDA tensors, at a size where a launch's cost shows and one
 # where the memory's bandwidth does
 matrix=("$VENV/bin/python" "$REPO/tools/bench/bench_matrix.py" --device cuda --sizes 256K 16M
-    --out "$OUT/matrix/cuda")
+    --rounds 3 --turn-ms 2 --peers torch --out "$OUT/matrix/cuda")
+profile=("$VENV/bin/python" "$REPO/tools/bench/cuda_profile_rows.py" --json "$OUT/profile_cuda.json")
 rc=0
 if [ "$dry" = 1 ]; then
     echo "+ cd $OUT"
@@ -186,10 +193,16 @@ if [ "$dry" = 1 ]; then
     fi
     if has bench; then
         run "$VENV/bin/python" "$REPO/tools/bench/run.py" --cuda --json "$OUT/bench_cuda.json"
+        run "${profile[@]}"
     fi
     if has matrix; then run "${matrix[@]}"; fi
     if has jit; then jit_phase; fi
+    if [ -n "${PACK:-}" ]; then run tar czf "$PACK" -C "$OUT" .; fi
     exit 0
+fi
+if [ -n "${PACK:-}" ]; then # whatever ran, however the script ends
+    PACK=$(realpath -m "$PACK")
+    trap 'tar czf "$PACK" -C "$OUT" . || echo "gpu.sh: PACK: could not write $PACK" >&2' EXIT
 fi
 cd "$OUT" # never import the source tree
 if [ "$main_build" = 1 ]; then "$VENV/bin/python" -m dispatch --verbose | tee dispatch.txt; fi
@@ -201,6 +214,7 @@ fi
 if has bench; then
     "$VENV/bin/python" "$REPO/tools/bench/run.py" --cuda --json "$OUT/bench_cuda.json" 2>&1 |
         tee "$OUT/bench_cuda.txt" || rc=$((rc ? rc : $?))
+    "${profile[@]}" 2>&1 | tee "$OUT/profile_cuda.txt" || rc=$((rc ? rc : $?))
 fi
 if has matrix; then
     "${matrix[@]}" 2>&1 | tee "$OUT/matrix.txt" || rc=$((rc ? rc : $?))

@@ -27,3 +27,50 @@ def test_a_plan_prints_its_path_width_splits_blocks_and_lanes():
             "launches": 1}
     text = bench_cuda._plan_text(plan)
     assert text == "outer, vec 8, 9 splits, 288 blocks, lanes 8, 1 threads an output"
+
+
+# tools/bench/cuda_profile_rows.py: the profiler's device times (issue 48, item 2)
+
+import cuda_profile_rows  # noqa: E402
+
+
+class _Event:
+    """A profiler event as torch's kineto results give one (methods)."""
+
+    def __init__(self, name, device, ns):
+        self._n, self._d, self._ns = name, device, ns
+
+    def name(self):
+        return self._n
+
+    def device_type(self):
+        return f"DeviceType.{self._d}"
+
+    def duration_ns(self):
+        return self._ns
+
+
+def test_profile_rows_sum_the_device_activities_per_call_and_skip_the_host_ones():
+    events = [_Event("cudaLaunchKernel", "CPU", 5000), _Event("cols_kernel<float, 0, 4>", "CUDA", 84000),
+              _Event("cols_kernel<float, 0, 4>", "CUDA", 86000), _Event("Memcpy DtoD", "CUDA", 2000),
+              _Event("cudaDeviceSynchronize", "CPU", 90000)]
+    acts = cuda_profile_rows.device_activities(events)
+    assert acts == [("cols_kernel<float, 0, 4>", 84.0), ("cols_kernel<float, 0, 4>", 86.0),
+                    ("Memcpy DtoD", 2.0)]
+    s = cuda_profile_rows.summarize(acts, reps=2)
+    assert s == {"device_us": 86.0, "launches": 1.5, "longest": "cols_kernel<float, 0, 4>"}
+    assert cuda_profile_rows.summarize([], reps=3) == {"device_us": 0.0, "launches": 0.0,
+                                                       "longest": "-"}
+
+
+def test_profile_rows_cover_item_2_and_exit_2_saying_why_without_a_gpu(capsys):
+    kinds = {kind for _, _, kind in cuda_profile_rows.ROWS}
+    assert {"amax0", "amin0", "amax1", "sum0", "sum", "copy"} <= kinds
+    assert kinds <= set(bench_cuda.REDUCTIONS) | {"copy"}
+    if not cuda_profile_rows.refusal():
+        import pytest
+
+        pytest.skip("a GPU and torch's CUDA profiler are here: the refusal is not reached")
+    assert cuda_profile_rows.main([]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("cuda_profile_rows: ") and len(err.strip()) > len("cuda_profile_rows: ")

@@ -29,7 +29,7 @@ def _bash() -> str:
 def _plan(*args: str, **env: str) -> list[str]:
     """The lines of `.ci/gpu.sh --dry-run ARGS` (runs nothing)."""
     clean = {k: v for k, v in os.environ.items()
-             if k not in ("WHEELS", "CUDA_ARCH", "OUT", "VENV", "PYTHON", "PHASES")}
+             if k not in ("WHEELS", "CUDA_ARCH", "OUT", "VENV", "PYTHON", "PHASES", "PACK")}
     r = subprocess.run([_bash(), str(SCRIPT), "--dry-run", *args], env={**clean, **env},
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -152,3 +152,15 @@ def test_gpu_script_runs_the_phases_named_and_refuses_an_unknown_one():
     r = subprocess.run([_bash(), str(SCRIPT), "--dry-run"], env={**clean, "PHASES": "suite gpu"},
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "'gpu'" in r.stderr and not r.stdout
+
+
+def test_gpu_script_bench_phase_profiles_the_rows_and_pack_gathers_the_logs():
+    """The bench phase also reads the device times of issue 48's rows from
+    torch's profiler; PACK=FILE gathers OUT into one archive last (a device
+    command brings back a few files only), and only when asked."""
+    lines = _plan(PHASES="bench", OUT="/tmp/gpu-out-plan", PACK="/tmp/gpu-out-plan.tgz")
+    (prof,) = [x.split() for x in lines if "cuda_profile_rows.py" in x]
+    assert prof[prof.index("--json") + 1] == "/tmp/gpu-out-plan/profile_cuda.json"
+    assert lines[-1].split() == ["+", "tar", "czf", "/tmp/gpu-out-plan.tgz", "-C", "/tmp/gpu-out-plan", "."]
+    assert not any(" tar " in x for x in _plan(PHASES="bench"))
+    assert not any("cuda_profile_rows.py" in x for x in _plan(PHASES="suite"))

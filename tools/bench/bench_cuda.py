@@ -89,6 +89,7 @@ ROWS = [
     ("sum(0) 65536x1024", (65536, 1024), "sum0", 1),
     ("sum(0) 4096x16", (4096, 16), "sum0", 1),
     ("amax(0) 8192x8192", (8192, 8192), "amax0", 1),
+    ("amin(0) 8192x8192", (8192, 8192), "amin0", 1),
     ("sum(1) 8192x8192", (8192, 8192), "sum1", 1),    # the inner path, beside amax's
     ("amax(1) 8192x8192", (8192, 8192), "amax1", 1),
     ("cast 2^26", (1 << 26,), "cast", None),  # float32 -> float16 or float16 -> float32
@@ -107,6 +108,7 @@ def _row_fns(lib, kind: str, shape: tuple, half: bool):
         other = m.float32 if half else m.float16
         x = m.full(shape, 0.5, dtype=dt, device="cuda")
         amax = lambda t, d=0: m.amax(t, d)  # noqa: E731
+        amin = lambda t, d=0: m.amin(t, d)  # noqa: E731
         s0 = lambda t, d=0: m.sum(t, d)  # noqa: E731
         sync = m.cuda.synchronize
         col = m.full((shape[0], 1), 2.0, dtype=dt, device="cuda") if kind == "bmul" else None
@@ -117,12 +119,14 @@ def _row_fns(lib, kind: str, shape: tuple, half: bool):
         other = m.float32 if half else m.float16
         x = m.empty(*shape, dtype=dt, device="cuda").fill_(0.5)
         amax = lambda t, d=0: m.ops.amax(t, d)  # noqa: E731
+        amin = lambda t, d=0: m.ops.amin(t, d)  # noqa: E731
         s0 = lambda t, d=0: m.ops.sum(t, d)  # noqa: E731
         sync = m.cuda.synchronize
         col = (m.empty(shape[0], 1, dtype=dt, device="cuda").fill_(2.0)
                if kind == "bmul" else None)
     o = x.clone() if kind == "copy" else None
     fn = {"sum": lambda: x.sum(), "sum0": lambda: s0(x), "amax0": lambda: amax(x),
+          "amin0": lambda: amin(x),
           "sum1": lambda: s0(x, 1), "amax1": lambda: amax(x, 1),
           "cast": lambda: x.to(other), "bmul": lambda: x * col, "clone": lambda: x.clone(),
           "copy": lambda: o.copy_(x)}[kind]
@@ -137,7 +141,7 @@ def _row_time(lib: str, kind: str, shape: tuple, half: bool, reps: int):
         return f"not run: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
 
 
-REDUCTIONS = ("sum", "sum0", "amax0", "sum1", "amax1")
+REDUCTIONS = ("sum", "sum0", "amax0", "amin0", "sum1", "amax1")
 
 
 def _plan_text(plan: dict) -> str:
