@@ -242,11 +242,19 @@ DISPATCH_NARROW_FN_ uint32_t dispatch_narrow_from_double(double x, int E, int M,
     return dispatch_narrow_format_from_double(x, E, M, nans);
 }
 
-/* From a float: rounded once too (the float widens to double exactly). */
+/* From a float: rounded once too (the float widens to double exactly); a
+ * NaN by its bits, since a float -> double conversion need not keep its
+ * payload (RISC-V's fcvt.d.s gives the canonical NaN: float8 and float16
+ * NaNs from floats lost their payloads there, and only there). */
 DISPATCH_NARROW_FN_ uint32_t dispatch_narrow_from_float(float x, int E, int M, int nans) {
 #if !defined(__CUDACC__)
     if (DISPATCH_NARROW_IS_(E, M, nans, 8, 7)) return dispatch_bfloat16_from_float_inline(x);
 #endif
+    if (x != x) {
+        uint32_t u;
+        memcpy(&u, &x, sizeof u);
+        return dispatch_narrow_nan_from_float_bits(u, E, M, nans);
+    }
     return dispatch_narrow_from_double((double)x, E, M, nans);
 }
 
