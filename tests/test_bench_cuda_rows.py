@@ -74,3 +74,19 @@ def test_profile_rows_cover_item_2_and_exit_2_saying_why_without_a_gpu(capsys):
     assert cuda_profile_rows.main([]) == 2
     err = capsys.readouterr().err
     assert err.startswith("cuda_profile_rows: ") and len(err.strip()) > len("cuda_profile_rows: ")
+
+
+def test_profile_rows_take_other_rows_by_kind_and_shape_and_quote_a_bad_one(capsys):
+    import pytest
+
+    assert set(cuda_profile_rows.KINDS) == {kind for _, _, kind, _ in bench_cuda.ROWS}
+    assert cuda_profile_rows.parse_row("sum0", "64x2097152") == ("sum0 64x2097152",
+                                                                 (64, 2097152), "sum0")
+    assert cuda_profile_rows.parse_row("copy", "1048576")[1] == (1048576,)
+    for kind, shape, words in [("summ", "8x8", "'summ'"), ("sum0", "8x0", "'8x0'"),
+                               ("sum0", "8xy", "'8xy'"), ("amax1", "64", "two dims")]:
+        with pytest.raises(ValueError, match=words):
+            cuda_profile_rows.parse_row(kind, shape)
+    with pytest.raises(SystemExit) as e:
+        cuda_profile_rows.main(["--row", "sum0", "8192by8192"])
+    assert e.value.code == 2 and "'8192by8192'" in capsys.readouterr().err

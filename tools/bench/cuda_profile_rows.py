@@ -5,6 +5,12 @@ are read the same way, without the host's launch and Python costs that the
 wall-clock rows of run.py --cuda include.
 
     python tools/bench/cuda_profile_rows.py [--reps 20] [--json out.json]
+        [--row KIND SHAPE ...]
+
+--row profiles other rows instead, e.g. `--row sum0 64x2097152 --row sum0
+8192x8192` (a column sum with no split beside a split one): KIND one of
+bench_cuda's (sum, sum0, sum1, amax0, amin0, amax1, copy, clone, cast,
+bmul), SHAPE dims joined by x.
 
 For each row and dtype (float32, float16): the device microseconds per call
 (every kernel, memcpy and memset of the reps, summed, over reps), the
@@ -37,7 +43,23 @@ ROWS = [
     ("copy_ 2^20", (1 << 20,), "copy"),
 ]
 
-DEVICE_KINDS = ("kernel", "memcpy", "memset")
+KINDS = ("sum", "sum0", "sum1", "amax0", "amin0", "amax1", "copy", "clone", "cast", "bmul")
+
+
+def parse_row(kind: str, shape: str) -> tuple:
+    """A --row's (label, shape, kind); ValueError saying what is wrong."""
+    if kind not in KINDS:
+        raise ValueError(f"--row: unknown kind {kind!r} (the kinds: {', '.join(KINDS)})")
+    try:
+        dims = tuple(int(d) for d in shape.lower().split("x"))
+    except ValueError:
+        dims = ()
+    if not dims or any(d < 1 for d in dims):
+        raise ValueError(f"--row {kind}: shape {shape!r} is not positive sizes joined by x "
+                         f"(e.g. 8192x8192)")
+    if kind in ("sum0", "sum1", "amax0", "amin0", "amax1", "bmul") and len(dims) != 2:
+        raise ValueError(f"--row {kind}: shape {shape!r} needs two dims")
+    return (f"{kind} {'x'.join(map(str, dims))}", dims, kind)
 
 
 def device_activities(events) -> list:
@@ -104,9 +126,15 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--reps", type=int, default=20, help="calls profiled per row and library (20)")
     ap.add_argument("--json", help="write the rows here")
+    ap.add_argument("--row", nargs=2, action="append", metavar=("KIND", "SHAPE"),
+                    help="profile this row instead of issue 48's (repeatable)")
     args = ap.parse_args(argv)
     if args.reps < 1:
         ap.error(f"--reps: expected a positive count, got {args.reps}")
+    try:
+        rows_asked = [parse_row(k, sh) for k, sh in args.row] if args.row else ROWS
+    except ValueError as e:
+        ap.error(str(e))
     why = refusal()
     if why:
         print(f"cuda_profile_rows: {why}", file=sys.stderr)
@@ -119,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{'launches':>9}  longest kernels (ours | torch)")
     rows = []
     for half in (False, True):
-        for label, shape, kind in ROWS:
+        for label, shape, kind in rows_asked:
             ours = profile_row("dispatch", kind, shape, half, args.reps)
             theirs = profile_row("torch", kind, shape, half, args.reps)
             ratio = ours["device_us"] / theirs["device_us"] if theirs["device_us"] else None
