@@ -147,6 +147,7 @@ PyMODINIT_FUNC PyInit__fastpath(void) {
     if (!S.no_match || PyModule_AddFunctions(m, factory_functions) < 0 ||
         PyModule_AddFunctions(m, view_functions) < 0 ||
         PyModule_AddFunctions(m, numpy_functions) < 0 ||
+        PyModule_AddFunctions(m, foreign_functions) < 0 ||
         PyModule_AddObjectRef(m, "TensorBase", (PyObject *)&TensorBaseType) < 0 ||
         PyModule_AddObjectRef(m, "OperatorMethod", (PyObject *)&OperatorMethodType) < 0 ||
         PyModule_AddObjectRef(m, "OperatorPacket", (PyObject *)&OperatorPacketType) < 0 ||

@@ -12,6 +12,7 @@
  *   _fastpath_views.c    shape, ndim, view, reshape, t[index] (Note [Views in C])
  *   _fastpath_dlpack.c   DLPack capsules
  *   _fastpath_numpy.c    Tensor.__array_interface__ (Note [The array interface in C])
+ *   _fastpath_foreign.c  from_numpy's tensor and its release (Note [Foreign tensors in C])
  */
 #ifndef DISPATCH_FASTPATH_H_
 #define DISPATCH_FASTPATH_H_
@@ -165,6 +166,10 @@ PyObject *py_dlpack_take(PyObject *self, PyObject *capsule);
 
 PyObject *tensor_array_interface(TensorBase *self, void *closure); /* TensorBase's getter */
 extern PyMethodDef numpy_functions[]; /* the module's init_array_interface */
+
+/* _fastpath_foreign.c --------------------------------------------------------- */
+
+extern PyMethodDef foreign_functions[]; /* the module's foreign_tensor, init_foreign */
 
 /* An address handed over from Python as an int, or NULL with an error. */
 static inline void *address(PyObject *o) {

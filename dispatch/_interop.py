@@ -32,8 +32,9 @@ __all__ = ["from_numpy", "from_dlpack"]
 
 # Note [Owner table without a lock]
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-# _owners keeps the ffi handle of each NumPy array a foreign storage views
-# alive until the C core releases it. It has no lock, on purpose: Python code
+# _owners keeps each NumPy array a foreign storage views alive (its key, the
+# id of the pair that holds it, is the storage's release context) until the
+# C core releases it. It has no lock, on purpose: Python code
 # can run in the middle of any Python function (a signal handler between two
 # bytecodes, a __del__ or weakref callback when a reference drops, the cyclic
 # GC on any allocation), and code that runs there may call from_numpy or drop
@@ -42,16 +43,23 @@ __all__ = ["from_numpy", "from_dlpack"]
 # Nor does the table need one: one dict store or pop with an int key is
 # atomic (the GIL; per-object locking in a free-threaded build) and runs no
 # Python code.
-# What runs Python code is dropping the popped handle (it may free the array
+# What runs Python code is dropping the popped owner (it may free the array
 # and its owners), and that happens after the pop, with nothing held.
-_owners: dict[int, Any] = {}  # handle address -> ffi handle keeping a NumPy array alive
+_owners: dict[int, Any] = {}  # id(owner) -> owner: (array given, its base-class view)
 
 
 @ffi.def_extern()
 def dispatch_py_release_owner(ctx):  # noqa: ANN001, ANN201  (cffi callback)
-    """Called by the C core when the last reference to a foreign storage goes."""
-    handle = _owners.pop(int(ffi.cast("uintptr_t", ctx)), None)
-    del handle  # may run __del__s: nothing is held here (Note [Owner table without a lock])
+    """Called by the C core when the last reference to a foreign storage goes
+    (a storage from_numpy made through cffi; the others release in C, as this
+    does: Note [Foreign tensors in C] in dispatch/_fastpath_foreign.c)."""
+    owner = _owners.pop(int(ffi.cast("uintptr_t", ctx)), None)
+    del owner  # may run __del__s: nothing is held here (Note [Owner table without a lock])
+
+
+_fastpath.init_foreign(tuple(int(ffi.cast("uintptr_t", ffi.addressof(lib, f))) for f in (
+    "dispatch_storage_from_foreign", "dispatch_storage_set_readonly",
+    "dispatch_tensor_from_storage", "dispatch_storage_decref")), _owners)
 
 
 # Note [Arrays that lie]
@@ -87,6 +95,23 @@ def from_numpy(a: Any) -> Tensor:
     if d is None:
         raise TypeError(f"can't convert np.ndarray of type {a.dtype}. The only supported types "
                         f"are: {', '.join(x.name for x in _DTYPES if x.typestr)}.")
+    owner = (given, a)  # (the view's base may be given's, not given)
+    key = id(owner)  # unique while the table holds it
+    _owners[key] = owner  # Note [Owner table without a lock]
+    # the strides' checks, storage, tensor and wrapper in one call, the address
+    # from a's buffer (Note [Foreign tensors in C])
+    t = _fastpath.foreign_tensor(a, key, a.shape, a.strides, a.itemsize, d.num,
+                                 not a.flags.writeable)
+    if t is _fastpath.NO_MATCH:  # nothing made: the errors' words, or the runtime's
+        _owners.pop(key, None)
+        t = _from_numpy_cffi(given, a, d)
+    return t
+
+
+def _from_numpy_cffi(given: Any, a: Any, d: dtype) -> Tensor:
+    """from_numpy of what the C call does not take: a negative stride or one
+    that is not whole elements (their errors), more dims than the runtime has
+    (its error, through the cffi calls)."""
     shape, byte_strides, isz = a.shape, a.strides, a.itemsize
     strides = []
     nbytes = isz  # the span from the first element to the end of the last
@@ -101,20 +126,16 @@ def from_numpy(a: Any) -> Tensor:
         nbytes += (n - 1) * st
     if a.size == 0:
         nbytes = 0
-    flags = a.flags
-    readonly = not flags.writeable
-    if flags.c_contiguous:  # the buffer protocol: __array_interface__ builds a dict (2 us)
-        data = ffi.cast("void *", ffi.from_buffer(a))
-    else:
-        data = ffi.cast("void *", a.__array_interface__["data"][0])
-    handle = ffi.new_handle((given, a))  # (the view's base may be given's, not given)
-    key = int(ffi.cast("uintptr_t", handle))
-    _owners[key] = handle  # Note [Owner table without a lock]
-    s = lib.dispatch_storage_from_foreign(0, data, nbytes, lib.dispatch_py_release_owner, handle)
+    owner = (given, a)
+    key = id(owner)
+    _owners[key] = owner
+    data = ffi.cast("void *", a.__array_interface__["data"][0])
+    s = lib.dispatch_storage_from_foreign(0, data, nbytes, lib.dispatch_py_release_owner,
+                                          ffi.cast("void *", key))
     if s == ffi.NULL:
         _owners.pop(key, None)
         _raise()
-    if readonly:  # Note [Read-only tensors] in sources/dispatcher/dispatcher.c
+    if not a.flags.writeable:  # Note [Read-only tensors] in sources/dispatcher/dispatcher.c
         lib.dispatch_storage_set_readonly(s)
     p = lib.dispatch_tensor_from_storage(s, a.ndim, list(shape), strides, 0, d.num)
     lib.dispatch_storage_decref(s)  # the tensor holds the storage now (or it is released)
