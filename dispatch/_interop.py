@@ -308,15 +308,17 @@ def _tensor_from_numpy_data(data: Any, dtype: Any, device: Any) -> Tensor:
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"can't make a tensor from data of type {arr.dtype}")
     d = _as_dtype(arr.dtype if dtype is None else dtype)
-    t = _new_empty(arr.shape, d, _device_num(device))
+    dev = _device_num(device)
+    if dev == 0 and _by_numpy(arr.dtype) is d and arr.flags.c_contiguous:
+        # the same bytes: a tensor over them copied, all in C (3.8 -> 1.5 us for
+        # 4 elements; Note [Foreign tensors in C] in dispatch/_fastpath_foreign.c)
+        return from_numpy(arr).clone()
+    t = _new_empty(arr.shape, d, dev)
     c = _cptr(t)
     if c.device != 0 or not c.numel:
         return t
-    if _by_numpy(arr.dtype) is d and arr.flags.c_contiguous:
-        ffi.memmove(c.data, arr, arr.nbytes)  # the same bytes: no cast, no view of t to make
-    else:
-        with np.errstate(over="ignore"):  # floats beyond the dtype: inf, as torch
-            np.copyto(t.numpy(), arr, casting="unsafe")
+    with np.errstate(over="ignore"):  # floats beyond the dtype: inf, as torch
+        np.copyto(t.numpy(), arr, casting="unsafe")
     return t
 
 

@@ -130,3 +130,20 @@ def test_strides_c_refuses_get_their_words_and_leave_nothing(case):
     with pytest.raises(ValueError, match=match):
         d.from_numpy(a)
     assert _settled() == (owners, live)
+
+
+@pytest.mark.parametrize("read_only", [False, True])
+def test_tensor_of_an_array_is_a_writable_copy_that_keeps_nothing(read_only):
+    """tensor() of a C-contiguous array of its own dtype goes through
+    from_numpy and a clone: the copy shares nothing, is writable whatever the
+    array's flag, and leaves no owner behind."""
+    owners, _ = _settled()
+    a = np.arange(12, dtype=np.int16).reshape(3, 4)
+    a.flags.writeable = not read_only
+    gone = weakref.ref(a)
+    t = d.tensor(a)
+    assert t.dtype == d.int16 and t.tolist() == a.tolist() and t.is_contiguous()
+    t.add_(1)
+    assert a[0, 0] == 0 and t[0, 0].item() == 1
+    del a
+    assert gone() is None and len(_interop._owners) == owners
