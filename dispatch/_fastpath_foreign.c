@@ -32,19 +32,19 @@ static struct {
     from_foreign_fn from_foreign; /* NULL until init_foreign */
     storage_fn set_readonly, decref;
     from_storage_fn from_storage;
-    PyObject *owners; /* dispatch._interop._owners: handle address -> handle */
+    PyObject *owners; /* dispatch._interop._owners: id(owner) -> owner */
 } FG;
 
-/* Pop key from the owner table and drop its handle, after the pop (Note
+/* Pop key from the owner table and drop the owner, after the pop (Note
  * [Owner table without a lock]: dropping it may run __del__s); an error
  * set before is kept. */
 static void drop_owner(PyObject *key) {
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
-    PyObject *handle = PyDict_GetItemWithError(FG.owners, key);
-    Py_XINCREF(handle);
-    if (handle && PyDict_DelItem(FG.owners, key) < 0) Py_CLEAR(handle);
-    Py_XDECREF(handle);
+    PyObject *owner = PyDict_GetItemWithError(FG.owners, key);
+    Py_XINCREF(owner);
+    if (owner && PyDict_DelItem(FG.owners, key) < 0) Py_CLEAR(owner);
+    Py_XDECREF(owner);
     if (PyErr_Occurred()) PyErr_WriteUnraisable(NULL); /* out of memory: the array leaks */
     PyErr_Restore(type, value, tb);
 }
