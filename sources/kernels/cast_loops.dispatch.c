@@ -457,7 +457,7 @@ static inline intptr_t int_widen_run(void *dst, const void *src, intptr_t n, int
             /* integers of one width (bool's 0 and 1 too): the same bits, copied, */     \
             /* streamed as the copy loop's (Note [Stores past the caches]) */             \
             if (!S_FLOAT && !D_FLOAT && !D_BOOL && Ssize == Dsize) {                      \
-                const int stream = dk_streams((size_t)n * Ssize);                         \
+                const int stream = dk_streams((size_t)n * Ssize, 1);                      \
                 if (dk_copy_on_lines((char *)o, (const char *)a, (size_t)n * Ssize, stream)) { \
                     if (stream) DK_STREAM_FENCE_();                                       \
                     return;                                                               \

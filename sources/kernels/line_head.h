@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "cpu_family.h"
 #if defined(__AVX2__) || defined(__AVX512F__)
 #include <immintrin.h>
 #elif defined(__SSE2__)
@@ -148,29 +150,54 @@ typedef __m128i dk_line_vec_;
  * thread's part of a split output counts alone): 16M elements, 1 thread,
  * x.fill_(v) of int64 12.1-14.2 -> 6.4-7.3 ms (NumPy 12.5-14.1),
  * x.copy_(y) of int64 21-25 -> 11-13, a row copied into every row of int64
- * 13.5-15.3 -> 6.4-6.9. Below DK_STREAM_MIN the plain stores stay: a result
- * that fits a cache is read from it next, and streamed lines would have
- * left it. The threshold is a fixed size, not this machine's cache (a VM's
- * reported L3 is not its share of it): 16 MiB, past every core's share on
- * the x86 CPUs at hand (this VM's L3 is 32 MiB, and 16 MiB of uint8 written
- * again and again from a column took 0.64-1.8 ms in plain stores between
- * processes, as much of it stayed in the L3 or not, 0.78-0.87 streamed).
+ * 13.5-15.3 -> 6.4-6.9. Below the threshold the plain stores stay: a
+ * result that fits a cache is read from it next, and streamed lines would
+ * have left it. The threshold is a fixed size by CPU family, not this
+ * machine's cache size (a VM's reported L3 is not its share of it: a 2-vCPU
+ * Zen 4 VM's glibc reports 320 MiB, the whole socket's, where its core
+ * shares 32 MiB): DK_STREAM_MIN, 16 MiB, past every core's share on the x86
+ * CPUs at hand when it was chosen (on a 2-vCPU AVX2 EPYC, 16 MiB of uint8
+ * written again and again from a column took 0.64-1.8 ms in plain stores
+ * between processes, as much of it stayed in the L3 or not, 0.78-0.87
+ * streamed). A loop that reads as much as it writes (a copy, a cast of one
+ * width, a row copied into every row, which copies the output's own blocks)
+ * streams from there on every CPU; a fill (fill_, and a copy of one value
+ * or of a column into a matrix, each row one value) streams from
+ * DK_FILL_STREAM_MIN_ZEN3, 64 MiB, on AMD's family 0x19 (Zen 4 measured;
+ * Zen 3 not, with the same 32 MiB of L3 a core complex; Zen 5, also 32 MiB,
+ * keeps 16 until measured). On a 2-vCPU Zen 4, 1 thread, 16M elements
+ * (docs/performance.md, Round 31): fill_ of uint8 618-628 -> 223-232 us
+ * (torch 238-591), of int16/float16/bfloat16 1229-1242 -> 878-901, a copy_
+ * of one value alike, where contiguous copies of 16 and 32 MiB took 1.3-1.6x
+ * as long in plain stores and a row into every row 1.2-1.4x: they keep 16.
+ * Plain fills (torch's loop) against our streamed ones there: 0.58 against
+ * 0.90 ms at 24 MiB, 0.82 against 1.19 at 32, 1.51 against 1.80 at 48, 2.41
+ * against 2.39 at 64 and 5.63 against 4.81 at 128.
  * Within a streamed call runs from DK_STREAM_RUN_MIN bytes stream, whole
  * lines only (DK_STREAM_LINES_). The loop orders its streamed stores by one
  * fence at its end (DK_STREAM_FENCE_), before a pool's join hands the
  * output on.
  */
 #define DK_STREAM_MIN ((size_t)16 << 20)
+#define DK_FILL_STREAM_MIN_ZEN3 ((size_t)64 << 20)
 #define DK_STREAM_RUN_MIN ((size_t)4096)
+
+/* The bytes from which a call streams on a CPU of this AMD family (0: any
+ * other CPU), for a loop that reads a run as long as it writes or not (a
+ * fill): Note [Stores past the caches]. */
+static inline size_t dk_stream_min(unsigned amd_family, int reads)
+{
+    return !reads && amd_family == 0x19 ? DK_FILL_STREAM_MIN_ZEN3 : DK_STREAM_MIN;
+}
 
 /* Whether a call of a loop writing `bytes` streams (Note [Stores past the
  * caches]); never on targets without the vector stores below. */
-static inline int dk_streams(size_t bytes)
+static inline int dk_streams(size_t bytes, int reads)
 {
 #if defined(DK_LINE_VEC_)
-    return bytes >= DK_STREAM_MIN;
+    return bytes >= dk_stream_min(dk_this_amd_family(), reads);
 #else
-    (void)bytes;
+    (void)bytes, (void)reads;
     return 0;
 #endif
 }

@@ -307,7 +307,9 @@ enum {
 
 /* The 1-D and 2-D loops of a fill or copy, whose stores stream where one
  * call writes DK_STREAM_MIN bytes or more (Note [Stores past the caches])
- * and ask for their lines ahead where they walk DK_FAR_MIN bytes or more
+ * (a fill, or a copy of one value or of a column: from the fills' size,
+ * Note [Stores past the caches]) and ask for their lines ahead where they
+ * walk DK_FAR_MIN bytes or more
  * (`far`, Note [Masked accesses ask for their lines] in gather_bits.h):
  * NAME##_body_(data, s, n, ctx, stream, far) does one row and ROW(d, s, n,
  * stream), inlined, takes a row first where it can (0 where it does not),
@@ -319,7 +321,7 @@ enum {
     void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *s, intptr_t n,    \
                                            void *ctx)                                     \
     {                                                                                     \
-        const int stream = dk_streams((size_t)n * sizeof(U));                             \
+        const int stream = dk_streams((size_t)n * sizeof(U), (NOPS) > 1 && s[1] != 0);    \
         NAME##_body_(data, s, n, ctx, stream, dk_far((size_t)n * DK_ABS_(s[0])));         \
         if (stream) DK_STREAM_FENCE_();                                                   \
     }                                                                                     \
@@ -330,7 +332,8 @@ enum {
                                                 const intptr_t *outer, intptr_t n,        \
                                                 intptr_t rows, void *ctx)                 \
     {                                                                                     \
-        const int stream = dk_streams((size_t)n * (size_t)rows * sizeof(U));              \
+        const int stream =                                                                \
+            dk_streams((size_t)n * (size_t)rows * sizeof(U), (NOPS) > 1 && s[1] != 0);   \
         const int far = dk_far((size_t)n * (size_t)rows * DK_ABS_(s[0]));                 \
         char *d_[NOPS];                                                                   \
         for (int k_ = 0; k_ < (NOPS); k_++) d_[k_] = data[k_];                            \
