@@ -306,11 +306,10 @@ enum {
     DISPATCH_KERNELS_LOOP2D(NAME, 4)
 
 /* The 1-D and 2-D loops of a fill or copy, whose stores stream where one
- * call writes DK_STREAM_MIN bytes or more (Note [Stores past the caches])
- * (a fill, or a copy of one value or of a column: from the fills' size,
- * Note [Stores past the caches]) and ask for their lines ahead where they
- * walk DK_FAR_MIN bytes or more
- * (`far`, Note [Masked accesses ask for their lines] in gather_bits.h):
+ * call writes past dk_streams' threshold (a copy of one value or of a
+ * column, each row one value, counts as a fill: Note [Stores past the
+ * caches]) and ask for their lines ahead where they walk DK_FAR_MIN bytes or
+ * more (`far`, Note [Masked accesses ask for their lines] in gather_bits.h):
  * NAME##_body_(data, s, n, ctx, stream, far) does one row and ROW(d, s, n,
  * stream), inlined, takes a row first where it can (0 where it does not),
  * for NOPS operands of U; one fence after the rows. */
