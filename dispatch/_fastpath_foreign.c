@@ -62,18 +62,6 @@ static void release_owner(void *ctx) {
     PyGILState_Release(g);
 }
 
-/* Up to DISPATCH_MAX_DIMS ints of a tuple or list into v: the count, or -1
- * (no error) for anything else. */
-static int int64s(PyObject *seq, int64_t *v) {
-    if (!PyTuple_CheckExact(seq) && !PyList_CheckExact(seq)) return -1;
-    const Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
-    if (n > DISPATCH_MAX_DIMS) return -1;
-    PyObject **items = PySequence_Fast_ITEMS(seq);
-    for (Py_ssize_t i = 0; i < n; i++)
-        if (!exact_int64(items[i], &v[i])) return -1;
-    return (int)n;
-}
-
 /* The address of an array's first element: where its buffer with strides
  * starts, whatever the layout (__array_interface__ builds a dict for it,
  * 2 us). NULL with an error set, or NULL and no error for the address 0. */
@@ -125,8 +113,10 @@ static PyObject *foreign_tensor(PyObject *self, PyObject *const *args, Py_ssize_
     }
     int64_t sizes[DISPATCH_MAX_DIMS], byte_strides[DISPATCH_MAX_DIMS];
     int64_t strides[DISPATCH_MAX_DIMS], nbytes, itemsize;
-    const int ndim = int64s(args[2], sizes);
-    if (ndim < 0 || int64s(args[3], byte_strides) != ndim || !exact_int64(args[4], &itemsize) ||
+    /* (each a tuple: read_sizes takes one tuple or list of up to DISPATCH_MAX_DIMS ints) */
+    const int ndim = read_sizes(&args[2], 1, sizes);
+    if (ndim < 0 || read_sizes(&args[3], 1, byte_strides) != ndim ||
+        !exact_int64(args[4], &itemsize) ||
         itemsize <= 0 || element_strides(ndim, sizes, byte_strides, itemsize, strides, &nbytes))
         return Py_NewRef(S.no_match);
     /* from here on the key is popped on any failure: no storage will release it */
