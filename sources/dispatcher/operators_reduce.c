@@ -21,35 +21,6 @@ static void byte_operand(const dispatch_tensor *t, int64_t *strides, dispatch_it
     *o = (dispatch_iter_operand){t->data, (int)t->ndim, t->sizes, strides, t->dtype};
 }
 
-/* The same kernel again on args[0] cast to dtype (args[0] restored after):
- * how a reduction casts first for dtype= and widens float16 to float32. */
-typedef int (*kernel_fn)(const dispatch_operator *, dispatch_keyset, dispatch_ivalue *,
-                         dispatch_ivalue *, void *);
-static int call_on_cast(kernel_fn kernel, int dtype, const dispatch_operator *op,
-                        dispatch_keyset ks, dispatch_ivalue *args, dispatch_ivalue *rets,
-                        void *ctx) {
-    dispatch_tensor *saved = args[0].v.t, *cast = dispatch_kernels_to_dtype(saved, dtype);
-    if (!cast) return -1;
-    args[0].v.t = cast;
-    int rc = kernel(op, ks, args, rets, ctx);
-    args[0].v.t = saved;
-    dispatch_tensor_decref(cast);
-    return rc;
-}
-
-/* rets[0] rounded once to dtype (a narrow float) in place; on failure all
- * nrets released. */
-static int round_first_ret_to_narrow(dispatch_ivalue *rets, int nrets, int dtype) {
-    dispatch_tensor *narrow = dispatch_kernels_to_dtype(rets[0].v.t, dtype);
-    if (!narrow) {
-        dispatch_ivalue_release(rets, nrets);
-        return -1;
-    }
-    dispatch_tensor_decref(rets[0].v.t);
-    rets[0].v.t = narrow;
-    return 0;
-}
-
 /* What the caller of reduce_values asks besides the result, as arguments:
  * out= to write in place (reduce_out), or the result's tensor alone
  * (reduce_index: the values and their indices are then one reduction, Note
@@ -279,13 +250,8 @@ static int reduce_values(const dispatch_operator *op, dispatch_ivalue *args,
 DISPATCH_BOXED_KERNEL(reduce_index) {
     const dispatch_schema *s = dispatch_op_schema(op);
     if (operator_expect_tensor(op, &args[0], "self") < 0) return -1;
+    (void)ks; /* one kernel for every key: the engine reads the device off the tensor */
     dispatch_tensor *in = args[0].v.t;
-    if (dispatch_dtype_is_narrow_float(in->dtype) && in->device == DISPATCH_DEVICE_CPU) {
-        int rc = call_on_cast(dispatch_boxed_reduce_index, DISPATCH_FLOAT32, op, ks, args, rets,
-                              ctx);
-        if (rc < 0 || s->nrets != 2) return rc;
-        return round_first_ret_to_narrow(rets, 2, in->dtype);
-    }
     const dispatch_ivalue *dim = &args[1];
     int kind = (int)(intptr_t)ctx;
     const char *name = s->nrets == 2 ? dispatch_reduce_name(kind)

@@ -8,13 +8,43 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dispatch/narrow_float.h"
 #include "reduce_internal.h"
+
+/*
+ * A narrow float (Note [Narrow floats] in dtype.h) is searched by its bits,
+ * stored as the unsigned integer of its width: two values are equal when
+ * their bits are, when both are zeros of either sign, or when both are NaNs
+ * (magnitude bits above NARROW_NAN_ABOVE_). Each row's constants come from its
+ * format (DISPATCH_FORALL_NARROW_FLOATS), so a new row is searched the same
+ * way. Their max(dim)/min(dim)/argmax/argmin searched a float32 copy before,
+ * and an element of that type through the cast loop to double here.
+ */
+#define NARROW_NAN_ABOVE_(E, M, NANS)                                                     \
+    (DISPATCH_NARROW_##NANS == DISPATCH_NARROW_FN                                        \
+         ? dispatch_narrow_max_bits(E, M, DISPATCH_NARROW_FN)                             \
+         : DISPATCH_NARROW_INF_(E, M))
+#define NARROW_MAG_(E, M) (DISPATCH_NARROW_SIGN_(E, M) - 1u)
+/* x and y the bits; mag_ and nan_above_ the row's constants, in scope where
+ * a search on the row runs */
+#define EQ_NARROW(x, y)                                                                   \
+    (((x) == (y)) | ((((x) | (y)) & mag_) == 0) |                                          \
+     ((((x) & mag_) > nan_above_) & (((y) & mag_) > nan_above_)))
+#define EQ_NARROW_NAN(x, y) (((x) & mag_) > nan_above_)
+#define EQ_NARROW_ZERO(x, y) (((x) & mag_) == 0)
+/* SEARCH(T, EQ, ANY) on a narrow float row, its bits' type by its width */
+#define SEARCHED_NARROW_(SEARCH, NAME, sfx, E, M, NANS, EQ)                                \
+    case DISPATCH_##NAME: {                                                                \
+        const uint32_t mag_ = NARROW_MAG_(E, M), nan_above_ = NARROW_NAN_ABOVE_(E, M, NANS); \
+        (void)mag_, (void)nan_above_;                                                      \
+        if (1 + (E) + (M) == 16) SEARCH(uint16_t, EQ, int16_t);                             \
+        else SEARCH(uint8_t, EQ, int8_t);                                                  \
+        break;                                                                             \
+    }
 
 /* Whether the elements at a and b are equal, NaN matching NaN: a case per
  * bool and integer row of the list, compared as its storage type (Note
- * [Integer facts] in dtype.h); a float other than float32 and float64 (never
- * here on CPU: reduce_index computes float16 and bfloat16 in float32) as
- * double, by its cast. */
+ * [Integer facts] in dtype.h), a narrow float by its bits (above). */
 #define SAME_BOOL(NAME, T) case DISPATCH_##NAME: return (*a != 0) == (*b != 0);
 #define SAME_INT(NAME, T)                                                                 \
     case DISPATCH_##NAME: {                                                               \
@@ -24,6 +54,13 @@
     }
 #define SAME_FLOAT(NAME, T)
 #define SAME_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) SAME_##CAT(NAME, T)
+#define SAME_ONE_(T, EQ, ANY)                                                             \
+    do {                                                                                  \
+        T x, y;                                                                           \
+        memcpy(&x, a, sizeof x), memcpy(&y, b, sizeof y);                                 \
+        return EQ(x, y);                                                                  \
+    } while (0)
+#define SAME_NARROW_(NAME, sfx, E, M, NANS) SEARCHED_NARROW_(SAME_ONE_, NAME, sfx, E, M, NANS, EQ_NARROW)
 static int same_value(const char *a, const char *b, int dtype) {
     switch (dtype) {
     case DISPATCH_FLOAT32: {
@@ -37,18 +74,12 @@ static int same_value(const char *a, const char *b, int dtype) {
         return x == y || (x != x && y != y);
     }
     DISPATCH_FORALL_DTYPES(SAME_)
-    default: {
-        double x, y;
-        char *data[2];
-        intptr_t steps[2] = {0, 0};
-        dispatch_loop_fn cast = dispatch_cast_loop_get(dtype, DISPATCH_FLOAT64);
-        data[0] = (char *)&x, data[1] = (char *)a, cast(data, steps, 1, NULL);
-        data[0] = (char *)&y, data[1] = (char *)b, cast(data, steps, 1, NULL);
-        return x == y || (x != x && y != y);
+    DISPATCH_FORALL_NARROW_FLOATS(SAME_NARROW_)
     }
-    }
+    return 0; /* not a dtype of the list */
 }
 #undef SAME_
+#undef SAME_NARROW_
 
 /*
  * Note [max and min with indices]
@@ -156,11 +187,25 @@ static int64_t first_match(const char *base, int64_t stride, int64_t count, cons
         break;
     }
     SEARCHED_INTEGERS(FIRST_MATCH)
+    /* a narrow float: as a float above, by its bits; a zero matches either zero */
+#define FIRST_MATCH_NARROW(T, EQ, ANY)                                                    \
+    do {                                                                                  \
+        T w;                                                                              \
+        memcpy(&w, v, sizeof w);                                                          \
+        if ((w & mag_) > nan_above_) FIRST_MATCH(T, EQ_NARROW_NAN, ANY);                   \
+        else if ((w & mag_) == 0) FIRST_MATCH(T, EQ_NARROW_ZERO, ANY);                     \
+        else FIRST_MATCH(T, EQ_VALUE, ANY);                                               \
+    } while (0)
+#define FIRST_NARROW_(NAME, sfx, E, M, NANS)                                              \
+    SEARCHED_NARROW_(FIRST_MATCH_NARROW, NAME, sfx, E, M, NANS, EQ_NARROW)
+    DISPATCH_FORALL_NARROW_FLOATS(FIRST_NARROW_)
     default:
         for (; r < count; r++)
             if (same_value(base + r * stride, v, dtype)) break;
     }
     return r;
+#undef FIRST_NARROW_
+#undef FIRST_MATCH_NARROW
 #undef FIRST_MATCH
 }
 
@@ -178,16 +223,24 @@ static void first_inner(char **ptrs, const intptr_t *steps, intptr_t n, void *ar
             memcpy(v, base + r * c->rstride[0], (size_t)c->isz);
             found = r * c->rstep[0];
         } else {
+            /* several reduced dims: the innermost one's runs in row-major
+             * order, each a typed scan, where a test per element through
+             * same_value's switch made argmax of a (512, 512) float32 view's
+             * every other column take 260 us, its values 20 */
+            const int in = c->nr - 1;
+            const int64_t len = c->rshape[in];
             int64_t ridx[DISPATCH_MAX_DIMS] = {0};
-            for (int64_t r = 0; r < c->count; r++) {
+            for (int64_t seen = 0; seen < c->count; seen += len) {
                 const char *p = base;
-                for (int d = 0; d < c->nr; d++) p += ridx[d] * c->rstride[d];
-                if (same_value(p, v, c->dtype)) {
-                    for (int d = 0; d < c->nr; d++) found += ridx[d] * c->rstep[d];
-                    memcpy(v, p, (size_t)c->isz);
+                for (int d = 0; d < in; d++) p += ridx[d] * c->rstride[d];
+                const int64_t r = first_match(p, c->rstride[in], len, v, c->dtype);
+                if (r < len) {
+                    for (int d = 0; d < in; d++) found += ridx[d] * c->rstep[d];
+                    found += r * c->rstep[in];
+                    memcpy(v, p + r * c->rstride[in], (size_t)c->isz);
                     break;
                 }
-                for (int d = c->nr - 1; d >= 0 && ++ridx[d] == c->rshape[d]; d--) ridx[d] = 0;
+                for (int d = in - 1; d >= 0 && ++ridx[d] == c->rshape[d]; d--) ridx[d] = 0;
             }
         }
         memcpy(ptrs[1] + e * steps[1], &found, sizeof found);
@@ -422,17 +475,20 @@ int reduce_first_extremes(int op, const dispatch_iter_operand *in, uint32_t mask
 {
     if (!dispatch_reduce_is_extreme(op)) return 0;
     dispatch_rk_arg_fn kernel = (dispatch_rk_arg_fn)reduce_chosen_kernel(DISPATCH_RK_ARG, in->dtype);
-    if (!kernel) return 0;
+    dispatch_rk_arg_cols_fn cols =
+        (dispatch_rk_arg_cols_fn)reduce_chosen_kernel(DISPATCH_RK_ARG_COLS, in->dtype);
+    if (!kernel && !cols) return 0;
     first_ctx c;
-    arg_job a = {.kernel = kernel, .is_min = dispatch_reduce_family(op) == DISPATCH_REDUCE_FAMILY_MIN};
+    arg_job a = {.kernel = kernel, .cols = cols,
+                 .is_min = dispatch_reduce_family(op) == DISPATCH_REDUCE_FAMILY_MIN};
     first_setup(in, mask, vals, idx, &c, &a.first);
-    a.cols = (dispatch_rk_arg_cols_fn)reduce_chosen_kernel(DISPATCH_RK_ARG_COLS, in->dtype);
     if (a.cols && first_cols_layout(&c, &a.first.plan)) { /* Note [Column first extremes] */
         dispatch_parallel_for(a.first.plan.numel, dispatch_parallel_grain(c.count), COL_BLOCK,
                               arg_cols_range, &a);
         return 1;
     }
-    if (c.nr != 1 || c.rstride[0] != c.isz || c.count < 1) return 0;
+    /* a narrow float has columns only: its other layouts reduce, then search */
+    if (!kernel || c.nr != 1 || c.rstride[0] != c.isz || c.count < 1) return 0;
     const int64_t part = ARG_PART_BYTES / c.isz, parts = (c.count + part - 1) / part;
     if (a.first.plan.numel != 1 || parts < 2 || dispatch_get_num_threads() < 2) {
         if (a.first.plan.numel > 0)

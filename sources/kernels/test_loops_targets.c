@@ -730,6 +730,17 @@ static intptr_t arg_reference(int dtype, int is_min, const char *p, intptr_t n) 
     ARG_SCAN_(FLOAT64, double)
     DISPATCH_FORALL_DTYPES(ARG_REFERENCE_)
     }
+    if (dispatch_dtype_is_narrow_float(dtype)) { /* by value, as a double */
+        const intptr_t isz = (intptr_t)dispatch_dtype_itemsize(dtype);
+        double b = value_at(dtype, p);
+        if (b != b) return 0;
+        for (intptr_t i = 1; i < n; i++) {
+            const double x = value_at(dtype, p + i * isz);
+            if (x != x) return i;
+            if (is_min ? x < b : x > b) b = x, best = i;
+        }
+        return best;
+    }
     return -1;
 }
 #undef ARG_REFERENCE_
