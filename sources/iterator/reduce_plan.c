@@ -193,6 +193,87 @@ int dispatch_iter_reduce(int op, const dispatch_iter_operand *in, uint32_t dim_m
     return reduce_planned(op, in, dim_mask, keepdim, out, ond, oshape, count);
 }
 
+/*
+ * Note [Gathered reductions]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * A reduction's order is decided by the shape and the reduced dims alone
+ * (Note [Deterministic reductions] in reduce_float.c), so a dense copy of
+ * the input, row-major in its logical shape, gives the same bits as the
+ * input itself. An input with no dim of unit stride (every other column of
+ * a matrix, a stepped view) is read an element at a time in place: sum of
+ * a (512, 1024) float32 view's every other column took 737 us over dim 0
+ * (torch 216), bfloat16's 545 over dim 1 (torch 69). Such an input is
+ * copied dense first, by the copy loop's own strided paths, and reduced
+ * there. A transposed or row-stepped view keeps a unit-stride dim and is
+ * read in place, as the column and row kernels do well. Never a view with
+ * a stride-0 dim (Note [Broadcast reduced dims]: its copy could be far
+ * larger than its storage), nor when the copy finds no memory: the
+ * in-place path answers then.
+ */
+/* in copied into a dense buffer of its dtype and shape (c->data: the
+ * caller frees it; strides: c's, MAXD of them): 0, 1 when not copied (a
+ * stride-0 dim, no memory), -1 on an error of the copy. */
+static int dense_copy_of(const dispatch_iter_operand *in, int64_t *strides,
+                         dispatch_iter_operand *c)
+{
+    int64_t numel = 1;
+    for (int d = 0; d < in->ndim; d++) {
+        if (in->strides[d] == 0 && in->shape[d] > 1) return 1;
+        numel *= in->shape[d];
+    }
+    const int64_t isz = (int64_t)dispatch_dtype_itemsize(in->dtype);
+    dense_strides(in->ndim, in->shape, isz, strides);
+    char *buf = malloc((size_t)(numel * isz) + 1);
+    if (!buf) return 1;
+    *c = (dispatch_iter_operand){buf, in->ndim, in->shape, strides, in->dtype};
+    dispatch_iter_operand ops[2] = {*c, *in};
+    if (dispatch_iter_elementwise_op(DISPATCH_LOOP_COPY, in->dtype, 2, ops, NULL) != 0) {
+        free(buf);
+        return -1;
+    }
+    return 0;
+}
+
+/* No dim of more than one element steps by one element (Note [Gathered
+ * reductions]). */
+static int reads_by_gathers(const dispatch_iter_operand *in)
+{
+    const int64_t isz = (int64_t)dispatch_dtype_itemsize(in->dtype);
+    int64_t numel = 1;
+    for (int d = 0; d < in->ndim; d++) {
+        if (in->shape[d] > 1 && (in->strides[d] == isz || in->strides[d] == -isz)) return 0;
+        numel *= in->shape[d];
+    }
+    return numel > 1;
+}
+
+/*
+ * Note [Strided first extremes]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * max(dim)/min(dim)/argmax/argmin of a layout that neither one-pass kernel
+ * reads (a run, or the columns of Note [Column first extremes]): every
+ * other column of a matrix, the whole of a stepped or transposed view. In
+ * place, the values' strided reduction and then the search, an element at
+ * a time, cost 10x the contiguous case (argmax of a (512, 1024) float32
+ * view's every other column 512 us, max(dim=1) 596 against torch's 240),
+ * where the float32 copy that float16 went through took 47. So such an
+ * input is copied dense first (dense_copy_of), in its own dtype and logical
+ * shape: the indices are row-major positions among the reduced elements,
+ * the copy's as the view's, and the values the same elements' bits.
+ */
+static int extremes_of_dense_copy(int op, const dispatch_iter_operand *in, uint32_t mask,
+                                  int keepdim, const dispatch_iter_operand *out, int64_t *indices)
+{
+    if (reduce_is_dense(in)) return 1;
+    int64_t dstr[MAXD];
+    dispatch_iter_operand c;
+    int rc = dense_copy_of(in, dstr, &c);
+    if (rc != 0) return rc;
+    rc = dispatch_iter_reduce_on(DISPATCH_DEVICE_CPU, op, &c, mask, keepdim, out, indices);
+    free(c.data);
+    return rc;
+}
+
 int reduce_planned(int op, const dispatch_iter_operand *in, uint32_t dim_mask,
                    int keepdim, const dispatch_iter_operand *out, int ond,
                    const int64_t *oshape, int64_t count)
@@ -224,6 +305,16 @@ int reduce_planned(int op, const dispatch_iter_operand *in, uint32_t dim_mask,
             in = &collapsed;
         }
     }
+    if (nd > 0 && count > 0 && reads_by_gathers(in)) { /* Note [Gathered reductions] */
+        int64_t dstr[MAXD];
+        dispatch_iter_operand c;
+        int rc = dense_copy_of(in, dstr, &c);
+        if (rc == 0) {
+            rc = reduce_planned(op, &c, dim_mask, keepdim, out, ond, oshape, count);
+            free(c.data);
+        }
+        if (rc <= 0) return rc;
+    }
     if ((in->dtype == DISPATCH_FLOAT32 || in->dtype == DISPATCH_FLOAT64) && nd > 0)
         return reduce_float(op, in, dim_mask, keepdim, out, ond, count);
     if (nout == 0) return 0;
@@ -239,44 +330,6 @@ int reduce_planned(int op, const dispatch_iter_operand *in, uint32_t dim_mask,
     dispatch_iter_operand cp[2] = {*out, t};
     if (rc == 0) rc = dispatch_iter_elementwise_op(DISPATCH_LOOP_COPY, out->dtype, 2, cp, NULL);
     free(tmp);
-    return rc;
-}
-
-/*
- * Note [Strided first extremes]
- * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
- * max(dim)/min(dim)/argmax/argmin of a layout that neither one-pass kernel
- * reads (a run, or the columns of Note [Column first extremes]): every
- * other column of a matrix, the whole of a stepped or transposed view. In
- * place, the values' strided reduction and then the search, an element at
- * a time, cost 10x the contiguous case (argmax of a (512, 1024) float32
- * view's every other column 512 us, max(dim=1) 596 against torch's 240),
- * where the float32 copy that float16 went through took 47. So such an
- * input is copied dense first, in its own dtype and logical shape: the
- * indices are row-major positions among the reduced elements, the copy's
- * as the view's, and the values the same elements' bits. Not for an input
- * with a stride-0 dim (Note [Broadcast reduced dims]: its copy could be far
- * larger than its storage) or when the copy finds no memory (the in-place
- * path answers then).
- */
-static int extremes_of_dense_copy(int op, const dispatch_iter_operand *in, uint32_t mask,
-                                  int keepdim, const dispatch_iter_operand *out, int64_t *indices)
-{
-    if (reduce_is_dense(in)) return 1;
-    int64_t numel = 1, dstr[MAXD];
-    for (int d = 0; d < in->ndim; d++) {
-        if (in->strides[d] == 0 && in->shape[d] > 1) return 1;
-        numel *= in->shape[d];
-    }
-    const int64_t isz = (int64_t)dispatch_dtype_itemsize(in->dtype);
-    dense_strides(in->ndim, in->shape, isz, dstr);
-    char *copy = malloc((size_t)(numel * isz) + 1);
-    if (!copy) return 1;
-    dispatch_iter_operand c[2] = {{copy, in->ndim, in->shape, dstr, in->dtype}, *in};
-    int rc = dispatch_iter_elementwise_op(DISPATCH_LOOP_COPY, in->dtype, 2, c, NULL);
-    if (rc == 0) rc = dispatch_iter_reduce_on(DISPATCH_DEVICE_CPU, op, &c[0], mask, keepdim, out,
-                                              indices);
-    free(copy);
     return rc;
 }
 

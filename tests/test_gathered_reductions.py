@@ -1,0 +1,71 @@
+"""Reductions of views with no unit-stride dim (every other column, stepped
+3-D views), which are copied dense before they are reduced (Note [Gathered
+reductions] in sources/iterator/reduce_plan.c): the same bits as the
+reduction of the view's contiguous copy, for every reduction, dtype and dim
+set, at 1 and 2 threads, on values whose sums round (so that an order of
+additions other than the documented one would show)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import dispatch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _bits import bits
+
+DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
+          "float64"]
+OPS = ["sum", "mean", "prod", "amax", "amin"]
+
+
+def _tensor(dtype: str, shape: tuple, seed: int):
+    rng = np.random.default_rng(seed)
+    if dtype == "bool":
+        return dispatch.from_numpy(rng.random(shape) < 0.5)
+    if dtype in ("float16", "bfloat16", "float32", "float64"):
+        a = rng.standard_normal(shape).astype(np.float32) * 3  # sums round
+        a.reshape(-1)[::97] = 1.0 + 2.0**-7  # products near one keep their bits
+        return dispatch.from_numpy(a).to(getattr(dispatch, dtype))
+    return dispatch.from_numpy(rng.integers(-3, 4, shape).astype(dtype))
+
+
+def _views(dtype: str):
+    """(name, view) pairs whose views have no unit-stride dim."""
+    m = _tensor(dtype, (70, 600), 1)
+    c = _tensor(dtype, (6, 50, 90), 2)
+    return [("every other column", m[:, ::2]), ("every third row and column", m[::3, 1::3]),
+            ("stepped 3-D", c[::2, 1:, ::2])]
+
+
+def _calls(op: str, ndim: int):
+    dims = [None] + list(range(ndim)) + ([[0, 2]] if ndim == 3 else [])
+    for dim in dims:
+        if op == "mean" and dim is None:
+            yield "mean()", lambda t: dispatch.mean(t)
+        elif dim is None:
+            yield f"{op}()", lambda t, op=op: getattr(dispatch, op)(t)
+        elif op == "prod" and isinstance(dim, list):
+            continue  # prod takes one dim
+        else:
+            yield f"{op}({dim})", lambda t, op=op, dim=dim: getattr(dispatch, op)(t, dim)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_a_gathered_view_reduces_to_its_contiguous_copys_bits(threads, dtype):
+    for n in (1, 2):
+        threads(n)
+        for name, view in _views(dtype):
+            dense = view.contiguous()
+            assert all(s != 1 for s, k in zip(view.stride(), view.shape) if k > 1)
+            for op in OPS:
+                if op == "mean" and dtype in DTYPES[:6]:
+                    continue  # mean of an integer tensor: an error, as torch's
+                for what, call in _calls(op, view.dim()):
+                    got, want = call(view), call(dense)
+                    assert got.dtype == want.dtype and got.shape == want.shape, what
+                    assert np.array_equal(bits(got), bits(want)), f"{what} {dtype} {name} {n}t"
