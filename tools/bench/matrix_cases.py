@@ -8,7 +8,8 @@ new operator gets rows by itself:
 - a name ending in ``_``: in place (``add_``, ``copy_``; ``fill_`` takes a
   Scalar, the others a Tensor operand of ones, so repeated calls keep their
   values);
-- an overload with a ``dim`` argument: a reduction (all, dim 0, dim 1);
+- an overload with a ``dim`` argument: a reduction (all, dim 0, dim 1, each
+  also of every other column);
 - a non-optional ScalarType argument: a cast (``x.to(dtype)``, every pair);
 - otherwise by its Tensor arguments: one (unary), two (binary; one that
   takes only 1-D tensors, as ``dot``, gets 1-D layouts), three (ternary; a
@@ -43,7 +44,7 @@ LAYOUTS = {  # form -> its layouts
     "select": ("contig", "strided", "bcast_col", "bcast_row", "scalar"),
     "inplace": ("contig", "strided", "bcast_col", "bcast_row", "scalar"),
     "inplace_scalar": ("contig", "strided"),
-    "reduction": ("all", "dim0", "dim1"),
+    "reduction": ("all", "dim0", "dim1", "all_strided", "dim0_strided", "dim1_strided"),
     "cast": ("contig",),
 }
 LAYOUT_DOC = {
@@ -53,7 +54,20 @@ LAYOUT_DOC = {
     "bcast_row": "the last tensor operand a (1, 512) row",
     "scalar": "the last operand a Python number",
     "all": "over all elements", "dim0": "over dim 0 (the outer dim)", "dim1": "over dim 1",
+    "all_strided": "over all elements of every other column, x[:, ::2] of an (n/512, 1024) matrix",
+    "dim0_strided": "over dim 0 of every other column", "dim1_strided": "over dim 1 of every other column",
 }
+
+
+def reduced_dim(layout: str) -> int | None:
+    """A reduction layout's dim (None: all elements)."""
+    head = layout.removesuffix("_strided")
+    return None if head == "all" else int(head[-1])
+
+
+def is_strided(layout: str) -> bool:
+    """Every other column of a twice-as-wide matrix (any form's strided layout)."""
+    return layout == "strided" or layout.endswith("_strided")
 
 # Our operator name -> NumPy's function (None: NumPy has no such function).
 NUMPY_NAMES = {
@@ -271,10 +285,9 @@ class NumPy(Library):
         if form == "inplace":
             return partial(fn, ts[0], ts[1] if len(ts) > 1 else scalar, out=ts[0])
         if form == "reduction":
-            lay = row["layout"]
-            if lay == "all":
+            axis = reduced_dim(row["layout"])
+            if axis is None:
                 return partial(fn, ts[0])
-            axis = int(lay[-1])
             if op in ("max", "min"):  # values and indices, as torch's and ours
                 arg = np.argmax if op == "max" else np.argmin
                 return lambda: (fn(ts[0], axis=axis), arg(ts[0], axis=axis))
@@ -286,7 +299,8 @@ def _generic_call(fn: Any, row: dict, ts: list, scalar: Any, lib: Any) -> Callab
     """fn called as dispatch.ops / torch spell it (the same for both)."""
     form, lay = row["form"], row["layout"]
     if form == "reduction":
-        return partial(fn, ts[0]) if lay == "all" else partial(fn, ts[0], int(lay[-1]))
+        dim = reduced_dim(lay)
+        return partial(fn, ts[0]) if dim is None else partial(fn, ts[0], dim)
     if form == "inplace_scalar":
         return partial(fn, ts[0], scalar)
     return partial(fn, *ts, *(() if scalar is None else (scalar,)))
@@ -305,13 +319,14 @@ def make_inputs(lib: Library, vals: Values, row: dict) -> tuple:
     scalar = {"bool": True, "int": 1 if neutral else 3, "float": 1.0 if neutral else 0.5}[kind]
 
     def make(seed: int, shape: tuple, dtype: str = dt, k: str = kind, ones: bool = False) -> Any:
-        full = (shape[0], shape[1] * 2) if lay == "strided" and len(shape) == 2 else \
-            (shape[0] * 2,) if lay == "strided" else shape
+        strided = is_strided(lay)
+        full = (shape[0], shape[1] * 2) if strided and len(shape) == 2 else \
+            (shape[0] * 2,) if strided else shape
         values = vals.base(k, full, seed)
         if ones:
             values = _ones_like(vals, values, full)
         t = lib.tensor(values, full, dtype)
-        if lay != "strided":
+        if not strided:
             return t
         return t[:, ::2] if len(shape) == 2 else t[::2]
 
