@@ -205,10 +205,12 @@ int dispatch_iter_reduce(int op, const dispatch_iter_operand *in, uint32_t dim_m
  * (torch 216), bfloat16's 545 over dim 1 (torch 69). Such an input is
  * copied dense first, by the copy loop's own strided paths, and reduced
  * there. A transposed or row-stepped view keeps a unit-stride dim and is
- * read in place, as the column and row kernels do well. Never a view with
- * a stride-0 dim (Note [Broadcast reduced dims]: its copy could be far
- * larger than its storage), nor when the copy finds no memory: the
- * in-place path answers then.
+ * read in place, as the column and row kernels do well (a transposed
+ * float32 view's sums still follow its memory order: other bits than its
+ * dense copy's, seen and not yet mended). Never a view with a stride-0 dim
+ * (Note [Broadcast reduced dims]) or whose elements overlap (as_strided):
+ * its copy could be far larger than its storage; nor when the copy finds no
+ * memory: the in-place path answers then.
  */
 /* in copied into a dense buffer of its dtype and shape (c->data: the
  * caller frees it; strides: c's, MAXD of them): 0, 1 when not copied (a
@@ -216,14 +218,20 @@ int dispatch_iter_reduce(int op, const dispatch_iter_operand *in, uint32_t dim_m
 static int dense_copy_of(const dispatch_iter_operand *in, int64_t *strides,
                          dispatch_iter_operand *c)
 {
-    int64_t numel = 1;
+    const int64_t isz = (int64_t)dispatch_dtype_itemsize(in->dtype);
+    int64_t numel = 1, span = isz, bytes; /* span: the bytes from its first element to its last */
     for (int d = 0; d < in->ndim; d++) {
         if (in->strides[d] == 0 && in->shape[d] > 1) return 1;
-        numel *= in->shape[d];
+        if (__builtin_mul_overflow(numel, in->shape[d], &numel)) return 1;
+        span += (in->shape[d] - 1) * (in->strides[d] < 0 ? -in->strides[d] : in->strides[d]);
     }
-    const int64_t isz = (int64_t)dispatch_dtype_itemsize(in->dtype);
+    /* a view whose elements overlap (as_strided) could be far larger than
+     * what it reads: copied only when it holds no more bytes than it spans */
+    if (__builtin_mul_overflow(numel, isz, &bytes) || bytes > span ||
+        (uint64_t)bytes >= SIZE_MAX)
+        return 1;
     dense_strides(in->ndim, in->shape, isz, strides);
-    char *buf = malloc((size_t)(numel * isz) + 1);
+    char *buf = malloc((size_t)bytes + 1);
     if (!buf) return 1;
     *c = (dispatch_iter_operand){buf, in->ndim, in->shape, strides, in->dtype};
     dispatch_iter_operand ops[2] = {*c, *in};
