@@ -7,9 +7,7 @@ additions other than the documented one would show)."""
 
 from __future__ import annotations
 
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +17,7 @@ import dispatch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bits import bits
+from _peak_memory import LINUX_ONLY, assert_grows_under
 
 DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
           "float64"]
@@ -79,25 +78,20 @@ def test_a_gathered_view_reduces_to_its_contiguous_copys_bits(threads, dtype):
 # (A float32 one is not: reduce_float gathers reduced dims that no one
 # stride steps into a buffer of their own, before this change and after.)
 _OVERLAP_NOT_COPIED = """
-import resource
 import numpy as np
 import dispatch as d
 base = np.random.default_rng(5).integers(-1000, 1000, 2**15).astype(np.int32)
 shape, step = (2**13, 2**13), (2, 2)
 t = d.from_numpy(base).as_strided(shape, step)
 v = np.lib.stride_tricks.as_strided(base, shape, (8, 8))
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+START()
 got = (d.amax(t).item(), d.amin(t, 1).numpy(), int(d.argmax(t).item()))
-grew_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+grew = GREW()
 assert got[0] == v.max() and np.array_equal(got[1], v.min(1)) and got[2] == int(np.argmax(v))
-print(grew_kib)
+print(grew)
 """
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"),
-                    reason="ru_maxrss in KiB as Linux counts it")
+@LINUX_ONLY
 def test_an_overlapping_view_is_reduced_in_place_not_copied():
-    proc = subprocess.run([sys.executable, "-c", _OVERLAP_NOT_COPIED], capture_output=True,
-                          text=True, timeout=300, cwd=tempfile.gettempdir(), check=False)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    assert int(proc.stdout.strip()) < 64 * 1024, f"peak memory grew {proc.stdout.strip()} KiB"
+    assert_grows_under(_OVERLAP_NOT_COPIED, 64 * 1024)

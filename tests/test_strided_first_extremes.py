@@ -6,14 +6,16 @@ copy in the input's dtype; the same answers as NumPy's for every dtype, at
 
 from __future__ import annotations
 
-import subprocess
 import sys
-import tempfile
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import dispatch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _peak_memory import LINUX_ONLY, assert_grows_under
 
 DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"]
 
@@ -50,25 +52,20 @@ def test_strided_views_answer_as_numpy(threads, dtype):
 # dense. Its stride-0 dim is read once (Note [Broadcast reduced dims]), so the
 # process's peak resident memory stays where it was.
 _BROADCAST_NOT_COPIED = """
-import resource
 import numpy as np
 import dispatch as d
 base = np.random.default_rng(1).standard_normal((4, 8)).astype(np.float32)
 e = d.from_numpy(base)[:, ::2][None].expand(2**23, 4, 4)
 assert 0 in e.stride()
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+START()
 got = (int(d.argmax(e).item()), int(d.argmin(e).item()))
-grew_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+grew = GREW()
 want = (int(np.argmax(base[:, ::2])), int(np.argmin(base[:, ::2])))
 assert got == want, (got, want)
-print(grew_kib)
+print(grew)
 """
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"),
-                    reason="ru_maxrss in KiB as Linux counts it")
+@LINUX_ONLY
 def test_a_broadcast_view_is_searched_in_place_not_copied():
-    proc = subprocess.run([sys.executable, "-c", _BROADCAST_NOT_COPIED], capture_output=True,
-                          text=True, timeout=300, cwd=tempfile.gettempdir(), check=False)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    assert int(proc.stdout.strip()) < 64 * 1024, f"peak memory grew {proc.stdout.strip()} KiB"
+    assert_grows_under(_BROADCAST_NOT_COPIED, 64 * 1024)

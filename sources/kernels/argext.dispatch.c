@@ -653,9 +653,9 @@ DEF_ARG_DTYPE(f64, double, int64_t, uint64_t, ARG_NAN_FLOAT, ARG_FOLD_LANES)
             }                                                                             \
         }                                                                                 \
     }
-#define DEF_ARG_COLS(sfx, T, ISNAN)                                                       \
-    DEF_ARG_COLS_ONE(arg_cols_max_##sfx, T, ARG_GT_MAX, ISNAN)                            \
-    DEF_ARG_COLS_ONE(arg_cols_min_##sfx, T, ARG_GT_MIN, ISNAN)                            \
+/* The exported ARG_COLS kernel of sfx: arg_cols_min_<sfx> or _max_, its
+ * values of storage type T. */
+#define ARG_COLS_EXPORT_(sfx, T)                                                          \
     void DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_arg_cols_##sfx)(                     \
         int is_min, const char *p, intptr_t rstride, intptr_t nrows, intptr_t ncols,      \
         int64_t rstep, char *vals, int64_t *rows);                                        \
@@ -667,6 +667,10 @@ DEF_ARG_DTYPE(f64, double, int64_t, uint64_t, ARG_NAN_FLOAT, ARG_FOLD_LANES)
         if (is_min) arg_cols_min_##sfx(p, rstride, nrows, ncols, rstep, v, rows);         \
         else arg_cols_max_##sfx(p, rstride, nrows, ncols, rstep, v, rows);                \
     }
+#define DEF_ARG_COLS(sfx, T, ISNAN)                                                       \
+    DEF_ARG_COLS_ONE(arg_cols_max_##sfx, T, ARG_GT_MAX, ISNAN)                            \
+    DEF_ARG_COLS_ONE(arg_cols_min_##sfx, T, ARG_GT_MIN, ISNAN)                            \
+    ARG_COLS_EXPORT_(sfx, T)
 #define ARG_COLS_ROW_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) ARG_COLS_ROW_##CAT(sfx, T)
 #define ARG_COLS_ROW_INT(sfx, T) DEF_ARG_COLS(sfx, T, ARG_NAN_INT)
 #define ARG_COLS_ROW_BOOL(sfx, T)
@@ -730,17 +734,7 @@ enum { DISPATCH_FORALL_NARROW_FLOATS(ARG_NAN_ABOVE_ROW_) };
                             ARG_GT_MAX)                                                   \
     DEF_ARG_COLS_NARROW_ONE(arg_cols_min_##sfx, UT, ST, SIGN, MAG, ARG_NAN_ABOVE_##NAME,  \
                             ARG_GT_MIN)                                                   \
-    void DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_arg_cols_##sfx)(                     \
-        int is_min, const char *p, intptr_t rstride, intptr_t nrows, intptr_t ncols,      \
-        int64_t rstep, char *vals, int64_t *rows);                                        \
-    void DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_arg_cols_##sfx)(                     \
-        int is_min, const char *p, intptr_t rstride, intptr_t nrows, intptr_t ncols,      \
-        int64_t rstep, char *vals, int64_t *rows)                                         \
-    {                                                                                     \
-        UT *v = (UT *)(void *)vals;                                                       \
-        if (is_min) arg_cols_min_##sfx(p, rstride, nrows, ncols, rstep, v, rows);         \
-        else arg_cols_max_##sfx(p, rstride, nrows, ncols, rstep, v, rows);                \
-    }
+    ARG_COLS_EXPORT_(sfx, UT)
 #define ARG_NARROW_ROW_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) ARG_NARROW_##CAT(NAME, sfx, size)
 #define ARG_NARROW_FLOAT(NAME, sfx, size) ARG_COLS_NARROW_##size(NAME, sfx)
 #define ARG_NARROW_INT(NAME, sfx, size)
