@@ -5,7 +5,8 @@
  * (dispatch/reduce_kernel_table.h), which argmax, argmin, max(dim) and
  * min(dim) run for a contiguous reduced run of float32, float64 or an
  * integer dtype; and the same of each of a row-major matrix's columns, the
- * ARG_COLS kernels (Note [Column first extremes]).
+ * ARG_COLS kernels (Note [Column first extremes]), which every narrow float
+ * has too.
  *
  * Note [One-pass first extremes]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
