@@ -217,7 +217,7 @@ static void first_inner(char **ptrs, const intptr_t *steps, intptr_t n, void *ar
         const char *base = ptrs[2] + e * steps[2];
         char *v = ptrs[0] + e * steps[0];
         int64_t found = 0;
-        if (c->nr == 1) { /* one reduced dim: a typed scan (the common case) */
+        if (c->nr <= 1) { /* one reduced dim, or none (a 0-dim input): a typed scan */
             int64_t r = first_match(base, c->rstride[0], c->count, v, c->dtype);
             if (r >= c->count) r = 0;
             memcpy(v, base + r * c->rstride[0], (size_t)c->isz);
