@@ -1,9 +1,9 @@
 """max/min with indices and argmax/argmin of the narrow floats (float16,
-bfloat16), whose first-index search compares bits (Note [max and min with
-indices] and the narrow-float search in sources/iterator/reduce_indices.c):
-the first NaN, with its own bits, wins; of -0.0 and +0.0 the first; every
-reduced-dim layout the search takes (columns searched together, one column
-at a time, a run, two reduced dims), at 1, 2 and 3 threads. The model is
+bfloat16) in their own bits (Note [max and min with indices]; the column
+kernel of sources/kernels/argext.dispatch.c, the bit search of
+sources/iterator/reduce_indices.c): the first NaN, with its own bits, wins;
+of -0.0 and +0.0 the first; every path (columns in one pass, runs searched,
+strided views copied dense first), at 1, 2 and 3 threads. The model is
 NumPy's on float32 values (each narrow value is one exactly)."""
 
 from __future__ import annotations
@@ -76,9 +76,9 @@ def _layouts(a32: np.ndarray, dtype: str) -> dict:
             "stepped": _narrow(wide, dtype)[:, ::2]}
 
 
-# (300, 300): columns searched together (dim 0), runs (dim 1), and parts
-# for the threads; (9, 1031): a wide row; dim None of the transposed and
-# stepped views: two reduced dims that do not merge, searched element by element
+# (300, 300): columns in one pass (dim 0), runs searched (dim 1), and parts
+# for the threads; (9, 1031): a wide row; the transposed and stepped views:
+# copied dense first (Note [Strided first extremes] in reduce_plan.c)
 SHAPES = [(300, 300), (9, 1031)]
 
 

@@ -13,38 +13,29 @@
 
 /*
  * A narrow float (Note [Narrow floats] in dtype.h) is searched by its bits,
- * stored as the unsigned integer of its width: two values are equal when
- * their bits are, when both are zeros of either sign, or when both are NaNs
- * (magnitude bits above NARROW_NAN_ABOVE_). Each row's constants come from its
- * format (DISPATCH_FORALL_NARROW_FLOATS), so a new row is searched the same
- * way. Their max(dim)/min(dim)/argmax/argmin searched a float32 copy before,
- * and an element of that type through the cast loop to double here.
+ * stored as the unsigned integer of its width: a value matches the same
+ * bits, a zero either zero, a NaN any NaN (magnitude bits above its format's
+ * DISPATCH_NARROW_NAN_ABOVE_). Each row's constants come from its format
+ * (DISPATCH_FORALL_NARROW_FLOATS), so a new row is searched the same way.
+ * Their max(dim)/min(dim)/argmax/argmin searched a float32 copy before.
  */
-#define NARROW_NAN_ABOVE_(E, M, NANS)                                                     \
-    (DISPATCH_NARROW_##NANS == DISPATCH_NARROW_FN                                        \
-         ? dispatch_narrow_max_bits(E, M, DISPATCH_NARROW_FN)                             \
-         : DISPATCH_NARROW_INF_(E, M))
-#define NARROW_MAG_(E, M) (DISPATCH_NARROW_SIGN_(E, M) - 1u)
-/* x and y the bits; mag_ and nan_above_ the row's constants, in scope where
- * a search on the row runs */
-#define EQ_NARROW(x, y)                                                                   \
-    (((x) == (y)) | ((((x) | (y)) & mag_) == 0) |                                          \
-     ((((x) & mag_) > nan_above_) & (((y) & mag_) > nan_above_)))
 #define EQ_NARROW_NAN(x, y) (((x) & mag_) > nan_above_)
 #define EQ_NARROW_ZERO(x, y) (((x) & mag_) == 0)
-/* SEARCH(T, EQ, ANY) on a narrow float row, its bits' type by its width */
-#define SEARCHED_NARROW_(SEARCH, NAME, sfx, E, M, NANS, EQ)                                \
+/* SEARCH(T, ANY) on a narrow float row, T its bits' type by its width, with
+ * the row's mag_ and nan_above_ in scope */
+#define SEARCHED_NARROW_(SEARCH, NAME, sfx, E, M, NANS)                                    \
     case DISPATCH_##NAME: {                                                                \
-        const uint32_t mag_ = NARROW_MAG_(E, M), nan_above_ = NARROW_NAN_ABOVE_(E, M, NANS); \
-        (void)mag_, (void)nan_above_;                                                      \
-        if (1 + (E) + (M) == 16) SEARCH(uint16_t, EQ, int16_t);                             \
-        else SEARCH(uint8_t, EQ, int8_t);                                                  \
+        const uint32_t mag_ = DISPATCH_NARROW_SIGN_(E, M) - 1u,                            \
+                       nan_above_ = DISPATCH_NARROW_NAN_ABOVE_(E, M, DISPATCH_NARROW_##NANS); \
+        if (1 + (E) + (M) == 16) SEARCH(uint16_t, int16_t);                                 \
+        else SEARCH(uint8_t, int8_t);                                                      \
         break;                                                                             \
     }
 
 /* Whether the elements at a and b are equal, NaN matching NaN: a case per
  * bool and integer row of the list, compared as its storage type (Note
- * [Integer facts] in dtype.h), a narrow float by its bits (above). */
+ * [Integer facts] in dtype.h); any other float as double, by its cast (the
+ * fallback of first_match, whose typed cases take every dtype of the list). */
 #define SAME_BOOL(NAME, T) case DISPATCH_##NAME: return (*a != 0) == (*b != 0);
 #define SAME_INT(NAME, T)                                                                 \
     case DISPATCH_##NAME: {                                                               \
@@ -54,13 +45,6 @@
     }
 #define SAME_FLOAT(NAME, T)
 #define SAME_(NAME, name, sfx, T, size, CAT, kind, fmt, dl) SAME_##CAT(NAME, T)
-#define SAME_ONE_(T, EQ, ANY)                                                             \
-    do {                                                                                  \
-        T x, y;                                                                           \
-        memcpy(&x, a, sizeof x), memcpy(&y, b, sizeof y);                                 \
-        return EQ(x, y);                                                                  \
-    } while (0)
-#define SAME_NARROW_(NAME, sfx, E, M, NANS) SEARCHED_NARROW_(SAME_ONE_, NAME, sfx, E, M, NANS, EQ_NARROW)
 static int same_value(const char *a, const char *b, int dtype) {
     switch (dtype) {
     case DISPATCH_FLOAT32: {
@@ -74,12 +58,18 @@ static int same_value(const char *a, const char *b, int dtype) {
         return x == y || (x != x && y != y);
     }
     DISPATCH_FORALL_DTYPES(SAME_)
-    DISPATCH_FORALL_NARROW_FLOATS(SAME_NARROW_)
+    default: {
+        double x, y;
+        char *data[2];
+        intptr_t steps[2] = {0, 0};
+        dispatch_loop_fn cast = dispatch_cast_loop_get(dtype, DISPATCH_FLOAT64);
+        data[0] = (char *)&x, data[1] = (char *)a, cast(data, steps, 1, NULL);
+        data[0] = (char *)&y, data[1] = (char *)b, cast(data, steps, 1, NULL);
+        return x == y || (x != x && y != y);
     }
-    return 0; /* not a dtype of the list */
+    }
 }
 #undef SAME_
-#undef SAME_NARROW_
 
 /*
  * Note [max and min with indices]
@@ -188,7 +178,7 @@ static int64_t first_match(const char *base, int64_t stride, int64_t count, cons
     }
     SEARCHED_INTEGERS(FIRST_MATCH)
     /* a narrow float: as a float above, by its bits; a zero matches either zero */
-#define FIRST_MATCH_NARROW(T, EQ, ANY)                                                    \
+#define FIRST_MATCH_NARROW(T, ANY)                                                        \
     do {                                                                                  \
         T w;                                                                              \
         memcpy(&w, v, sizeof w);                                                          \
@@ -197,7 +187,7 @@ static int64_t first_match(const char *base, int64_t stride, int64_t count, cons
         else FIRST_MATCH(T, EQ_VALUE, ANY);                                               \
     } while (0)
 #define FIRST_NARROW_(NAME, sfx, E, M, NANS)                                              \
-    SEARCHED_NARROW_(FIRST_MATCH_NARROW, NAME, sfx, E, M, NANS, EQ_NARROW)
+    SEARCHED_NARROW_(FIRST_MATCH_NARROW, NAME, sfx, E, M, NANS)
     DISPATCH_FORALL_NARROW_FLOATS(FIRST_NARROW_)
     default:
         for (; r < count; r++)

@@ -693,9 +693,7 @@ DEF_ARG_COLS(f64, double, ARG_NAN_FLOAT)
  * its values alone 15.
  */
 #define ARG_NAN_ABOVE_ROW_(NAME, sfx, E, M, NANS)                                         \
-    ARG_NAN_ABOVE_##NAME = DISPATCH_NARROW_##NANS == DISPATCH_NARROW_FN                   \
-                               ? (1 << ((E) + (M))) - 2 /* its one NaN: every bit */      \
-                               : (int)DISPATCH_NARROW_INF_(E, M),
+    ARG_NAN_ABOVE_##NAME = (int)DISPATCH_NARROW_NAN_ABOVE_(E, M, DISPATCH_NARROW_##NANS),
 enum { DISPATCH_FORALL_NARROW_FLOATS(ARG_NAN_ABOVE_ROW_) };
 #define ARG_NKEY_(x, ST, SIGN, MAG) ((ST)(((x) & (MAG)) == 0 ? 0u : ((x) & (SIGN)) ? (x) ^ (MAG) : (x)))
 #define DEF_ARG_COLS_NARROW_ONE(name, UT, ST, SIGN, MAG, NAN_ABOVE, GT)                   \
@@ -750,18 +748,17 @@ DISPATCH_FORALL_DTYPES(ARG_NARROW_ROW_)
     DISPATCH_KERNELS_REDUCE(ARG_COLS, NAME, dispatch_kernel_arg_cols_##sfx, 1)
 #define ARG_ENTRY_BOOL(NAME, sfx)
 #define ARG_ENTRY_FLOAT(NAME, sfx)
+/* the narrow floats' ARG_COLS entries: the rows ARG_NARROW_ROW_ defined */
 #define ARG_NARROW_ENTRY_(NAME, name, sfx, T, size, CAT, kind, fmt, dl)                    \
-    ARG_NARROW_ENTRY_##CAT##_##size(NAME, sfx)
-#define ARG_NARROW_ENTRY_FLOAT_2(NAME, sfx)                                               \
+    ARG_NARROW_ENTRY_##CAT(NAME, sfx, size)
+#define ARG_NARROW_ENTRY_INT(NAME, sfx, size)
+#define ARG_NARROW_ENTRY_BOOL(NAME, sfx, size)
+#define ARG_NARROW_ENTRY_FLOAT(NAME, sfx, size) ARG_NARROW_ENTRY_##size(NAME, sfx)
+#define ARG_NARROW_ENTRY_1(NAME, sfx)                                                     \
     DISPATCH_KERNELS_REDUCE(ARG_COLS, NAME, dispatch_kernel_arg_cols_##sfx, 1)
-#define ARG_NARROW_ENTRY_FLOAT_1(NAME, sfx) ARG_NARROW_ENTRY_FLOAT_2(NAME, sfx)
-#define ARG_NARROW_ENTRY_FLOAT_4(NAME, sfx)
-#define ARG_NARROW_ENTRY_FLOAT_8(NAME, sfx)
-#define ARG_NARROW_ENTRY_INT_1(NAME, sfx)
-#define ARG_NARROW_ENTRY_INT_2(NAME, sfx)
-#define ARG_NARROW_ENTRY_INT_4(NAME, sfx)
-#define ARG_NARROW_ENTRY_INT_8(NAME, sfx)
-#define ARG_NARROW_ENTRY_BOOL_1(NAME, sfx)
+#define ARG_NARROW_ENTRY_2(NAME, sfx) ARG_NARROW_ENTRY_1(NAME, sfx)
+#define ARG_NARROW_ENTRY_4(NAME, sfx)
+#define ARG_NARROW_ENTRY_8(NAME, sfx)
 DISPATCH_KERNELS_EXPORT(argext,
     DISPATCH_FORALL_DTYPES(ARG_ENTRY_)
     DISPATCH_KERNELS_REDUCE(ARG, FLOAT32, dispatch_kernel_arg_f32, 1)

@@ -137,6 +137,11 @@ static inline uint16_t dispatch_bfloat16_from_double_inline(double x) {
  * magnitude's bits. */
 #define DISPATCH_NARROW_SIGN_(E, M) (1u << ((E) + (M)))
 #define DISPATCH_NARROW_INF_(E, M) (((1u << (E)) - 1u) << (M))
+/* The magnitude bits (sign dropped) above which a value is a NaN: IEEE's
+ * infinity, FN's largest finite value (its one NaN has every bit set). A
+ * constant expression, for enums and loops that test bits. */
+#define DISPATCH_NARROW_NAN_ABOVE_(E, M, nans)                                               \
+    ((nans) == DISPATCH_NARROW_FN ? (1u << ((E) + (M))) - 2u : DISPATCH_NARROW_INF_(E, M))
 
 DISPATCH_NARROW_FN_ uint32_t dispatch_narrow_max_bits(int E, int M, int nans) {
     return nans == DISPATCH_NARROW_FN ? (1u << (E + M)) - 2u : DISPATCH_NARROW_INF_(E, M) - 1u;
