@@ -61,7 +61,8 @@ for name in ("float32", "float64"):
     x = inp[f"l_{name}"]
     o = np.empty_like(x); kernels.run("log", o, x); out[f"log_{name}"] = o
     s = inp[f"s_{name}"]
-    out[f"sum_{name}"] = np.array([kernels.sum(s), kernels.sum(s[::7])], dtype=s.dtype)
+    out[f"sum_{name}"] = np.array([kernels.sum(s), kernels.sum(s[::7]), kernels.sum(s[::2]),
+                                   kernels.sum(s[1:2050:2]), kernels.sum(s[3:40:2])], dtype=s.dtype)
     m = inp[f"m_{name}"]  # rows through max/min's fast pass, its NaN check, the exact pass
     for op in ("max", "min"):
         o = np.empty(m.shape[0], m.dtype); iterator.reduce(op, m, o, dims=(1,)); out[f"{op}_{name}"] = o
@@ -88,6 +89,8 @@ out["sum_f16_float16"] = np.concatenate(
     [np.atleast_1d(s16.sum().numpy()), np.atleast_1d(s16[:1023].sum().numpy()),
      np.atleast_1d(s16[:4097].sum().numpy()), s16.reshape(50, 100).sum(1).numpy(),
      s16.reshape(50, 100).sum(0).numpy(), s16.reshape(500, 10).sum(0).numpy(),
+     np.atleast_1d(s16[::2].sum().numpy()), s16.reshape(50, 100)[:, 1::2].sum(1).numpy(),
+     np.atleast_1d(s16.reshape(50, 100)[:, ::2].sum().numpy()),
      dispatch.amax(s16.reshape(50, 100), dim=0).numpy()]).view(np.uint16)
 e16 = inp["h_all"][(inp["h_all"] & 0x7C00) != 0x7C00]
 e16 = dispatch.from_numpy(np.random.default_rng(16).permutation(e16).view(np.float16))

@@ -522,9 +522,11 @@ float reduce_sum_narrow(int dtype, const char *p, intptr_t stride, int64_t n)
 
 /* A sum, mean or prod whose reduced dims no one stride steps, of an input
  * with a broadcast dim: its dense copy would hold every repeat (2^31
- * elements of one), so reduce_narrow.c reads it in place in the copy's
- * order (Note [Narrow floats without the copy]); the values are stored
- * here through the output's strides. 1 when not taken. */
+ * elements of one); or of a view no dim of which steps by one element,
+ * whose copy would be written and read again (Note [Gathered reductions]).
+ * So reduce_narrow.c reads it in place in the copy's order (Note [Narrow
+ * floats without the copy]); the values are stored here through the
+ * output's strides. 1 when not taken. */
 static int reduce_float_in_place(const reduce_job *j, const dispatch_iter_operand *in,
                                  uint32_t mask, int64_t nout)
 {
@@ -603,7 +605,9 @@ int reduce_float(int op, const dispatch_iter_operand *in, uint32_t dim_mask, int
         }
     }
     if (!one_stride) {
-        /* A broadcast read in place, with the copy's bits; else the copy. */
+        /* A broadcast, or a view no dim of which steps by one element, read
+         * in place with the copy's bits (Note [Gathered reductions]); else
+         * the copy. */
         int rc = reduce_float_in_place(&j, in, dim_mask, nout);
         if (rc != 1) return rc;
         /* Gather: tmp[o][r] row-major over the reduced dims, per output o. */

@@ -126,8 +126,13 @@ static inline int reduce_in_place_too_long(int64_t count, int64_t nout)
     return __builtin_mul_overflow(count, nout, &total) || total > ((int64_t)1 << 34);
 }
 
+/* reduce_plan.c: no dim of the input steps by one element (Note [Gathered
+ * reductions]). */
+int reduce_reads_by_gathers(const dispatch_iter_operand *in);
+
 /* reduce_narrow.c: a float32/float64 sum, mean or prod of an input with a
- * broadcast dim whose reduced dims no one stride steps, read in place with
+ * broadcast dim whose reduced dims no one stride steps, or of one that no
+ * dim steps by one element (in the rows order only), read in place with
  * the bits of its dense copy; one value per output (row-major over the kept
  * dims) into vals; 1 when not taken (the caller copies), else 0 or -1. */
 int reduce_float_rows_in_place(int op, const dispatch_iter_operand *in, uint32_t mask,

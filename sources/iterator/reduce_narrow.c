@@ -4,7 +4,10 @@
  * broadcasts (a stride-0 dim of 2^31 elements), gathers. Read in place, a
  * bounded chunk at a time, with the bits of what the engine did before: the
  * float32 reduction of a dense float32 copy (reduce_via_float32 in
- * reduce_plan.c, still the last resort for what is not taken here).
+ * reduce_plan.c, still the last resort for what is not taken here). The
+ * same rows, in their own dtype, read float32/float64 sums of broadcasts
+ * and of views no dim of which steps by one element (Note [Gathered
+ * reductions] in reduce_plan.c).
  *
  * Note [Narrow floats without the copy]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -18,10 +21,11 @@
  *   - rows (otherwise): each output the SUM kernel's pairwise tree (or the
  *     FOLD kernel's 32 lanes) over its elements in row-major order of the
  *     reduced dims. The tree's splits depend on the count only, so a range
- *     of it is summed alone: ranges of up to CHUNK elements are gathered
- *     (an odometer over the reduced dims) and summed by the narrow SUM
- *     kernel, and added back along the same splits (the kernel's own
- *     `lo + hi` in float32). A product is the FOLD kernel's own call on
+ *     of it is summed alone: ranges of up to SUM_CHUNK_BYTES are gathered
+ *     (runs of the innermost reduced dim, an odometer over the others) and
+ *     summed by the SUM kernel of their dtype, and added back along the
+ *     same splits (the kernel's own `lo + hi`, in float32 but for
+ *     float64). A product is the FOLD kernel's own call on
  *     each block of its tree (Note [Fold blocks] in
  *     dispatch/reduce_kernel_table.h), gathered and widened, the blocks'
  *     products multiplied back along the same splits; one long row's top
@@ -41,11 +45,15 @@
 #include "reduce_internal.h"
 
 enum {
-    CHUNK = 1 << 16,     /* elements gathered at a time: a multiple of the lanes */
+    PAIR_ABOVE = 1 << 16, /* a sum of one output this long: its halves on two threads */
     SUM_LEAF = 1024,     /* sum.dispatch.c's float32 leaf (reduce_float.c's sum_leaf) */
     SUM_LEAF_F64 = 512,  /* and its float64 leaf */
+    /* a sum's range gathered at a time: the buffer stays in L1/L2 between
+     * the gather that writes it and the kernel that reads it, and below
+     * malloc's mmap threshold (a fresh mapping's page faults cost more
+     * than the gather) */
+    SUM_CHUNK_BYTES = 1 << 12,
 };
-_Static_assert(CHUNK >= DISPATCH_FOLD_BLOCK, "a fold's block is gathered in one chunk");
 
 /* One side of the input: dims (size-1 dims dropped), outermost first. */
 typedef struct dims {
@@ -83,6 +91,7 @@ static int64_t offset_of(const dims *d, int64_t index)
 typedef struct rows_job {
     int op, dtype;
     size_t isz;     /* the element's size: 2 (narrow), 4 or 8 */
+    dispatch_loop_fn copy; /* the dtype's copy loop: the gathers */
     const char *base;
     dims kept, red; /* red merged */
     int64_t count;
@@ -90,22 +99,27 @@ typedef struct rows_job {
     atomic_int failed;
 } rows_job;
 
+/* n elements `s` bytes apart from q into buf: the dtype's copy loop, whose
+ * strided paths vectorize per target (a loop of one-element copies here,
+ * compiled at the baseline, ran at 0.6 ns an element: twice the dense
+ * copy it replaced). */
+static void copy_run(const rows_job *j, char *buf, const char *q, int64_t s, int64_t n)
+{
+    char *data[2] = {buf, (char *)q};
+    intptr_t steps[2] = {(intptr_t)j->isz, (intptr_t)s};
+    j->copy(data, steps, (intptr_t)n, NULL);
+}
+
 /* Elements [begin, begin + n) of one output's row-major sequence, as
- * they are (isz bytes each), into buf (n <= CHUNK). */
+ * they are (isz bytes each), into buf (n <= gather_cap): runs of the innermost
+ * reduced dim, an odometer over the others. */
 static void gather(const rows_job *j, const char *p, int64_t begin, int64_t n, char *buf)
 {
     const dims *r = &j->red;
     const size_t isz = j->isz;
     if (r->n <= 1) {
         int64_t s = r->n ? r->stride[0] : 0;
-        const char *q = p + begin * s;
-        if (s == 0) {
-            for (int64_t i = 0; i < n; i++) memcpy(buf + i * isz, q, isz);
-        } else if (s == (int64_t)isz) {
-            memcpy(buf, q, (size_t)n * isz);
-        } else {
-            for (int64_t i = 0; i < n; i++) memcpy(buf + i * isz, q + i * s, isz);
-        }
+        copy_run(j, buf, p + begin * s, s, n);
         return;
     }
     int64_t idx[MAXD], rest = begin;
@@ -115,10 +129,13 @@ static void gather(const rows_job *j, const char *p, int64_t begin, int64_t n, c
     }
     const char *q = p + offset_of(r, begin);
     const int in = r->n - 1;
-    for (int64_t i = 0; i < n; i++) {
-        memcpy(buf + i * isz, q, isz);
-        q += r->stride[in];
-        if (++idx[in] < r->shape[in]) continue;
+    while (n > 0) {
+        int64_t k = r->shape[in] - idx[in];
+        if (k > n) k = n;
+        copy_run(j, buf, q, r->stride[in], k);
+        buf += k * (int64_t)isz, n -= k;
+        q += k * r->stride[in];
+        idx[in] += k;
         for (int d = in; d > 0 && idx[d] == r->shape[d]; d--) { /* carry */
             q -= idx[d] * r->stride[d];
             idx[d] = 0;
@@ -128,6 +145,17 @@ static void gather(const rows_job *j, const char *p, int64_t begin, int64_t n, c
     }
 }
 
+/* The elements one gather takes for a range of n of an output's sequence:
+ * a sum's chunk, a fold's block (its whole run where its kernels do not
+ * fold in blocks, Note [Fold blocks]). */
+static int64_t gather_cap(const rows_job *j, int64_t n)
+{
+    int64_t cap = !dispatch_reduce_is_fold(j->op)  ? SUM_CHUNK_BYTES / (int64_t)j->isz
+                  : dispatch_fold_in_blocks(j->op) ? DISPATCH_FOLD_BLOCK
+                                                   : n;
+    return n < cap ? n : cap;
+}
+
 /* Two halves of the tree added as the kernel adds them: in float32 but for
  * float64. */
 static double add_halves(int dtype, double lo, double hi)
@@ -135,17 +163,29 @@ static double add_halves(int dtype, double lo, double hi)
     return dtype == DISPATCH_FLOAT64 ? lo + hi : (double)((float)lo + (float)hi);
 }
 
-/* The SUM kernel's tree over elements [begin, begin + n) of one output. */
+/* The SUM kernel of j's dtype over n elements `stride` bytes apart. */
+static double sum_kernel(const rows_job *j, const char *p, int64_t stride, int64_t n)
+{
+    if (j->dtype == DISPATCH_FLOAT64)
+        return CHOSEN_KERNEL(SUM, FLOAT64, dispatch_rk_sum_f64_fn)(p, (intptr_t)stride,
+                                                                    (intptr_t)n);
+    return ((dispatch_rk_sum_f32_fn)reduce_chosen_kernel(DISPATCH_RK_SUM, j->dtype))(
+        p, (intptr_t)stride, (intptr_t)n);
+}
+
+/* The SUM kernel's tree over elements [begin, begin + n) of one output: a
+ * range inside one run of the innermost reduced dim read in place by the
+ * kernel (which reads every other element as it loads), else gathered. */
 static double sum_range(const rows_job *j, const char *p, int64_t begin, int64_t n, char *buf)
 {
-    int f64 = j->dtype == DISPATCH_FLOAT64;
-    if (n <= CHUNK) {
+    const dims *r = &j->red;
+    if (r->n >= 1 && begin % r->shape[r->n - 1] + n <= r->shape[r->n - 1])
+        return sum_kernel(j, p + offset_of(r, begin), r->stride[r->n - 1], n);
+    if (n <= gather_cap(j, n)) {
         gather(j, p, begin, n, buf);
-        if (f64) return CHOSEN_KERNEL(SUM, FLOAT64, dispatch_rk_sum_f64_fn)(buf, 8, (intptr_t)n);
-        return ((dispatch_rk_sum_f32_fn)reduce_chosen_kernel(DISPATCH_RK_SUM, j->dtype))(
-            buf, (intptr_t)j->isz, (intptr_t)n);
+        return sum_kernel(j, buf, (int64_t)j->isz, n);
     }
-    int64_t leaf = f64 ? SUM_LEAF_F64 : SUM_LEAF;
+    int64_t leaf = j->dtype == DISPATCH_FLOAT64 ? SUM_LEAF_F64 : SUM_LEAF;
     int64_t h = ((n / leaf + 1) / 2) * leaf; /* the kernel's split */
     double lo = sum_range(j, p, begin, h, buf);
     double hi = sum_range(j, p, begin + h, n - h, buf);
@@ -206,7 +246,7 @@ static void rows_range(void *arg, int64_t b, int64_t e)
 {
     rows_job *j = arg;
     int fold = dispatch_reduce_is_fold(j->op);
-    int64_t cap = fold && !dispatch_fold_in_blocks(j->op) && j->count > CHUNK ? j->count : CHUNK;
+    int64_t cap = gather_cap(j, j->count);
     char *buf = malloc((size_t)cap * j->isz);
     float *f = fold && j->isz == 2 ? malloc((size_t)cap * sizeof *f) : NULL;
     if (!buf || (fold && j->isz == 2 && !f)) {
@@ -234,8 +274,9 @@ static void pair_range(void *arg, int64_t b, int64_t e)
 {
     half_pair *h = arg;
     int fold = dispatch_reduce_is_fold(h->j->op);
-    char *buf = malloc(CHUNK * h->j->isz);
-    float *f = fold && h->j->isz == 2 ? malloc((size_t)DISPATCH_FOLD_BLOCK * sizeof *f) : NULL;
+    int64_t cap = gather_cap(h->j, h->n[0] > h->n[1] ? h->n[0] : h->n[1]);
+    char *buf = malloc((size_t)cap * h->j->isz);
+    float *f = fold && h->j->isz == 2 ? malloc((size_t)cap * sizeof *f) : NULL;
     if (!buf || (fold && h->j->isz == 2 && !f)) {
         atomic_store(&h->j->failed, 1);
         free(buf), free(f);
@@ -250,7 +291,7 @@ static void pair_range(void *arg, int64_t b, int64_t e)
 static int reduce_rows(rows_job *j, int64_t nout)
 {
     int fold = dispatch_reduce_is_fold(j->op);
-    int64_t split_above = fold ? 2 * DISPATCH_ITER_GRAIN : CHUNK;
+    int64_t split_above = fold ? 2 * DISPATCH_ITER_GRAIN : PAIR_ABOVE;
     if (nout == 1 && j->count > split_above && dispatch_get_num_threads() > 1 &&
         (!fold || dispatch_fold_in_blocks(j->op))) {
         int64_t leaf = j->dtype == DISPATCH_FLOAT64 ? SUM_LEAF_F64 : SUM_LEAF;
@@ -337,7 +378,9 @@ static int rows_in_place(int op, int dtype, size_t isz, const char *base, const 
                          const dims *red, int64_t count, int64_t nout, double *vals)
 {
     rows_job j = {.op = op, .dtype = dtype, .isz = isz, .base = base, .kept = *kept,
-                  .red = *red, .count = count, .vals = vals};
+                  .red = *red, .count = count, .vals = vals,
+                  .copy = dispatch_loop_get(DISPATCH_LOOP_COPY, dtype)};
+    if (!j.copy) return 1;
     atomic_init(&j.failed, 0);
     return reduce_rows(&j, nout);
 }
@@ -349,7 +392,7 @@ int reduce_float_rows_in_place(int op, const dispatch_iter_operand *in, uint32_t
     if (dispatch_reduce_is_fold(op) && op != DISPATCH_REDUCE_PROD) return 1; /* lanes: prod's */
     int broadcast = 0;
     for (int d = 0; d < in->ndim; d++) broadcast |= in->shape[d] > 1 && in->strides[d] == 0;
-    if (!broadcast) return 1; /* the copy holds no more than the input's memory */
+    if (!broadcast && !reduce_reads_by_gathers(in)) return 1; /* the copy: as fast, as small */
     dims kept = {0}, red = {0};
     for (int d = 0; d < in->ndim; d++) {
         if (in->shape[d] == 1) continue;

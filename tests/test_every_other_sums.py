@@ -1,0 +1,111 @@
+"""Sums and means of views that step over every other element (x[:, ::2],
+x[1::2], stepped 3-D views), read in place: the SUM kernels load every other
+element as they sum (Note [Sums of every other element] in
+sources/kernels/sum.dispatch.c), and a view no dim of which steps by one
+element is summed a range of its tree at a time (Note [Gathered reductions]
+in sources/iterator/reduce_plan.c). Each gives the bits of the same
+reduction of the view's contiguous copy, for rows shorter and longer than
+a leaf and a gather, at 1 and 2 threads; and no load reads past the view's
+last element, even where that element ends its memory (a guard page after
+it)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import dispatch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _bits import bits
+from _targets import DISABLE, forced_env, runnable
+
+FLOATS = ["float16", "bfloat16", "float32", "float64"]
+
+
+def _base(dtype: str, shape: tuple, seed: int):
+    a = np.random.default_rng(seed).standard_normal(shape).astype(np.float32) * 3  # sums round
+    return dispatch.from_numpy(a).to(getattr(dispatch, dtype))
+
+
+def _views(dtype: str):
+    """(name, view): every other column of short, leaf-crossing and
+    gather-crossing rows, odd starts, 1-D runs, stepped 3-D views."""
+    short = _base(dtype, (7, 2 * 13 + 1), 1)
+    wide = _base(dtype, (5, 2 * 1500 + 1), 2)  # rows past the float32 leaf (1024)
+    long_rows = _base(dtype, (3, 2 * 20000 + 1), 3)  # past a gather of 32 KiB of float64
+    flat = _base(dtype, (2 * 300001 + 1,), 4)
+    cube = _base(dtype, (6, 40, 2 * 700 + 1), 5)
+    return [("short rows", short[:, ::2]), ("odd start", short[:, 1::2]),
+            ("wide rows", wide[:, ::2]), ("long rows", long_rows[:, 1::2]),
+            ("1-D", flat[::2]), ("1-D odd start", flat[1:200001:2]),
+            ("stepped 3-D", cube[::2, 1:, ::2]), ("every other of 3-D", cube[:, :, ::2])]
+
+
+def _calls(ndim: int):
+    dims = [None] + list(range(ndim)) + ([[0, 2], [1, 2]] if ndim == 3 else [])
+    for op in ("sum", "mean"):
+        for dim in dims:
+            if dim is None:
+                yield f"{op}()", lambda t, op=op: getattr(dispatch, op)(t)
+            else:
+                yield f"{op}({dim})", lambda t, op=op, dim=dim: getattr(dispatch, op)(t, dim)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_every_other_element_sums_to_its_contiguous_copys_bits(threads, dtype):
+    for n in (1, 2):
+        threads(n)
+        for name, view in _views(dtype):
+            dense = view.contiguous()
+            for what, call in _calls(view.dim()):
+                got, want = call(view), call(dense)
+                assert got.dtype == want.dtype and got.shape == want.shape, what
+                assert np.array_equal(bits(got), bits(want)), f"{what} {dtype} {name} {n}t"
+
+
+def test_every_other_element_sums_as_numpy_does_within_rounding():
+    a = np.random.default_rng(7).standard_normal((64, 4001))
+    v = dispatch.from_numpy(a)[:, ::2]
+    np.testing.assert_allclose(dispatch.sum(v).item(), a[:, ::2].sum(), rtol=1e-12)
+    np.testing.assert_allclose(dispatch.sum(v, 1).numpy(), a[:, ::2].sum(1), rtol=1e-12)
+
+
+# A view whose last element is the last of its memory, a PROT_NONE page after
+# it: a load of a vector past that element faults (SIGSEGV), in the child.
+_GUARDED = r"""
+import ctypes, mmap, sys
+import numpy as np
+import dispatch as d
+page = mmap.PAGESIZE
+buf = mmap.mmap(-1, 2 * page, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+libc = ctypes.CDLL(None, use_errno=True)
+addr = ctypes.addressof(ctypes.c_char.from_buffer(buf))
+assert libc.mprotect(ctypes.c_void_p(addr + page), page, 0) == 0
+for dtype in ("float16", "float32", "float64"):
+    size = np.dtype(dtype).itemsize
+    n = page // size - 1  # odd: [::2] ends on the page's last element
+    a = np.frombuffer(buf, dtype, count=n, offset=page - n * size)
+    a[:] = np.arange(n) % 7
+    flat = d.from_numpy(a)[::2]
+    rows = d.from_numpy(a[-(31 * 15):]).reshape(15, 31)[:, ::2]  # ends on the last too
+    for v in (flat, rows, flat[-37:], flat[-8:]):
+        dense = v.contiguous()
+        for got, want in ((d.sum(v), d.sum(dense)), (d.sum(v, -1), d.sum(dense, -1))):
+            assert np.array_equal(got.numpy(), want.numpy()), (dtype, v.shape)
+print("ok")
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="mprotect through libc: Linux")
+@pytest.mark.parametrize("target", list(DISABLE))
+def test_no_load_reads_past_a_views_last_element(target):
+    if not runnable(target):
+        pytest.skip(f"this CPU cannot run {target}")
+    r = subprocess.run([sys.executable, "-c", _GUARDED], capture_output=True, text=True,
+                       timeout=120, env=forced_env(target))
+    assert r.returncode == 0 and r.stdout.strip() == "ok", (r.returncode, r.stderr[-2000:])
