@@ -104,6 +104,8 @@ for name in ("int8", "int32", "int64"):  # integer reductions (int_reduce): cont
         np.array([m.sum().item(), dispatch.amax(m).item(), dispatch.amin(m).item()]),
         m.sum(0).numpy(), m.sum(1).numpy(), dispatch.amax(m, dim=0).numpy().astype(np.int64),
         dispatch.amin(m, dim=1).numpy().astype(np.int64), m[:, ::3].sum(1).numpy(),
+        m[:, ::2].sum(1).numpy(), dispatch.amax(m[:, ::2], dim=1).numpy().astype(np.int64),
+        np.array([dispatch.amin(m[:, 1::2]).item(), m[:, 1::2].sum().item()]),
         np.array([q.prod().item()]), q.prod(0).numpy(), q.prod(1).numpy(),
         q[:, ::3].prod(1).numpy()])
 np.savez(sys.argv[2], **out)

@@ -204,21 +204,24 @@ int dispatch_iter_reduce(int op, const dispatch_iter_operand *in, uint32_t dim_m
  * a (512, 1024) float32 view's every other column took 737 us over dim 0
  * (torch 216), bfloat16's 545 over dim 1 (torch 69). Such an input is
  * copied dense first, by the copy loop's own strided paths, and reduced
- * there; but a float32/float64 sum or mean that the copy would
- * reduce in the rows order (not the columns of Note [Column reductions]) is
- * read in place along that same order: a row that one stride steps by the
- * SUM kernel itself (which reads every other element as it loads, Note
+ * there; but where the copy would be reduced in the rows order (not the
+ * columns of Note [Column reductions]) and the kernels read a row of every
+ * other element as they load, the input is read in place
+ * (read_in_place_not_copied): float32/float64 sums and means along the
+ * same tree, a row that one stride steps by the SUM kernel itself (Note
  * [Sums of every other element]), the elements of several dims a range of
  * the tree at a time, gathered into a buffer that stays in cache
- * (reduce_narrow.c's rows). float64 sum() of that (512, 1024) view: 92 ->
- * 53 us, its copy's 2 MiB never written. A transposed or row-stepped view
- * keeps a unit-stride dim and is read in place, as the column and row
- * kernels do well (a transposed
- * float32 view's sums still follow its memory order: other bits than its
- * dense copy's, seen and not yet mended). Never a view with a stride-0 dim
- * (Note [Broadcast reduced dims]) or whose elements overlap (as_strided):
- * its copy could be far larger than its storage; nor when the copy finds no
- * memory: the in-place path answers then.
+ * (reduce_narrow.c's rows); the exact sums and extremes of int32/int64
+ * and bool's extremes by the integer kernels (Note [Every other integer]).
+ * float64 sum() of that (512, 1024) view: 92 -> 46 us, int64 amax() 91 ->
+ * 43 (NumPy 45), bool amax() 9.1 -> 0.5 (it stops at the first True), and
+ * no copy's 2 MiB written. A transposed or row-stepped view keeps a
+ * unit-stride dim and is read in place, as the column and row kernels do
+ * well (a transposed float32 view's sums still follow its memory order:
+ * other bits than its dense copy's, seen and not yet mended). Never a view
+ * with a stride-0 dim (Note [Broadcast reduced dims]) or whose elements
+ * overlap (as_strided): its copy could be far larger than its storage; nor
+ * when the copy finds no memory: the in-place path answers then.
  */
 /* in copied into a dense buffer of its dtype and shape (c->data: the
  * caller frees it; strides: c's, MAXD of them): 0, 1 when not copied (a
@@ -263,18 +266,30 @@ int reduce_reads_by_gathers(const dispatch_iter_operand *in)
     return numel > 1;
 }
 
-/* A float32/float64 sum or mean that its dense copy would reduce in the
- * rows order (each output's elements in row-major order of the reduced
- * dims: not the columns of Note [Column reductions], reduced dims
- * consecutive with a kept dim after them), which reduce_float reads in
- * place along the same tree (Note [Gathered reductions]). A product keeps
- * the copy: its strided and gathered folds took 2-3x the copy and the
- * contiguous fold (float32 prod() of every other column 50 -> 147 us). */
-static int float_sum_read_in_place(int op, const dispatch_iter_operand *in, uint32_t mask,
-                                   int64_t count)
+/* A reduction that its dense copy would reduce in the rows order (each
+ * output's elements in row-major order of the reduced dims: not the
+ * columns of Note [Column reductions], reduced dims consecutive with a kept
+ * dim after them) and whose kernels read a row two elements apart as it
+ * loads, so it is read in place (Note [Gathered reductions]): float32 and
+ * float64 sums and means, along the same tree; the exact sums and extremes
+ * of 4- and 8-byte integers (Note [Every other integer]); bool's
+ * extremes, which stop early. 1- and 2-byte integers keep the copy (Note
+ * [Every other element by mask] in gather_bits.h), whose contiguous sums
+ * add in int32 lanes: int8 sum() of every other column took 19 us so, 45
+ * read in place. So does a product: its strided and gathered folds took
+ * 2-3x the copy and the contiguous fold (float32 prod() 50 -> 147 us). */
+static int read_in_place_not_copied(int op, const dispatch_iter_operand *in, uint32_t mask,
+                                    int64_t count)
 {
-    if (in->dtype != DISPATCH_FLOAT32 && in->dtype != DISPATCH_FLOAT64) return 0;
-    if (!dispatch_reduce_is_sum(op)) return 0;
+    const int cat = dispatch_dtype_category_of(in->dtype);
+    const size_t isz = dispatch_dtype_itemsize(in->dtype);
+    int taken = in->dtype == DISPATCH_FLOAT32 || in->dtype == DISPATCH_FLOAT64
+                    ? dispatch_reduce_is_sum(op)
+                : in->dtype == DISPATCH_BOOL ? dispatch_reduce_is_extreme(op)
+                : cat == DISPATCH_CAT_INT && isz >= 4 &&
+                      (dispatch_reduce_is_extreme(op) ||
+                       dispatch_reduce_family(op) == DISPATCH_REDUCE_FAMILY_SUM);
+    if (!taken) return 0;
     int first = -1, gap = 0, kept_after = 0;
     for (int d = 0; d < in->ndim; d++) {
         if (in->shape[d] == 1) continue;
@@ -347,7 +362,7 @@ int reduce_planned(int op, const dispatch_iter_operand *in, uint32_t dim_mask,
         }
     }
     if (nd > 0 && count > 0 && reduce_reads_by_gathers(in) &&
-        !float_sum_read_in_place(op, in, dim_mask, count)) { /* Note [Gathered reductions] */
+        !read_in_place_not_copied(op, in, dim_mask, count)) { /* Note [Gathered reductions] */
         int64_t dstr[MAXD];
         dispatch_iter_operand c;
         int rc = dense_copy_of(in, dstr, &c);

@@ -1,13 +1,15 @@
-"""Sums and means of views that step over every other element (x[:, ::2],
+"""Reductions of views that step over every other element (x[:, ::2],
 x[1::2], stepped 3-D views), read in place: the SUM kernels load every other
 element as they sum (Note [Sums of every other element] in
-sources/kernels/sum.dispatch.c), and a view no dim of which steps by one
-element is summed a range of its tree at a time (Note [Gathered reductions]
-in sources/iterator/reduce_plan.c). Each gives the bits of the same
-reduction of the view's contiguous copy, for rows shorter and longer than
-a leaf and a gather, at 1 and 2 threads; and no load reads past the view's
-last element, even where that element ends its memory (a guard page after
-it)."""
+sources/kernels/sum.dispatch.c), the integer kernels fold it in lanes (Note
+[Every other integer] in sources/kernels/int_reduce.dispatch.c), and a view
+no dim of which steps by one element is summed a range of its tree at a
+time (Note [Gathered reductions] in sources/iterator/reduce_plan.c). Each
+gives the bits of the same reduction of the view's contiguous copy, for
+rows shorter and longer than a leaf and a gather, at 1 and 2 threads; and
+no load reads past the view's last element, even where that element ends
+its memory (a guard page after it), on every target.
+"""
 
 from __future__ import annotations
 
@@ -68,6 +70,43 @@ def test_every_other_element_sums_to_its_contiguous_copys_bits(threads, dtype):
                 assert np.array_equal(bits(got), bits(want)), f"{what} {dtype} {name} {n}t"
 
 
+INTEGERS = ["bool", "int32", "int64", "uint8", "int16"]
+
+
+def _ints(dtype: str, shape: tuple, seed: int):
+    rng = np.random.default_rng(seed)
+    if dtype == "bool":  # mostly one value, so that max/min read far before they settle
+        return dispatch.from_numpy(rng.random(shape) < 0.001)
+    info = np.iinfo(dtype)
+    return dispatch.from_numpy(rng.integers(info.min, info.max, shape, dtype=dtype, endpoint=True))
+
+
+@pytest.mark.parametrize("dtype", INTEGERS)
+def test_every_other_integer_reduces_to_its_contiguous_copys_values(threads, dtype):
+    views = [("rows", _ints(dtype, (9, 2 * 3000 + 1), 1)[:, ::2]),
+             ("odd start", _ints(dtype, (40, 2 * 77), 2)[:, 1::2]),
+             ("1-D", _ints(dtype, (2 * 200001 + 1,), 3)[::2]),
+             ("stepped 3-D", _ints(dtype, (4, 30, 2 * 500 + 1), 4)[::2, 1:, ::2])]
+    ops = ["amax", "amin"] + ([] if dtype == "bool" else ["sum"])
+    for n in (1, 2):
+        threads(n)
+        for name, view in views:
+            dense = view.contiguous()
+            for op in ops:
+                for dim in [None] + list(range(view.dim())):
+                    f = getattr(dispatch, op)
+                    got, want = (f(view), f(dense)) if dim is None else (f(view, dim), f(dense, dim))
+                    assert got.dtype == want.dtype, (op, dim)
+                    assert np.array_equal(got.numpy(), want.numpy()), f"{op}({dim}) {dtype} {name} {n}t"
+    if dtype == "bool":  # all False, all True, one True at the end: max and min read to the end
+        for a in (np.zeros(2 * 9001 + 1, bool), np.ones(2 * 9001 + 1, bool)):
+            for last in (False, True):
+                a[-1] = last
+                v = dispatch.from_numpy(a)[::2]
+                assert dispatch.amax(v).item() == a[::2].max()
+                assert dispatch.amin(v).item() == a[::2].min()
+
+
 def test_every_other_element_sums_as_numpy_does_within_rounding():
     a = np.random.default_rng(7).standard_normal((64, 4001))
     v = dispatch.from_numpy(a)[:, ::2]
@@ -86,17 +125,19 @@ buf = mmap.mmap(-1, 2 * page, prot=mmap.PROT_READ | mmap.PROT_WRITE)
 libc = ctypes.CDLL(None, use_errno=True)
 addr = ctypes.addressof(ctypes.c_char.from_buffer(buf))
 assert libc.mprotect(ctypes.c_void_p(addr + page), page, 0) == 0
-for dtype in ("float16", "float32", "float64"):
+for dtype in ("float16", "float32", "float64", "int32", "int64", "bool"):
     size = np.dtype(dtype).itemsize
     n = page // size - 1  # odd: [::2] ends on the page's last element
     a = np.frombuffer(buf, dtype, count=n, offset=page - n * size)
-    a[:] = np.arange(n) % 7
+    a[:] = (np.arange(n) % 7) if dtype != "bool" else False
     flat = d.from_numpy(a)[::2]
     rows = d.from_numpy(a[-(31 * 15):]).reshape(15, 31)[:, ::2]  # ends on the last too
+    calls = (d.amax, d.amin) if dtype == "bool" else (d.sum, d.amax, d.amin)
     for v in (flat, rows, flat[-37:], flat[-8:]):
         dense = v.contiguous()
-        for got, want in ((d.sum(v), d.sum(dense)), (d.sum(v, -1), d.sum(dense, -1))):
-            assert np.array_equal(got.numpy(), want.numpy()), (dtype, v.shape)
+        for f in calls:
+            for got, want in ((f(v), f(dense)), (f(v, -1), f(dense, -1))):
+                assert np.array_equal(got.numpy(), want.numpy()), (dtype, f, v.shape)
 print("ok")
 """
 
