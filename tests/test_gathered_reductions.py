@@ -73,25 +73,76 @@ def test_a_gathered_view_reduces_to_its_contiguous_copys_bits(threads, dtype):
 
 
 # A view whose elements overlap (as_strided, no unit-stride dim): 2**26
-# int32 over 128 KiB of storage, 256 MiB if it were copied dense. It is
-# reduced in place: the process's peak resident memory stays where it was.
-# (A float32 one is not: reduce_float gathers reduced dims that no one
-# stride steps into a buffer of their own, before this change and after.)
+# elements over 128 KiB of storage, 256 MiB of int32 or float32 (512 MiB of
+# float64) if it were copied dense. It is reduced in place, a bounded chunk
+# at a time: the process's peak resident memory stays where it was. (float32
+# and float64 gathered their reduced dims into a buffer of the view's size
+# before the rows of reduce_narrow.c read them in place.)
 _OVERLAP_NOT_COPIED = """
 import numpy as np
 import dispatch as d
-base = np.random.default_rng(5).integers(-1000, 1000, 2**15).astype(np.int32)
-shape, step = (2**13, 2**13), (2, 2)
-t = d.from_numpy(base).as_strided(shape, step)
-v = np.lib.stride_tricks.as_strided(base, shape, (8, 8))
+DTYPE = %r
+base = (np.random.default_rng(5).integers(-1000, 1000, 2**15) / 4).astype(DTYPE)
+shape = (2**13, 2**13)
+t = d.from_numpy(base).as_strided(shape, (2, 2))
+v = np.lib.stride_tricks.as_strided(base, shape, (2 * base.itemsize,) * 2)
 START()
-got = (d.amax(t).item(), d.amin(t, 1).numpy(), int(d.argmax(t).item()))
+got = (d.amax(t).item(), d.amin(t, 1).numpy(), int(d.argmax(t).item()), d.max(t).item())
+if DTYPE != "int32":
+    got += (d.sum(t).item(), d.mean(t).item())
 grew = GREW()
 assert got[0] == v.max() and np.array_equal(got[1], v.min(1)) and got[2] == int(np.argmax(v))
+assert got[3] == v.max()
+if DTYPE != "int32":  # within float32's rounding of 2**26 terms
+    assert np.isclose(got[4], v.sum(dtype=np.float64), rtol=1e-5)
+    assert np.isclose(got[5], v.mean(dtype=np.float64), rtol=1e-5)
 print(grew)
 """
 
 
 @LINUX_ONLY
-def test_an_overlapping_view_is_reduced_in_place_not_copied():
-    assert_grows_under(_OVERLAP_NOT_COPIED, 64 * 1024)
+@pytest.mark.parametrize("dtype", ["int32", "float32", "float64"])
+def test_an_overlapping_view_is_reduced_in_place_not_copied(dtype):
+    assert_grows_under(_OVERLAP_NOT_COPIED % dtype, 64 * 1024)
+
+
+def _special_values(dtype: str, n: int, seed: int, sign: int, first_zero: float) -> np.ndarray:
+    """Values of one sign (so that max or min is a zero) whose first element
+    is the zero `first_zero` and every other zero of the other sign, and NaNs
+    of several payloads and signs: which zero and which NaN max/min answer
+    with is the first met."""
+    rng = np.random.default_rng(seed)
+    a = (sign * rng.integers(0, 4, n)).astype(dtype)
+    a[a == 0] = -first_zero
+    a[0] = first_zero
+    u = np.dtype("uint32" if dtype == "float32" else "uint64")
+    nans = (np.array([0x7FC00001, 0xFFC00002, 0x7FC00003], "uint32") if dtype == "float32" else
+            np.array([0x7FF8000000000001, 0xFFF8000000000002, 0x7FF8000000000003], "uint64"))
+    idx = rng.choice(np.arange(1, n), 6, replace=False)
+    a.view(u)[idx] = nans[np.arange(6) % 3].astype(u)
+    return a
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_an_overlapping_views_extremes_are_its_dense_copys_bits(threads, dtype):
+    """max/min of a float view read in place (its elements overlap, so it is
+    not copied): the first NaN, else the first of equal extremes, as over
+    its dense copy, for every dim, at 1 and 2 threads."""
+    datas = []
+    for sign in (1, -1):
+        for first_zero in (0.0, -0.0):
+            base = _special_values(dtype, 6000, 9, sign, first_zero)
+            datas += [base, np.where(np.isnan(base), sign * 1.0, base).astype(dtype)]
+    for data in datas:
+        t = dispatch.from_numpy(data).as_strided((300, 2500), (3, 2))  # rows overlap
+        dense = dispatch.from_numpy(np.ascontiguousarray(
+            np.lib.stride_tricks.as_strided(data, (300, 2500), (3 * data.itemsize, 2 * data.itemsize))))
+        for n in (1, 2):
+            threads(n)
+            for op in ("amax", "amin", "max", "min"):
+                f = getattr(dispatch, op)
+                for dim in (None, 0, 1):
+                    got, want = (f(t), f(dense)) if dim is None else (f(t, dim), f(dense, dim))
+                    if isinstance(got, tuple) or hasattr(got, "values"):
+                        got, want = got[0], want[0]
+                    assert np.array_equal(bits(got), bits(want)), f"{op}({dim}) {dtype} {n}t"

@@ -130,11 +130,14 @@ static inline int reduce_in_place_too_long(int64_t count, int64_t nout)
  * reductions]). */
 int reduce_reads_by_gathers(const dispatch_iter_operand *in);
 
-/* reduce_narrow.c: a float32/float64 sum, mean or prod of an input with a
- * broadcast dim whose reduced dims no one stride steps, or of one that no
- * dim steps by one element (in the rows order only), read in place with
- * the bits of its dense copy; one value per output (row-major over the kept
- * dims) into vals; 1 when not taken (the caller copies), else 0 or -1. */
+/* reduce_narrow.c: a float32/float64 sum, mean, prod, max or min of an
+ * input with a broadcast dim whose reduced dims no one stride steps, or of
+ * one that no dim steps by one element, read in place in the rows order, a
+ * bounded chunk at a time: the bits of its dense copy where the copy takes
+ * that order, and never a buffer of the input's size (an overlapping view
+ * may read far more elements than its memory holds); one value per output
+ * (row-major over the kept dims) into vals; 1 when not taken (the caller
+ * copies), else 0 or -1. */
 int reduce_float_rows_in_place(int op, const dispatch_iter_operand *in, uint32_t mask,
                                int64_t count, int64_t nout, double *vals);
 

@@ -192,6 +192,31 @@ static double sum_range(const rows_job *j, const char *p, int64_t begin, int64_t
     return add_halves(j->dtype, lo, hi);
 }
 
+/* The max or min of one output's elements (float32 or float64): the EXT
+ * kernel over each gathered chunk in row-major order, the chunks' answers
+ * combined as the kernel combines elements: the first NaN, else the first
+ * of equal extremes (Note [Which zero, which NaN] in sum.dispatch.c). */
+static double extreme_range(const rows_job *j, const char *p, char *buf)
+{
+    const int is_min = dispatch_reduce_kernel_op(j->op) == DISPATCH_COMBINE_MIN;
+    const int64_t cap = gather_cap(j, j->count);
+    double acc = 0;
+    for (int64_t b = 0; b < j->count; b += cap) {
+        const int64_t n = j->count - b < cap ? j->count - b : cap;
+        gather(j, p, b, n, buf);
+        const double v =
+            j->dtype == DISPATCH_FLOAT64
+                ? CHOSEN_KERNEL(EXT, FLOAT64, dispatch_rk_ext_f64_fn)(is_min, (const double *)buf,
+                                                                      (intptr_t)n)
+                : (double)CHOSEN_KERNEL(EXT, FLOAT32, dispatch_rk_ext_f32_fn)(
+                      is_min, (const float *)buf, (intptr_t)n);
+        if (b == 0 || v != v) acc = v;
+        else if (is_min ? v < acc : v > acc) acc = v;
+        if (acc != acc) break; /* the first NaN */
+    }
+    return acc;
+}
+
 /* The FOLD kernel's fold of elements [begin, begin + n) of one output,
  * along its tree (Note [Fold blocks]): a block read in place where it is
  * one contiguous run, else gathered, a narrow float's widened to float32
@@ -256,8 +281,9 @@ static void rows_range(void *arg, int64_t b, int64_t e)
     }
     for (int64_t o = b; o < e; o++) {
         const char *p = j->base + offset_of(&j->kept, o);
-        j->vals[o] = fold ? fold_stored(j, fold_range(j, p, 0, j->count, buf, f))
-                          : sum_stored(j, sum_range(j, p, 0, j->count, buf));
+        j->vals[o] = dispatch_reduce_is_extreme(j->op) ? extreme_range(j, p, buf)
+                     : fold ? fold_stored(j, fold_range(j, p, 0, j->count, buf, f))
+                            : sum_stored(j, sum_range(j, p, 0, j->count, buf));
     }
     free(buf), free(f);
 }
@@ -293,7 +319,7 @@ static int reduce_rows(rows_job *j, int64_t nout)
     int fold = dispatch_reduce_is_fold(j->op);
     int64_t split_above = fold ? 2 * DISPATCH_ITER_GRAIN : PAIR_ABOVE;
     if (nout == 1 && j->count > split_above && dispatch_get_num_threads() > 1 &&
-        (!fold || dispatch_fold_in_blocks(j->op))) {
+        !dispatch_reduce_is_extreme(j->op) && (!fold || dispatch_fold_in_blocks(j->op))) {
         int64_t leaf = j->dtype == DISPATCH_FLOAT64 ? SUM_LEAF_F64 : SUM_LEAF;
         int64_t h = fold ? dispatch_fold_split((intptr_t)j->count)
                          : ((j->count / leaf + 1) / 2) * leaf;
@@ -388,7 +414,7 @@ static int rows_in_place(int op, int dtype, size_t isz, const char *base, const 
 int reduce_float_rows_in_place(int op, const dispatch_iter_operand *in, uint32_t mask,
                                int64_t count, int64_t nout, double *vals)
 {
-    if (count < 1 || nout < 1 || dispatch_reduce_is_extreme(op)) return 1;
+    if (count < 1 || nout < 1) return 1;
     if (dispatch_reduce_is_fold(op) && op != DISPATCH_REDUCE_PROD) return 1; /* lanes: prod's */
     int broadcast = 0;
     for (int d = 0; d < in->ndim; d++) broadcast |= in->shape[d] > 1 && in->strides[d] == 0;
