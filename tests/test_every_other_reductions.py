@@ -148,5 +148,5 @@ def test_no_load_reads_past_a_views_last_element(target):
     if not runnable(target):
         pytest.skip(f"this CPU cannot run {target}")
     r = subprocess.run([sys.executable, "-c", _GUARDED], capture_output=True, text=True,
-                       timeout=120, env=forced_env(target))
+                       timeout=120, env=forced_env(target), check=False)
     assert r.returncode == 0 and r.stdout.strip() == "ok", (r.returncode, r.stderr[-2000:])
