@@ -269,11 +269,11 @@ int reduce_reads_by_gathers(const dispatch_iter_operand *in)
 /* A reduction that its dense copy would reduce in the rows order (each
  * output's elements in row-major order of the reduced dims: not the
  * columns of Note [Column reductions], reduced dims consecutive with a kept
- * dim after them) and whose kernels read a row two elements apart as it
- * loads, so it is read in place (Note [Gathered reductions]): float32 and
- * float64 sums and means, along the same tree; the exact sums and extremes
- * of 4- and 8-byte integers (Note [Every other integer]); bool's
- * extremes, which stop early. 1- and 2-byte integers keep the copy (Note
+ * dim after them) whose innermost reduced dim steps by two elements, which
+ * the kernels read as they load, so it is read in place (Note [Gathered
+ * reductions]): float32 and float64 sums and means, along the same tree;
+ * the exact sums and extremes of 4- and 8-byte integers (Note [Every other
+ * integer]); bool's extremes, which stop early. 1- and 2-byte integers keep the copy (Note
  * [Every other element by mask] in gather_bits.h), whose contiguous sums
  * add in int32 lanes: int8 sum() of every other column took 19 us so, 45
  * read in place. So does a product: its strided and gathered folds took
@@ -290,17 +290,21 @@ static int read_in_place_not_copied(int op, const dispatch_iter_operand *in, uin
                       (dispatch_reduce_is_extreme(op) ||
                        dispatch_reduce_family(op) == DISPATCH_REDUCE_FAMILY_SUM);
     if (!taken) return 0;
-    int first = -1, gap = 0, kept_after = 0;
+    int first = -1, last = -1, gap = 0, kept_after = 0;
     for (int d = 0; d < in->ndim; d++) {
         if (in->shape[d] == 1) continue;
         if ((mask >> d) & 1u) {
             if (first >= 0 && kept_after) gap = 1;
             if (first < 0) first = d;
+            last = d;
         } else if (first >= 0) {
             kept_after = 1;
         }
     }
-    return !(!gap && first >= 0 && kept_after && count > 1); /* not the columns */
+    if (!gap && first >= 0 && kept_after && count > 1) return 0; /* the columns */
+    /* the kernels' runs: two elements apart (other steps read an element
+     * at a time, no faster than the copy's) */
+    return last >= 0 && in->strides[last] == 2 * (int64_t)isz;
 }
 
 /*
