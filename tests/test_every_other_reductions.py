@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -147,6 +148,9 @@ print("ok")
 def test_no_load_reads_past_a_views_last_element(target):
     if not runnable(target):
         pytest.skip(f"this CPU cannot run {target}")
+    # cwd outside the checkout: `python -c` puts cwd first on sys.path, and
+    # from the repository root that is the source dispatch/, not the build.
     r = subprocess.run([sys.executable, "-c", _GUARDED], capture_output=True, text=True,
-                       timeout=120, env=forced_env(target), check=False)
+                       timeout=120, env=forced_env(target), check=False,
+                       cwd=tempfile.gettempdir())
     assert r.returncode == 0 and r.stdout.strip() == "ok", (r.returncode, r.stderr[-2000:])
