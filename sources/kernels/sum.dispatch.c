@@ -338,8 +338,11 @@ static inline ds_f32 dispatch_ds_load_even_bf16(const uint16_t *p)
             for (int j = 0; j < w; j++) acc[j] = ds_add_##S(acc[j], acc[j + w]);       \
         return ds_tree_##S(acc[0]);                                                    \
     }                                                                                  \
-    /* One leaf of n <= LEAF contiguous elements. */                                   \
-    static T NAME##_leaf_(const E *p, intptr_t n)                                      \
+    /* One leaf of n <= LEAF elements `step` (1 or 2, a constant) apart: */            \
+    /* loaded by LOADV, or two apart by EVENV in the same lanes (Note [Sums */          \
+    /* of every other element]). */                                                    \
+    static inline __attribute__((always_inline)) T NAME##_leaf_by_(const E *p, intptr_t n, \
+                                                                    const intptr_t step) \
     {                                                                                  \
         const intptr_t L = DS_LANES_##S;                                               \
         ds_##S acc[NAME##_V];                                                          \
@@ -347,22 +350,12 @@ static inline ds_f32 dispatch_ds_load_even_bf16(const uint16_t *p)
         intptr_t i = 0;                                                                \
         for (; i + NAME##_R <= n; i += NAME##_R)                                       \
             for (int j = 0; j < NAME##_V; j++)                                         \
-                acc[j] = ds_add_##S(acc[j], LOADV(p + i + j * L));                     \
-        return NAME##_finish_(acc, p, 1, i, n);                                        \
+                acc[j] = ds_add_##S(acc[j], step == 1 ? LOADV(p + i + j * L)           \
+                                                      : EVENV(p + 2 * (i + j * L)));   \
+        return NAME##_finish_(acc, p, step, i, n);                                     \
     }                                                                                  \
-    /* One leaf of n <= LEAF elements two apart: the same lanes, loaded by */          \
-    /* EVENV (Note [Sums of every other element]). */                                  \
-    static T NAME##_even_leaf_(const E *p, intptr_t n)                                 \
-    {                                                                                  \
-        const intptr_t L = DS_LANES_##S;                                               \
-        ds_##S acc[NAME##_V];                                                          \
-        for (int j = 0; j < NAME##_V; j++) acc[j] = ds_set1_##S((T)-0.0);              \
-        intptr_t i = 0;                                                                \
-        for (; i + NAME##_R <= n; i += NAME##_R)                                       \
-            for (int j = 0; j < NAME##_V; j++)                                         \
-                acc[j] = ds_add_##S(acc[j], EVENV(p + 2 * (i + j * L)));               \
-        return NAME##_finish_(acc, p, 2, i, n);                                        \
-    }                                                                                  \
+    static T NAME##_leaf_(const E *p, intptr_t n) { return NAME##_leaf_by_(p, n, 1); }  \
+    static T NAME##_even_leaf_(const E *p, intptr_t n) { return NAME##_leaf_by_(p, n, 2); } \
     /* Two leaves of n <= LEAF elements, at p and q, read in one loop (Note */         \
     /* [Two streams]): out[0] and out[1] are leaf_(p, n) and leaf_(q, n). */           \
     static void NAME##_leaf2_(const E *p, const E *q, intptr_t n, T *out)              \
