@@ -312,9 +312,10 @@ static inline ds_f32 dispatch_ds_load_even_bf16(const uint16_t *p)
 
 /* The sum over a strided range of elements of type E, accumulated in T (S
  * its simd.h suffix): LOADV(q) reads DS_LANES_S elements at q as one ds_S
- * of T, EVENV(q) the same count two apart, TO_T(x) one element. float32 and float64 add as stored; float16
- * adds in float32 (every load widening halves), so its bits are those of
- * summing a float32 copy, without writing one. The row of lanes is 256
+ * of T, EVENV(q) the same count two apart, TO_T(x) one element. float32
+ * and float64 add as stored; float16 adds in float32 (every load widening
+ * halves), so its bits are those of summing a float32 copy, without
+ * writing one. The row of lanes is 256
  * bytes of T whatever E is: float16 runs the float32 tree. */
 #define DISPATCH_KERNELS_SUM(NAME, E, T, S, LOADV, EVENV, TO_T)                        \
     enum { NAME##_R = DISPATCH_SUM_ROW_BYTES / (int)sizeof(T),                         \
@@ -339,8 +340,8 @@ static inline ds_f32 dispatch_ds_load_even_bf16(const uint16_t *p)
         return ds_tree_##S(acc[0]);                                                    \
     }                                                                                  \
     /* One leaf of n <= LEAF elements `step` (1 or 2, a constant) apart: */            \
-    /* loaded by LOADV, or two apart by EVENV in the same lanes (Note [Sums */          \
-    /* of every other element]). */                                                    \
+    /* loaded by LOADV, or two apart by EVENV in the same lanes */                     \
+    /* (Note [Sums of every other element]). */                                        \
     static inline __attribute__((always_inline)) T NAME##_leaf_by_(const E *p, intptr_t n, \
                                                                     const intptr_t step) \
     {                                                                                  \
