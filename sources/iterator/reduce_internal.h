@@ -129,6 +129,12 @@ static inline int reduce_in_place_too_long(int64_t count, int64_t nout)
 /* reduce_plan.c: no dim of the input steps by one element (Note [Gathered
  * reductions]). */
 int reduce_reads_by_gathers(const dispatch_iter_operand *in);
+/* reduce_plan.c: whether in's dense copy is reduced over mask in the
+ * columns order (Note [Column reductions] in sum.dispatch.c), not the
+ * rows; *last: the innermost reduced dim of more than one element, -1 when
+ * none. */
+int reduce_copy_takes_columns(const dispatch_iter_operand *in, uint32_t mask, int64_t count,
+                              int *last);
 
 /* reduce_narrow.c: a float32/float64 sum, mean, prod, max or min of an
  * input with a broadcast dim whose reduced dims no one stride steps, or of

@@ -343,18 +343,8 @@ int reduce_narrow_in_place(int op, const dispatch_iter_operand *in, uint32_t mas
     if (count < 1 || nout < 1) return 1;
     if (reduce_in_place_too_long(count, nout)) return 1;
     /* The dense copy's order (the note above): columns or rows. */
-    int first = -1, last = -1, gap = 0, kept_after = 0;
-    for (int d = 0; d < in->ndim; d++) {
-        if (in->shape[d] == 1) continue;
-        if ((mask >> d) & 1u) {
-            if (last >= 0 && kept_after) gap = 1;
-            if (first < 0) first = d;
-            last = d;
-        } else if (first >= 0) {
-            kept_after = 1;
-        }
-    }
-    int cols_layout = !gap && first >= 0 && kept_after && count > 1;
+    int last;
+    int cols_layout = reduce_copy_takes_columns(in, mask, count, &last);
     /* A product over columns (prod(dim=0)) folds column by column here,
      * element by element; the float32 engine has a column kernel for it
      * (FOLD_COLS, Note [Product columns]). Without a broadcast dim the copy

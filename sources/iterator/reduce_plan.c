@@ -266,6 +266,28 @@ int reduce_reads_by_gathers(const dispatch_iter_operand *in)
     return numel > 1;
 }
 
+/* Whether the dense copy of in would be reduced in the columns order
+ * (Note [Column reductions] in sum.dispatch.c): the reduced dims (those of
+ * more than one element) consecutive, a kept dim after them, more than one
+ * element each. *last: the innermost reduced dim, -1 when none. */
+int reduce_copy_takes_columns(const dispatch_iter_operand *in, uint32_t mask, int64_t count,
+                              int *last)
+{
+    int first = -1, gap = 0, kept_after = 0;
+    *last = -1;
+    for (int d = 0; d < in->ndim; d++) {
+        if (in->shape[d] == 1) continue;
+        if ((mask >> d) & 1u) {
+            if (first >= 0 && kept_after) gap = 1;
+            if (first < 0) first = d;
+            *last = d;
+        } else if (first >= 0) {
+            kept_after = 1;
+        }
+    }
+    return !gap && first >= 0 && kept_after && count > 1;
+}
+
 /* A reduction that its dense copy would reduce in the rows order (each
  * output's elements in row-major order of the reduced dims: not the
  * columns of Note [Column reductions], reduced dims consecutive with a kept
@@ -290,18 +312,8 @@ static int read_in_place_not_copied(int op, const dispatch_iter_operand *in, uin
                       (dispatch_reduce_is_extreme(op) ||
                        dispatch_reduce_family(op) == DISPATCH_REDUCE_FAMILY_SUM);
     if (!taken) return 0;
-    int first = -1, last = -1, gap = 0, kept_after = 0;
-    for (int d = 0; d < in->ndim; d++) {
-        if (in->shape[d] == 1) continue;
-        if ((mask >> d) & 1u) {
-            if (first >= 0 && kept_after) gap = 1;
-            if (first < 0) first = d;
-            last = d;
-        } else if (first >= 0) {
-            kept_after = 1;
-        }
-    }
-    if (!gap && first >= 0 && kept_after && count > 1) return 0; /* the columns */
+    int last;
+    if (reduce_copy_takes_columns(in, mask, count, &last)) return 0;
     /* the kernels' runs: two elements apart (other steps read an element
      * at a time, no faster than the copy's) */
     return last >= 0 && in->strides[last] == 2 * (int64_t)isz;
