@@ -43,9 +43,10 @@ def test_every_source_builds_exactly_its_own_targets(variants):
 
 def test_streaming_arithmetic_stops_at_avx2_and_the_rest_keeps_avx512():
     # Note [Streaming arithmetic stops at AVX2] in arith.dispatch.c
-    for source in ("arith", "int_arith", "int_reduce"):
+    for source in ("arith", "int_arith"):
         assert own_targets(source) == ("FMA3__AVX2", "SSE42", "baseline"), source
-    for source in ("exp_log", "addcmul", "sum"):
+    # Note [Integer reductions on AVX-512] in int_reduce.dispatch.c
+    for source in ("exp_log", "addcmul", "sum", "int_reduce"):
         assert own_targets(source)[0] == "AVX512_SKX", source
 
 
@@ -89,3 +90,23 @@ def test_short_loops_keep_to_one_fetch_block(variants):
     split = sum(v.split_loops for v in aligned)
     assert short > 1000
     assert split <= short // 5, f"{split} of {short} short loops straddle a 32-byte block"
+
+
+@pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="x86 variants")
+def test_integer_reductions_on_avx512_use_its_64_bit_lanes_at_256_bits(meson_tree):
+    # Note [Integer reductions on AVX-512] in int_reduce.dispatch.c: the
+    # AVX-512 variant is there for vpmaxsq/vpminsq/vpmullq, which AVX2 lacks,
+    # and gcc keeps the loops at 256 bits (wider ones slowed 1- and 2-byte
+    # max/min 1.1-1.6x); the AVX2 variant has none of the three.
+    lib = meson_tree("gcc") / "sources" / "kernels"
+    asm = {t: check_isa.disassemble(lib / f"libint_reduce_dispatch_c_{t}.a")
+           for t in ("AVX512_SKX", "FMA3__AVX2")}
+    wide = ("vpmaxsq", "vpminsq", "vpmullq")
+    for insn in wide:
+        assert f"{insn} " in asm["AVX512_SKX"].replace("\t", " "), insn
+        assert insn not in asm["FMA3__AVX2"], insn
+    ymm = sum(1 for line in asm["AVX512_SKX"].splitlines()
+              if any(i in line for i in wide) and "%ymm" in line)
+    zmm = sum(1 for line in asm["AVX512_SKX"].splitlines()
+              if any(i in line for i in wide) and "%zmm" in line)
+    assert ymm > 0 and ymm > 4 * zmm, (ymm, zmm)

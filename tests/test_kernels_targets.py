@@ -98,7 +98,7 @@ out["ext_f16_float16"] = np.concatenate(  # float16 max/min as integers: every f
     [np.atleast_1d(e16.max().numpy()), np.atleast_1d(e16.min().numpy()),
      np.atleast_1d(e16[:4097].amax().numpy()), e16[:6400].reshape(50, 128).amin(1).numpy(),
      e16[:6400].reshape(50, 128).amax(1).numpy()]).view(np.uint16)
-for name in ("int8", "int32", "int64"):  # integer reductions (int_reduce): contiguous and columns
+for name in ("int8", "int32", "int64", "uint8", "int16"):  # int_reduce: contiguous and columns
     m, q = dispatch.from_numpy(inp[f"r_{name}"]), dispatch.from_numpy(inp[f"p_{name}"])
     out[f"int_reduce_{name}"] = np.concatenate([
         np.array([m.sum().item(), dispatch.amax(m).item(), dispatch.amin(m).item()]),
@@ -158,7 +158,7 @@ def _inputs(path) -> None:
     big = rng.permutation(5000)[:600]                     # the summation order shows
     s16[big[::2]], s16[big[1::2]] = 30000, -30000
     inp["s16"] = s16
-    for dt in (np.int8, np.int32, np.int64):
+    for dt in (np.int8, np.int32, np.int64, np.uint8, np.int16):
         info = np.iinfo(dt)
         inp[f"r_{np.dtype(dt).name}"] = rng.integers(info.min, info.max, (37, 1031), dtype=dt,
                                                      endpoint=True)
@@ -259,7 +259,7 @@ EXACT_PAIRS = [(op, dt) for dt in ("float32", "float64") for op in EXACT] + [
                                "cast_f16_f32_strided", "cast_f32_f16",
                                "cast_f32_f16_strided", "sum_f16", "ext_f16")] + [
     (op, dt) for dt in ("int32", "int64") for op in ("add", "sub", "mul", "maximum", "minimum")] + [
-    ("int_reduce", dt) for dt in ("int8", "int32", "int64")]
+    ("int_reduce", dt) for dt in ("int8", "int32", "int64", "uint8", "int16")]
 
 
 @pytest.mark.parametrize("op,dtype", EXACT_PAIRS)

@@ -1,4 +1,4 @@
-/*@targets baseline sse42 (avx2 fma3) sve rvv */
+/*@targets baseline sse42 (avx2 fma3) avx512_skx sve rvv */
 /*
  * The integer and bool reductions (Note [Integer reductions] below): sum,
  * prod, max and min for the reduction engine, plain C loops the compiler
@@ -7,9 +7,32 @@
  * code placement: the elementwise loops are short and start on a 32-byte
  * fetch block (Note [Loops on a fetch window] in meson.build), the column
  * blocks here are long and ran slower padded that way (int64 sum(dim=0) of
- * (512, 512): 27 -> 39 us). No AVX-512 target, as int_arith (Note
- * [Streaming arithmetic stops at AVX2] in arith.dispatch.c).
+ * (512, 512): 27 -> 39 us). An AVX-512 target of 256-bit vectors: Note
+ * [Integer reductions on AVX-512].
  */
+/*
+ * Note [Integer reductions on AVX-512]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * Unlike the elementwise loops (Note [Streaming arithmetic stops at AVX2]
+ * in arith.dispatch.c), a reduction reads one stream and writes nothing,
+ * and AVX-512 brings the instructions AVX2 lacks for 8-byte lanes: vpmaxsq
+ * and vpminsq (AVX2 compares and blends, two operations for one) and
+ * vpmullq (AVX2 builds a 64-bit product from three 32-bit multiplies). The
+ * same plain C, compiled with them, on a Zen 4 at 1 thread, (512, 512):
+ * int64 amax() 31 -> 24 us (NumPy 26, its AVX-512 vpmaxsq loop), every
+ * integer prod 42-74 -> 17-35 us, int32 sum(dim=1) 23 -> 16. At 512-bit
+ * width the same loops held half the independent vectors and spent more
+ * on each row's horizontal fold: 1- and 2-byte max/min over a dim took
+ * 1.1-1.6x their AVX2 time, bool's over dim 1 of every other column 1.7x.
+ * So GCC is told to prefer 256-bit vectors here (the EVEX instructions
+ * above on ymm registers): over sum, prod, amax, amin, max and min of every
+ * integer dtype and layout of bench_matrix.py, ours/before 0.87 at 1
+ * thread and 0.85 at 2. Clang has no such pragma or attribute and keeps
+ * its 512-bit vectors (correct, not timed). Exact, so no bit changes.
+ */
+#if defined(__AVX512F__) && defined(__GNUC__) && !defined(__clang__)
+#pragma GCC target("prefer-vector-width=256")
+#endif
 #include <stdint.h>
 #include <string.h>
 
@@ -302,7 +325,7 @@
  * their accumulators (in L1, read in address order): 40 us. Four rows at a
  * time, one pass over the accumulators for the four: a row at a time
  * loaded and stored every accumulator once per row, and on an Intel Xeon
- * (AVX-512, int_reduce's AVX2 variant) that bound the loop: (512, 512) at 1
+ * (AVX-512, int_reduce's AVX2 variant then) that bound the loop: (512, 512) at 1
  * thread, int32 amax(dim=0) 51 -> 31 us (torch 37), sum(dim=0) 84 -> 56,
  * int64 amax 158 -> 119, sum 125 -> 86 (torch 93); 2 threads, int64 sum
  * 98 -> 40. Integer results are exact (sums and products wrap modulo 2^64
@@ -398,7 +421,7 @@
 /* Columns: nrows rows of ncols contiguous elements, rstride bytes apart,
  * each column folded into its accumulator (contiguous: int64 for sums and products, T
  * for max/min). A block of columns (128 bytes of accumulators: four
- * vectors on AVX2, two on AVX-512) stays in registers down a leaf of rows,
+ * vectors of 256 bits, two of 512) stays in registers down a leaf of rows,
  * every load a full vector of a contiguous row; a leaf is finished across
  * all columns before the next, so memory is read in address order. */
 #define INT_COLS_T(SFX, T)                                                               \

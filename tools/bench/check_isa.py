@@ -93,6 +93,12 @@ def short_loops(asm: str) -> tuple:
     return short, split
 
 
+def disassemble(lib: Path) -> str:
+    """objdump -d of one static library, without the raw bytes."""
+    return subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(lib)], check=True,
+                          capture_output=True, text=True).stdout
+
+
 def scan(build_dir: Path) -> list:
     """Every kernel variant of the build, with its instruction counts."""
     found = []
@@ -100,8 +106,7 @@ def scan(build_dir: Path) -> list:
         m = LIB.search(lib.name)
         if not m:
             continue
-        asm = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(lib)], check=True,
-                             capture_output=True, text=True).stdout
+        asm = disassemble(lib)
         found.append(Variant(m["source"], m["target"], asm.count("%zmm"), asm.count("%ymm"),
                              len(re.findall(r"\bvfn?m(add|sub)", asm)), len(SSE41.findall(asm)),
                              len(FP16.findall(asm)), *short_loops(asm)))
