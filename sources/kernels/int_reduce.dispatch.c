@@ -18,9 +18,9 @@
  * and AVX-512 brings the instructions AVX2 lacks for 8-byte lanes: vpmaxsq
  * and vpminsq (AVX2 compares and blends, two operations for one) and
  * vpmullq (AVX2 builds a 64-bit product from three 32-bit multiplies). The
- * same plain C, compiled with them, on a Zen 4 at 1 thread, (512, 512):
- * int64 amax() 31 -> 24 us (NumPy 26, its AVX-512 vpmaxsq loop), every
- * integer prod 42-74 -> 17-35 us, int32 sum(dim=1) 23 -> 16. At 512-bit
+ * same plain C, compiled with them, on a Zen 4 at 1 thread, (512, 512)
+ * in bench_matrix.py: every integer prod 42-76 -> 19-34 us, int64
+ * amax(dim=0) 32 -> 26 (NumPy 40), int32 sum(dim=1) 22 -> 19. At 512-bit
  * width the same loops held half the independent vectors and spent more
  * on each row's horizontal fold: 1- and 2-byte max/min over a dim took
  * 1.1-1.6x their AVX2 time, bool's over dim 1 of every other column 1.7x.
