@@ -71,19 +71,14 @@ typedef struct reduce_job {
 static double extreme_one(const reduce_job *j, const char *p)
 {
     int f32 = j->dtype == DISPATCH_FLOAT32;
-    int is_max = dispatch_reduce_kernel_op(j->op) == DISPATCH_COMBINE_MAX;
-    if (j->rstride == (f32 ? 4 : 8)) { /* contiguous: the SIMD kernel */
-        return f32 ? (double)CHOSEN_KERNEL(EXT, FLOAT32, dispatch_rk_ext_f32_fn)(
-                         !is_max, (const float *)p, (intptr_t)j->count)
-                   : CHOSEN_KERNEL(EXT, FLOAT64, dispatch_rk_ext_f64_fn)(
-                         !is_max, (const double *)p, (intptr_t)j->count);
-    }
+    int is_min = dispatch_reduce_kernel_op(j->op) == DISPATCH_COMBINE_MIN;
+    if (j->rstride == (f32 ? 4 : 8)) /* contiguous: the SIMD kernel */
+        return reduce_ext_contiguous(j->dtype, is_min, p, j->count);
     double acc = 0;
     for (int64_t i = 0; i < j->count; i++) {
         double v = f32 ? (double)*(const float *)(p + i * j->rstride)
                        : *(const double *)(p + i * j->rstride);
-        if (i == 0 || v != v) acc = v;
-        else if (acc == acc && (is_max ? v > acc : v < acc)) acc = v;
+        acc = i == 0 ? v : reduce_ext_next(is_min, acc, v);
         if (acc != acc) break;
     }
     return acc;

@@ -46,6 +46,26 @@ static inline dispatch_reduce_kernel_fn reduce_chosen_kernel(int kind, int dtype
 #define CHOSEN_KERNEL(KIND, DTYPE, T)                                                      \
     ((T)reduce_chosen_kernel(DISPATCH_RK_##KIND, DISPATCH_##DTYPE))
 
+/* The EXT kernel's max (is_min 0) or min of n >= 1 contiguous float32 or
+ * float64 (dtype) elements at p. */
+static inline double reduce_ext_contiguous(int dtype, int is_min, const char *p, int64_t n)
+{
+    return dtype == DISPATCH_FLOAT32
+               ? (double)CHOSEN_KERNEL(EXT, FLOAT32, dispatch_rk_ext_f32_fn)(
+                     is_min, (const float *)(const void *)p, (intptr_t)n)
+               : CHOSEN_KERNEL(EXT, FLOAT64, dispatch_rk_ext_f64_fn)(
+                     is_min, (const double *)(const void *)p, (intptr_t)n);
+}
+
+/* A max or min acc so far, then v, the next in order: the first NaN, else
+ * the first of equal extremes (Note [Which zero, which NaN] in
+ * sources/kernels/sum.dispatch.c). */
+static inline double reduce_ext_next(int is_min, double acc, double v)
+{
+    if (acc != acc) return acc;
+    return v != v || (is_min ? v < acc : v > acc) ? v : acc;
+}
+
 /* A sum's or mean's result as stored: Note [The NaN and the zero of a sum]
  * in reduce_float.c. */
 static inline float sum_store_f32(float v) { return v != v ? __builtin_nanf("") : v + 0.0f; }

@@ -204,14 +204,8 @@ static double extreme_range(const rows_job *j, const char *p, char *buf)
     for (int64_t b = 0; b < j->count; b += cap) {
         const int64_t n = j->count - b < cap ? j->count - b : cap;
         gather(j, p, b, n, buf);
-        const double v =
-            j->dtype == DISPATCH_FLOAT64
-                ? CHOSEN_KERNEL(EXT, FLOAT64, dispatch_rk_ext_f64_fn)(is_min, (const double *)buf,
-                                                                      (intptr_t)n)
-                : (double)CHOSEN_KERNEL(EXT, FLOAT32, dispatch_rk_ext_f32_fn)(
-                      is_min, (const float *)buf, (intptr_t)n);
-        if (b == 0 || v != v) acc = v;
-        else if (is_min ? v < acc : v > acc) acc = v;
+        const double v = reduce_ext_contiguous(j->dtype, is_min, buf, n);
+        acc = b == 0 ? v : reduce_ext_next(is_min, acc, v);
         if (acc != acc) break; /* the first NaN */
     }
     return acc;
