@@ -11,6 +11,10 @@ them for the baseline. A variant breaks the rule when it uses registers wider
 than its target's (it would fault on a CPU that lacks them) or when it uses
 nothing of its target's ISA (the dispatch would buy nothing).
 
+It counts gathers (vpgatherdd and its kin): a source whose loops read
+consecutive elements should have none (Note [Clang gathers the lanes] in
+sources/kernels/int_reduce.dispatch.c).
+
 It also counts the short loops (a backward branch at most 32 bytes past its
 target, with no ret or jmp between) and those of them that straddle a 32-byte
 block: Note [Loops on a fetch window] in sources/kernels/meson.build.
@@ -31,6 +35,7 @@ FP16 = re.compile(r"\bv(add|sub|mul|div|max|min|sqrt|cmp)ph\b")
 SSE41 = re.compile(r"\b(v?p?blendv|pmulld|pminsd|pmaxsd|pminsq|ptest|roundp|pcmpeqq|pmovsx)")
 INSN = re.compile(r"^\s+([0-9a-f]+):\s+(\S+)\s*(.*)$", re.M)
 BRANCH_TARGET = re.compile(r"([0-9a-f]+) <")
+GATHER = re.compile(r"\bv(p)?gather")
 SHORT_LOOP = 32  # bytes: Note [Loops on a fetch window]
 
 
@@ -45,6 +50,7 @@ class Variant:
     fp16: int = 0  # AVX512-FP16 arithmetic (v...ph, vcvtph2ps/vcvtps2ph count as F16C)
     short_loops: int = 0  # loops of at most SHORT_LOOP bytes
     split_loops: int = 0  # of those, the ones that straddle a SHORT_LOOP-byte block
+    gathers: int = 0  # vector gathers (vpgatherdd, vgatherqpd, ...)
 
     def problems(self) -> list:
         """What is wrong with this variant's code ([] when nothing)."""
@@ -109,7 +115,8 @@ def scan(build_dir: Path) -> list:
         asm = disassemble(lib)
         found.append(Variant(m["source"], m["target"], asm.count("%zmm"), asm.count("%ymm"),
                              len(re.findall(r"\bvfn?m(add|sub)", asm)), len(SSE41.findall(asm)),
-                             len(FP16.findall(asm)), *short_loops(asm)))
+                             len(FP16.findall(asm)), *short_loops(asm),
+                             gathers=len(GATHER.findall(asm))))
     return found
 
 
@@ -131,7 +138,8 @@ def main() -> int:
             status = "; ".join(v.problems()) or "ok"
             print(f"{v.source:10s} {v.target:11s} zmm={v.zmm:<5d} ymm={v.ymm:<5d} "
                   f"fma={v.fma:<4d} sse4.1={v.sse41:<4d} fp16={v.fp16:<4d} "
-                  f"split loops={v.split_loops}/{v.short_loops} {status}")
+                  f"gathers={v.gathers:<4d} split loops={v.split_loops}/{v.short_loops} "
+                  f"{status}")
     return 1 if bad else 0
 
 
