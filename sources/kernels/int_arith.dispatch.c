@@ -18,6 +18,7 @@
 #include "dispatch/cpu_dispatch.h"
 #include "dispatch/dtype.h"
 #include "kernels_export.h"
+#include "clang_loops.h"
 #include "line_head.h"
 
 #define I_ADD(T, U, a, b) ((T)((U)(a) + (U)(b)))
@@ -41,7 +42,15 @@
         }                                                                                \
         T *o = (T *)data[0];                                                             \
         const T *a = (const T *)data[1], *b = (const T *)data[2];                        \
-        if (steps[0] == sz && steps[1] == sz && steps[2] == sz) {                        \
+        if (steps[0] == sz && steps[1] == sz && DK_SAME_ADDRESS(o, a) &&                 \
+            (steps[2] == sz || steps[2] == 0)) { /* Note [In place under clang] */       \
+            if (steps[2] == sz) {                                                        \
+                DK_LINE_HEADED(o, n, o[i] = OP(T, U, o[i], b[i]));                       \
+            } else {                                                                     \
+                const T s = b[0];                                                        \
+                DK_LINE_HEADED(o, n, o[i] = OP(T, U, o[i], s));                          \
+            }                                                                            \
+        } else if (steps[0] == sz && steps[1] == sz && steps[2] == sz) {                 \
             DK_LINE_HEADED(o, n, o[i] = OP(T, U, a[i], b[i]));                           \
         } else if (steps[0] == sz && steps[1] == 0 && steps[2] == sz) {                  \
             const T s = a[0];                                                            \

@@ -81,10 +81,20 @@ static inline intptr_t dk_line_head(const void *o, intptr_t z, intptr_t align, i
  * us on two (512, 512) tensors in every one of 4 processes and the unrolled
  * one 95-109, NumPy 92-107; AVX2's 91-101 unchanged). STMT names the index
  * `i`. */
+/* Four vectors an iteration: gcc unrolls its vector loop by the GCC pragma.
+ * Clang reads that pragma as an unroll count of the scalar loop, and with
+ * it its vectorizer left int_arith's loops scalar (the clang build's int32
+ * mul of (512, 512) 102 us against gcc's 32); its own pragma asks the
+ * vectorizer for four vectors an iteration instead. */
+#if defined(__clang__)
+#define DK_UNROLL_4_ _Pragma("clang loop interleave_count(4)")
+#else
+#define DK_UNROLL_4_ _Pragma("GCC unroll 4")
+#endif
 #define DK_LINE_HEADED(o, n, STMT)                                                        \
     do {                                                                                  \
         DK_LINE_HEAD_(o, n, STMT)                                                         \
-        _Pragma("GCC unroll 4") /* clang reads it too */                                  \
+        DK_UNROLL_4_                                                                      \
         for (; i < (n); i++) STMT;                                                        \
     } while (0)
 

@@ -39,6 +39,7 @@
 #include "compare_bytes.h"
 #include "mul_bytes.h"
 #include "gather_bits.h"
+#include "clang_loops.h"
 #include "line_head.h"
 #include "kernels_export.h"
 
@@ -144,6 +145,18 @@ enum {
             o[i * so] = (OT)(EXPR);                                                       \
         }                                                                                 \
     }                                                                                     \
+    /* o[i] = a[2 * i] op b[2 * i] of bytes (Note [Every other byte under clang]) */       \
+    DK_INLINE void NAME##_even_bytes_(OT *o, const T *pa, const T *pb, intptr_t n,        \
+                                      const T k, const unsigned f)                        \
+    {                                                                                     \
+        (void)k, (void)f;                                                                 \
+        for (intptr_t i = 0; i + 1 < n; i++) {                                            \
+            const T a = (T)dk_even_byte(pa + 2 * i), b = (T)dk_even_byte(pb + 2 * i);     \
+            o[i] = (OT)(EXPR);                                                            \
+        }                                                                                 \
+        if (n > 0) /* the last alone: its pair may end past the view */                   \
+            NAME##_strided_(o + n - 1, pa + 2 * n - 2, pb + 2 * n - 2, 1, 2, 2, 1, k, f);  \
+    }                                                                                     \
     /* the three unit-stride layouts (all contiguous, a or b a scalar), each from         \
      * the output's first line boundary (Note [Stores on whole lines] in                  \
      * line_head.h): 1 when the layout is one of them and it ran */                       \
@@ -169,7 +182,24 @@ enum {
             o += done, n -= done;                                                         \
             pa += s[1] ? done : 0, pb += s[2] ? done : 0;                                 \
         }                                                                                 \
-        if (s[0] == oz && s[1] == z && s[2] == z) {                                       \
+        if (sizeof(OT) == sizeof(T) && s[0] == oz && s[1] == z && (s[2] == z || s[2] == 0) \
+            && DK_SAME_ADDRESS(o, pa)) { /* Note [In place under clang] */                \
+            const T *po = (const T *)(const void *)o;                                     \
+            if (s[2] == z) {                                                              \
+                DK_LINE_HEADED_ROLLED(o, n, {                                             \
+                    const T a = po[i];                                                    \
+                    const T b = pb[i];                                                    \
+                    o[i] = (OT)(EXPR);                                                    \
+                });                                                                       \
+            } else {                                                                      \
+                T b;                                                                      \
+                memcpy(&b, pb, sizeof b);                                                 \
+                DK_LINE_HEADED_ROLLED(o, n, {                                             \
+                    const T a = po[i];                                                    \
+                    o[i] = (OT)(EXPR);                                                    \
+                });                                                                       \
+            }                                                                             \
+        } else if (s[0] == oz && s[1] == z && s[2] == z) {                                \
             DK_LINE_HEADED_ROLLED(o, n, {                                                 \
                 const T a = pa[i];                                                        \
                 const T b = pb[i];                                                        \
@@ -203,7 +233,9 @@ enum {
         const T *pa = (const T *)data[1], *pb = (const T *)data[2];                       \
         if (DK_ELEMS(s[0], oz) && DK_ELEMS(s[1], z) && DK_ELEMS(s[2], z)) {               \
             const intptr_t so = s[0] / oz, sa = s[1] / z, sb = s[2] / z;                  \
-            if (so == 1 && sa == 2 && sb == 2)                                            \
+            if (so == 1 && sa == 2 && sb == 2 && DK_EVEN_BYTES_BY_PAIRS && z == 1)        \
+                NAME##_even_bytes_(o, pa, pb, n, k, f);                                   \
+            else if (so == 1 && sa == 2 && sb == 2)                                       \
                 NAME##_strided_(o, pa, pb, 1, 2, 2, n, k, f);                             \
             else if (so == 2 && sa == 2 && sb == 1)                                       \
                 NAME##_strided_(o, pa, pb, 2, 2, 1, n, k, f);                             \
@@ -397,9 +429,23 @@ enum {
  * where: data = {out, cond (bool), a, b}, moved as the unsigned type U of the
  * element's size (bits, never values: a NaN's payload is kept). The
  * condition contiguous; a and b each contiguous or a broadcast scalar.
+ * Under clang both values are read before the choice: `pc[i] ? pa[i] :
+ * pb[i]` reads only one, and clang (14) under AVX-512 kept that as a branch
+ * an element (random conditions: 3.5 ns an element, where of (512, 512)
+ * uint8 888 us against gcc's 12); read both, it is a vector blend. gcc
+ * blends the first form already, and took 4-8% longer on the second
+ * (8-byte rows of bench_matrix.py).
  */
-#define DK_WHERE_PATH_(AV, BV)                                                            \
+#if defined(__clang__)
+#define DK_WHERE_PATH_(U, AV, BV)                                                         \
+    for (intptr_t i = 0; i < n; i++) {                                                    \
+        const U a_ = (AV), b_ = (BV);                                                     \
+        o[i] = pc[i] ? a_ : b_;                                                           \
+    }
+#else
+#define DK_WHERE_PATH_(U, AV, BV)                                                         \
     for (intptr_t i = 0; i < n; i++) o[i] = pc[i] ? (AV) : (BV);
+#endif
 #define DK_WHERE(NAME, DTYPE, U)                                                          \
     DISPATCH_KERNELS_NOINLINE /* its 2-D loop calls it */                                 \
     void DISPATCH_CPU_DISPATCH_CURFX(NAME)(char **data, const intptr_t *s, intptr_t n,    \
@@ -417,13 +463,13 @@ enum {
         if (s[0] != z || s[1] != 1 || (s[2] != z && s[2] != 0) || (s[3] != z && s[3] != 0)) { \
             DK_REFERENCE(WHERE, DTYPE, data, s, n, ctx);                                  \
         } else if (s[2] == z && s[3] == z) {                                              \
-            DK_WHERE_PATH_(pa[i], pb[i])                                                  \
+            DK_WHERE_PATH_(U, pa[i], pb[i])                                               \
         } else if (s[2] == z) {                                                           \
-            DK_WHERE_PATH_(pa[i], bs)                                                     \
+            DK_WHERE_PATH_(U, pa[i], bs)                                                  \
         } else if (s[3] == z) {                                                           \
-            DK_WHERE_PATH_(as, pb[i])                                                     \
+            DK_WHERE_PATH_(U, as, pb[i])                                                  \
         } else {                                                                          \
-            DK_WHERE_PATH_(as, bs)                                                        \
+            DK_WHERE_PATH_(U, as, bs)                                                     \
         }                                                                                 \
     }                                                                                     \
     DISPATCH_KERNELS_LOOP2D(NAME, 4)

@@ -187,15 +187,18 @@ typedef struct {
  * a view by 2 with the other input contiguous (x[:, ::2] += y), by 3 with
  * input 2 broadcast, every operand by 3 (a stride no path names: the element
  * loops with runtime strides, x[:, ::3].fill_(v) and copies), and byte strides
- * of no whole element (the reference's). */
+ * of no whole element (the reference's); in place, also by a number
+ * (x.add_(3): clang's builds have paths of their own for both, Note [In
+ * place under clang]). */
 enum { CONTIG, BROADCAST1, BROADCAST2, BROADCAST3, BROADCAST23, STRIDED, STRIDED_INPUTS,
-       STRIDED_IN_PLACE, STRIDE3_BROADCAST2, STRIDED3, ODD_BYTES, IN_PLACE, NLAYOUTS };
+       STRIDED_IN_PLACE, STRIDE3_BROADCAST2, STRIDED3, ODD_BYTES, IN_PLACE,
+       IN_PLACE_BROADCAST2, NLAYOUTS };
 static const char *layout_names[] = {"contiguous", "input 1 broadcast", "input 2 broadcast",
                                      "input 3 broadcast", "inputs 2 and 3 broadcast",
                                      "strided by 2", "inputs strided by 2",
                                      "in place strided by 2", "strided by 3, input 2 broadcast",
                                      "every operand strided by 3", "inputs by itemsize + 1 bytes",
-                                     "in place"};
+                                     "in place", "in place, input 2 broadcast"};
 enum { MAXSTEP = 3 }; /* the longest input stride, in elements */
 
 /* The stride in bytes of input k (0-based) of itemsize isz in `layout`. */
@@ -207,6 +210,7 @@ static intptr_t input_stride(int layout, int k, size_t isz) {
     case STRIDED: case STRIDED_INPUTS: return 2 * z;
     case STRIDED_IN_PLACE: return k == 0 ? 2 * z : z;
     case STRIDE3_BROADCAST2: return k == 1 ? 0 : 3 * z;
+    case IN_PLACE_BROADCAST2: return k == 1 ? 0 : z; /* x.add_(3) */
     case STRIDED3: return 3 * z;
     case ODD_BYTES: return z + 1;
     default: return z;
@@ -248,7 +252,9 @@ static void compare(char (*what)[200], const dispatch_loop_fn *fn, int nfn, disp
     for (int layout = 0; layout < NLAYOUTS; layout++) {
         if (layout >= BROADCAST1 && layout <= BROADCAST3 && layout - BROADCAST1 >= nin) continue;
         if (layout == BROADCAST23 && nin < 3) continue;
-        const int in_place = layout == IN_PLACE || layout == STRIDED_IN_PLACE;
+        if (layout == IN_PLACE_BROADCAST2 && nin < 2) continue;
+        const int in_place =
+            layout == IN_PLACE || layout == STRIDED_IN_PLACE || layout == IN_PLACE_BROADCAST2;
         if (in_place && (nin == 0 || in_dt[0] != out_dt)) continue;
         for (int li = 0; li < NLENGTHS; li++) {
             int n = lengths[li];
