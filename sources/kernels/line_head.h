@@ -74,13 +74,6 @@ static inline intptr_t dk_line_head(const void *o, intptr_t z, intptr_t align, i
         DK_OPAQUE_INDEX_(i);                                                              \
     }
 
-/* for (i = 0; i < n; i++) STMT over an output `o` of contiguous elements, as
- * two loops: the elements before its first 64-byte boundary, then the rest
- * (the one the compiler vectorizes, four vectors an iteration: at SSE4.2
- * gcc's one-vector loop of int64 minimum, pcmpgtq + pblendvb, took 184-203
- * us on two (512, 512) tensors in every one of 4 processes and the unrolled
- * one 95-109, NumPy 92-107; AVX2's 91-101 unchanged). STMT names the index
- * `i`. */
 /* Four vectors an iteration: gcc unrolls its vector loop by the GCC pragma.
  * Clang reads that pragma as an unroll count of the scalar loop, and with
  * it its vectorizer left int_arith's loops scalar (the clang build's int32
@@ -91,6 +84,14 @@ static inline intptr_t dk_line_head(const void *o, intptr_t z, intptr_t align, i
 #else
 #define DK_UNROLL_4_ _Pragma("GCC unroll 4")
 #endif
+
+/* for (i = 0; i < n; i++) STMT over an output `o` of contiguous elements, as
+ * two loops: the elements before its first 64-byte boundary, then the rest
+ * (the one the compiler vectorizes, four vectors an iteration: at SSE4.2
+ * gcc's one-vector loop of int64 minimum, pcmpgtq + pblendvb, took 184-203
+ * us on two (512, 512) tensors in every one of 4 processes and the unrolled
+ * one 95-109, NumPy 92-107; AVX2's 91-101 unchanged). STMT names the index
+ * `i`. */
 #define DK_LINE_HEADED(o, n, STMT)                                                        \
     do {                                                                                  \
         DK_LINE_HEAD_(o, n, STMT)                                                         \

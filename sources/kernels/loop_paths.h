@@ -429,22 +429,24 @@ enum {
  * where: data = {out, cond (bool), a, b}, moved as the unsigned type U of the
  * element's size (bits, never values: a NaN's payload is kept). The
  * condition contiguous; a and b each contiguous or a broadcast scalar.
- * Under clang both values are read before the choice: `pc[i] ? pa[i] :
- * pb[i]` reads only one, and clang (14) under AVX-512 kept that as a branch
- * an element (random conditions: 3.5 ns an element, where of (512, 512)
- * uint8 888 us against gcc's 12); read both, it is a vector blend. gcc
- * blends the first form already, and took 4-8% longer on the second
- * (8-byte rows of bench_matrix.py).
+ * Under clang, where both are arrays, both values are read before the
+ * choice: `pc[i] ? pa[i] : pb[i]` reads only one, and clang (14) under
+ * AVX-512 kept that as a branch an element (random conditions: 3.5 ns an
+ * element, where of (512, 512) uint8 888 us against gcc's 12); read both,
+ * it is a vector blend. With a number on either side clang blends the
+ * first form already (read first, (512, 1) columns of bytes took 15 us
+ * against 8.6), and gcc every form (the second took it 4-8% longer).
  */
+#define DK_WHERE_PATH_(AV, BV)                                                            \
+    for (intptr_t i = 0; i < n; i++) o[i] = pc[i] ? (AV) : (BV);
 #if defined(__clang__)
-#define DK_WHERE_PATH_(U, AV, BV)                                                         \
+#define DK_WHERE_ARRAYS_PATH_(U)                                                          \
     for (intptr_t i = 0; i < n; i++) {                                                    \
-        const U a_ = (AV), b_ = (BV);                                                     \
+        const U a_ = pa[i], b_ = pb[i];                                                   \
         o[i] = pc[i] ? a_ : b_;                                                           \
     }
 #else
-#define DK_WHERE_PATH_(U, AV, BV)                                                         \
-    for (intptr_t i = 0; i < n; i++) o[i] = pc[i] ? (AV) : (BV);
+#define DK_WHERE_ARRAYS_PATH_(U) DK_WHERE_PATH_(pa[i], pb[i])
 #endif
 #define DK_WHERE(NAME, DTYPE, U)                                                          \
     DISPATCH_KERNELS_NOINLINE /* its 2-D loop calls it */                                 \
@@ -463,13 +465,13 @@ enum {
         if (s[0] != z || s[1] != 1 || (s[2] != z && s[2] != 0) || (s[3] != z && s[3] != 0)) { \
             DK_REFERENCE(WHERE, DTYPE, data, s, n, ctx);                                  \
         } else if (s[2] == z && s[3] == z) {                                              \
-            DK_WHERE_PATH_(U, pa[i], pb[i])                                               \
+            DK_WHERE_ARRAYS_PATH_(U)                                                      \
         } else if (s[2] == z) {                                                           \
-            DK_WHERE_PATH_(U, pa[i], bs)                                                  \
+            DK_WHERE_PATH_(pa[i], bs)                                                     \
         } else if (s[3] == z) {                                                           \
-            DK_WHERE_PATH_(U, as, pb[i])                                                  \
+            DK_WHERE_PATH_(as, pb[i])                                                     \
         } else {                                                                          \
-            DK_WHERE_PATH_(U, as, bs)                                                     \
+            DK_WHERE_PATH_(as, bs)                                                        \
         }                                                                                 \
     }                                                                                     \
     DISPATCH_KERNELS_LOOP2D(NAME, 4)
