@@ -131,6 +131,16 @@ enum {
     }                                                                                     \
     DISPATCH_KERNELS_LOOP2D_ROWS(NAME, 3, NAME##_row_, NAME##_rest_)
 
+/* o[i] = EXPR of a = AV and b = BV (each an element of i or a number) over the
+ * contiguous output o of n elements, from its first line boundary (Note
+ * [Stores on whole lines] in line_head.h). */
+#define DK_UNIT_RUN_(T, OT, AV, BV, EXPR)                                                 \
+    DK_LINE_HEADED_ROLLED(o, n, {                                                         \
+        const T a = (AV);                                                                 \
+        const T b = (BV);                                                                 \
+        o[i] = (OT)(EXPR);                                                                \
+    })
+
 /* The paths of DK_BINARY and DK_COMPARISON: EXPR of a, b, k (the scale) and
  * f (a comparison's complement, Note [Comparisons by three bodies]), each
  * a constant where the caller's is. */
@@ -186,39 +196,22 @@ enum {
             && DK_SAME_ADDRESS(o, pa)) { /* Note [In place under clang] */                \
             const T *po = (const T *)(const void *)o;                                     \
             if (s[2] == z) {                                                              \
-                DK_LINE_HEADED_ROLLED(o, n, {                                             \
-                    const T a = po[i];                                                    \
-                    const T b = pb[i];                                                    \
-                    o[i] = (OT)(EXPR);                                                    \
-                });                                                                       \
+                DK_UNIT_RUN_(T, OT, po[i], pb[i], EXPR);                                  \
             } else {                                                                      \
-                T b;                                                                      \
-                memcpy(&b, pb, sizeof b);                                                 \
-                DK_LINE_HEADED_ROLLED(o, n, {                                             \
-                    const T a = po[i];                                                    \
-                    o[i] = (OT)(EXPR);                                                    \
-                });                                                                       \
+                T b_;                                                                     \
+                memcpy(&b_, pb, sizeof b_);                                               \
+                DK_UNIT_RUN_(T, OT, po[i], b_, EXPR);                                     \
             }                                                                             \
         } else if (s[0] == oz && s[1] == z && s[2] == z) {                                \
-            DK_LINE_HEADED_ROLLED(o, n, {                                                 \
-                const T a = pa[i];                                                        \
-                const T b = pb[i];                                                        \
-                o[i] = (OT)(EXPR);                                                        \
-            });                                                                           \
+            DK_UNIT_RUN_(T, OT, pa[i], pb[i], EXPR);                                      \
         } else if (s[0] == oz && s[1] == 0 && s[2] == z) {                                \
-            T a;                                                                          \
-            memcpy(&a, pa, sizeof a);                                                     \
-            DK_LINE_HEADED_ROLLED(o, n, {                                                 \
-                const T b = pb[i];                                                        \
-                o[i] = (OT)(EXPR);                                                        \
-            });                                                                           \
+            T a_;                                                                         \
+            memcpy(&a_, pa, sizeof a_);                                                   \
+            DK_UNIT_RUN_(T, OT, a_, pb[i], EXPR);                                         \
         } else if (s[0] == oz && s[1] == z && s[2] == 0) {                                \
-            T b;                                                                          \
-            memcpy(&b, pb, sizeof b);                                                     \
-            DK_LINE_HEADED_ROLLED(o, n, {                                                 \
-                const T a = pa[i];                                                        \
-                o[i] = (OT)(EXPR);                                                        \
-            });                                                                           \
+            T b_;                                                                         \
+            memcpy(&b_, pb, sizeof b_);                                                   \
+            DK_UNIT_RUN_(T, OT, pa[i], b_, EXPR);                                         \
         } else {                                                                          \
             return 0;                                                                     \
         }                                                                                 \
