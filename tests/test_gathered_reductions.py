@@ -151,3 +151,105 @@ def test_an_overlapping_views_extremes_are_its_dense_copys_bits(threads, dtype):
                     if isinstance(got, tuple) or hasattr(got, "values"):
                         got, want = got[0], want[0]
                     assert np.array_equal(bits(got), bits(want)), f"{op}({dim}) {dtype} {n}t"
+
+
+def _slab_views(dtype: str):
+    """Views with no unit-stride dim whose dense copies are several of the
+    copy's slabs (Note [Gathered reductions by slabs]: 512 KiB), the last one
+    partial: (name, view, dims) with the dims to reduce, outermost kept."""
+    k = 8 // _itemsize(dtype)  # the same slab count for every dtype
+    m = _tensor(dtype, (2500 * k, 460), 3)[:, ::2]  # rows of 230
+    c = _tensor(dtype, (23 * k, 60, 300), 4)[:, :, ::2]
+    u = _tensor(dtype, (1, 1300 * k, 500), 5)[:, :, ::2]  # a unit dim before the kept one
+    return [("every other column", m, [1, [1]]), ("3-D", c, [2, [1, 2]]),
+            ("a unit dim first", u, [2, [0, 2]])]
+
+
+def _itemsize(dtype: str) -> int:
+    return 2 if dtype == "bfloat16" else np.dtype(dtype).itemsize
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int16", "int32", "int64", "float16", "bfloat16",
+                                   "float32", "float64"])
+def test_a_gathered_view_copied_by_slabs_keeps_its_contiguous_copys_bits(threads, dtype):
+    """Reduced over inner dims, a large gathered view is copied and reduced a
+    slab of its outermost dim at a time: every value (and max/min's index,
+    argmax's) is the view's contiguous copy's, with keepdim or not, at 1 and
+    2 threads, slab boundaries included."""
+    for n in (1, 2):
+        threads(n)
+        for name, view, dims in _slab_views(dtype):
+            dense = view.contiguous()
+            assert view.numel() * _itemsize(dtype) > 2 * 512 * 1024
+            for dim in dims:
+                for keepdim in (False, True):
+                    what = f"{dtype} {name} dim={dim} keepdim={keepdim} {n}t"
+                    calls = [("amax", lambda t: dispatch.amax(t, dim, keepdim)),
+                             ("prod", lambda t: dispatch.prod(t, dim, keepdim)
+                              if isinstance(dim, int) else None),
+                             ("sum", lambda t: dispatch.sum(t, dim, keepdim))]
+                    if isinstance(dim, int):
+                        calls += [("max", lambda t: dispatch.max(t, dim, keepdim)),
+                                  ("argmin", lambda t: dispatch.argmin(t, dim, keepdim))]
+                    for op, call in calls:
+                        got, want = call(view), call(dense)
+                        if got is None:
+                            continue
+                        pairs = zip(got, want) if isinstance(got, tuple) else [(got, want)]
+                        for g, w in pairs:
+                            assert g.shape == w.shape and g.dtype == w.dtype, f"{op} {what}"
+                            assert np.array_equal(bits(g), bits(w)), f"{op} {what}"
+
+
+def _zeros_and_nans(dtype: str, shape: tuple, seed: int, nans: bool):
+    """Small values, many of them zeros of both signs (max/min answer with
+    the first zero met), and with nans a few NaNs of other payloads and signs
+    (the first NaN met), spread over the whole array."""
+    rng = np.random.default_rng(seed)
+    a = rng.integers(-2, 3, shape).astype(np.float32)
+    a[rng.random(shape) < 0.3] = -0.0
+    if nans:
+        flat = a.reshape(-1)
+        where = rng.choice(flat.size, 12, replace=False)
+        payloads = np.array([0x7FC00001, 0xFFC00002, 0x7FC40000, 0xFFE00000], np.uint32)
+        flat.view(np.uint32)[where] = payloads[np.arange(12) % 4]
+    t = dispatch.from_numpy(a)
+    return t if dtype == "float32" else t.to(getattr(dispatch, dtype))
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "int16", "int32", "int64", "float16",
+                                   "bfloat16", "float32", "float64"])
+def test_a_gathered_view_reduced_over_its_outer_dim_by_slabs_keeps_the_copys_bits(threads,
+                                                                                  dtype):
+    """Reduced over its outermost dim, a large gathered view's exact
+    reductions (integer sums, products, max and min; float max and min) are
+    copied and reduced a slab at a time and joined: the contiguous copy's
+    values, the first NaN and the first zero of max/min included, at 1 and
+    2 threads. Float sums and products take the whole copy: the same bits."""
+    k = 8 // _itemsize(dtype)
+    shapes = [((2500 * k, 460), (slice(None), slice(None, None, 2)), [None, 0]),
+              ((23 * k, 60, 300), (slice(None), slice(None), slice(None, None, 2)),
+               [None, 0, [0, 1]]),
+              ((1, 1300 * k, 500), (slice(None), slice(None), slice(None, None, 2)),
+               [None, 1, [0, 1]])]
+    floats = dtype.startswith(("float", "bfloat"))
+    for n in (1, 2):
+        threads(n)
+        for i, (shape, index, dims) in enumerate(shapes):
+            bases = ([_zeros_and_nans(dtype, shape, 7 + i, nans) for nans in (False, True)]
+                     if floats else [_tensor(dtype, shape, 7 + i)])
+            for base in bases:
+                view = base[index]
+                dense = view.contiguous()
+                for dim in dims:
+                    ops = ["amax", "amin", "sum"] + (["prod"] if not isinstance(dim, list) else [])
+                    for op in ops:
+                        for keepdim in (False, True):
+                            if dim is None:
+                                call = lambda t: getattr(dispatch, op)(t)  # noqa: E731
+                            else:
+                                call = lambda t: getattr(dispatch, op)(t, dim, keepdim)  # noqa: E731
+                            got, want = call(view), call(dense)
+                            what = f"{op}({dim}, keepdim={keepdim}) {dtype} {shape} {n}t"
+                            assert got.shape == want.shape and got.dtype == want.dtype, what
+                            assert np.array_equal(bits(got), bits(want)), what

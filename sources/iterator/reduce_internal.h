@@ -12,6 +12,8 @@
  *                     exact accumulators, the threaded integer matrix
  *   reduce_half.c     float16 rows and columns read as halves
  *   reduce_indices.c  the first index of each max/min
+ *   reduce_copies.c   views no kernel reads (no unit-stride dim) reduced
+ *                     through dense copies of them, a slab at a time
  * Which path a reduction takes is its row of the reduction table
  * (dispatch/reduction_table.h): the files ask the row's family, never the id.
  * Names: dispatch_reduce_* are the table's (public); what the engine's
@@ -71,6 +73,16 @@ static inline double reduce_ext_next(int is_min, double acc, double v)
 static inline float sum_store_f32(float v) { return v != v ? __builtin_nanf("") : v + 0.0f; }
 static inline double sum_store_f64(double v) { return v != v ? __builtin_nan("") : v + 0.0; }
 
+/* Row-major byte strides of a dense buffer of that shape. */
+static inline void reduce_dense_strides(int nd, const int64_t *shape, int64_t itemsize,
+                                        int64_t *strides)
+{
+    for (int d = nd - 1; d >= 0; d--) {
+        strides[d] = itemsize;
+        itemsize *= shape[d];
+    }
+}
+
 /* -1 with a MemoryError naming the reduction. Here, not in reduce_plan.c:
  * the files that reduce_plan.c calls use it too, and call nothing back. */
 static inline int reduce_out_of_memory(int op)
@@ -105,6 +117,14 @@ int reduce_first_extremes(int op, const dispatch_iter_operand *in, uint32_t mask
 int reduce_planned(int op, const dispatch_iter_operand *in, uint32_t dim_mask,
                    int keepdim, const dispatch_iter_operand *out, int ond,
                    const int64_t *oshape, int64_t count);
+
+/* reduce_copies.c: in (no unit-stride dim) reduced over mask into out, and
+ * into indices (dense over the outputs) when not NULL, through dense copies
+ * of it (Note [Gathered reductions by slabs]): 0, 1 when not copied (a
+ * stride-0 dim, overlapping elements, no memory: the caller reads in
+ * place), -1 on an error. */
+int reduce_through_copies(int op, const dispatch_iter_operand *in, uint32_t mask, int keepdim,
+                          const dispatch_iter_operand *out, int64_t count, int64_t *indices);
 
 /* reduce_float.c: float32/float64 of one or more dims into out (any strides). */
 int reduce_float(int op, const dispatch_iter_operand *in, uint32_t dim_mask,

@@ -65,15 +65,6 @@ static int leading_dims(const dispatch_iter_operand *in, uint32_t mask)
     return 1;
 }
 
-/* Row-major byte strides of a dense buffer of that shape. */
-static void dense_strides(int nd, const int64_t *shape, int64_t itemsize, int64_t *strides)
-{
-    for (int d = nd - 1; d >= 0; d--) {
-        strides[d] = itemsize;
-        itemsize *= shape[d];
-    }
-}
-
 /* The reduced dims are the last ones (a full sum, sum(dim=-1), ...). */
 static int trailing_dims(int ndim, uint32_t mask)
 {
@@ -96,8 +87,8 @@ static int reduce_via_float32(int op, const dispatch_iter_operand *in, uint32_t 
 {
     int64_t numel = 1, cstr[MAXD], ostr[MAXD];
     for (int d = 0; d < in->ndim; d++) numel *= in->shape[d];
-    dense_strides(in->ndim, in->shape, 4, cstr);
-    dense_strides(out->ndim, out->shape, 4, ostr);
+    reduce_dense_strides(in->ndim, in->shape, 4, cstr);
+    reduce_dense_strides(out->ndim, out->shape, 4, ostr);
     float *copy = malloc((size_t)numel * 4 + 4), *vals = malloc((size_t)nout * 4 + 4);
     int rc = -1;
     if (!copy || !vals) {
@@ -221,38 +212,10 @@ int dispatch_iter_reduce(int op, const dispatch_iter_operand *in, uint32_t dim_m
  * other bits than its dense copy's, seen and not yet mended). Never a view
  * with a stride-0 dim (Note [Broadcast reduced dims]) or whose elements
  * overlap (as_strided): its copy could be far larger than its storage; nor
- * when the copy finds no memory: the in-place path answers then.
+ * when the copy finds no memory: the in-place path answers then. The copy
+ * is made a slab at a time where that keeps its bits (Note [Gathered
+ * reductions by slabs] in reduce_copies.c).
  */
-/* in copied into a dense buffer of its dtype and shape (c->data: the
- * caller frees it; strides: c's, MAXD of them): 0, 1 when not copied (a
- * stride-0 dim, no memory), -1 on an error of the copy. */
-static int dense_copy_of(const dispatch_iter_operand *in, int64_t *strides,
-                         dispatch_iter_operand *c)
-{
-    const int64_t isz = (int64_t)dispatch_dtype_itemsize(in->dtype);
-    int64_t numel = 1, span = isz, bytes; /* span: the bytes from its first element to its last */
-    for (int d = 0; d < in->ndim; d++) {
-        if (in->strides[d] == 0 && in->shape[d] > 1) return 1;
-        if (__builtin_mul_overflow(numel, in->shape[d], &numel)) return 1;
-        span += (in->shape[d] - 1) * (in->strides[d] < 0 ? -in->strides[d] : in->strides[d]);
-    }
-    /* a view whose elements overlap (as_strided) could be far larger than
-     * what it reads: copied only when it holds no more bytes than it spans */
-    if (__builtin_mul_overflow(numel, isz, &bytes) || bytes > span ||
-        (uint64_t)bytes >= SIZE_MAX)
-        return 1;
-    dense_strides(in->ndim, in->shape, isz, strides);
-    char *buf = malloc((size_t)bytes + 1);
-    if (!buf) return 1;
-    *c = (dispatch_iter_operand){buf, in->ndim, in->shape, strides, in->dtype};
-    dispatch_iter_operand ops[2] = {*c, *in};
-    if (dispatch_iter_elementwise_op(DISPATCH_LOOP_COPY, in->dtype, 2, ops, NULL) != 0) {
-        free(buf);
-        return -1;
-    }
-    return 0;
-}
-
 /* No dim of more than one element steps by one element (Note [Gathered
  * reductions]). */
 int reduce_reads_by_gathers(const dispatch_iter_operand *in)
@@ -329,7 +292,7 @@ static int read_in_place_not_copied(int op, const dispatch_iter_operand *in, uin
  * a time, cost 10x the contiguous case (argmax of a (512, 1024) float32
  * view's every other column 512 us, max(dim=1) 596 against torch's 240),
  * where the float32 copy that float16 went through took 47. So such an
- * input is copied dense first (dense_copy_of), in its own dtype and logical
+ * input is copied dense first (reduce_through_copies), in its own dtype and logical
  * shape: the indices are row-major positions among the reduced elements,
  * the copy's as the view's, and the values the same elements' bits.
  */
@@ -337,13 +300,7 @@ static int extremes_of_dense_copy(int op, const dispatch_iter_operand *in, uint3
                                   int keepdim, const dispatch_iter_operand *out, int64_t *indices)
 {
     if (reduce_is_dense(in)) return 1;
-    int64_t dstr[MAXD];
-    dispatch_iter_operand c;
-    int rc = dense_copy_of(in, dstr, &c);
-    if (rc != 0) return rc;
-    rc = dispatch_iter_reduce_on(DISPATCH_DEVICE_CPU, op, &c, mask, keepdim, out, indices);
-    free(c.data);
-    return rc;
+    return reduce_through_copies(op, in, mask, keepdim, out, 0, indices);
 }
 
 int reduce_planned(int op, const dispatch_iter_operand *in, uint32_t dim_mask,
@@ -379,13 +336,7 @@ int reduce_planned(int op, const dispatch_iter_operand *in, uint32_t dim_mask,
     }
     if (nd > 0 && count > 0 && reduce_reads_by_gathers(in) &&
         !read_in_place_not_copied(op, in, dim_mask, count)) { /* Note [Gathered reductions] */
-        int64_t dstr[MAXD];
-        dispatch_iter_operand c;
-        int rc = dense_copy_of(in, dstr, &c);
-        if (rc == 0) {
-            rc = reduce_planned(op, &c, dim_mask, keepdim, out, ond, oshape, count);
-            free(c.data);
-        }
+        int rc = reduce_through_copies(op, in, dim_mask, keepdim, out, count, NULL);
         if (rc <= 0) return rc;
     }
     if ((in->dtype == DISPATCH_FLOAT32 || in->dtype == DISPATCH_FLOAT64) && nd > 0)
@@ -395,7 +346,7 @@ int reduce_planned(int op, const dispatch_iter_operand *in, uint32_t dim_mask,
     /* Another layout: into a dense buffer, then copied. */
     size_t osz = dispatch_dtype_itemsize(out->dtype);
     int64_t tstr[MAXD];
-    dense_strides(ond, oshape, (int64_t)osz, tstr);
+    reduce_dense_strides(ond, oshape, (int64_t)osz, tstr);
     char *tmp = malloc((size_t)nout * osz + 1);
     if (!tmp) return reduce_out_of_memory(op);
     dispatch_iter_operand t = {tmp, ond, oshape, tstr, out->dtype};
