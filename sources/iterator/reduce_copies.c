@@ -23,12 +23,27 @@
  *     NaN]: slab by slab in order, each slab's answer joined to the earlier
  *     ones' by that rule, is the first of the whole). Each slab is reduced
  *     into a buffer of the outputs and joined to those before it.
- * Float sums and products follow a tree of the whole shape, and indices
- * count over all reduced elements: those copy the whole input, into a
- * buffer from the CPU allocator, as a tensor's data (Note [CPU
+ *   - the dim is the one reduced, read in the columns order (sum(dim=0)
+ *     and mean(dim=0) of float32/float64: Note [Column reductions] in
+ *     sources/kernels/sum.dispatch.c): the rows are cut along the column
+ *     kernels' own tree until a part fits a slab, each part summed by the
+ *     engine, and the parts added in the tree's order. A part's stored sum
+ *     differs from its raw one only in a zero's sign and a NaN's payload,
+ *     which the final store (Note [The NaN and the zero of a sum] in
+ *     reduce_float.c) sets alike either way: the whole copy's bits.
+ * The slabs (or the tree's parts) go to the threads in contiguous runs, one
+ * run a thread, each slab copied and reduced by the thread that reads it
+ * (split between the threads instead, every slab's lines crossed between
+ * the cores: amax(dim=0) of every other column of (512, 1024) float64
+ * took 149 us at 2 threads, 99 at one); a run joins its slabs in order,
+ * then the runs are joined in order.
+ * Other float sums and products follow a tree of the whole input, and
+ * indices count over all reduced elements: those copy the whole input,
+ * into a buffer from the CPU allocator, as a tensor's data (Note [CPU
  * allocations] in sources/core/storage.c: huge pages, and a freed large
  * block kept for the next call of its size).
  */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,7 +91,21 @@ static int joins_exactly(int op, int dtype)
     return !dispatch_reduce_is_mean(op) && dispatch_reduce_int_kernel_op(op) != DISPATCH_COMBINE_NONE;
 }
 
-/* acc[i] = acc[i] joined with part[i] (the later slab's), n outputs of out_dtype. */
+/* The third case: a float32/float64 sum or mean whose one reduced dim (of
+ * more than one element) is d0, with kept columns after it. */
+static int sums_columns_by_tree(int op, const dispatch_iter_operand *in, uint32_t mask,
+                                int64_t count, int d0, const dispatch_iter_operand *out)
+{
+    if ((in->dtype != DISPATCH_FLOAT32 && in->dtype != DISPATCH_FLOAT64) ||
+        out->dtype != in->dtype || !dispatch_reduce_is_sum(op))
+        return 0;
+    for (int d = 0; d < in->ndim; d++)
+        if (d != d0 && ((mask >> d) & 1u) && in->shape[d] > 1) return 0;
+    int last;
+    return reduce_copy_takes_columns(in, mask, count, &last);
+}
+
+/* acc[i] = acc[i] joined with part[i] (the later rows'), n outputs of out_dtype. */
 #define JOIN_INTS_(T, U)                                                                   \
     {                                                                                      \
         T *a = (T *)(void *)acc;                                                           \
@@ -87,8 +116,9 @@ static int joins_exactly(int op, int dtype)
                    : how == DISPATCH_COMBINE_MAX ? (b[i] > a[i] ? b[i] : a[i])             \
                                                  : (b[i] < a[i] ? b[i] : a[i]);            \
     }
-/* The first NaN, else the first of equal extremes: acc (the earlier) unless
- * it is not NaN and part's is NaN or beyond it. */
+/* max/min: the first NaN, else the first of equal extremes: acc (the
+ * earlier) unless it is not NaN and part's is NaN or beyond it. A sum
+ * (the tree's parts): their float sum. */
 #define JOIN_FLOATS_(T, VALUE)                                                             \
     {                                                                                      \
         T *a = (T *)(void *)acc;                                                           \
@@ -98,12 +128,17 @@ static int joins_exactly(int op, int dtype)
             if (x == x && (y != y || (how == DISPATCH_COMBINE_MIN ? y < x : y > x))) a[i] = b[i]; \
         }                                                                                  \
     }
+#define JOIN_SUMS_(T)                                                                      \
+    {                                                                                      \
+        T *a = (T *)(void *)acc;                                                           \
+        const T *b = (const T *)(const void *)part;                                        \
+        for (int64_t i = 0; i < n; i++) a[i] = a[i] + b[i];                                \
+    }
 #define AS_IS_(v) (v)
-static void join_slab(int op, int out_dtype, char *acc, const char *part, int64_t n)
+static void join_outputs(int op, int out_dtype, char *acc, const char *part, int64_t n)
 {
-    const int how = dispatch_dtype_category_of(out_dtype) == DISPATCH_CAT_FLOAT
-                        ? dispatch_reduce_kernel_op(op)
-                        : dispatch_reduce_int_kernel_op(op);
+    const int is_float = dispatch_dtype_category_of(out_dtype) == DISPATCH_CAT_FLOAT;
+    const int how = is_float ? dispatch_reduce_kernel_op(op) : dispatch_reduce_int_kernel_op(op);
     switch (out_dtype) {
     case DISPATCH_BOOL:
     case DISPATCH_UINT8: JOIN_INTS_(uint8_t, uint8_t) break;
@@ -113,10 +148,176 @@ static void join_slab(int op, int out_dtype, char *acc, const char *part, int64_
     case DISPATCH_INT64: JOIN_INTS_(int64_t, uint64_t) break;
     case DISPATCH_FLOAT16: JOIN_FLOATS_(uint16_t, dispatch_half_to_float_inline) break;
     case DISPATCH_BFLOAT16: JOIN_FLOATS_(uint16_t, dispatch_bfloat16_to_float_inline) break;
-    case DISPATCH_FLOAT32: JOIN_FLOATS_(float, AS_IS_) break;
-    case DISPATCH_FLOAT64: JOIN_FLOATS_(double, AS_IS_) break;
+    case DISPATCH_FLOAT32:
+        if (how == DISPATCH_COMBINE_ADD) JOIN_SUMS_(float) else JOIN_FLOATS_(float, AS_IS_)
+        break;
+    case DISPATCH_FLOAT64:
+        if (how == DISPATCH_COMBINE_ADD) JOIN_SUMS_(double) else JOIN_FLOATS_(double, AS_IS_)
+        break;
     default: break;
     }
+}
+
+enum { BY_KEPT, BY_JOIN, BY_TREE }; /* the three cases of the Note */
+
+typedef struct slab_job {
+    int op, by, keepdim, d0, od;
+    const dispatch_iter_operand *in, *out;
+    uint32_t mask;
+    int64_t count, *indices;
+    int64_t rows, row_bytes, step, nunits, nout, outs_per_row;
+    size_t osz;
+    int nruns;
+    int64_t *part_row, *part_rows; /* BY_TREE: the parts' rows, in the tree's order */
+    char *outs;                    /* BY_JOIN: a set of outputs a run; BY_TREE: a part */
+    int64_t ostr[MAXD];
+    atomic_int failed;
+} slab_job;
+
+/* Where BY_TREE cuts n rows: the column kernels' own split while they are
+ * more than a slab, 0 for a part. */
+static int64_t tree_cut(const slab_job *j, int64_t n)
+{
+    return n * j->row_bytes > COPY_SLAB_BYTES ? reduce_cols_tree_split(n) : 0;
+}
+
+static int64_t tree_parts(const slab_job *j, int64_t n)
+{
+    const int64_t h = tree_cut(j, n);
+    return h ? tree_parts(j, h) + tree_parts(j, n - h) : 1;
+}
+
+static void tree_list(slab_job *j, int64_t row, int64_t n, int64_t *k)
+{
+    const int64_t h = tree_cut(j, n);
+    if (h == 0) {
+        j->part_row[*k] = row, j->part_rows[(*k)++] = n;
+        return;
+    }
+    tree_list(j, row, h, k);
+    tree_list(j, row + h, n - h, k);
+}
+
+/* The sum of n rows from part *k on, the parts added in the tree's order
+ * into the first one's outputs, which it returns. */
+static char *tree_join(slab_job *j, int64_t n, int64_t *k)
+{
+    const int64_t h = tree_cut(j, n);
+    if (h == 0) return j->outs + (size_t)(*k)++ * (size_t)j->nout * j->osz;
+    char *a = tree_join(j, h, k);
+    const char *b = tree_join(j, n - h, k);
+    join_outputs(j->op, j->out->dtype, a, b, j->nout);
+    return a;
+}
+
+/* Unit u: its rows of d0, and the outputs it writes (dense for BY_JOIN and
+ * BY_TREE: dst, nout of them). */
+static int slab_unit(slab_job *j, int64_t u, char *buf, char *dst)
+{
+    const dispatch_iter_operand *in = j->in;
+    const int64_t row = j->by == BY_TREE ? j->part_row[u] : u * j->step;
+    const int64_t n = j->by == BY_TREE ? j->part_rows[u]
+                      : j->rows - row < j->step ? j->rows - row : j->step;
+    int64_t ishape[MAXD], oshape[MAXD], dstr[MAXD];
+    memcpy(ishape, in->shape, sizeof(int64_t) * (size_t)in->ndim);
+    ishape[j->d0] = n;
+    dispatch_iter_operand slab = *in, o = *j->out, c;
+    slab.shape = ishape, slab.data += row * in->strides[j->d0];
+    if (j->by == BY_KEPT) {
+        memcpy(oshape, o.shape, sizeof(int64_t) * (size_t)o.ndim);
+        oshape[j->od] = n;
+        o.shape = oshape, o.data += row * o.strides[j->od];
+    } else {
+        o.data = dst, o.strides = j->ostr;
+    }
+    if (dense_copy_into(&slab, buf, dstr, &c) != 0) return -1;
+    if (j->indices)
+        return dispatch_iter_reduce_on(DISPATCH_DEVICE_CPU, j->op, &c, j->mask, j->keepdim, &o,
+                                       j->indices + row * j->outs_per_row);
+    /* a part of a sum or mean: its sum (the mean divides the whole) */
+    const int op = j->by == BY_TREE ? DISPATCH_REDUCE_SUM : j->op;
+    return reduce_planned(op, &c, j->mask, j->keepdim, &o, o.ndim, o.shape,
+                          j->by == BY_KEPT ? j->count : j->count / j->rows * n);
+}
+
+/* Runs [begin, end) of the units, each on the thread that copies it. */
+static void slab_runs(void *arg, int64_t begin, int64_t end)
+{
+    slab_job *j = arg;
+    const size_t outs_bytes = (size_t)j->nout * j->osz;
+    char *buf = malloc((size_t)(j->row_bytes * j->step) + (j->by == BY_JOIN ? outs_bytes : 0) + 1);
+    if (!buf) {
+        atomic_store(&j->failed, 1);
+        return;
+    }
+    char *part = buf + j->row_bytes * j->step;
+    for (int64_t run = begin; run < end; run++) {
+        const int64_t u0 = run * j->nunits / j->nruns, u1 = (run + 1) * j->nunits / j->nruns;
+        char *acc = j->by == BY_JOIN ? j->outs + (size_t)run * outs_bytes : NULL;
+        for (int64_t u = u0; u < u1 && !atomic_load(&j->failed); u++) {
+            char *dst = j->by == BY_TREE ? j->outs + (size_t)u * outs_bytes
+                        : u == u0 ? acc : part;
+            if (slab_unit(j, u, buf, dst) != 0) atomic_store(&j->failed, 1);
+            else if (j->by == BY_JOIN && u > u0) join_outputs(j->op, j->out->dtype, acc, part, j->nout);
+        }
+    }
+    free(buf);
+}
+
+/* The slabs of the Note's case `by`: 0, 1 when out of memory before
+ * anything was written (the caller copies whole or reads in place), -1 on
+ * an error. */
+static int reduce_by_slabs(slab_job *j)
+{
+    const size_t outs_bytes = (size_t)j->nout * j->osz;
+    int64_t nouts = 0;
+    if (j->by == BY_TREE) {
+        j->nunits = tree_parts(j, j->rows);
+        j->part_row = malloc(2 * (size_t)j->nunits * sizeof(int64_t));
+        if (!j->part_row) return 1;
+        j->part_rows = j->part_row + j->nunits;
+        int64_t k = 0;
+        tree_list(j, 0, j->rows, &k);
+        nouts = j->nunits;
+    } else {
+        j->nunits = (j->rows + j->step - 1) / j->step;
+    }
+    const int threads = dispatch_get_num_threads();
+    j->nruns = j->nunits < threads ? (int)j->nunits : threads;
+    if (j->by == BY_JOIN) nouts = j->nruns;
+    j->outs = nouts ? malloc((size_t)nouts * outs_bytes + 1) : NULL;
+    if (nouts && !j->outs) {
+        free(j->part_row);
+        return 1;
+    }
+    dispatch_parallel_for(j->nruns, 1, 1, slab_runs, j);
+    int rc = atomic_load(&j->failed) ? reduce_out_of_memory(j->op) : 0;
+    if (rc == 0 && j->by != BY_KEPT) {
+        char *acc = j->outs;
+        if (j->by == BY_JOIN) {
+            for (int r = 1; r < j->nruns; r++)
+                join_outputs(j->op, j->out->dtype, acc, acc + (size_t)r * outs_bytes, j->nout);
+        } else { /* the tree's parts added in its order; the mean's division and the
+                  * sum's store as reduce_float.c's cols_store */
+            int64_t k = 0;
+            acc = tree_join(j, j->rows, &k);
+            const int mean = dispatch_reduce_is_mean(j->op);
+            for (int64_t i = 0; i < j->nout; i++) {
+                if (j->out->dtype == DISPATCH_FLOAT32) {
+                    float *v = (float *)(void *)acc + i;
+                    *v = sum_store_f32(mean ? *v / (float)j->count : *v);
+                } else {
+                    double *v = (double *)(void *)acc + i;
+                    *v = sum_store_f64(mean ? *v / (double)j->count : *v);
+                }
+            }
+        }
+        const dispatch_iter_operand *out = j->out;
+        dispatch_iter_operand cp[2] = {*out, {acc, out->ndim, out->shape, j->ostr, out->dtype}};
+        rc = dispatch_iter_elementwise_op(DISPATCH_LOOP_COPY, out->dtype, 2, cp, NULL);
+    }
+    free(j->outs), free(j->part_row);
+    return rc;
 }
 
 int reduce_through_copies(int op, const dispatch_iter_operand *in, uint32_t mask, int keepdim,
@@ -126,59 +327,39 @@ int reduce_through_copies(int op, const dispatch_iter_operand *in, uint32_t mask
     if (!dense_copy_fits(in, &bytes) || bytes == 0) return 1;
     int d0 = 0; /* the outermost dim of more than one element, if any */
     while (d0 < in->ndim && in->shape[d0] == 1) d0++;
-    const int64_t rows = d0 < in->ndim ? in->shape[d0] : 1, row_bytes = bytes / rows;
-    const int kept = d0 < in->ndim && !((mask >> d0) & 1u);
-    const int joined = !kept && !indices && joins_exactly(op, in->dtype);
-    int64_t step = rows; /* the rows of d0 a copy holds */
-    if ((kept || joined) && COPY_SLAB_BYTES / row_bytes < rows)
-        step = COPY_SLAB_BYTES / row_bytes > 1 ? COPY_SLAB_BYTES / row_bytes : 1;
-    const dispatch_allocator *al = dispatch_allocator_get(DISPATCH_DEVICE_CPU);
-    char *buf = al ? al->alloc((size_t)(row_bytes * step) + 1, al->ctx) : NULL;
-    if (!buf) return 1;
-    /* reduced by slabs: d0's dim among out's (kept), or the outputs of each
-     * slab, dense, and of those before it (joined) */
-    const int od = keepdim ? d0 : d0 - __builtin_popcount(mask & ((1u << d0) - 1u));
-    const size_t osz = dispatch_dtype_itemsize(out->dtype);
-    int64_t ishape[MAXD], oshape[MAXD], dstr[MAXD], ostr[MAXD], outs_per_row = 1, nout = 1;
-    memcpy(ishape, in->shape, sizeof(int64_t) * (size_t)in->ndim);
-    memcpy(oshape, out->shape, sizeof(int64_t) * (size_t)out->ndim);
-    for (int d = 0; d < out->ndim; d++) nout *= out->shape[d];
-    for (int d = od + 1; kept && d < out->ndim; d++) outs_per_row *= out->shape[d];
-    char *outs = step < rows && joined ? malloc(2 * (size_t)nout * osz + 1) : NULL;
-    if (step < rows && joined && !outs) { /* no memory: the caller reads in place */
-        al->free(buf, al->ctx);
-        return 1;
-    }
-    reduce_dense_strides(out->ndim, out->shape, (int64_t)osz, ostr);
-    dispatch_iter_operand acc = {outs, out->ndim, out->shape, ostr, out->dtype}, part = acc;
-    part.data = outs ? outs + (size_t)nout * osz : NULL;
-    int rc = 0;
-    for (int64_t r = 0; rc == 0 && r < rows; r += step) {
-        dispatch_iter_operand slab = *in, o = *out, c;
-        int64_t n = count;
-        if (step < rows) {
-            ishape[d0] = rows - r < step ? rows - r : step;
-            slab.shape = ishape, slab.data += r * in->strides[d0];
-            if (joined) {
-                o = r == 0 ? acc : part;
-                n = count / rows * ishape[d0];
-            } else {
-                oshape[od] = ishape[d0];
-                o.shape = oshape, o.data += r * out->strides[od];
-            }
+    if (d0 < in->ndim && bytes > COPY_SLAB_BYTES) {
+        slab_job j = {.op = op, .keepdim = keepdim, .d0 = d0, .in = in, .out = out,
+                      .mask = mask, .count = count, .indices = indices,
+                      .rows = in->shape[d0], .row_bytes = bytes / in->shape[d0], .nout = 1,
+                      .osz = dispatch_dtype_itemsize(out->dtype)};
+        const int kept = !((mask >> d0) & 1u);
+        j.by = kept ? BY_KEPT
+               : !indices && joins_exactly(op, in->dtype) ? BY_JOIN
+               : !indices && j.row_bytes <= COPY_SLAB_BYTES / REDUCE_COLS_LEAF &&
+                       sums_columns_by_tree(op, in, mask, count, d0, out)
+                   ? BY_TREE
+                   : -1;
+        /* rows a slab holds (BY_TREE: its parts' most, 16 rows at least) */
+        j.step = COPY_SLAB_BYTES / j.row_bytes > 1 ? COPY_SLAB_BYTES / j.row_bytes : 1;
+        j.od = keepdim ? d0 : d0 - __builtin_popcount(mask & ((1u << d0) - 1u));
+        for (int d = 0; d < out->ndim; d++) j.nout *= out->shape[d];
+        j.outs_per_row = kept ? j.nout / out->shape[j.od] : 0;
+        reduce_dense_strides(out->ndim, out->shape, (int64_t)j.osz, j.ostr);
+        if (j.by >= 0) {
+            int rc = reduce_by_slabs(&j);
+            if (rc != 1) return rc;
         }
-        rc = dense_copy_into(&slab, buf, dstr, &c);
-        if (rc == 0)
-            rc = indices ? dispatch_iter_reduce_on(DISPATCH_DEVICE_CPU, op, &c, mask, keepdim, &o,
-                                                   indices + r * outs_per_row)
-                         : reduce_planned(op, &c, mask, keepdim, &o, o.ndim, o.shape, n);
-        if (rc == 0 && joined && r > 0) join_slab(op, out->dtype, acc.data, part.data, nout);
     }
-    if (rc == 0 && outs) { /* the joined outputs into out (any strides) */
-        dispatch_iter_operand cp[2] = {*out, acc};
-        rc = dispatch_iter_elementwise_op(DISPATCH_LOOP_COPY, out->dtype, 2, cp, NULL);
-    }
-    free(outs);
+    /* the whole copy */
+    const dispatch_allocator *al = dispatch_allocator_get(DISPATCH_DEVICE_CPU);
+    char *buf = al ? al->alloc((size_t)bytes + 1, al->ctx) : NULL;
+    if (!buf) return 1;
+    int64_t dstr[MAXD];
+    dispatch_iter_operand c;
+    int rc = dense_copy_into(in, buf, dstr, &c);
+    if (rc == 0)
+        rc = indices ? dispatch_iter_reduce_on(DISPATCH_DEVICE_CPU, op, &c, mask, keepdim, out, indices)
+                     : reduce_planned(op, &c, mask, keepdim, out, out->ndim, out->shape, count);
     al->free(buf, al->ctx);
     return rc;
 }

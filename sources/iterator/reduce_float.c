@@ -107,7 +107,7 @@ static double extreme_one(const reduce_job *j, const char *p)
  * a (n, 512) matrix, which the kernel reads in address order.
  */
 #define COL_BLOCK_BYTES 4096
-#define COL_LEAF 16
+#define COL_LEAF REDUCE_COLS_LEAF
 #define ROW_PART_MIN 2048
 #define ROW_PART_MIN_FEW 256
 #define ROW_PART_DEPTH 3
@@ -135,7 +135,12 @@ static int64_t part_split(const cols_job *c, int64_t n, int depth)
 {
     if (depth == 0 || n < 2 * c->part_min) return 0;
     if (c->fold) return n > DISPATCH_FOLD_BLOCK ? dispatch_fold_split(n) : 0;
-    return ((n / COL_LEAF + 1) / 2) * COL_LEAF;
+    return reduce_cols_tree_split(n);
+}
+
+int64_t reduce_cols_tree_split(int64_t n)
+{
+    return n > COL_LEAF ? ((n / COL_LEAF + 1) / 2) * COL_LEAF : 0;
 }
 
 static void cut_rows(cols_job *c, int64_t begin, int64_t n, int depth)

@@ -129,6 +129,11 @@ int reduce_through_copies(int op, const dispatch_iter_operand *in, uint32_t mask
 /* reduce_float.c: float32/float64 of one or more dims into out (any strides). */
 int reduce_float(int op, const dispatch_iter_operand *in, uint32_t dim_mask,
                  int keepdim, const dispatch_iter_operand *out, int ond, int64_t count);
+/* reduce_float.c: where the column kernels' tree splits n rows (Note
+ * [Column reductions] in sources/kernels/sum.dispatch.c: the rows of the
+ * first half), 0 for a leaf (REDUCE_COLS_LEAF rows or fewer). */
+#define REDUCE_COLS_LEAF 16 /* DISPATCH_COLS_LEAF of sum.dispatch.c */
+int64_t reduce_cols_tree_split(int64_t n);
 /* reduce_float.c: the narrow SUM kernel's sum (dtype float16 or bfloat16)
  * of n >= 1 elements `stride` bytes apart (0 for a broadcast), its tree's
  * top levels split across the threads. */
