@@ -879,9 +879,12 @@ def test_column_products_past_the_caches_keep_their_bits(threads, dtype):
 def test_integer_column_extremes_past_the_caches(threads, dtype):
     """amax/amin(dim=0) over 16 MiB or more of 1- and 2-byte columns fold
     the two halves of the rows apart and join them (Note [Integer column
-    streams]); the extreme may sit in either half, in a column past the
-    first 4 KB of a row, at 1 and 2 threads; sum keeps its path."""
-    rows = (16 << 20) // (2100 * np.dtype(dtype).itemsize) + 3
+    streams]), 4-byte columns past 32 MiB a row at a time (Note [Wide
+    integer rows]);
+    the extreme may sit in either half, in a column past the first 4 KB of a
+    row, at 1 and 2 threads; sum and prod (wrapping int64) alike."""
+    size = (32 << 20) if dtype == "int32" else (16 << 20)  # int32: INT_ONE_ROW_MIN
+    rows = size // (2100 * np.dtype(dtype).itemsize) + 3
     rng = np.random.default_rng(rows)
     if dtype == "bool":
         x = rng.random((rows, 2100)) < 0.5
@@ -900,6 +903,7 @@ def test_integer_column_extremes_past_the_caches(threads, dtype):
             np.testing.assert_array_equal(getattr(dispatch, op)(t, 0).numpy(),
                                           getattr(np, op)(x, axis=0), err_msg=f"{op} {n}")
         np.testing.assert_array_equal(t.sum(0).numpy(), x.sum(0, dtype=np.int64))
+        np.testing.assert_array_equal(t.prod(0).numpy(), x.prod(0, dtype=np.int64))
 
 
 def _same(got, want) -> bool:

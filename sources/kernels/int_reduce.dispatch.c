@@ -404,11 +404,22 @@
  * thread, int32 amax(dim=0) 51 -> 31 us (torch 37), sum(dim=0) 84 -> 56,
  * int64 amax 158 -> 119, sum 125 -> 86 (torch 93); 2 threads, int64 sum
  * 98 -> 40. Integer results are exact (sums and products wrap modulo 2^64
- * in any order), so the grouping changes no bits.
+ * in any order), so the grouping changes no bits. From memory (an input
+ * the engine streams, DISPATCH_COLS_STREAMS, whose rows span INT_ONE_ROW_MIN
+ * bytes or more: past a 32 MiB L3) 4-byte rows go one at a time instead:
+ * four rows a pass read four streams 2 KB apart, which a Zen 4 core served
+ * at 15 GB/s where one row a pass (NumPy's form) reads at 22. int32 over
+ * dim 0, 1 thread: (32768, 512) amin 4.7 -> 1.8 ms, prod 6.3 -> 3.4 (NumPy's
+ * amin 2.7); (65536, 512) amin 8.8 -> 4.8 (NumPy 4.4-4.8); (16384, 512)
+ * amin 1.9-2.0 -> 1.1-1.3. In the cache the four stay faster ((8192, 512),
+ * 16 MiB: amin 0.37 against 0.51-0.63 one row at a time), and so do 8-byte
+ * rows (a C harness over (32768, 512) int64, sum: 6.6 ms against 8.1).
  */
+#define INT_ONE_ROW_MIN ((intptr_t)32 << 20)
 #define INT_COLS_BY_ROWS(T)                                                              \
     intptr_t r = r0;                                                                     \
-    for (; r + 4 <= r1; r += 4) { /* four rows per pass over the accumulators */         \
+    const int one_row = streams && sizeof(T) == 4 && nrows * rstride >= INT_ONE_ROW_MIN; \
+    for (; !one_row && r + 4 <= r1; r += 4) { /* four rows per pass over the accumulators */ \
         const T *a0 = (const T *)(const void *)(q + (r - r0) * rstride);                 \
         const T *a1 = (const T *)(const void *)(q + (r + 1 - r0) * rstride);             \
         const T *a2 = (const T *)(const void *)(q + (r + 2 - r0) * rstride);             \
