@@ -245,12 +245,15 @@ static void slab_runs(void *arg, int64_t begin, int64_t end)
 {
     slab_job *j = arg;
     const size_t outs_bytes = (size_t)j->nout * j->osz;
-    char *buf = malloc((size_t)(j->row_bytes * j->step) + (j->by == BY_JOIN ? outs_bytes : 0) + 1);
+    /* the slab, then (BY_JOIN) a set of outputs on a 64-byte boundary: an
+     * odd slab of bytes put int64 sums on an odd address */
+    const size_t slab_bytes = ((size_t)(j->row_bytes * j->step) + 63) & ~(size_t)63;
+    char *buf = malloc(slab_bytes + (j->by == BY_JOIN ? outs_bytes : 0) + 1);
     if (!buf) {
         atomic_store(&j->failed, 1);
         return;
     }
-    char *part = buf + j->row_bytes * j->step;
+    char *part = buf + slab_bytes;
     for (int64_t run = begin; run < end; run++) {
         const int64_t u0 = run * j->nunits / j->nruns, u1 = (run + 1) * j->nunits / j->nruns;
         char *acc = j->by == BY_JOIN ? j->outs + (size_t)run * outs_bytes : NULL;
