@@ -65,5 +65,17 @@ cd "$ROOT"
 # goes).
 # -P: the checkout's own dispatch/ (sources, no extension) is not put on
 # sys.path before the installed package.
-LD_PRELOAD="$LIBASAN" "$VENV/bin/python" -P -m pytest -q -p no:cacheprovider --durations=20 \
-    --cpu-durations=30
+# --max-worker-restart=0 and the time limit: an xdist worker that a sanitizer
+# aborts is a finding; replaced, its stand-in once left the job waiting on
+# two idle workers until it was killed 30 minutes later (stop 93). Now the
+# crash ends the run, and a run past SANITIZER_PYTEST_SECONDS (the job takes
+# about 20 minutes beside the main one on 2 cores) is stopped, its workers
+# with it (timeout signals its process group), and fails.
+limit=${SANITIZER_PYTEST_SECONDS:-3000}
+rc=0
+timeout --kill-after=30 "$limit" env LD_PRELOAD="$LIBASAN" "$VENV/bin/python" -P -m pytest -q \
+    -p no:cacheprovider --max-worker-restart=0 --durations=20 --cpu-durations=30 || rc=$?
+if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+    echo "sanitize.sh: the suite ran past ${limit} s (SANITIZER_PYTEST_SECONDS) and was stopped" >&2
+fi
+exit "$rc"
