@@ -554,8 +554,10 @@ static void check_prod(const entry_group *g) {
                   ? DISPATCH_FLOAT64
                   : DISPATCH_FLOAT32;
     size_t osz = dispatch_dtype_itemsize(odt);
-    /* and past a block (4096), 2, 3 and 4 blocks (Note [Fold blocks]) */
-    static const int rows[] = {1, 2, 3, 31, 32, 33, 65, 100, 4096, 4097, 8192, 12289, 13000};
+    /* a group of 128 rows and 72 more (Note [Product rows four at a time]),
+     * and past a block (4096), 2, 3 and 4 blocks (Note [Fold blocks]) */
+    static const int rows[] = {1, 2, 3, 31, 32, 33, 65, 100, 200, 4096, 4097, 8192, 12289, 13000};
+    enum { NROWS = sizeof rows / sizeof rows[0] };
     /* past DISPATCH_FOLD_COLS_NARROW: whole rows (Note [Product columns from whole
      * rows]), 600 past its 512 columns a pass */
     static const int cols[] = {1, 2, 7, 63, 64, 65, 130, 600};
@@ -574,7 +576,7 @@ static void check_prod(const entry_group *g) {
         store_as(dtype, near_one + (2 * k) * isz, x);
         store_as(dtype, near_one + (2 * k + 1) * isz, -x);
     }
-    for (int ri = 0; ri < 13; ri++) {
+    for (int ri = 0; ri < NROWS; ri++) {
         for (int ci = 0; ci < NCOLS; ci++) {
             int n = rows[ri], m = cols[ci];
             if (n > 100 && m != 2 && m != 64 && m != 130 && !(m == 600 && n <= 4097))
