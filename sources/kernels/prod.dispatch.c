@@ -116,10 +116,17 @@ DEF_PROD_FUSE4(double)
 DEF_PROD_FUSE4(float)
 #define PROD_FUSE4_float(a, x, s, w) prod_fuse4_float(a, x, s, w)
 #endif
-/* A narrow float is widened a row at a time: no fused form. */
-#define PROD_NO_FUSE4(a, x, s, w) ((void)0)
 #define PROD_FUSE 4
 #define PROD_GROUP (PROD_LANES * PROD_FUSE)
+/* The row read PROD_AHEAD lanes after row r + lane + j PROD_LANES of the
+ * group at r (the next group's where the lanes run out). */
+#define PROD_AHEAD 4
+static inline intptr_t prod_row_ahead(intptr_t r, int lane, int j)
+{
+    const int k = lane + PROD_AHEAD;
+    return k < PROD_LANES ? r + k + (intptr_t)j * PROD_LANES
+                          : r + PROD_GROUP + (k - PROD_LANES) + (intptr_t)j * PROD_LANES;
+}
 
 /* The pairwise tree of Note [Product order] over the 32 running products,
  * each level into an array of its own: done in place, each multiply
@@ -228,39 +235,53 @@ DEF_PROD(dispatch_kernel_prod_f64, double)
  * that traffic was the bound: prod(dim=0) of (32768, 512) float64 (the
  * wide form, 128 KiB of running products in L2) 7.8 -> 4.2 ms, NumPy
  * 4.3-4.6; float32 5.5 -> 2.9 (NumPy 2.5, in float32); (512, 512) float64
- * (the block form) 64 -> 43 us, NumPy 39-54. The fused passes prefetch
- * nothing: the row-ahead prefetch of the one-row pass made them slower
- * (53 against 43 us there; no shape measured gained from it). Eight rows a
- * pass measured as four. The rows past the last whole group go one at a
- * time, and a narrow float, widened a row at a time, keeps the one-row pass.
+ * (the block form) 64 -> 43 us, NumPy 39-54. Eight rows a pass measured
+ * as four. The rows past the last whole group go one at a time.
+ * float32's and float64's fused passes prefetch nothing: the one-row
+ * pass's row-ahead prefetch made them slower (53 against 43 us there, 212
+ * against 194 on (2048, 512); no shape measured gained from it). A narrow
+ * float (its engine hands over 128 columns at a time: the block form) has
+ * its four rows widened first, exactly, multiplied as float32's, and
+ * prefetches the rows PROD_AHEAD lanes ahead: prod(dim=0) of (512, 512)
+ * float16 42 -> 30 us (torch 32), (32768, 512) 3.3-4.4 -> 3.0 ms (torch
+ * 3.3; 4.5-5.9 without the prefetch).
  */
 #define PROD_WIDE_COLS 512
 /* DEF_PROD_COLS over T elements read as ST (T itself, or a narrow float's
- * storage widened to float by WIDEN(dst, src, n)), results written as OUT;
- * FUSE4 multiplies four rows of T at once (PROD_FUSE4_*), or PROD_NO_FUSE4
- * where T is widened. */
+ * storage widened to float by WIDEN(dst, src, n)), results written as OUT. */
 #define PROD_AS_IS(dst, src, n) ((void)0)
-#define DEF_PROD_COLS(NAME, T, ST, OUT, WIDEN, FUSE4)                                      \
+#define DEF_PROD_COLS(NAME, T, ST, OUT, WIDEN)                                             \
     /* The products of w <= PROD_COL_CHUNK columns from p down nrows <= a block of rows. */ \
     static void NAME##_block(const char *p, intptr_t rstride, intptr_t nrows, intptr_t w,  \
                              double *res)                                                 \
     {                                                                                      \
         _Alignas(64) double acc[PROD_LANES][PROD_COL_CHUNK];                               \
-        ST widened[PROD_COL_CHUNK];                                                        \
+        _Alignas(64) ST widened[PROD_FUSE][PROD_COL_CHUNK];                                \
         /* lanes past the rows stay 1: Note [Short product columns] */                     \
         int used = nrows < PROD_LANES ? (nrows > 0 ? (int)nrows : 1) : PROD_LANES;         \
         for (int k = 0; k < used; k++)                                                     \
             for (int c = 0; c < PROD_COL_CHUNK; c++) acc[k][c] = 1;                        \
         intptr_t r0 = 0;                                                                   \
-        if (sizeof(T) == sizeof(ST)) /* Note [Product rows four at a time] */             \
-            for (; r0 + PROD_GROUP <= nrows; r0 += PROD_GROUP)                             \
-                for (int k = 0; k < PROD_LANES; k++) {                                     \
-                    const char *row = p + (r0 + k) * rstride;                              \
-                    if (w == PROD_COL_CHUNK) /* a fixed count: whole vectors */            \
-                        FUSE4(acc[k], row, PROD_LANES * rstride, PROD_COL_CHUNK);          \
-                    else                                                                   \
-                        FUSE4(acc[k], row, PROD_LANES * rstride, w);                       \
+        for (; r0 + PROD_GROUP <= nrows; r0 += PROD_GROUP) /* Note [Product rows four at a time] */ \
+            for (int k = 0; k < PROD_LANES; k++) {                                         \
+                const char *row = p + (r0 + k) * rstride;                                  \
+                intptr_t s = PROD_LANES * rstride;                                         \
+                if (sizeof(T) != sizeof(ST)) {                                             \
+                    for (int j = 0; j < PROD_FUSE; j++) {                                  \
+                        const intptr_t ahead = prod_row_ahead(r0, k, j);                   \
+                        if (ahead < nrows)                                                 \
+                            for (int l = 0; l < (int)(PROD_COL_CHUNK * sizeof(T)); l += 64) \
+                                __builtin_prefetch(p + ahead * rstride + l);               \
+                    }                                                                      \
+                    for (int j = 0; j < PROD_FUSE; j++)                                    \
+                        WIDEN(widened[j], (const T *)(const void *)(row + j * s), w);      \
+                    row = (const char *)widened, s = (intptr_t)sizeof widened[0];          \
                 }                                                                          \
+                if (w == PROD_COL_CHUNK) /* a fixed count: whole vectors */                \
+                    PROD_FUSE4_##ST(acc[k], row, s, PROD_COL_CHUNK);                       \
+                else                                                                       \
+                    PROD_FUSE4_##ST(acc[k], row, s, w);                                    \
+            }                                                                              \
         for (intptr_t r = r0; r < nrows; r++) {                                            \
             const char *row = p + r * rstride;                                             \
             const ST *restrict x = (const ST *)(const void *)row;                          \
@@ -269,8 +290,8 @@ DEF_PROD(dispatch_kernel_prod_f64, double)
                 for (int l = 0; l < (int)(PROD_COL_CHUNK * sizeof(T)); l += 64)            \
                     __builtin_prefetch(row + 16 * rstride + l);                            \
             if (sizeof(T) != sizeof(ST)) {                                                 \
-                WIDEN(widened, (const T *)(const void *)row, w);                           \
-                x = widened;                                                               \
+                WIDEN(widened[0], (const T *)(const void *)row, w);                        \
+                x = widened[0];                                                            \
             }                                                                              \
             if (w == PROD_COL_CHUNK && PROD_COL_ROW_##ST(a, x)) /* AVX: done */           \
                 continue;                                                                  \
@@ -301,7 +322,7 @@ DEF_PROD(dispatch_kernel_prod_f64, double)
         if (sizeof(T) == sizeof(ST)) /* Note [Product rows four at a time] */             \
             for (; r0 + PROD_GROUP <= nrows; r0 += PROD_GROUP)                             \
                 for (int k = 0; k < PROD_LANES; k++)                                       \
-                    FUSE4(acc + k * w, p + (r0 + k) * rstride, PROD_LANES * rstride, w);   \
+                    PROD_FUSE4_##ST(acc + k * w, p + (r0 + k) * rstride, PROD_LANES * rstride, w); \
         for (intptr_t r = r0; r < nrows; r++) {                                            \
             const char *row = p + r * rstride;                                             \
             const ST *restrict x = (const ST *)(const void *)row;                          \
@@ -389,14 +410,11 @@ DEF_PROD(dispatch_kernel_prod_f64, double)
         }                                                                                  \
     }
 
-DEF_PROD_COLS(dispatch_kernel_prod_cols_f32, float, float, double, PROD_AS_IS, PROD_FUSE4_float)
-DEF_PROD_COLS(dispatch_kernel_prod_cols_f64, double, double, double, PROD_AS_IS,
-              PROD_FUSE4_double)
-DEF_PROD_COLS(dispatch_kernel_prod_cols_f16, uint16_t, float, float, dk_f16_to_f32_n,
-              PROD_NO_FUSE4)
+DEF_PROD_COLS(dispatch_kernel_prod_cols_f32, float, float, double, PROD_AS_IS)
+DEF_PROD_COLS(dispatch_kernel_prod_cols_f64, double, double, double, PROD_AS_IS)
+DEF_PROD_COLS(dispatch_kernel_prod_cols_f16, uint16_t, float, float, dk_f16_to_f32_n)
 #define PROD_COLS_BITS_(NAME, sfx, T, E, M, NANS)                                         \
-    DEF_PROD_COLS(dispatch_kernel_prod_cols_##sfx, T, float, float, dk_##sfx##_to_f32_n,    \
-                  PROD_NO_FUSE4)
+    DEF_PROD_COLS(dispatch_kernel_prod_cols_##sfx, T, float, float, dk_##sfx##_to_f32_n)
 DISPATCH_FORALL_BITS_FLOATS(PROD_COLS_BITS_)
 
 /* The kernels of this source (Note [Exported kernel tables] in kernels_export.h). */
