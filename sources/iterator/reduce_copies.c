@@ -105,16 +105,25 @@ static int sums_columns_by_tree(int op, const dispatch_iter_operand *in, uint32_
     return reduce_copy_takes_columns(in, mask, count, &last);
 }
 
-/* acc[i] = acc[i] joined with part[i] (the later rows'), n outputs of out_dtype. */
+/* reduce_join_outputs' loops (reduce_internal.h), a dtype's each. */
 #define JOIN_INTS_(T, U)                                                                   \
     {                                                                                      \
         T *a = (T *)(void *)acc;                                                           \
         const T *b = (const T *)(const void *)part;                                        \
-        for (int64_t i = 0; i < n; i++)                                                    \
-            a[i] = how == DISPATCH_COMBINE_ADD   ? (T)((U)a[i] + (U)b[i])                  \
-                   : how == DISPATCH_COMBINE_MUL ? (T)((U)a[i] * (U)b[i])                  \
-                   : how == DISPATCH_COMBINE_MAX ? (b[i] > a[i] ? b[i] : a[i])             \
-                                                 : (b[i] < a[i] ? b[i] : a[i]);            \
+        switch (how) {                                                                     \
+        case DISPATCH_COMBINE_ADD:                                                         \
+            for (int64_t i = 0; i < n; i++) a[i] = (T)((U)a[i] + (U)b[i]);                 \
+            break;                                                                         \
+        case DISPATCH_COMBINE_MUL:                                                         \
+            for (int64_t i = 0; i < n; i++) a[i] = (T)((U)a[i] * (U)b[i]);                 \
+            break;                                                                         \
+        case DISPATCH_COMBINE_MAX:                                                         \
+            for (int64_t i = 0; i < n; i++) a[i] = b[i] > a[i] ? b[i] : a[i];              \
+            break;                                                                         \
+        default: /* DISPATCH_COMBINE_MIN */                                                \
+            for (int64_t i = 0; i < n; i++) a[i] = b[i] < a[i] ? b[i] : a[i];              \
+            break;                                                                         \
+        }                                                                                  \
     }
 /* max/min: the first NaN, else the first of equal extremes: acc (the
  * earlier) unless it is not NaN and part's is NaN or beyond it. A sum
@@ -135,7 +144,7 @@ static int sums_columns_by_tree(int op, const dispatch_iter_operand *in, uint32_
         for (int64_t i = 0; i < n; i++) a[i] = a[i] + b[i];                                \
     }
 #define AS_IS_(v) (v)
-static void join_outputs(int op, int out_dtype, char *acc, const char *part, int64_t n)
+void reduce_join_outputs(int op, int out_dtype, char *acc, const char *part, int64_t n)
 {
     const int is_float = dispatch_dtype_category_of(out_dtype) == DISPATCH_CAT_FLOAT;
     const int how = is_float ? dispatch_reduce_kernel_op(op) : dispatch_reduce_int_kernel_op(op);
@@ -168,7 +177,8 @@ typedef struct slab_job {
     int64_t rows, row_bytes, step, nunits, nout, outs_per_row;
     size_t osz;
     int nruns;
-    int64_t *part_row, *part_rows; /* BY_TREE: the parts' rows, in the tree's order */
+    int64_t (*part)[2];            /* BY_TREE: each part's first row and rows, in the tree's order */
+    int64_t parts_cap;
     char *outs;                    /* BY_JOIN: a set of outputs a run; BY_TREE: a part */
     int64_t ostr[MAXD];
     atomic_int failed;
@@ -181,21 +191,21 @@ static int64_t tree_cut(const slab_job *j, int64_t n)
     return n * j->row_bytes > COPY_SLAB_BYTES ? reduce_cols_tree_split(n) : 0;
 }
 
-static int64_t tree_parts(const slab_job *j, int64_t n)
+/* The parts of n rows from row on appended to j->part (j->nunits of them):
+ * 0, or 1 when out of memory. */
+static int tree_list(slab_job *j, int64_t row, int64_t n)
 {
     const int64_t h = tree_cut(j, n);
-    return h ? tree_parts(j, h) + tree_parts(j, n - h) : 1;
-}
-
-static void tree_list(slab_job *j, int64_t row, int64_t n, int64_t *k)
-{
-    const int64_t h = tree_cut(j, n);
-    if (h == 0) {
-        j->part_row[*k] = row, j->part_rows[(*k)++] = n;
-        return;
+    if (h) return tree_list(j, row, h) || tree_list(j, row + h, n - h);
+    if (j->nunits == j->parts_cap) {
+        const int64_t cap = j->parts_cap ? 2 * j->parts_cap : 16;
+        int64_t(*grown)[2] = realloc(j->part, (size_t)cap * sizeof *grown);
+        if (!grown) return 1;
+        j->part = grown, j->parts_cap = cap;
     }
-    tree_list(j, row, h, k);
-    tree_list(j, row + h, n - h, k);
+    j->part[j->nunits][0] = row, j->part[j->nunits][1] = n;
+    j->nunits++;
+    return 0;
 }
 
 /* The sum of n rows from part *k on, the parts added in the tree's order
@@ -206,7 +216,7 @@ static char *tree_join(slab_job *j, int64_t n, int64_t *k)
     if (h == 0) return j->outs + (size_t)(*k)++ * (size_t)j->nout * j->osz;
     char *a = tree_join(j, h, k);
     const char *b = tree_join(j, n - h, k);
-    join_outputs(j->op, j->out->dtype, a, b, j->nout);
+    reduce_join_outputs(j->op, j->out->dtype, a, b, j->nout);
     return a;
 }
 
@@ -215,8 +225,8 @@ static char *tree_join(slab_job *j, int64_t n, int64_t *k)
 static int slab_unit(slab_job *j, int64_t u, char *buf, char *dst)
 {
     const dispatch_iter_operand *in = j->in;
-    const int64_t row = j->by == BY_TREE ? j->part_row[u] : u * j->step;
-    const int64_t n = j->by == BY_TREE ? j->part_rows[u]
+    const int64_t row = j->by == BY_TREE ? j->part[u][0] : u * j->step;
+    const int64_t n = j->by == BY_TREE ? j->part[u][1]
                       : j->rows - row < j->step ? j->rows - row : j->step;
     int64_t ishape[MAXD], oshape[MAXD], dstr[MAXD];
     memcpy(ishape, in->shape, sizeof(int64_t) * (size_t)in->ndim);
@@ -261,7 +271,8 @@ static void slab_runs(void *arg, int64_t begin, int64_t end)
             char *dst = j->by == BY_TREE ? j->outs + (size_t)u * outs_bytes
                         : u == u0 ? acc : part;
             if (slab_unit(j, u, buf, dst) != 0) atomic_store(&j->failed, 1);
-            else if (j->by == BY_JOIN && u > u0) join_outputs(j->op, j->out->dtype, acc, part, j->nout);
+            else if (j->by == BY_JOIN && u > u0)
+                reduce_join_outputs(j->op, j->out->dtype, acc, part, j->nout);
         }
     }
     free(buf);
@@ -275,12 +286,11 @@ static int reduce_by_slabs(slab_job *j)
     const size_t outs_bytes = (size_t)j->nout * j->osz;
     int64_t nouts = 0;
     if (j->by == BY_TREE) {
-        j->nunits = tree_parts(j, j->rows);
-        j->part_row = malloc(2 * (size_t)j->nunits * sizeof(int64_t));
-        if (!j->part_row) return 1;
-        j->part_rows = j->part_row + j->nunits;
-        int64_t k = 0;
-        tree_list(j, 0, j->rows, &k);
+        j->nunits = 0;
+        if (tree_list(j, 0, j->rows)) {
+            free(j->part);
+            return 1;
+        }
         nouts = j->nunits;
     } else {
         j->nunits = (j->rows + j->step - 1) / j->step;
@@ -290,7 +300,7 @@ static int reduce_by_slabs(slab_job *j)
     if (j->by == BY_JOIN) nouts = j->nruns;
     j->outs = nouts ? malloc((size_t)nouts * outs_bytes + 1) : NULL;
     if (nouts && !j->outs) {
-        free(j->part_row);
+        free(j->part);
         return 1;
     }
     dispatch_parallel_for(j->nruns, 1, 1, slab_runs, j);
@@ -299,7 +309,7 @@ static int reduce_by_slabs(slab_job *j)
         char *acc = j->outs;
         if (j->by == BY_JOIN) {
             for (int r = 1; r < j->nruns; r++)
-                join_outputs(j->op, j->out->dtype, acc, acc + (size_t)r * outs_bytes, j->nout);
+                reduce_join_outputs(j->op, j->out->dtype, acc, acc + (size_t)r * outs_bytes, j->nout);
         } else { /* the tree's parts added in its order; the mean's division and the
                   * sum's store as reduce_float.c's cols_store */
             int64_t k = 0;
@@ -319,7 +329,7 @@ static int reduce_by_slabs(slab_job *j)
         dispatch_iter_operand cp[2] = {*out, {acc, out->ndim, out->shape, j->ostr, out->dtype}};
         rc = dispatch_iter_elementwise_op(DISPATCH_LOOP_COPY, out->dtype, 2, cp, NULL);
     }
-    free(j->outs), free(j->part_row);
+    free(j->outs), free(j->part);
     return rc;
 }
 

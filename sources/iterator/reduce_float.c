@@ -256,27 +256,15 @@ static void cols_combine(cols_job *c, char *base, int64_t n, int depth, int *i, 
     _Alignas(64) char b[COL_BLOCK_BYTES];
     cols_combine(c, base, h, depth - 1, i, w, into);
     cols_combine(c, base, n - h, depth - 1, i, w, b);
-    for (int64_t k = 0; k < w; k++) {
-        if (c->fold) { /* the fold's float64 parts (fold_parts): its combine */
-            double x, y;
-            memcpy(&x, into + k * 8, 8), memcpy(&y, b + k * 8, 8);
-            x = dispatch_reduce_fold_combine(c->j->op, x, y);
-            memcpy(into + k * 8, &x, 8);
-        } else if (c->j->dtype == DISPATCH_FLOAT32) {
-            float x, y;
-            memcpy(&x, into + k * 4, 4), memcpy(&y, b + k * 4, 4);
-            x = c->kop == DISPATCH_COMBINE_ADD   ? x + y
-                : c->kop == DISPATCH_COMBINE_MAX ? (x != x || !(y != y || y > x) ? x : y)
-                                                 : (x != x || !(y != y || y < x) ? x : y);
-            memcpy(into + k * 4, &x, 4);
-        } else {
-            double x, y;
-            memcpy(&x, into + k * 8, 8), memcpy(&y, b + k * 8, 8);
-            x = c->kop == DISPATCH_COMBINE_ADD   ? x + y
-                : c->kop == DISPATCH_COMBINE_MAX ? (x != x || !(y != y || y > x) ? x : y)
-                                                 : (x != x || !(y != y || y < x) ? x : y);
-            memcpy(into + k * 8, &x, 8);
-        }
+    if (!c->fold) {
+        reduce_join_outputs(c->j->op, c->j->dtype, into, b, w);
+        return;
+    }
+    for (int64_t k = 0; k < w; k++) { /* the fold's float64 parts (fold_parts): its combine */
+        double x, y;
+        memcpy(&x, into + k * 8, 8), memcpy(&y, b + k * 8, 8);
+        x = dispatch_reduce_fold_combine(c->j->op, x, y);
+        memcpy(into + k * 8, &x, 8);
     }
 }
 

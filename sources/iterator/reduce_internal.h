@@ -125,6 +125,12 @@ int reduce_planned(int op, const dispatch_iter_operand *in, uint32_t dim_mask,
  * place), -1 on an error. */
 int reduce_through_copies(int op, const dispatch_iter_operand *in, uint32_t mask, int keepdim,
                           const dispatch_iter_operand *out, int64_t count, int64_t *indices);
+/* reduce_copies.c: acc[i] joined with part[i], the reduction of later
+ * elements, n outputs of out_dtype, as op joins them: integer sums and
+ * products wrapping, float sums (a mean's too) added; max/min keep acc's
+ * NaN, else part's NaN, else the first of equal extremes (Note [Which
+ * zero, which NaN] in sources/kernels/sum.dispatch.c). */
+void reduce_join_outputs(int op, int out_dtype, char *acc, const char *part, int64_t n);
 
 /* reduce_float.c: float32/float64 of one or more dims into out (any strides). */
 int reduce_float(int op, const dispatch_iter_operand *in, uint32_t dim_mask,
