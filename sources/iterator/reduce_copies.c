@@ -177,7 +177,7 @@ typedef struct slab_job {
     int64_t rows, row_bytes, step, nunits, nout, outs_per_row;
     size_t osz;
     int nruns;
-    int64_t (*part)[2];            /* BY_TREE: each part's first row and rows, in the tree's order */
+    int64_t (*part)[2]; /* BY_TREE: each part's first row and rows, the tree's order */
     int64_t parts_cap;
     char *outs;                    /* BY_JOIN: a set of outputs a run; BY_TREE: a part */
     int64_t ostr[MAXD];

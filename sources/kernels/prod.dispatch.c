@@ -262,7 +262,8 @@ DEF_PROD(dispatch_kernel_prod_f64, double)
         for (int k = 0; k < used; k++)                                                     \
             for (int c = 0; c < PROD_COL_CHUNK; c++) acc[k][c] = 1;                        \
         intptr_t r0 = 0;                                                                   \
-        for (; r0 + PROD_GROUP <= nrows; r0 += PROD_GROUP) /* Note [Product rows four at a time] */ \
+        /* Note [Product rows four at a time] */                                          \
+        for (; r0 + PROD_GROUP <= nrows; r0 += PROD_GROUP)                                 \
             for (int k = 0; k < PROD_LANES; k++) {                                         \
                 const char *row = p + (r0 + k) * rstride;                                  \
                 intptr_t s = PROD_LANES * rstride;                                         \
