@@ -259,3 +259,42 @@ def test_a_gathered_view_reduced_over_its_outer_dim_by_slabs_keeps_the_copys_bit
                             what = f"{op}({dim}, keepdim={keepdim}) {dtype} {shape} {n}t"
                             assert got.shape == want.shape and got.dtype == want.dtype, what
                             assert np.array_equal(bits(got), bits(want)), what
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int16", "int64", "float16", "bfloat16",
+                                   "float32", "float64"])
+def test_indices_over_a_gathered_views_outer_dim_are_joined_by_slabs(threads, dtype):
+    """max/min with indices and argmax/argmin over a large gathered view's
+    outermost dim (and over all of it) are copied and reduced a slab at a
+    time, each slab's indices counted from its first row, and joined by the
+    first-NaN, first-of-equal-extremes rule: the contiguous copy's values
+    and indices, ties across slabs (few distinct values) and the first NaN
+    and zero included, at 1 and 2 threads."""
+    k = 8 // _itemsize(dtype)
+    shapes = [((2500 * k, 460), (slice(None), slice(None, None, 2)), [None, 0]),
+              ((23 * k, 60, 300), (slice(None), slice(None), slice(None, None, 2)), [None, 0]),
+              ((1, 1300 * k, 500), (slice(None), slice(None), slice(None, None, 2)), [None, 1])]
+    floats = dtype.startswith(("float", "bfloat"))
+    for n in (1, 2):
+        threads(n)
+        for i, (shape, index, dims) in enumerate(shapes):
+            bases = [_tensor(dtype, shape, 11 + i)]
+            if floats:
+                bases += [_zeros_and_nans(dtype, shape, 11 + i, nans) for nans in (False, True)]
+            for base in bases:
+                view = base[index]
+                dense = view.contiguous()
+                assert view.numel() * _itemsize(dtype) > 2 * 512 * 1024
+                for dim in dims:
+                    for op in ("max", "min") + (("argmax", "argmin") if dtype != "bool" else ()):
+                        f = getattr(dispatch, op)  # (bool has no argmax, as torch's)
+                        for keepdim in ((False,) if dim is None else (False, True)):
+                            if dim is None:
+                                got, want = f(view), f(dense)
+                            else:
+                                got, want = f(view, dim, keepdim), f(dense, dim, keepdim)
+                            what = f"{op}({dim}, keepdim={keepdim}) {dtype} {shape} {n}t"
+                            pairs = zip(got, want) if isinstance(got, tuple) else [(got, want)]
+                            for g, w in pairs:
+                                assert g.shape == w.shape and g.dtype == w.dtype, what
+                                assert np.array_equal(bits(g), bits(w)), what

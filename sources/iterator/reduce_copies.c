@@ -22,7 +22,10 @@
  *     first NaN, else the first of equal extremes, Note [Which zero, which
  *     NaN]: slab by slab in order, each slab's answer joined to the earlier
  *     ones' by that rule, is the first of the whole). Each slab is reduced
- *     into a buffer of the outputs and joined to those before it.
+ *     into a buffer of the outputs and joined to those before it. With
+ *     indices (max(dim=0), argmax() over all) the same rule picks each
+ *     output's value and index together, a slab's indices counted from
+ *     its first row (row * the reduced elements a row holds);
  *   - the dim is the one reduced, read in the columns order (sum(dim=0)
  *     and mean(dim=0) of float32/float64: Note [Column reductions] in
  *     sources/kernels/sum.dispatch.c): the rows are cut along the column
@@ -37,8 +40,8 @@
  * the cores: amax(dim=0) of every other column of (512, 1024) float64
  * took 149 us at 2 threads, 99 at one); a run joins its slabs in order,
  * then the runs are joined in order.
- * Other float sums and products follow a tree of the whole input, and
- * indices count over all reduced elements: those copy the whole input,
+ * Other float sums and products follow a tree of the whole input: those
+ * copy the whole input,
  * into a buffer from the CPU allocator, as a tensor's data (Note [CPU
  * allocations] in sources/core/storage.c: huge pages, and a freed large
  * block kept for the next call of its size).
@@ -105,6 +108,11 @@ static int sums_columns_by_tree(int op, const dispatch_iter_operand *in, uint32_
     return reduce_copy_takes_columns(in, mask, count, &last);
 }
 
+/* Whether part's y replaces acc's x in a max (how DISPATCH_COMBINE_MAX) or
+ * min: beyond it; for floats, or NaN where x is not (Note [Which zero,
+ * which NaN]: the first NaN, else the first of equal extremes). */
+#define TAKES_INT_(how, x, y) ((how) == DISPATCH_COMBINE_MIN ? (y) < (x) : (y) > (x))
+#define TAKES_FLOAT_(how, x, y) ((x) == (x) && ((y) != (y) || TAKES_INT_(how, x, y)))
 /* reduce_join_outputs' loops (reduce_internal.h), a dtype's each. */
 #define JOIN_INTS_(T, U)                                                                   \
     {                                                                                      \
@@ -118,10 +126,10 @@ static int sums_columns_by_tree(int op, const dispatch_iter_operand *in, uint32_
             for (int64_t i = 0; i < n; i++) a[i] = (T)((U)a[i] * (U)b[i]);                 \
             break;                                                                         \
         case DISPATCH_COMBINE_MAX:                                                         \
-            for (int64_t i = 0; i < n; i++) a[i] = b[i] > a[i] ? b[i] : a[i];              \
+            for (int64_t i = 0; i < n; i++) a[i] = TAKES_INT_(how, a[i], b[i]) ? b[i] : a[i]; \
             break;                                                                         \
         default: /* DISPATCH_COMBINE_MIN */                                                \
-            for (int64_t i = 0; i < n; i++) a[i] = b[i] < a[i] ? b[i] : a[i];              \
+            for (int64_t i = 0; i < n; i++) a[i] = TAKES_INT_(how, a[i], b[i]) ? b[i] : a[i]; \
             break;                                                                         \
         }                                                                                  \
     }
@@ -134,7 +142,7 @@ static int sums_columns_by_tree(int op, const dispatch_iter_operand *in, uint32_
         const T *b = (const T *)(const void *)part;                                        \
         for (int64_t i = 0; i < n; i++) {                                                  \
             const double x = VALUE(a[i]), y = VALUE(b[i]);                                 \
-            if (x == x && (y != y || (how == DISPATCH_COMBINE_MIN ? y < x : y > x))) a[i] = b[i]; \
+            if (TAKES_FLOAT_(how, x, y)) a[i] = b[i];                                      \
         }                                                                                  \
     }
 #define JOIN_SUMS_(T)                                                                      \
@@ -167,6 +175,35 @@ void reduce_join_outputs(int op, int out_dtype, char *acc, const char *part, int
     }
 }
 
+/* max/min with indices: acc's value and index replaced by part's where part's
+ * value takes (TAKES_*), n outputs of out_dtype. */
+#define JOIN_FIRST_(T, VALUE, TAKES)                                                       \
+    {                                                                                      \
+        T *a = (T *)(void *)acc;                                                           \
+        const T *b = (const T *)(const void *)part;                                        \
+        for (int64_t i = 0; i < n; i++)                                                    \
+            if (TAKES(how, VALUE(a[i]), VALUE(b[i]))) a[i] = b[i], acc_at[i] = part_at[i]; \
+    }
+static void join_first_extremes(int op, int out_dtype, char *acc, int64_t *acc_at,
+                                const char *part, const int64_t *part_at, int64_t n)
+{
+    const int how = dispatch_reduce_kernel_op(op);
+    switch (out_dtype) {
+    case DISPATCH_BOOL:
+    case DISPATCH_UINT8: JOIN_FIRST_(uint8_t, AS_IS_, TAKES_INT_) break;
+    case DISPATCH_INT8: JOIN_FIRST_(int8_t, AS_IS_, TAKES_INT_) break;
+    case DISPATCH_INT16: JOIN_FIRST_(int16_t, AS_IS_, TAKES_INT_) break;
+    case DISPATCH_INT32: JOIN_FIRST_(int32_t, AS_IS_, TAKES_INT_) break;
+    case DISPATCH_INT64: JOIN_FIRST_(int64_t, AS_IS_, TAKES_INT_) break;
+    case DISPATCH_FLOAT16: JOIN_FIRST_(uint16_t, dispatch_half_to_float_inline, TAKES_FLOAT_) break;
+    case DISPATCH_BFLOAT16:
+        JOIN_FIRST_(uint16_t, dispatch_bfloat16_to_float_inline, TAKES_FLOAT_) break;
+    case DISPATCH_FLOAT32: JOIN_FIRST_(float, AS_IS_, TAKES_FLOAT_) break;
+    case DISPATCH_FLOAT64: JOIN_FIRST_(double, AS_IS_, TAKES_FLOAT_) break;
+    default: break;
+    }
+}
+
 enum { BY_KEPT, BY_JOIN, BY_TREE }; /* the three cases of the Note */
 
 typedef struct slab_job {
@@ -175,11 +212,13 @@ typedef struct slab_job {
     uint32_t mask;
     int64_t count, *indices;
     int64_t rows, row_bytes, step, nunits, nout, outs_per_row;
+    int64_t at_per_row; /* BY_JOIN with indices: the reduced elements a row of d0 holds */
     size_t osz;
     int nruns;
     int64_t (*part)[2]; /* BY_TREE: each part's first row and rows, the tree's order */
     int64_t parts_cap;
     char *outs;                    /* BY_JOIN: a set of outputs a run; BY_TREE: a part */
+    int64_t *outs_at;              /* BY_JOIN with indices: their indices */
     int64_t ostr[MAXD];
     atomic_int failed;
 } slab_job;
@@ -221,8 +260,8 @@ static char *tree_join(slab_job *j, int64_t n, int64_t *k)
 }
 
 /* Unit u: its rows of d0, and the outputs it writes (dense for BY_JOIN and
- * BY_TREE: dst, nout of them). */
-static int slab_unit(slab_job *j, int64_t u, char *buf, char *dst)
+ * BY_TREE: dst, nout of them; BY_JOIN's indices into at). */
+static int slab_unit(slab_job *j, int64_t u, char *buf, char *dst, int64_t *at)
 {
     const dispatch_iter_operand *in = j->in;
     const int64_t row = j->by == BY_TREE ? j->part[u][0] : u * j->step;
@@ -241,9 +280,15 @@ static int slab_unit(slab_job *j, int64_t u, char *buf, char *dst)
         o.data = dst, o.strides = j->ostr;
     }
     if (dense_copy_into(&slab, buf, dstr, &c) != 0) return -1;
-    if (j->indices)
+    if (j->indices && j->by == BY_KEPT)
         return dispatch_iter_reduce_on(DISPATCH_DEVICE_CPU, j->op, &c, j->mask, j->keepdim, &o,
                                        j->indices + row * j->outs_per_row);
+    if (j->indices) { /* BY_JOIN: the slab's indices, counted from its first row */
+        int rc = dispatch_iter_reduce_on(DISPATCH_DEVICE_CPU, j->op, &c, j->mask, j->keepdim, &o,
+                                         at);
+        for (int64_t i = 0; rc == 0 && i < j->nout; i++) at[i] += row * j->at_per_row;
+        return rc;
+    }
     /* a part of a sum or mean: its sum (the mean divides the whole) */
     const int op = j->by == BY_TREE ? DISPATCH_REDUCE_SUM : j->op;
     return reduce_planned(op, &c, j->mask, j->keepdim, &o, o.ndim, o.shape,
@@ -258,19 +303,27 @@ static void slab_runs(void *arg, int64_t begin, int64_t end)
     /* the slab, then (BY_JOIN) a set of outputs on a 64-byte boundary: an
      * odd slab of bytes put int64 sums on an odd address */
     const size_t slab_bytes = ((size_t)(j->row_bytes * j->step) + 63) & ~(size_t)63;
-    char *buf = malloc(slab_bytes + (j->by == BY_JOIN ? outs_bytes : 0) + 1);
+    const int at = j->by == BY_JOIN && j->indices; /* and a set of their indices */
+    const size_t at_bytes = at ? (size_t)j->nout * sizeof(int64_t) : 0;
+    const size_t part_bytes = j->by == BY_JOIN ? ((outs_bytes + 7) & ~(size_t)7) : 0;
+    char *buf = malloc(slab_bytes + part_bytes + at_bytes + 1);
     if (!buf) {
         atomic_store(&j->failed, 1);
         return;
     }
     char *part = buf + slab_bytes;
+    int64_t *part_at = at ? (int64_t *)(void *)(part + part_bytes) : NULL;
     for (int64_t run = begin; run < end; run++) {
         const int64_t u0 = run * j->nunits / j->nruns, u1 = (run + 1) * j->nunits / j->nruns;
         char *acc = j->by == BY_JOIN ? j->outs + (size_t)run * outs_bytes : NULL;
+        int64_t *acc_at = at ? j->outs_at + run * j->nout : NULL;
         for (int64_t u = u0; u < u1 && !atomic_load(&j->failed); u++) {
             char *dst = j->by == BY_TREE ? j->outs + (size_t)u * outs_bytes
                         : u == u0 ? acc : part;
-            if (slab_unit(j, u, buf, dst) != 0) atomic_store(&j->failed, 1);
+            if (slab_unit(j, u, buf, dst, u == u0 ? acc_at : part_at) != 0)
+                atomic_store(&j->failed, 1);
+            else if (at && u > u0)
+                join_first_extremes(j->op, j->out->dtype, acc, acc_at, part, part_at, j->nout);
             else if (j->by == BY_JOIN && u > u0)
                 reduce_join_outputs(j->op, j->out->dtype, acc, part, j->nout);
         }
@@ -299,8 +352,10 @@ static int reduce_by_slabs(slab_job *j)
     j->nruns = j->nunits < threads ? (int)j->nunits : threads;
     if (j->by == BY_JOIN) nouts = j->nruns;
     j->outs = nouts ? malloc((size_t)nouts * outs_bytes + 1) : NULL;
-    if (nouts && !j->outs) {
-        free(j->part);
+    const int at = j->by == BY_JOIN && j->indices;
+    j->outs_at = at ? malloc((size_t)nouts * (size_t)j->nout * sizeof(int64_t)) : NULL;
+    if (nouts && (!j->outs || (at && !j->outs_at))) {
+        free(j->outs), free(j->outs_at), free(j->part);
         return 1;
     }
     dispatch_parallel_for(j->nruns, 1, 1, slab_runs, j);
@@ -309,7 +364,14 @@ static int reduce_by_slabs(slab_job *j)
         char *acc = j->outs;
         if (j->by == BY_JOIN) {
             for (int r = 1; r < j->nruns; r++)
-                reduce_join_outputs(j->op, j->out->dtype, acc, acc + (size_t)r * outs_bytes, j->nout);
+                if (at)
+                    join_first_extremes(j->op, j->out->dtype, acc, j->outs_at,
+                                        acc + (size_t)r * outs_bytes, j->outs_at + r * j->nout,
+                                        j->nout);
+                else
+                    reduce_join_outputs(j->op, j->out->dtype, acc, acc + (size_t)r * outs_bytes,
+                                        j->nout);
+            if (at) memcpy(j->indices, j->outs_at, (size_t)j->nout * sizeof(int64_t));
         } else { /* the tree's parts added in its order; the mean's division and the
                   * sum's store as reduce_float.c's cols_store */
             int64_t k = 0;
@@ -329,7 +391,7 @@ static int reduce_by_slabs(slab_job *j)
         dispatch_iter_operand cp[2] = {*out, {acc, out->ndim, out->shape, j->ostr, out->dtype}};
         rc = dispatch_iter_elementwise_op(DISPATCH_LOOP_COPY, out->dtype, 2, cp, NULL);
     }
-    free(j->outs), free(j->part);
+    free(j->outs), free(j->outs_at), free(j->part);
     return rc;
 }
 
@@ -347,7 +409,8 @@ int reduce_through_copies(int op, const dispatch_iter_operand *in, uint32_t mask
                       .osz = dispatch_dtype_itemsize(out->dtype)};
         const int kept = !((mask >> d0) & 1u);
         j.by = kept ? BY_KEPT
-               : !indices && joins_exactly(op, in->dtype) ? BY_JOIN
+               : indices ? (dispatch_reduce_is_extreme(op) ? BY_JOIN : -1)
+               : joins_exactly(op, in->dtype) ? BY_JOIN
                : !indices && j.row_bytes <= COPY_SLAB_BYTES / REDUCE_COLS_LEAF &&
                        sums_columns_by_tree(op, in, mask, count, d0, out)
                    ? BY_TREE
@@ -357,6 +420,9 @@ int reduce_through_copies(int op, const dispatch_iter_operand *in, uint32_t mask
         j.od = keepdim ? d0 : d0 - __builtin_popcount(mask & ((1u << d0) - 1u));
         for (int d = 0; d < out->ndim; d++) j.nout *= out->shape[d];
         j.outs_per_row = kept ? j.nout / out->shape[j.od] : 0;
+        j.at_per_row = 1;
+        for (int d = 0; d < in->ndim; d++)
+            if (d != d0 && ((mask >> d) & 1u)) j.at_per_row *= in->shape[d];
         reduce_dense_strides(out->ndim, out->shape, (int64_t)j.osz, j.ostr);
         if (j.by >= 0) {
             int rc = reduce_by_slabs(&j);
