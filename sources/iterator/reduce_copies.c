@@ -126,10 +126,12 @@ static int sums_columns_by_tree(int op, const dispatch_iter_operand *in, uint32_
             for (int64_t i = 0; i < n; i++) a[i] = (T)((U)a[i] * (U)b[i]);                 \
             break;                                                                         \
         case DISPATCH_COMBINE_MAX:                                                         \
-            for (int64_t i = 0; i < n; i++) a[i] = TAKES_INT_(how, a[i], b[i]) ? b[i] : a[i]; \
+            for (int64_t i = 0; i < n; i++)                                                \
+                a[i] = TAKES_INT_(DISPATCH_COMBINE_MAX, a[i], b[i]) ? b[i] : a[i];          \
             break;                                                                         \
-        default: /* DISPATCH_COMBINE_MIN */                                                \
-            for (int64_t i = 0; i < n; i++) a[i] = TAKES_INT_(how, a[i], b[i]) ? b[i] : a[i]; \
+        default:                                                                           \
+            for (int64_t i = 0; i < n; i++)                                                \
+                a[i] = TAKES_INT_(DISPATCH_COMBINE_MIN, a[i], b[i]) ? b[i] : a[i];          \
             break;                                                                         \
         }                                                                                  \
     }
@@ -195,7 +197,8 @@ static void join_first_extremes(int op, int out_dtype, char *acc, int64_t *acc_a
     case DISPATCH_INT16: JOIN_FIRST_(int16_t, AS_IS_, TAKES_INT_) break;
     case DISPATCH_INT32: JOIN_FIRST_(int32_t, AS_IS_, TAKES_INT_) break;
     case DISPATCH_INT64: JOIN_FIRST_(int64_t, AS_IS_, TAKES_INT_) break;
-    case DISPATCH_FLOAT16: JOIN_FIRST_(uint16_t, dispatch_half_to_float_inline, TAKES_FLOAT_) break;
+    case DISPATCH_FLOAT16:
+        JOIN_FIRST_(uint16_t, dispatch_half_to_float_inline, TAKES_FLOAT_) break;
     case DISPATCH_BFLOAT16:
         JOIN_FIRST_(uint16_t, dispatch_bfloat16_to_float_inline, TAKES_FLOAT_) break;
     case DISPATCH_FLOAT32: JOIN_FIRST_(float, AS_IS_, TAKES_FLOAT_) break;
