@@ -77,8 +77,8 @@ static inline void prod_f32_fuse4(double *restrict a, const char *x, intptr_t s,
     const float *x1 = (const float *)(const void *)(x + s);
     const float *x2 = (const float *)(const void *)(x + 2 * s);
     const float *x3 = (const float *)(const void *)(x + 3 * s);
-    intptr_t c = 0;
-    for (; c + 4 <= w; c += 4) {
+    const intptr_t whole = w - w % 4;
+    for (intptr_t c = 0; c < whole; c += 4) {
         __m256d v = _mm256_loadu_pd(a + c);
         v = _mm256_mul_pd(v, _mm256_cvtps_pd(_mm_loadu_ps(x0 + c)));
         v = _mm256_mul_pd(v, _mm256_cvtps_pd(_mm_loadu_ps(x1 + c)));
@@ -86,7 +86,8 @@ static inline void prod_f32_fuse4(double *restrict a, const char *x, intptr_t s,
         v = _mm256_mul_pd(v, _mm256_cvtps_pd(_mm_loadu_ps(x3 + c)));
         _mm256_storeu_pd(a + c, v);
     }
-    for (; c < w; c++) a[c] = a[c] * (double)x0[c] * (double)x1[c] * (double)x2[c] * (double)x3[c];
+    for (intptr_t c = whole; c < w; c++)
+        a[c] = a[c] * (double)x0[c] * (double)x1[c] * (double)x2[c] * (double)x3[c];
 }
 #define PROD_FUSE4_float(a, x, s, w) prod_f32_fuse4(a, x, s, w)
 #else
