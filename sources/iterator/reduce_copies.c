@@ -135,18 +135,21 @@ static int sums_columns_by_tree(int op, const dispatch_iter_operand *in, uint32_
             break;                                                                         \
         }                                                                                  \
     }
-/* max/min: the first NaN, else the first of equal extremes: acc (the
- * earlier) unless it is not NaN and part's is NaN or beyond it. A sum
- * (the tree's parts): their float sum. */
-#define JOIN_FLOATS_(T, VALUE)                                                             \
+/* max/min: acc's value replaced by part's where part's takes (TAKES_*, read
+ * through VALUE), and ALSO done then (an index moved with it, or nothing):
+ * the first NaN, else the first of equal extremes. */
+#define JOIN_TAKEN_(T, VALUE, TAKES, ALSO)                                                 \
     {                                                                                      \
         T *a = (T *)(void *)acc;                                                           \
         const T *b = (const T *)(const void *)part;                                        \
-        for (int64_t i = 0; i < n; i++) {                                                  \
-            const double x = VALUE(a[i]), y = VALUE(b[i]);                                 \
-            if (TAKES_FLOAT_(how, x, y)) a[i] = b[i];                                      \
-        }                                                                                  \
+        for (int64_t i = 0; i < n; i++)                                                    \
+            if (TAKES(how, VALUE(a[i]), VALUE(b[i]))) {                                    \
+                a[i] = b[i];                                                               \
+                ALSO;                                                                      \
+            }                                                                              \
     }
+#define JOIN_FLOATS_(T, VALUE) JOIN_TAKEN_(T, VALUE, TAKES_FLOAT_, (void)0)
+/* A sum (the tree's parts): their float sum. */
 #define JOIN_SUMS_(T)                                                                      \
     {                                                                                      \
         T *a = (T *)(void *)acc;                                                           \
@@ -178,14 +181,8 @@ void reduce_join_outputs(int op, int out_dtype, char *acc, const char *part, int
 }
 
 /* max/min with indices: acc's value and index replaced by part's where part's
- * value takes (TAKES_*), n outputs of out_dtype. */
-#define JOIN_FIRST_(T, VALUE, TAKES)                                                       \
-    {                                                                                      \
-        T *a = (T *)(void *)acc;                                                           \
-        const T *b = (const T *)(const void *)part;                                        \
-        for (int64_t i = 0; i < n; i++)                                                    \
-            if (TAKES(how, VALUE(a[i]), VALUE(b[i]))) a[i] = b[i], acc_at[i] = part_at[i]; \
-    }
+ * value takes, n outputs of out_dtype. */
+#define JOIN_FIRST_(T, VALUE, TAKES) JOIN_TAKEN_(T, VALUE, TAKES, acc_at[i] = part_at[i])
 static void join_first_extremes(int op, int out_dtype, char *acc, int64_t *acc_at,
                                 const char *part, const int64_t *part_at, int64_t n)
 {
