@@ -880,9 +880,9 @@ def test_integer_column_extremes_past_the_caches(threads, dtype):
     """amax/amin(dim=0) over 16 MiB or more of 1- and 2-byte columns fold
     the two halves of the rows apart and join them (Note [Integer column
     streams]), 4-byte columns past 32 MiB a row at a time (Note [Wide
-    integer rows]);
-    the extreme may sit in either half, in a column past the first 4 KB of a
-    row, at 1 and 2 threads; sum and prod (wrapping int64) alike."""
+    integer rows]); the extreme may sit in either half, in a column past the
+    first 4 KB of a row, at 1 and 2 threads; sum and prod (wrapping int64)
+    alike."""
     size = (32 << 20) if dtype == "int32" else (16 << 20)  # int32: INT_ONE_ROW_MIN
     rows = size // (2100 * np.dtype(dtype).itemsize) + 3
     rng = np.random.default_rng(rows)
