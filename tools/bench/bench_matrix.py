@@ -14,10 +14,13 @@ libraries taking turns (ours, torch, NumPy, ours, ...), each turn enough
 calls to last --turn-ms, the best turn of --rounds kept, at each thread count
 of --threads (``dispatch.set_num_threads`` and ``torch.set_num_threads``;
 NumPy has one thread). Calls are out of place, as a user writes them: each
-allocates its result. At 2 threads each turn starts with a pause as long as
-the previous library's workers spin after a call (torch's OpenMP workers
-about 10 ms, ours 1 ms: a spinning worker takes the core the next turn
-needs) and one untimed call.
+allocates its result. Each turn starts with one untimed call, which brings
+that library's inputs back into the caches the previous turn filled with
+its own (at 1M elements, 2 ms turns of float64 `a + b` timed cold took
+1.5x the warm time for every library: 2-3 calls a turn, the first from
+memory). At 2 threads that call follows a pause as long as the previous
+library's workers spin after a call (torch's OpenMP workers about 10 ms,
+ours 1 ms: a spinning worker takes the core the next turn needs).
 
 --processes K runs the whole matrix K times, each in a fresh process, one
 after another, and keeps each row's best time per library: on some VMs a row
@@ -107,7 +110,8 @@ def best_of_turns(fns: dict, rounds: int, turn_s: float, settle: bool,
         for name, fn in fns.items():
             if settle:
                 time.sleep(SPIN_AFTER_S.get(prev, 0.0))
-                fn()  # wakes this library's own workers
+            fn()  # its inputs back in the caches, its own workers awake
+            sync_of[name]()
             n = reps[name]
             t0 = time.perf_counter()
             for _ in range(n):
