@@ -57,6 +57,41 @@ def test_every_other_element_sums_to_its_contiguous_copys_bits(threads, dtype):
             assert_as_its_copy(view, ("sum", "mean"), f"{dtype} {name} {n}t")
 
 
+def _with_specials(view, seed: int, kind: str):
+    """The view with zeros of both signs and infinities tied at the extremes,
+    or a NaN here and there (kind), written through its own elements."""
+    rng = np.random.default_rng(seed)
+    a = view.contiguous().to(dispatch.float64).numpy().copy()
+    flat = a.reshape(-1)
+    if kind == "zeros":  # every value a signed zero or -1: max ties among zeros
+        flat[:] = rng.choice([0.0, -0.0, -1.0], flat.size)
+    elif kind == "infinities":
+        flat[rng.random(flat.size) < 0.01] = np.inf
+        flat[rng.random(flat.size) < 0.01] = -np.inf
+    else:  # NaNs, far apart: the first one answers
+        flat[rng.integers(0, flat.size, 3)] = np.nan
+    view.copy_(dispatch.from_numpy(a).to(view.dtype))
+    return view
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_every_other_float_extremes_are_its_contiguous_copys_bits(threads, dtype):
+    """max and min read every other element in place (Note [Extremes of every
+    other element] in sources/kernels/sum.dispatch.c): the copy's bits, which
+    zero of a tie and which NaN included, over every dim set."""
+    for n in (1, 2):
+        threads(n)
+        for seed, (name, view) in enumerate(_views(dtype)):
+            assert_as_its_copy(view, ("amax", "amin"), f"{dtype} {name} {n}t")
+            for kind in ("zeros", "infinities", "nans"):
+                v = _with_specials(view, seed, kind)
+                assert_as_its_copy(v, ("amax", "amin"), f"{dtype} {name} {kind} {n}t")
+                dense = v.contiguous().numpy()
+                if dense.size and kind != "nans":  # NumPy's values (its zeros' sign aside)
+                    assert dispatch.amax(v).item() == dense.max(), (name, kind)
+                    assert dispatch.amin(v).item() == dense.min(), (name, kind)
+
+
 INTEGERS = ["bool", "int32", "int64", "uint8", "int16"]
 
 

@@ -70,18 +70,11 @@ typedef struct reduce_job {
  * row kernel). */
 static double extreme_one(const reduce_job *j, const char *p)
 {
-    int f32 = j->dtype == DISPATCH_FLOAT32;
+    if (j->count < 1) return 0;
     int is_min = dispatch_reduce_kernel_op(j->op) == DISPATCH_COMBINE_MIN;
-    if (j->rstride == (f32 ? 4 : 8)) /* contiguous: the SIMD kernel */
-        return reduce_ext_contiguous(j->dtype, is_min, p, j->count);
-    double acc = 0;
-    for (int64_t i = 0; i < j->count; i++) {
-        double v = f32 ? (double)*(const float *)(p + i * j->rstride)
-                       : *(const double *)(p + i * j->rstride);
-        acc = i == 0 ? v : reduce_ext_next(is_min, acc, v);
-        if (acc != acc) break;
-    }
-    return acc;
+    char v[8];
+    reduce_ext_rows(j->dtype, is_min, p, 0, j->rstride, j->count, 1, v, 8);
+    return reduce_real_at(j->dtype, v);
 }
 
 /*
@@ -381,13 +374,12 @@ static void reduce_inner(char **ptrs, const intptr_t *steps, intptr_t n, void *a
         }
         return;
     }
-    if (j->count >= 1 && j->rstride == (intptr_t)dispatch_dtype_itemsize(j->dtype)) {
-        /* Contiguous rows of max or min: the row kernel, two rows at a time
-         * where that is faster. */
-        (j->dtype == DISPATCH_FLOAT32 ? CHOSEN_KERNEL(EXT_ROWS, FLOAT32, dispatch_rk_ext_rows_fn)
-                                      : CHOSEN_KERNEL(EXT_ROWS, FLOAT64, dispatch_rk_ext_rows_fn))(
-            dispatch_reduce_kernel_op(j->op) == DISPATCH_COMBINE_MIN, ptrs[1], steps[1],
-            (intptr_t)j->count, n, ptrs[0], steps[0]);
+    if (j->count >= 1) {
+        /* Rows of max or min: the row kernel, two rows at a time where that
+         * is faster, by vectors where the elements are one or two apart
+         * (Note [Extremes of every other element]). */
+        reduce_ext_rows(j->dtype, dispatch_reduce_kernel_op(j->op) == DISPATCH_COMBINE_MIN,
+                        ptrs[1], steps[1], j->rstride, j->count, n, ptrs[0], steps[0]);
         return;
     }
     for (intptr_t e = 0; e < n; e++) {

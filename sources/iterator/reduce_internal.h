@@ -23,6 +23,7 @@
 #define DISPATCH_REDUCE_INTERNAL_H_
 
 #include <stdint.h>
+#include <string.h>
 
 #include "dispatch/dtype.h"
 #include "dispatch/error.h"
@@ -57,6 +58,31 @@ static inline double reduce_ext_contiguous(int dtype, int is_min, const char *p,
                      is_min, (const float *)(const void *)p, (intptr_t)n)
                : CHOSEN_KERNEL(EXT, FLOAT64, dispatch_rk_ext_f64_fn)(
                      is_min, (const double *)(const void *)p, (intptr_t)n);
+}
+
+/* The EXT_ROWS kernel of dtype (float32 or float64): nrows rows, rstep bytes
+ * apart, of n >= 1 elements `step` bytes apart, each row's max (is_min 0)
+ * or min to out, ostep bytes apart, in the dtype. */
+static inline void reduce_ext_rows(int dtype, int is_min, const char *p, intptr_t rstep,
+                                   intptr_t step, int64_t n, int64_t nrows, char *out,
+                                   intptr_t ostep)
+{
+    (dtype == DISPATCH_FLOAT32 ? CHOSEN_KERNEL(EXT_ROWS, FLOAT32, dispatch_rk_ext_rows_fn)
+                               : CHOSEN_KERNEL(EXT_ROWS, FLOAT64, dispatch_rk_ext_rows_fn))(
+        is_min, p, rstep, step, (intptr_t)n, (intptr_t)nrows, out, ostep);
+}
+
+/* One float32 or float64 element at p, as a double. */
+static inline double reduce_real_at(int dtype, const char *p)
+{
+    if (dtype == DISPATCH_FLOAT32) {
+        float f;
+        memcpy(&f, p, sizeof f);
+        return (double)f;
+    }
+    double d;
+    memcpy(&d, p, sizeof d);
+    return d;
 }
 
 /* A max or min acc so far, then v, the next in order: the first NaN, else

@@ -192,14 +192,61 @@ static double sum_range(const rows_job *j, const char *p, int64_t begin, int64_t
     return add_halves(j->dtype, lo, hi);
 }
 
-/* The max or min of one output's elements (float32 or float64): the EXT
- * kernel over each gathered chunk in row-major order, the chunks' answers
- * combined as the kernel combines elements: the first NaN, else the first
- * of equal extremes (Note [Which zero, which NaN] in sum.dispatch.c). */
+/* Whether an output's elements are runs of the innermost reduced dim that
+ * the EXT_ROWS kernel reads in place: elements one or two apart (Note
+ * [Extremes of every other element] in sources/kernels/sum.dispatch.c). */
+static int runs_in_place(const rows_job *j)
+{
+    const dims *r = &j->red;
+    if (r->n < 1) return 0;
+    const int64_t s = r->stride[r->n - 1], isz = (int64_t)j->isz;
+    return s == isz || s == 2 * isz;
+}
+
+/* The max or min of elements [begin, end) of one output's row-major
+ * sequence, read in place by runs of the innermost reduced dim (a part of
+ * one at either end), combined in order as the kernel combines elements:
+ * the first NaN, else the first of equal extremes (Note [Which zero, which
+ * NaN] in sum.dispatch.c). Whole runs of one row of runs go to the kernel
+ * together, up to cap of them (buf holds cap values). */
+static double extreme_runs(const rows_job *j, const char *p, int64_t begin, int64_t end,
+                           char *buf, int64_t cap)
+{
+    const int is_min = dispatch_reduce_kernel_op(j->op) == DISPATCH_COMBINE_MIN;
+    const dims *r = &j->red;
+    const int64_t run = r->shape[r->n - 1], step = r->stride[r->n - 1];
+    const int64_t rows = r->n >= 2 ? r->shape[r->n - 2] : 1;
+    const int64_t rstep = r->n >= 2 ? r->stride[r->n - 2] : 0;
+    double acc = 0;
+    for (int64_t q = begin; q < end;) {
+        int64_t n = run - q % run, m = 1; /* m runs of n elements */
+        if (n > end - q) n = end - q;
+        if (n == run) { /* whole runs: as many as this row of runs, end and cap allow */
+            m = rows - (q / run) % rows;
+            if (m > (end - q) / run) m = (end - q) / run;
+            if (m > cap) m = cap;
+        }
+        reduce_ext_rows(j->dtype, is_min, p + offset_of(r, q), (intptr_t)rstep, (intptr_t)step,
+                        n, m, buf, (intptr_t)j->isz);
+        for (int64_t k = 0; k < m; k++) {
+            const double v = reduce_real_at(j->dtype, buf + k * (int64_t)j->isz);
+            acc = q == begin && k == 0 ? v : reduce_ext_next(is_min, acc, v);
+            if (acc != acc) return acc; /* the first NaN */
+        }
+        q += m * n;
+    }
+    return acc;
+}
+
+/* The max or min of one output's elements (float32 or float64): runs read
+ * in place where the kernel reads them, else the EXT kernel over each
+ * gathered chunk in row-major order, the chunks' answers combined as the
+ * kernel combines elements (as extreme_runs'). */
 static double extreme_range(const rows_job *j, const char *p, char *buf)
 {
     const int is_min = dispatch_reduce_kernel_op(j->op) == DISPATCH_COMBINE_MIN;
     const int64_t cap = gather_cap(j, j->count);
+    if (runs_in_place(j)) return extreme_runs(j, p, 0, j->count, buf, cap);
     double acc = 0;
     for (int64_t b = 0; b < j->count; b += cap) {
         const int64_t n = j->count - b < cap ? j->count - b : cap;
@@ -303,8 +350,11 @@ static void pair_range(void *arg, int64_t b, int64_t e)
         return;
     }
     for (int64_t i = b; i < e; i++)
-        h->part[i] = fold ? fold_range(h->j, h->j->base, h->begin[i], h->n[i], buf, f)
-                          : sum_range(h->j, h->j->base, h->begin[i], h->n[i], buf);
+        h->part[i] = dispatch_reduce_is_extreme(h->j->op)
+                         ? extreme_runs(h->j, h->j->base, h->begin[i], h->begin[i] + h->n[i],
+                                        buf, cap)
+                     : fold ? fold_range(h->j, h->j->base, h->begin[i], h->n[i], buf, f)
+                            : sum_range(h->j, h->j->base, h->begin[i], h->n[i], buf);
     free(buf), free(f);
 }
 
@@ -313,6 +363,14 @@ static int reduce_rows(rows_job *j, int64_t nout)
     int fold = dispatch_reduce_is_fold(j->op);
     int64_t split_above = fold ? 2 * DISPATCH_ITER_GRAIN : PAIR_ABOVE;
     if (nout == 1 && j->count > split_above && dispatch_get_num_threads() > 1 &&
+        dispatch_reduce_is_extreme(j->op) && runs_in_place(j)) {
+        /* one output's elements in two halves, one a thread, joined in order */
+        const int64_t h = j->count / 2;
+        half_pair hp = {.j = j, .begin = {0, h}, .n = {h, j->count - h}};
+        dispatch_parallel_for(2, 1, 1, pair_range, &hp);
+        j->vals[0] = reduce_ext_next(dispatch_reduce_kernel_op(j->op) == DISPATCH_COMBINE_MIN,
+                                     hp.part[0], hp.part[1]);
+    } else if (nout == 1 && j->count > split_above && dispatch_get_num_threads() > 1 &&
         !dispatch_reduce_is_extreme(j->op) && (!fold || dispatch_fold_in_blocks(j->op))) {
         int64_t leaf = j->dtype == DISPATCH_FLOAT64 ? SUM_LEAF_F64 : SUM_LEAF;
         int64_t h = fold ? dispatch_fold_split((intptr_t)j->count)

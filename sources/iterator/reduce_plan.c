@@ -269,7 +269,7 @@ static int read_in_place_not_copied(int op, const dispatch_iter_operand *in, uin
     const int cat = dispatch_dtype_category_of(in->dtype);
     const size_t isz = dispatch_dtype_itemsize(in->dtype);
     int taken = in->dtype == DISPATCH_FLOAT32 || in->dtype == DISPATCH_FLOAT64
-                    ? dispatch_reduce_is_sum(op)
+                    ? dispatch_reduce_is_sum(op) || dispatch_reduce_is_extreme(op)
                 : in->dtype == DISPATCH_BOOL ? dispatch_reduce_is_extreme(op)
                 : cat == DISPATCH_CAT_INT && isz >= 4 &&
                       (dispatch_reduce_is_extreme(op) ||

@@ -627,21 +627,22 @@ static inline double dispatch_hext_f64(dv_f64 v, int is_min)
  * Its own function, eight named accumulators (DISPATCH_COLS_K), no arrays:
  * gcc kept arrays of them on the stack, and short rows (max over dim=1)
  * paid those spills on every call. */
-#define DISPATCH_KERNELS_FAST_EXT(NAME, T, S, which, WHICH)                            \
-    static int NAME##_fast_##which##_(const T *p, intptr_t n, T *r)                    \
+#define DISPATCH_KERNELS_FAST_EXT(NAME, T, S, which, WHICH, BY, LOADV, K)              \
+    static int NAME##_fast##BY##_##which##_(const T *p, intptr_t n, T *r)              \
     {                                                                                  \
         const intptr_t L = DISPATCH_KERNELS_SUM_LANES_##S;                             \
-        dv_##S a0 = dv_load_##S(p), a1 = dv_load_##S(p + L), a2 = dv_load_##S(p + 2 * L), \
-               a3 = dv_load_##S(p + 3 * L), a4 = dv_load_##S(p + 4 * L),               \
-               a5 = dv_load_##S(p + 5 * L), a6 = dv_load_##S(p + 6 * L),               \
-               a7 = dv_load_##S(p + 7 * L);                                            \
+        dv_##S a0 = LOADV(p), a1 = LOADV(p + (K) * L), a2 = LOADV(p + (K) * 2 * L),    \
+               a3 = LOADV(p + (K) * 3 * L), a4 = LOADV(p + (K) * 4 * L),               \
+               a5 = LOADV(p + (K) * 5 * L), a6 = LOADV(p + (K) * 6 * L),               \
+               a7 = LOADV(p + (K) * 7 * L);                                            \
         dv_##S c0 = a0, c1 = a1, c2 = a2, c3 = a3, c4 = a4, c5 = a5, c6 = a6, c7 = a7; \
         intptr_t i = 8 * L;                                                            \
         for (; i + 8 * L <= n; i += 8 * L) {                                           \
-            dv_##S x0 = dv_load_##S(p + i), x1 = dv_load_##S(p + i + L),               \
-                   x2 = dv_load_##S(p + i + 2 * L), x3 = dv_load_##S(p + i + 3 * L),   \
-                   x4 = dv_load_##S(p + i + 4 * L), x5 = dv_load_##S(p + i + 5 * L),   \
-                   x6 = dv_load_##S(p + i + 6 * L), x7 = dv_load_##S(p + i + 7 * L);   \
+            const T *q = p + (K) * i;                                                  \
+            dv_##S x0 = LOADV(q), x1 = LOADV(q + (K) * L), x2 = LOADV(q + (K) * 2 * L), \
+                   x3 = LOADV(q + (K) * 3 * L), x4 = LOADV(q + (K) * 4 * L),           \
+                   x5 = LOADV(q + (K) * 5 * L), x6 = LOADV(q + (K) * 6 * L),           \
+                   x7 = LOADV(q + (K) * 7 * L);                                        \
             a0 = DISPATCH_RAW_##WHICH##_##S(x0, a0), c0 = dv_add_##S(c0, x0);          \
             a1 = DISPATCH_RAW_##WHICH##_##S(x1, a1), c1 = dv_add_##S(c1, x1);          \
             a2 = DISPATCH_RAW_##WHICH##_##S(x2, a2), c2 = dv_add_##S(c2, x2);          \
@@ -652,7 +653,7 @@ static inline double dispatch_hext_f64(dv_f64 v, int is_min)
             a7 = DISPATCH_RAW_##WHICH##_##S(x7, a7), c7 = dv_add_##S(c7, x7);          \
         }                                                                              \
         for (; i + L <= n; i += L) {                                                   \
-            dv_##S x = dv_load_##S(p + i);                                             \
+            dv_##S x = LOADV(p + (K) * i);                                             \
             a0 = DISPATCH_RAW_##WHICH##_##S(x, a0), c0 = dv_add_##S(c0, x);            \
         }                                                                              \
         a0 = DISPATCH_RAW_##WHICH##_##S(a0, a4), a1 = DISPATCH_RAW_##WHICH##_##S(a1, a5); \
@@ -664,7 +665,7 @@ static inline double dispatch_hext_f64(dv_f64 v, int is_min)
         T c = dispatch_sum_tree_##S(c0);                                               \
         if (c != c) return 0;                                                          \
         T m = dispatch_hext_##S(a0, DISPATCH_IS_MIN_##WHICH);                          \
-        for (; i < n; i++) m = dv_s##which##_##S(m, p[i]);                             \
+        for (; i < n; i++) m = dv_s##which##_##S(m, p[(K) * i]);                       \
         *r = m;                                                                        \
         return 1;                                                                      \
     }
@@ -673,18 +674,19 @@ static inline double dispatch_hext_f64(dv_f64 v, int is_min)
 
 /* One stream's step in the pair below: four vectors at P folded into M0..M3
  * (max/min) and C0..C3 (sums). */
-#define DISPATCH_EXT_FOUR(S, WHICH, P, M, C)                                           \
+#define DISPATCH_EXT_FOUR(S, WHICH, LOADV, K, P, M, C)                                 \
     {                                                                                  \
-        dv_##S x0 = dv_load_##S(P), x1 = dv_load_##S((P) + L),                         \
-               x2 = dv_load_##S((P) + 2 * L), x3 = dv_load_##S((P) + 3 * L);           \
+        dv_##S x0 = LOADV(P), x1 = LOADV((P) + (K) * L), x2 = LOADV((P) + (K) * 2 * L), \
+               x3 = LOADV((P) + (K) * 3 * L);                                          \
         M##0 = DISPATCH_RAW_##WHICH##_##S(x0, M##0), C##0 = dv_add_##S(C##0, x0);      \
         M##1 = DISPATCH_RAW_##WHICH##_##S(x1, M##1), C##1 = dv_add_##S(C##1, x1);      \
         M##2 = DISPATCH_RAW_##WHICH##_##S(x2, M##2), C##2 = dv_add_##S(C##2, x2);      \
         M##3 = DISPATCH_RAW_##WHICH##_##S(x3, M##3), C##3 = dv_add_##S(C##3, x3);      \
     }
-/* One stream's answer: its lanes folded, then its scalar tail [i, n) of P;
- * bit K of ok set and r[K] written when its sum is not NaN. */
-#define DISPATCH_EXT_ANSWER(T, S, which, WHICH, P, M, C, K)                            \
+/* One stream's answer: its lanes folded, then its scalar tail [i, n) of P,
+ * its elements K apart; bit B of ok set and r[B] written when its sum is not
+ * NaN. */
+#define DISPATCH_EXT_ANSWER(T, S, which, WHICH, K, P, M, C, B)                         \
     {                                                                                  \
         M##0 = DISPATCH_RAW_##WHICH##_##S(M##0, M##2), M##1 = DISPATCH_RAW_##WHICH##_##S(M##1, M##3); \
         M##0 = DISPATCH_RAW_##WHICH##_##S(M##0, M##1);                                 \
@@ -692,36 +694,36 @@ static inline double dispatch_hext_f64(dv_f64 v, int is_min)
         T sum = dispatch_sum_tree_##S(C##0);                                           \
         if (sum == sum) {                                                              \
             T m = dispatch_hext_##S(M##0, DISPATCH_IS_MIN_##WHICH);                    \
-            for (intptr_t j = i; j < n; j++) m = dv_s##which##_##S(m, (P)[j]);         \
-            r[K] = m, ok |= 1 << (K);                                                  \
+            for (intptr_t j = i; j < n; j++) m = dv_s##which##_##S(m, (P)[(K) * j]);   \
+            r[B] = m, ok |= 1 << (B);                                                  \
         }                                                                              \
     }
 /* The fast pass over two ranges of n >= 4 vectors each, at p and q, read in
  * one loop (Note [Two streams]): four chains of max/min and four of sums per
  * range (16 registers). Bit k of the result is set when range k's sum is not
  * NaN; r[k] is then its answer. */
-#define DISPATCH_KERNELS_FAST_EXT2(NAME, T, S, which, WHICH)                           \
-    static int NAME##_fast2_##which##_(const T *p, const T *q, intptr_t n, T *r)       \
+#define DISPATCH_KERNELS_FAST_EXT2(NAME, T, S, which, WHICH, BY, LOADV, K)             \
+    static int NAME##_fast2##BY##_##which##_(const T *p, const T *q, intptr_t n, T *r) \
     {                                                                                  \
         const intptr_t L = DISPATCH_KERNELS_SUM_LANES_##S;                             \
-        dv_##S a0 = dv_load_##S(p), a1 = dv_load_##S(p + L), a2 = dv_load_##S(p + 2 * L), \
-               a3 = dv_load_##S(p + 3 * L);                                            \
-        dv_##S b0 = dv_load_##S(q), b1 = dv_load_##S(q + L), b2 = dv_load_##S(q + 2 * L), \
-               b3 = dv_load_##S(q + 3 * L);                                            \
+        dv_##S a0 = LOADV(p), a1 = LOADV(p + (K) * L), a2 = LOADV(p + (K) * 2 * L),    \
+               a3 = LOADV(p + (K) * 3 * L);                                            \
+        dv_##S b0 = LOADV(q), b1 = LOADV(q + (K) * L), b2 = LOADV(q + (K) * 2 * L),    \
+               b3 = LOADV(q + (K) * 3 * L);                                            \
         dv_##S c0 = a0, c1 = a1, c2 = a2, c3 = a3, d0 = b0, d1 = b1, d2 = b2, d3 = b3; \
         intptr_t i = 4 * L;                                                            \
         for (; i + 4 * L <= n; i += 4 * L) {                                           \
-            DISPATCH_EXT_FOUR(S, WHICH, p + i, a, c)                                   \
-            DISPATCH_EXT_FOUR(S, WHICH, q + i, b, d)                                   \
+            DISPATCH_EXT_FOUR(S, WHICH, LOADV, K, p + (K) * i, a, c)                   \
+            DISPATCH_EXT_FOUR(S, WHICH, LOADV, K, q + (K) * i, b, d)                   \
         }                                                                              \
         for (; i + L <= n; i += L) {                                                   \
-            dv_##S x = dv_load_##S(p + i), y = dv_load_##S(q + i);                     \
+            dv_##S x = LOADV(p + (K) * i), y = LOADV(q + (K) * i);                     \
             a0 = DISPATCH_RAW_##WHICH##_##S(x, a0), c0 = dv_add_##S(c0, x);            \
             b0 = DISPATCH_RAW_##WHICH##_##S(y, b0), d0 = dv_add_##S(d0, y);            \
         }                                                                              \
         int ok = 0;                                                                    \
-        DISPATCH_EXT_ANSWER(T, S, which, WHICH, p, a, c, 0)                            \
-        DISPATCH_EXT_ANSWER(T, S, which, WHICH, q, b, d, 1)                            \
+        DISPATCH_EXT_ANSWER(T, S, which, WHICH, K, p, a, c, 0)                         \
+        DISPATCH_EXT_ANSWER(T, S, which, WHICH, K, q, b, d, 1)                         \
         return ok;                                                                     \
     }
 
@@ -1050,64 +1052,96 @@ static inline double dispatch_hext_f64(dv_f64 v, int is_min)
         else NAME##_cext_min_(p, rs, nrows, ncols, out);                               \
     }
 
-/* The first of n contiguous elements at p equal to the extreme m when m is a
+/*
+ * Note [Extremes of every other element]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * max and min of a row two elements apart (x[:, ::2]) read it in place, as
+ * the sums do (Note [Sums of every other element]): the same passes as a
+ * contiguous row's, each vector loaded by dispatch_ext_load_even_S from the
+ * view's elements only (a masked second load on AVX-512; the sums' loads
+ * below it), the scalar tails two apart. The view was copied dense first,
+ * a slab at a time (reduce_copies.c), and the copy of its 16 MiB of lines
+ * took as long as NumPy's whole in-place reduction; the slab's own pass
+ * came after (RESULTS). Exact, so the answer is the copy's, the element
+ * Note [Which zero, which NaN] picks.
+ */
+#if DV_WIDTH == 64
+static inline __m512 dispatch_ext_load_even_f32(const float *p)
+{
+    const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+    return _mm512_permutex2var_ps(_mm512_loadu_ps(p), even, _mm512_maskz_loadu_ps(0x7fff, p + 16));
+}
+static inline __m512d dispatch_ext_load_even_f64(const double *p)
+{
+    const __m512i even = _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0);
+    return _mm512_permutex2var_pd(_mm512_loadu_pd(p), even, _mm512_maskz_loadu_pd(0x7f, p + 8));
+}
+#else
+#define dispatch_ext_load_even_f32 ds_load_even_f32 /* ds is dv below 512 bits */
+#define dispatch_ext_load_even_f64 ds_load_even_f64
+#endif
+
+/* The first of n elements K apart at p equal to the extreme m when m is a
  * zero or a NaN, else m (Note [Which zero, which NaN], Note [The first zero
  * by vectors]). */
-#define DISPATCH_KERNELS_FIRST(NAME, T, S)                                             \
-    static T NAME##_first_(T m, const T *p, intptr_t n)                                \
+#define DISPATCH_KERNELS_FIRST(NAME, T, S, BY, LOADV, K)                               \
+    static T NAME##_first##BY##_(T m, const T *p, intptr_t n)                          \
     {                                                                                  \
         if (m == m && m != (T)0) return m;                                             \
         const intptr_t L = DISPATCH_KERNELS_SUM_LANES_##S;                             \
         const dv_##S vm = dv_set1_##S(m);                                              \
         intptr_t i = 0;                                                                \
         for (; i + L <= n; i += L) {                                                   \
-            const dv_##S x = dv_load_##S(p + i);                                       \
+            const dv_##S x = LOADV(p + (K) * i);                                       \
             const unsigned hit = m != m ? dv_mask_bits_##S(dv_isnan_##S(x))            \
                                         : dv_mask_bits_##S(dv_eq_##S(x, vm));          \
-            if (hit) return p[i + __builtin_ctz(hit)];                                 \
+            if (hit) return p[(K) * (i + __builtin_ctz(hit))];                         \
         }                                                                              \
         for (; i < n; i++)                                                             \
-            if (DISPATCH_LIKE_EXTREME(p[i], m)) return p[i];                           \
+            if (DISPATCH_LIKE_EXTREME(p[(K) * i], m)) return p[(K) * i];               \
         return m;                                                                      \
     }
 
-/* max and min of contiguous float32/float64 (the instruction fast pass,
- * then the exact one): the column kernels' types that reduce in place. */
-#define DISPATCH_KERNELS_EXT(NAME, T, S)                                               \
-    DISPATCH_KERNELS_FIRST(NAME, T, S)                                                 \
-    DISPATCH_KERNELS_FAST_EXT(NAME, T, S, max, MAX)                                    \
-    DISPATCH_KERNELS_FAST_EXT(NAME, T, S, min, MIN)                                    \
-    DISPATCH_KERNELS_FAST_EXT2(NAME, T, S, max, MAX)                                   \
-    DISPATCH_KERNELS_FAST_EXT2(NAME, T, S, min, MIN)                                   \
-    /* max (is_min = 0) or min of n >= 1 contiguous elements, read as one */           \
-    /* stream; NaN propagates (the first NaN met). */                                  \
-    static T NAME##_ext1_(int is_min, const T *p, intptr_t n)                          \
+/* max (is_min = 0) or min of n >= 1 elements K apart at p (BY: their loads'
+ * name, K 1 or 2: Note [Extremes of every other element]), read as one
+ * stream: the instruction fast pass, then the exact one; NaN propagates (the
+ * first NaN met). And ext_pair: the fast pass over rows p and q of n
+ * elements, when they can be read as two streams: bit k set when row k's
+ * r[k] is its answer (no NaN met). */
+#define DISPATCH_KERNELS_EXT_BY(NAME, T, S, BY, LOADV, K)                              \
+    DISPATCH_KERNELS_FIRST(NAME, T, S, BY, LOADV, K)                                   \
+    DISPATCH_KERNELS_FAST_EXT(NAME, T, S, max, MAX, BY, LOADV, K)                      \
+    DISPATCH_KERNELS_FAST_EXT(NAME, T, S, min, MIN, BY, LOADV, K)                      \
+    DISPATCH_KERNELS_FAST_EXT2(NAME, T, S, max, MAX, BY, LOADV, K)                     \
+    DISPATCH_KERNELS_FAST_EXT2(NAME, T, S, min, MIN, BY, LOADV, K)                     \
+    static T NAME##_ext1##BY##_(int is_min, const T *p, intptr_t n)                    \
     {                                                                                  \
         const intptr_t L = DISPATCH_KERNELS_SUM_LANES_##S;                             \
         if (n < DISPATCH_COLS_K * L) {                                                 \
             T acc = p[0];                                                              \
             for (intptr_t i = 1; i < n; i++)                                           \
-                acc = is_min ? dv_smin_##S(acc, p[i]) : dv_smax_##S(acc, p[i]);        \
+                acc = is_min ? dv_smin_##S(acc, p[(K) * i]) : dv_smax_##S(acc, p[(K) * i]); \
             return acc;                                                                \
         }                                                                              \
         if (DISPATCH_HAVE_RAW_EXT) { /* the fast pass */                               \
             T r;                                                                       \
-            if (is_min ? NAME##_fast_min_(p, n, &r) : NAME##_fast_max_(p, n, &r)) return r; \
+            if (is_min ? NAME##_fast##BY##_min_(p, n, &r) : NAME##_fast##BY##_max_(p, n, &r)) \
+                return r;                                                              \
         }                                                                              \
         dv_##S acc[DISPATCH_COLS_K];                                                   \
-        for (int k = 0; k < DISPATCH_COLS_K; k++) acc[k] = dv_load_##S(p + k * L);     \
+        for (int k = 0; k < DISPATCH_COLS_K; k++) acc[k] = LOADV(p + (K) * k * L);     \
         intptr_t i = DISPATCH_COLS_K * L;                                              \
         T lanes[DISPATCH_KERNELS_SUM_LANES_##S];                                       \
         if (is_min) {                                                                  \
             for (; i + DISPATCH_COLS_K * L <= n; i += DISPATCH_COLS_K * L)             \
                 for (int k = 0; k < DISPATCH_COLS_K; k++)                              \
-                    acc[k] = dv_min_##S(acc[k], dv_load_##S(p + i + k * L));           \
-            for (; i + L <= n; i += L) acc[0] = dv_min_##S(acc[0], dv_load_##S(p + i)); \
+                    acc[k] = dv_min_##S(acc[k], LOADV(p + (K) * (i + k * L)));         \
+            for (; i + L <= n; i += L) acc[0] = dv_min_##S(acc[0], LOADV(p + (K) * i)); \
         } else {                                                                       \
             for (; i + DISPATCH_COLS_K * L <= n; i += DISPATCH_COLS_K * L)             \
                 for (int k = 0; k < DISPATCH_COLS_K; k++)                              \
-                    acc[k] = dv_max_##S(acc[k], dv_load_##S(p + i + k * L));           \
-            for (; i + L <= n; i += L) acc[0] = dv_max_##S(acc[0], dv_load_##S(p + i)); \
+                    acc[k] = dv_max_##S(acc[k], LOADV(p + (K) * (i + k * L)));         \
+            for (; i + L <= n; i += L) acc[0] = dv_max_##S(acc[0], LOADV(p + (K) * i)); \
         }                                                                              \
         for (int w = DISPATCH_COLS_K / 2; w >= 1; w /= 2) /* a tree: short chains */   \
             for (int k = 0; k < w; k++)                                                \
@@ -1126,65 +1160,100 @@ static inline double dispatch_hext_f64(dv_f64 v, int is_min)
             r = is_min ? (x < r ? x : r) : (x > r ? x : r);                            \
         }                                                                              \
         for (; i < n; i++) {                                                           \
-            T x = p[i];                                                                \
+            T x = p[(K) * i];                                                          \
             if (!nan) first_nan = x;                                                   \
             nan |= x != x;                                                             \
             r = is_min ? (x < r ? x : r) : (x > r ? x : r);                            \
         }                                                                              \
         return nan ? first_nan : r;                                                    \
     }                                                                                  \
-    /* The fast pass over rows p and q of n elements, when they can be read as */      \
-    /* two streams: bit k set when row k's r[k] is its answer (no NaN met). */         \
-    static int NAME##_ext_pair_(int is_min, const T *p, const T *q, intptr_t n, T *r)  \
+    static int NAME##_ext_pair##BY##_(int is_min, const T *p, const T *q, intptr_t n, T *r) \
     {                                                                                  \
         const intptr_t L = DISPATCH_KERNELS_SUM_LANES_##S;                             \
         intptr_t gap = (q - p) * (intptr_t)sizeof(T);                                  \
         if (!DISPATCH_SUM_TWO_STREAMS || !DISPATCH_HAVE_RAW_EXT || n < 4 * L ||       \
             !dispatch_sum_far_apart(gap))                                              \
             return 0;                                                                  \
-        return is_min ? NAME##_fast2_min_(p, q, n, r) : NAME##_fast2_max_(p, q, n, r); \
+        return is_min ? NAME##_fast2##BY##_min_(p, q, n, r)                            \
+                      : NAME##_fast2##BY##_max_(p, q, n, r);                           \
     }                                                                                  \
-    /* max (is_min = 0) or min of n >= 1 contiguous elements; NaN propagates. */       \
-    /* A long range is read from its two halves at once (Note [Two streams]); */       \
-    /* max and min are exact, so the answer is the one-stream answer. */               \
-    /* The element that answers: Note [Which zero, which NaN]. */                     \
-    T DISPATCH_CPU_DISPATCH_CURFX(NAME##_ext)(int is_min, const T *p, intptr_t n)      \
+    /* One row of n >= 1 elements: a long one read from its two halves at once */     \
+    /* (Note [Two streams]); max and min are exact, so the answer is the */             \
+    /* one-stream answer, the element Note [Which zero, which NaN] picks. */           \
+    static T NAME##_one##BY##_(int is_min, const T *p, intptr_t n)                     \
     {                                                                                  \
         const intptr_t h = n / 2;                                                      \
         T two[2], m;                                                                   \
-        if (NAME##_ext_pair_(is_min, p, p + h, h, two) == 3) {                         \
+        if (NAME##_ext_pair##BY##_(is_min, p, p + (K) * h, h, two) == 3) {             \
             m = is_min ? dv_smin_##S(two[0], two[1]) : dv_smax_##S(two[0], two[1]);    \
-            if (n > 2 * h) m = is_min ? dv_smin_##S(m, p[n - 1]) : dv_smax_##S(m, p[n - 1]); \
+            if (n > 2 * h)                                                             \
+                m = is_min ? dv_smin_##S(m, p[(K) * (n - 1)]) : dv_smax_##S(m, p[(K) * (n - 1)]); \
         } else {                                                                       \
-            m = NAME##_ext1_(is_min, p, n); /* short, or a NaN */                      \
+            m = NAME##_ext1##BY##_(is_min, p, n); /* short, or a NaN */                \
         }                                                                              \
-        return NAME##_first_(m, p, n);                                                 \
+        return NAME##_first##BY##_(m, p, n);                                           \
     }                                                                                  \
-    /* nrows of those, each of n contiguous elements, the rows rstep bytes */          \
-    /* apart, into out (ostep bytes apart): row r read beside row r + nrows / 2 */     \
-    /* when they are far enough apart. */                                              \
-    void DISPATCH_CPU_DISPATCH_CURFX(NAME##_ext_rows)(int is_min, const char *p,       \
-                                                      intptr_t rstep, intptr_t n,      \
-                                                      intptr_t nrows, char *out,       \
-                                                      intptr_t ostep)                  \
+    /* nrows of those, the rows rstep bytes apart, into out (ostep bytes */            \
+    /* apart): row r read beside row r + nrows / 2 when they are far enough */        \
+    /* apart. */                                                                       \
+    static void NAME##_rows##BY##_(int is_min, const char *p, intptr_t rstep, intptr_t n, \
+                                   intptr_t nrows, char *out, intptr_t ostep)          \
     {                                                                                  \
         const intptr_t half = nrows / 2;                                               \
         for (intptr_t r = 0; r < half; r++) {                                          \
             const T *a = (const T *)(const void *)(p + r * rstep);                     \
             const T *b = (const T *)(const void *)(p + (r + half) * rstep);            \
             T two[2];                                                                  \
-            int ok = NAME##_ext_pair_(is_min, a, b, n, two);                           \
-            if (!(ok & 1)) two[0] = NAME##_ext1_(is_min, a, n);                        \
-            if (!(ok & 2)) two[1] = NAME##_ext1_(is_min, b, n);                        \
-            two[0] = NAME##_first_(two[0], a, n);                                      \
-            two[1] = NAME##_first_(two[1], b, n);                                      \
+            int ok = NAME##_ext_pair##BY##_(is_min, a, b, n, two);                     \
+            if (!(ok & 1)) two[0] = NAME##_ext1##BY##_(is_min, a, n);                  \
+            if (!(ok & 2)) two[1] = NAME##_ext1##BY##_(is_min, b, n);                  \
+            two[0] = NAME##_first##BY##_(two[0], a, n);                                \
+            two[1] = NAME##_first##BY##_(two[1], b, n);                                \
             memcpy(out + r * ostep, &two[0], sizeof(T));                               \
             memcpy(out + (r + half) * ostep, &two[1], sizeof(T));                      \
         }                                                                              \
         if (nrows > 2 * half) {                                                        \
-            T m = DISPATCH_CPU_DISPATCH_CURFX(NAME##_ext)(                             \
-                is_min, (const T *)(const void *)(p + 2 * half * rstep), n);           \
+            T m = NAME##_one##BY##_(is_min, (const T *)(const void *)(p + 2 * half * rstep), n); \
             memcpy(out + 2 * half * ostep, &m, sizeof(T));                             \
+        }                                                                              \
+    }
+
+/* max and min of float32/float64 (the instruction fast pass, then the exact
+ * one): the column kernels' types that reduce in place; rows contiguous or
+ * two elements apart. */
+#define DISPATCH_KERNELS_EXT(NAME, T, S)                                               \
+    DISPATCH_KERNELS_EXT_BY(NAME, T, S, , dv_load_##S, 1)                              \
+    DISPATCH_KERNELS_EXT_BY(NAME, T, S, _even, dispatch_ext_load_even_##S, 2)          \
+    /* max (is_min = 0) or min of n >= 1 contiguous elements; NaN propagates. */       \
+    T DISPATCH_CPU_DISPATCH_CURFX(NAME##_ext)(int is_min, const T *p, intptr_t n)      \
+    {                                                                                  \
+        return NAME##_one_(is_min, p, n);                                              \
+    }                                                                                  \
+    /* nrows of those, each of n elements `step` bytes apart (any step; one */         \
+    /* element or two are read by vectors), the rows rstep bytes apart, into */       \
+    /* out (ostep bytes apart). */                                                     \
+    void DISPATCH_CPU_DISPATCH_CURFX(NAME##_ext_rows)(int is_min, const char *p,       \
+                                                      intptr_t rstep, intptr_t step,   \
+                                                      intptr_t n, intptr_t nrows,      \
+                                                      char *out, intptr_t ostep)       \
+    {                                                                                  \
+        const intptr_t z = (intptr_t)sizeof(T);                                        \
+        if (n < 1) return;                                                             \
+        if (step == z) {                                                               \
+            NAME##_rows_(is_min, p, rstep, n, nrows, out, ostep);                      \
+        } else if (step == 2 * z && (uintptr_t)p % sizeof(T) == 0 && rstep % z == 0) { \
+            NAME##_rows_even_(is_min, p, rstep, n, nrows, out, ostep);                 \
+        } else { /* element by element: the first NaN, else the first extreme */       \
+            for (intptr_t r = 0; r < nrows; r++) {                                     \
+                const char *q = p + r * rstep;                                         \
+                T m, x;                                                                \
+                memcpy(&m, q, sizeof m);                                               \
+                for (intptr_t i = 1; i < n && m == m; i++) {                           \
+                    memcpy(&x, q + i * step, sizeof x);                                \
+                    if (x != x || (is_min ? x < m : x > m)) m = x;                     \
+                }                                                                      \
+                memcpy(out + r * ostep, &m, sizeof m);                                 \
+            }                                                                          \
         }                                                                              \
     }
 
@@ -1208,13 +1277,13 @@ float DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f32_ext)(int is_min, const
 double DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f64_ext)(int is_min, const double *p,
                                                                 intptr_t n);
 void DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f32_ext_rows)(int is_min, const char *p,
-                                                                   intptr_t rstep, intptr_t n,
-                                                                   intptr_t nrows, char *out,
-                                                                   intptr_t ostep);
+                                                                   intptr_t rstep, intptr_t step,
+                                                                   intptr_t n, intptr_t nrows,
+                                                                   char *out, intptr_t ostep);
 void DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f64_ext_rows)(int is_min, const char *p,
-                                                                   intptr_t rstep, intptr_t n,
-                                                                   intptr_t nrows, char *out,
-                                                                   intptr_t ostep);
+                                                                   intptr_t rstep, intptr_t step,
+                                                                   intptr_t n, intptr_t nrows,
+                                                                   char *out, intptr_t ostep);
 DISPATCH_KERNELS_COLS(dispatch_kernel_sum_f32, float, float, f32, dv_load_f32, DISPATCH_AS_STORED)
 DISPATCH_KERNELS_COLS(dispatch_kernel_sum_f64, double, double, f64, dv_load_f64, DISPATCH_AS_STORED)
 DISPATCH_KERNELS_COLS(dispatch_kernel_sum_f16, uint16_t, float, f32, dispatch_load_half_f32,

@@ -969,6 +969,58 @@ static void check_cols(const entry_group *g) {
     free(a), free(got), free(want), free(scratch), free(values);
 }
 
+/* EXT_ROWS: each row's max and min against ARG's reference on the row
+ * gathered (its value: the first NaN, else the first of equal extremes),
+ * rows of elements one, two (Note [Extremes of every other element] in
+ * sum.dispatch.c) and three apart, one to five rows, lengths around every
+ * pass's vectors; any bits and specials, few values (ties), a planted NaN,
+ * infinities and zeros of both signs. Each case's memory ends at its last
+ * row's last element (an address checker sees a read past the view). */
+static void check_ext_rows(const entry_group *g) {
+    const int dtype = g->e[0]->dtype;
+    const intptr_t isz = (intptr_t)dispatch_dtype_itemsize(dtype);
+    static const int elens[] = {1, 2, 3, 7, 8, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128,
+                                129, 255, 256, 257, 511, 513, 1025, 2049, 4099};
+    enum { NE = sizeof elens / sizeof elens[0], ROWS = 5, MAXE = 4099 };
+    char row[MAXE * 8], got[ROWS * 8], label[80], what[MAXTARGETS][200];
+    snprintf(label, sizeof label, "max/min of rows %s", dispatch_dtype_name(dtype));
+    name_group(g, label, what);
+    for (int run = 0; run < 4; run++)
+        for (int step = 1; step <= 3; step++)
+            for (int li = 0; li < NE; li++)
+                for (int nrows = 1; nrows <= ROWS; nrows += 2) {
+                    const intptr_t n = elens[li], st = step * isz, rs = (n - 1) * st + isz;
+                    char *a = malloc((size_t)(nrows * rs)); /* ends at the last row's end */
+                    fill(dtype, a, (int)(nrows * rs / isz), NULL);
+                    for (intptr_t i = 0; run >= 1 && i < nrows * rs / isz; i++) {
+                        static const double zi[] = {0.0, -0.0, 1.0, -1.0, INFINITY, -INFINITY};
+                        store_as(dtype, a + i * isz, run == 3 ? zi[next() % 6] : (double)(next() % 5));
+                    }
+                    if (run == 2) /* one NaN a row */
+                        for (int r = 0; r < nrows; r++)
+                            store_as(dtype, a + r * rs + (intptr_t)(next() % (uint64_t)n) * st, NAN);
+                    for (int is_min = 0; is_min < 2; is_min++)
+                        for (int j = 0; j < g->n; j++) {
+                            memset(got, 0xA5, sizeof got);
+                            ((dispatch_rk_ext_rows_fn)g->e[j]->fn)(is_min, a, rs, st, n, nrows, got,
+                                                                  isz);
+                            compared++;
+                            for (int r = 0; r < nrows; r++) {
+                                for (intptr_t i = 0; i < n; i++)
+                                    memcpy(row + i * isz, a + r * rs + i * st, (size_t)isz);
+                                const char *want = row + arg_reference(dtype, is_min, row, n) * isz;
+                                if (agree(dtype, got + r * isz, want, 0)) continue;
+                                char w[300];
+                                snprintf(w, sizeof w, "%.200s (%s, %d apart, %d rows, row %d)", what[j],
+                                         is_min ? "min" : "max", step, nrows, r);
+                                report(w, (int)n, run, got + r * isz, want, (size_t)isz);
+                                break;
+                            }
+                        }
+                    free(a);
+                }
+}
+
 /* The value of a bool or integer element, by the reference cast. */
 static int64_t int_at(int dtype, const char *p) {
     int64_t v;
@@ -1031,6 +1083,7 @@ static void check_reduce(const entry_group *g) {
     else if (named == DISPATCH_RK_ARG) check_arg(g);
     else if (named == DISPATCH_RK_ARG_COLS) check_arg_cols(g);
     else if (named == DISPATCH_RK_COLS) check_cols(g);
+    else if (named == DISPATCH_RK_EXT_ROWS) check_ext_rows(g);
     else if (named == DISPATCH_RK_INT) check_int_cols(g);
     else return;
     reduce_entries += g->n;

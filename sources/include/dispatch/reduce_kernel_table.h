@@ -154,8 +154,13 @@ typedef float (*dispatch_rk_ext_f32_fn)(int is_min, const float *p, intptr_t n);
 typedef double (*dispatch_rk_ext_f64_fn)(int is_min, const double *p, intptr_t n);
 /* 1, or 0 when an element is NaN (*r unset). */
 typedef int (*dispatch_rk_ext_f16_fn)(int is_min, const uint16_t *p, intptr_t n, uint16_t *r);
-typedef void (*dispatch_rk_ext_rows_fn)(int is_min, const char *p, intptr_t rstep, intptr_t n,
-                                        intptr_t nrows, char *out, intptr_t ostep);
+/* EXT_ROWS: nrows rows (rstep bytes apart) of n >= 1 elements `step` bytes
+ * apart, each row's max (is_min 0) or min to out (ostep bytes apart): the
+ * first NaN, else the first element equal to the extreme (Note [Which zero,
+ * which NaN]); read by vectors where step is the element's size or twice it
+ * (Note [Extremes of every other element] in sources/kernels/sum.dispatch.c). */
+typedef void (*dispatch_rk_ext_rows_fn)(int is_min, const char *p, intptr_t rstep, intptr_t step,
+                                        intptr_t n, intptr_t nrows, char *out, intptr_t ostep);
 /* op: dispatch_reduce_kernel_op, or'd with DISPATCH_COLS_STREAMS for an input
  * larger than the caches (Note [Integer column streams]). */
 typedef int (*dispatch_rk_int_fn)(int op, int dtype, const char *p, intptr_t step, intptr_t n,
