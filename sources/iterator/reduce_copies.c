@@ -21,7 +21,10 @@
  *     2^bits in any order), max and min of floats without indices (the
  *     first NaN, else the first of equal extremes, Note [Which zero, which
  *     NaN]: slab by slab in order, each slab's answer joined to the earlier
- *     ones' by that rule, is the first of the whole). Each slab is reduced
+ *     ones' by that rule, is the first of the whole; those of float32 and
+ *     float64 whose elements are two apart along the innermost reduced dim
+ *     are read in place instead, Note [Extremes of every other element] in
+ *     sources/kernels/sum.dispatch.c). Each slab is reduced
  *     into a buffer of the outputs and joined to those before it. With
  *     indices (max(dim=0), argmax() over all) the same rule picks each
  *     output's value and index together, a slab's indices counted from

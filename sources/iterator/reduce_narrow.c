@@ -30,9 +30,12 @@
  *     dispatch/reduce_kernel_table.h), gathered and widened, the blocks'
  *     products multiplied back along the same splits; one long row's top
  *     halves on two threads, as a sum's.
- * max and min of rows that are not dense are left to the copy: their
- * stride-0 reduced dims are read once already (Note [Broadcast reduced
- * dims]), so the copy holds only what the input holds. So is a product in
+ * max and min of float32/float64 rows read their runs in place where the
+ * innermost reduced dim steps by one or two elements (extreme_runs: the
+ * EXT_ROWS kernel over each run, Note [Extremes of every other element]);
+ * other rows that are not dense are left to the copy: their stride-0
+ * reduced dims are read once already (Note [Broadcast reduced dims]), so
+ * the copy holds only what the input holds. So is a product in
  * the columns layout of an input without a broadcast dim: the float32
  * engine's column kernel (FOLD_COLS_PROD) beats folding each column here
  * (prod(dim=0) of (512, 512) float16: 315 -> 69 us), with the same bits

@@ -202,11 +202,14 @@ int dispatch_iter_reduce(int op, const dispatch_iter_operand *in, uint32_t dim_m
  * same tree, a row that one stride steps by the SUM kernel itself (Note
  * [Sums of every other element]), the elements of several dims a range of
  * the tree at a time, gathered into a buffer that stays in cache
- * (reduce_narrow.c's rows); the exact sums and extremes of int32/int64
- * and bool's extremes by the integer kernels (Note [Every other integer]).
- * float64 sum() of that (512, 1024) view: 92 -> 46 us, int64 amax() 91 ->
- * 43 (NumPy 45), bool amax() 9.1 -> 0.5 (it stops at the first True), and
- * no copy's 2 MiB written. A transposed or row-stepped view keeps a
+ * (reduce_narrow.c's rows); float32/float64 max and min by the row
+ * kernel's runs, each read by vectors where its elements are one or two
+ * apart (Note [Extremes of every other element] in sum.dispatch.c), the
+ * runs' answers joined in order; the exact sums and extremes of
+ * int32/int64 and bool's extremes by the integer kernels (Note [Every
+ * other integer]). float64 sum() of that (512, 1024) view: 92 -> 46 us,
+ * amax() 92 -> 47, int64 amax() 91 -> 43 (NumPy 45), bool amax() 9.1 ->
+ * 0.5 (it stops at the first True), and no copy's 2 MiB written. A transposed or row-stepped view keeps a
  * unit-stride dim and is read in place, as the column and row kernels do
  * well (a transposed float32 view's sums still follow its memory order:
  * other bits than its dense copy's, seen and not yet mended). Never a view

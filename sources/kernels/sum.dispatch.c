@@ -1061,9 +1061,11 @@ static inline double dispatch_hext_f64(dv_f64 v, int is_min)
  * view's elements only (a masked second load on AVX-512; the sums' loads
  * below it), the scalar tails two apart. The view was copied dense first,
  * a slab at a time (reduce_copies.c), and the copy of its 16 MiB of lines
- * took as long as NumPy's whole in-place reduction; the slab's own pass
- * came after (RESULTS). Exact, so the answer is the copy's, the element
- * Note [Which zero, which NaN] picks.
+ * took as long as NumPy's whole in-place reduction, the slab's own pass
+ * after it: max() of every other column of (1024, 2048) float64, 1
+ * thread, 434 us (NumPy 343), 201 now; float32 189 -> 95 (NumPy 409).
+ * Exact, so the answer is the copy's, the element Note [Which zero, which
+ * NaN] picks.
  */
 #if DV_WIDTH == 64
 static inline __m512 dispatch_ext_load_even_f32(const float *p)
