@@ -114,6 +114,8 @@ typedef struct cols_job {
     dispatch_rk_fold_cols_fn fold; /* a FOLD row's column kernel, else NULL */
     int fold_parts;   /* a fold whose rows are cut: float64, streamed (above) */
     int64_t ncols, nblocks, bcols;
+    int64_t cstep;    /* bytes from one column to the next: the element's size, or
+                         twice it (COLS_EVEN: Note [Columns of every other element]) */
     int nparts;
     int64_t part_min; /* rows: ROW_PART_MIN, or fewer when threads need units */
     int64_t pbegin[1 << ROW_PART_DEPTH], pcount[1 << ROW_PART_DEPTH];
@@ -153,8 +155,7 @@ static void cols_unit_base(const cols_job *c, int64_t plane, int64_t c0, const c
                            char **op)
 {
     const reduce_job *j = c->j;
-    size_t isz = j->dtype == DISPATCH_FLOAT32 ? 4 : 8;
-    *ip = j->in + c0 * (int64_t)isz;
+    *ip = j->in + c0 * c->cstep;
     *op = j->out + c0 * (int64_t)j->ostrides[c->col];
     int64_t rest = plane;
     for (int d = 0; d < j->no; d++) {
@@ -217,14 +218,15 @@ static void cols_range(void *arg, int64_t begin, int64_t end)
         cols_unit_base(c, plane, c0, &ip, &op);
         ip += c->pbegin[part] * j->rstride;
         char *dst = c->nparts > 1 ? c->parts + (size_t)u * COL_BLOCK_BYTES : buf;
+        const int kind = c->cstep == (f32 ? 4 : 8) ? DISPATCH_RK_COLS : DISPATCH_RK_COLS_EVEN;
         if (c->fold)
             c->fold(ip, j->rstride, (intptr_t)c->pcount[part], (intptr_t)w, dst);
         else if (f32)
-            CHOSEN_KERNEL(COLS, FLOAT32, dispatch_rk_cols_f32_fn)(
+            ((dispatch_rk_cols_f32_fn)reduce_chosen_kernel(kind, DISPATCH_FLOAT32))(
                 c->cols_op, ip, j->rstride, (intptr_t)c->pcount[part], (intptr_t)w,
                 (float *)(void *)dst, scratch);
         else
-            CHOSEN_KERNEL(COLS, FLOAT64, dispatch_rk_cols_f64_fn)(
+            ((dispatch_rk_cols_f64_fn)reduce_chosen_kernel(kind, DISPATCH_FLOAT64))(
                 c->cols_op, ip, j->rstride, (intptr_t)c->pcount[part], (intptr_t)w,
                 (double *)(void *)dst, scratch);
         if (c->nparts == 1) cols_store(c, op, buf, w);
@@ -280,9 +282,11 @@ static void cols_finish(void *arg, int64_t begin, int64_t end)
 static int reduce_cols(const reduce_job *j, int col, int64_t nout, dispatch_rk_fold_cols_fn fold)
 {
     size_t isz = j->dtype == DISPATCH_FLOAT32 ? 4 : 8;
-    cols_job c = {.j = j, .col = col, .ncols = j->oshape[col], .fold = fold};
+    cols_job c = {.j = j, .col = col, .ncols = j->oshape[col], .fold = fold,
+                  .cstep = j->istrides[col]};
     c.kop = dispatch_reduce_kernel_op(j->op);
-    c.cols_op = dispatch_cols_op(c.kop, j->rstride ? j->count * nout * (int64_t)isz : 0);
+    /* the bytes its rows span (every other column's: twice its elements') */
+    c.cols_op = dispatch_cols_op(c.kop, j->rstride ? j->count * nout * c.cstep : 0);
     c.fold_parts = fold && dispatch_fold_in_blocks(j->op) && j->rstride &&
                    j->count * nout * (int64_t)isz >= DISPATCH_COLS_STREAM_BYTES;
     /* a fold's parts are float64 whatever the dtype */
@@ -579,9 +583,16 @@ int reduce_float(int op, const dispatch_iter_operand *in, uint32_t dim_mask, int
             : NULL;
     if (one_stride && count > 1 && rstride != isz0 &&
         (!dispatch_reduce_is_fold(op) || fold_cols)) {
-        /* The outer-dim case: vectorize across a contiguous kept dim. */
+        /* The outer-dim case: vectorize across a contiguous kept dim, or
+         * one of every other element (Note [Columns of every other element]
+         * in sources/kernels/sum.dispatch.c). */
         for (int d = 0; d < j.no; d++) {
             if (j.istrides[d] == isz0) return reduce_cols(&j, d, nout, fold_cols);
+        }
+        for (int d = 0; d < j.no && !fold_cols; d++) {
+            if (j.istrides[d] == 2 * isz0 && (uintptr_t)j.in % (uintptr_t)isz0 == 0 &&
+                rstride % isz0 == 0 && reduce_chosen_kernel(DISPATCH_RK_COLS_EVEN, in->dtype))
+                return reduce_cols(&j, d, nout, NULL);
         }
     }
     if (!one_stride) {

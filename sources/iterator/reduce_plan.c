@@ -209,7 +209,10 @@ int dispatch_iter_reduce(int op, const dispatch_iter_operand *in, uint32_t dim_m
  * int32/int64 and bool's extremes by the integer kernels (Note [Every
  * other integer]). float64 sum() of that (512, 1024) view: 92 -> 46 us,
  * amax() 92 -> 47, int64 amax() 91 -> 43 (NumPy 45), bool amax() 9.1 ->
- * 0.5 (it stops at the first True), and no copy's 2 MiB written. A transposed or row-stepped view keeps a
+ * 0.5 (it stops at the first True), and no copy's 2 MiB written. In the
+ * columns order too, float32/float64 sums, means, max and min beside a
+ * kept dim of every other element: the column kernels read it as they
+ * load (columns_read_in_place, Note [Columns of every other element]). A transposed or row-stepped view keeps a
  * unit-stride dim and is read in place, as the column and row kernels do
  * well (a transposed float32 view's sums still follow its memory order:
  * other bits than its dense copy's, seen and not yet mended). Never a view
@@ -266,6 +269,40 @@ int reduce_copy_takes_columns(const dispatch_iter_operand *in, uint32_t mask, in
  * add in int32 lanes: int8 sum() of every other column took 19 us so, 45
  * read in place. So does a product: its strided and gathered folds took
  * 2-3x the copy and the contiguous fold (float32 prod() 50 -> 147 us). */
+/* A reduction its dense copy would reduce in the columns order that the
+ * float32/float64 column kernels read in place (Note [Columns of every other
+ * element] in sources/kernels/sum.dispatch.c): sums, means, max and min
+ * whose reduced dims step with one stride (reduce_float's outer-dim case,
+ * each column down the same rows as in the copy) beside a kept dim of
+ * every other element; the data aligned to its elements. */
+static int columns_read_in_place(int op, const dispatch_iter_operand *in, uint32_t mask)
+{
+    const int64_t isz = (int64_t)dispatch_dtype_itemsize(in->dtype);
+    if ((in->dtype != DISPATCH_FLOAT32 && in->dtype != DISPATCH_FLOAT64) ||
+        !(dispatch_reduce_is_sum(op) || dispatch_reduce_is_extreme(op)) ||
+        (uintptr_t)in->data % (uintptr_t)isz != 0 ||
+        !reduce_chosen_kernel(DISPATCH_RK_COLS_EVEN, in->dtype))
+        return 0;
+    int first = 1, even = 0;
+    int64_t expect = 0;
+    for (int d = in->ndim - 1; d >= 0; d--) {
+        if (in->shape[d] == 1) continue;
+        if (!((mask >> d) & 1u)) {
+            even |= in->strides[d] == 2 * isz;
+        } else if (in->strides[d] % isz != 0) {
+            return 0;
+        } else if (first) {
+            expect = in->strides[d] * in->shape[d];
+            first = 0;
+        } else if (in->strides[d] == expect) {
+            expect *= in->shape[d];
+        } else {
+            return 0;
+        }
+    }
+    return even;
+}
+
 static int read_in_place_not_copied(int op, const dispatch_iter_operand *in, uint32_t mask,
                                     int64_t count)
 {
@@ -279,7 +316,7 @@ static int read_in_place_not_copied(int op, const dispatch_iter_operand *in, uin
                        dispatch_reduce_family(op) == DISPATCH_REDUCE_FAMILY_SUM);
     if (!taken) return 0;
     int last;
-    if (reduce_copy_takes_columns(in, mask, count, &last)) return 0;
+    if (reduce_copy_takes_columns(in, mask, count, &last)) return columns_read_in_place(op, in, mask);
     /* the kernels' runs: two elements apart (other steps read an element
      * at a time, no faster than the copy's) */
     return last >= 0 && in->strides[last] == 2 * (int64_t)isz;

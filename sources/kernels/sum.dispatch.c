@@ -1296,6 +1296,35 @@ DISPATCH_KERNELS_EXT(dispatch_kernel_sum_f32, float, f32)
 DISPATCH_KERNELS_EXT(dispatch_kernel_sum_f64, double, f64)
 
 /*
+ * Note [Columns of every other element]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * sum, mean, max and min over the rows of every other column (x[:, ::2]
+ * over dim 0) run the column kernels above with an element of two: a
+ * column c is the first of the pair at c (DISPATCH_PAIR_FIRST), a vector
+ * of L columns the even load of Note [Extremes of every other element]
+ * from the pair at c. So every form of Note [Column reductions] and Note
+ * [Column streams] reads the view in place, in the same order and tree as
+ * on its dense copy: the copy's bits, without the copy (RESULTS).
+ */
+typedef struct { float v[2]; } dispatch_pair_f32;
+typedef struct { double v[2]; } dispatch_pair_f64;
+#define DISPATCH_PAIR_FIRST(x) ((x).v[0])
+#define dispatch_load_pair_f32(q) dispatch_ext_load_even_f32((const float *)(const void *)(q))
+#define dispatch_load_pair_f64(q) dispatch_ext_load_even_f64((const double *)(const void *)(q))
+void DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f32_even_cols)(int op, const char *p,
+                                                                    intptr_t rs, intptr_t nrows,
+                                                                    intptr_t ncols, float *out,
+                                                                    void *scratch);
+void DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f64_even_cols)(int op, const char *p,
+                                                                    intptr_t rs, intptr_t nrows,
+                                                                    intptr_t ncols, double *out,
+                                                                    void *scratch);
+DISPATCH_KERNELS_COLS(dispatch_kernel_sum_f32_even, dispatch_pair_f32, float, f32,
+                      dispatch_load_pair_f32, DISPATCH_PAIR_FIRST)
+DISPATCH_KERNELS_COLS(dispatch_kernel_sum_f64_even, dispatch_pair_f64, double, f64,
+                      dispatch_load_pair_f64, DISPATCH_PAIR_FIRST)
+
+/*
  * Note [float16 max and min as integers]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
  * Halves are ordered by their bits once a negative half's magnitude bits
@@ -1412,6 +1441,8 @@ DISPATCH_KERNELS_EXPORT(sum,
     DISPATCH_KERNELS_REDUCE(EXT, BFLOAT16, dispatch_kernel_sum_bf16_ext, 0)
     DISPATCH_KERNELS_REDUCE(COLS, FLOAT32, dispatch_kernel_sum_f32_cols, 0)
     DISPATCH_KERNELS_REDUCE(COLS, FLOAT64, dispatch_kernel_sum_f64_cols, 0)
+    DISPATCH_KERNELS_REDUCE(COLS_EVEN, FLOAT32, dispatch_kernel_sum_f32_even_cols, 0)
+    DISPATCH_KERNELS_REDUCE(COLS_EVEN, FLOAT64, dispatch_kernel_sum_f64_even_cols, 0)
     DISPATCH_KERNELS_REDUCE(EXT, FLOAT32, dispatch_kernel_sum_f32_ext, 0)
     DISPATCH_KERNELS_REDUCE(EXT, FLOAT64, dispatch_kernel_sum_f64_ext, 0)
     DISPATCH_KERNELS_REDUCE(EXT_ROWS, FLOAT32, dispatch_kernel_sum_f32_ext_rows, 0)

@@ -901,13 +901,15 @@ static void check_cols(const entry_group *g) {
     const dispatch_kernel_export *e = g->e[0];
     int dtype = e->dtype, f64 = dtype == DISPATCH_FLOAT64, odt = f64 ? dtype : DISPATCH_FLOAT32;
     size_t isz = dispatch_dtype_itemsize(dtype), osz = f64 ? 8 : 4;
+    /* COLS_EVEN: column c at element 2c (Note [Columns of every other element]) */
+    const intptr_t cs = e->named == DISPATCH_RK_COLS_EVEN ? 2 : 1;
     static const int rowsv[] = {1, 2, 3, 16, 17, 31, 33, 48, 100, 257, 1000};
     static const int colsv[] = {1, 7, 64, 65, 130, 513};
     enum { MAXR = 1000, MAXC = 513, PAD = 3 };
-    char *a = malloc((size_t)MAXR * (MAXC + PAD) * 8), *got = malloc(MAXC * 8),
+    char *a = malloc((size_t)MAXR * (2 * MAXC + PAD) * 8), *got = malloc(MAXC * 8),
          *want = malloc(MAXC * 8);
     char *scratch = malloc((size_t)dispatch_reduce_cols_scratch(MAXR) * MAXC * 8);
-    double *values = malloc((size_t)MAXR * (MAXC + PAD) * sizeof(double));
+    double *values = malloc((size_t)MAXR * (2 * MAXC + PAD) * sizeof(double));
     static const char *const ops[] = {"sum", "max", "min"};
     char label[80], what[200];
     double pow2[21]; /* 2^-10 .. 2^10: x * pow2[k] is ldexp(x, k - 10), exactly, here */
@@ -916,11 +918,12 @@ static void check_cols(const entry_group *g) {
     for (int run = 0; run < 3; run++)
         for (size_t ri = 0; ri < sizeof rowsv / sizeof rowsv[0]; ri++)
             for (size_t ci = 0; ci < sizeof colsv / sizeof colsv[0]; ci++) {
-                const intptr_t nr = rowsv[ri], nc = colsv[ci], rs = (nc + PAD) * (intptr_t)isz;
+                const intptr_t nr = rowsv[ri], nc = colsv[ci], rw = cs * nc + PAD,
+                               rs = rw * (intptr_t)isz;
                 if (run == 0) { /* specials and random bits: NaN, infinities, zeros */
-                    fill(dtype, a, (int)(nr * (nc + PAD)), NULL);
+                    fill(dtype, a, (int)(nr * rw), NULL);
                 } else { /* as doubles, then one reference cast of them all */
-                    for (intptr_t i = 0; i < nr * (nc + PAD); i++) {
+                    for (intptr_t i = 0; i < nr * rw; i++) {
                         double x = run == 1 ? (double)((int)(next() % 3) - 1) * (next() % 2 ? 1 : 0)
                                             : ((double)(next() >> 11) * 0x1p-53 - 0.5) *
                                                   pow2[next() % 21];
@@ -928,11 +931,11 @@ static void check_cols(const entry_group *g) {
                     }
                     char *d[2] = {a, (char *)values};
                     const intptr_t st[2] = {(intptr_t)isz, sizeof(double)};
-                    to_dtype(d, st, nr * (nc + PAD), NULL);
+                    to_dtype(d, st, nr * rw, NULL);
                 }
                 for (int op = 0; op < 3; op++) {
                     for (intptr_t c = 0; c < nc; c++) {
-                        const char *col = a + c * (intptr_t)isz;
+                        const char *col = a + c * cs * (intptr_t)isz;
                         if (f64) {
                             double v = op == 0 ? cols_sum_double(dtype, col, rs, nr)
                                                : cols_ext_double(dtype, op == 2, col, rs, nr);
@@ -956,9 +959,9 @@ static void check_cols(const entry_group *g) {
                         compared++;
                         for (intptr_t c = 0; c < nc; c++) {
                             if (agree(odt, got + c * osz, want + c * osz, 0)) continue;
-                            snprintf(label, sizeof label, "%s(dim=0) %s%s, run %d", ops[op],
-                                     dispatch_dtype_name(dtype), streams ? ", two streams" : "",
-                                     run);
+                            snprintf(label, sizeof label, "%s(dim=0) %s%s%s, run %d", ops[op],
+                                     dispatch_dtype_name(dtype), cs == 2 ? " of every other column" : "",
+                                     streams ? ", two streams" : "", run);
                             snprintf(what, sizeof what, "%s: %s", g->where[j / 2], label);
                             report(what, (int)nr, (int)c, got + c * osz, want + c * osz, osz);
                             break;
@@ -1082,7 +1085,7 @@ static void check_reduce(const entry_group *g) {
     else if (named == DISPATCH_RK_DOT) check_dot(g);
     else if (named == DISPATCH_RK_ARG) check_arg(g);
     else if (named == DISPATCH_RK_ARG_COLS) check_arg_cols(g);
-    else if (named == DISPATCH_RK_COLS) check_cols(g);
+    else if (named == DISPATCH_RK_COLS || named == DISPATCH_RK_COLS_EVEN) check_cols(g);
     else if (named == DISPATCH_RK_EXT_ROWS) check_ext_rows(g);
     else if (named == DISPATCH_RK_INT) check_int_cols(g);
     else return;

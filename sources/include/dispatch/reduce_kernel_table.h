@@ -32,6 +32,7 @@ extern "C" {
     X(SUM)      /* the pairwise sum of n elements `stride` apart */                         \
     X(SUM_ROWS) /* nrows of those sums, row r at p + r * rstep, into out + r * ostep */      \
     X(COLS)     /* sum/max/min down the rows of contiguous columns (Note [Column reductions]) */ \
+    X(COLS_EVEN) /* COLS of columns two elements apart (x[:, ::2]), as COLS's types */     \
     X(EXT)      /* max or min of n contiguous elements */                                   \
     X(EXT_ROWS) /* nrows of those, as SUM_ROWS */                                           \
     X(INT)      /* integer and bool sum/max/min into accumulators (Note [Integer reductions]) */ \
