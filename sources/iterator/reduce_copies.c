@@ -31,7 +31,9 @@
  *     its first row (row * the reduced elements a row holds);
  *   - the dim is the one reduced, read in the columns order (sum(dim=0)
  *     and mean(dim=0) of float32/float64: Note [Column reductions] in
- *     sources/kernels/sum.dispatch.c): the rows are cut along the column
+ *     sources/kernels/sum.dispatch.c; beside a kept dim of every other
+ *     element they are read in place instead, Note [Columns of every other
+ *     element] there): the rows are cut along the column
  *     kernels' own tree until a part fits a slab, each part summed by the
  *     engine, and the parts added in the tree's order. A part's stored sum
  *     differs from its raw one only in a zero's sign and a NaN's payload,

@@ -1304,7 +1304,10 @@ DISPATCH_KERNELS_EXT(dispatch_kernel_sum_f64, double, f64)
  * of L columns the even load of Note [Extremes of every other element]
  * from the pair at c. So every form of Note [Column reductions] and Note
  * [Column streams] reads the view in place, in the same order and tree as
- * on its dense copy: the copy's bits, without the copy (RESULTS).
+ * on its dense copy: the copy's bits, without the copy, which the slabs
+ * of reduce_copies.c wrote and read again: sum(dim=0) of every other
+ * column of (512, 1024) float64, 1 thread, 108.6 -> 60.1 us (NumPy 98.6),
+ * of (1024, 2048) 478 -> 406 (NumPy 383), float32 259 -> 135 (NumPy 360).
  */
 typedef struct { float v[2]; } dispatch_pair_f32;
 typedef struct { double v[2]; } dispatch_pair_f64;
