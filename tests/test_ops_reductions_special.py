@@ -237,3 +237,33 @@ def test_the_model_agrees_with_torch_where_torch_has_one_rule():
     assert_same_bits(torch.sum(z), _model("sum", z.numpy(), None), "torch sum of -0.0")
     assert_same_bits(torch.sum(torch.tensor([1.0, float("nan")])),
                      _model("sum", np.array([1.0, np.nan], np.float32), None), "torch nan sum")
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_narrow_extremes_from_any_start_in_a_line(dtype):
+    """float16/bfloat16 max and min fold from a line boundary, the elements
+    before it first: a run starting at any of a line's 32 halves (and one of
+    zeros of both signs, or with a NaN) answers as at a boundary, the first
+    zero or the first NaN."""
+    rng = np.random.default_rng(3)
+    vals = rng.standard_normal(5000).astype(np.float32)
+    for start in range(40):  # the extremes among the first elements, before a boundary
+        a = vals.copy()
+        a[start + 1], a[start + 2] = 50.0, -50.0
+        v = dispatch.from_numpy(a).to(getattr(dispatch, dtype))[start:start + 4000]
+        assert dispatch.amax(v).item() == 50.0 and dispatch.amin(v).item() == -50.0, start
+        rest = dispatch.from_numpy(vals).to(getattr(dispatch, dtype))[start:start + 4000]
+        want = rest.to(dispatch.float32).numpy()
+        assert dispatch.amax(rest).item() == want.max(), start
+        assert dispatch.amin(rest).item() == want.min(), start
+    for start in (0, 1, 7, 31):  # zeros: the first answers; a NaN: it answers
+        z = np.zeros(600, np.float32)
+        z[start + 3::2] = -0.0
+        zt = dispatch.from_numpy(z).to(getattr(dispatch, dtype))[start:]
+        for op in ("amax", "amin"):
+            assert np.signbit(getattr(dispatch, op)(zt).to(dispatch.float32).item()) == \
+                np.signbit(z[start]), (op, start)
+        n = np.ones(600, np.float32)
+        n[start + 100] = np.nan
+        nt = dispatch.from_numpy(n).to(getattr(dispatch, dtype))[start:]
+        assert np.isnan(dispatch.amax(nt).to(dispatch.float32).item()), start

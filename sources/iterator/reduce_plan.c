@@ -212,8 +212,9 @@ int dispatch_iter_reduce(int op, const dispatch_iter_operand *in, uint32_t dim_m
  * 0.5 (it stops at the first True), and no copy's 2 MiB written. In the
  * columns order too, float32/float64 sums, means, max and min beside a
  * kept dim of every other element: the column kernels read it as they
- * load (columns_read_in_place, Note [Columns of every other element]). A transposed or row-stepped view keeps a
- * unit-stride dim and is read in place, as the column and row kernels do
+ * load (columns_read_in_place, Note [Columns of every other element]). A
+ * transposed or row-stepped view keeps a unit-stride dim and is read in
+ * place, as the column and row kernels do
  * well (a transposed float32 view's sums still follow its memory order:
  * other bits than its dense copy's, seen and not yet mended). Never a view
  * with a stride-0 dim (Note [Broadcast reduced dims]) or whose elements
@@ -316,7 +317,8 @@ static int read_in_place_not_copied(int op, const dispatch_iter_operand *in, uin
                        dispatch_reduce_family(op) == DISPATCH_REDUCE_FAMILY_SUM);
     if (!taken) return 0;
     int last;
-    if (reduce_copy_takes_columns(in, mask, count, &last)) return columns_read_in_place(op, in, mask);
+    if (reduce_copy_takes_columns(in, mask, count, &last))
+        return columns_read_in_place(op, in, mask);
     /* the kernels' runs: two elements apart (other steps read an element
      * at a time, no faster than the copy's) */
     return last >= 0 && in->strides[last] == 2 * (int64_t)isz;

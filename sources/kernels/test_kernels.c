@@ -232,9 +232,11 @@ static void check_extremes(void) {
                 }
                 float gf = RK(EXT, FLOAT32, dispatch_rk_ext_f32_fn)(is_min, f, n), rf;
                 double gd = RK(EXT, FLOAT64, dispatch_rk_ext_f64_fn)(is_min, d, n), rd;
-                RK(EXT_ROWS, FLOAT32, dispatch_rk_ext_rows_fn)(is_min, (const char *)f, 0, 4, n, 2, (char *)&f[n],
+                RK(EXT_ROWS, FLOAT32, dispatch_rk_ext_rows_fn)(is_min, (const char *)f, 0, 4, n, 2,
+                                                  (char *)&f[n],
                                                   4);
-                RK(EXT_ROWS, FLOAT64, dispatch_rk_ext_rows_fn)(is_min, (const char *)d, 0, 8, n, 2, (char *)&d[n],
+                RK(EXT_ROWS, FLOAT64, dispatch_rk_ext_rows_fn)(is_min, (const char *)d, 0, 8, n, 2,
+                                                  (char *)&d[n],
                                                   8);
                 int ok = memcmp(&gf, &f[at], 4) == 0 && memcmp(&gd, &d[at], 8) == 0 &&
                          memcmp(&f[n], &f[at], 4) == 0 && memcmp(&d[n], &d[at], 8) == 0;

@@ -960,7 +960,8 @@ static void check_cols(const entry_group *g) {
                         for (intptr_t c = 0; c < nc; c++) {
                             if (agree(odt, got + c * osz, want + c * osz, 0)) continue;
                             snprintf(label, sizeof label, "%s(dim=0) %s%s%s, run %d", ops[op],
-                                     dispatch_dtype_name(dtype), cs == 2 ? " of every other column" : "",
+                                     dispatch_dtype_name(dtype),
+                                     cs == 2 ? " of every other column" : "",
                                      streams ? ", two streams" : "", run);
                             snprintf(what, sizeof what, "%s: %s", g->where[j / 2], label);
                             report(what, (int)nr, (int)c, got + c * osz, want + c * osz, osz);
@@ -997,11 +998,13 @@ static void check_ext_rows(const entry_group *g) {
                     fill(dtype, a, (int)(nrows * rs / isz), NULL);
                     for (intptr_t i = 0; run >= 1 && i < nrows * rs / isz; i++) {
                         static const double zi[] = {0.0, -0.0, 1.0, -1.0, INFINITY, -INFINITY};
-                        store_as(dtype, a + i * isz, run == 3 ? zi[next() % 6] : (double)(next() % 5));
+                        store_as(dtype, a + i * isz,
+                                 run == 3 ? zi[next() % 6] : (double)(next() % 5));
                     }
                     if (run == 2) /* one NaN a row */
                         for (int r = 0; r < nrows; r++)
-                            store_as(dtype, a + r * rs + (intptr_t)(next() % (uint64_t)n) * st, NAN);
+                            store_as(dtype, a + r * rs + (intptr_t)(next() % (uint64_t)n) * st,
+                                     NAN);
                     for (int is_min = 0; is_min < 2; is_min++)
                         for (int j = 0; j < g->n; j++) {
                             memset(got, 0xA5, sizeof got);
@@ -1014,8 +1017,8 @@ static void check_ext_rows(const entry_group *g) {
                                 const char *want = row + arg_reference(dtype, is_min, row, n) * isz;
                                 if (agree(dtype, got + r * isz, want, 0)) continue;
                                 char w[300];
-                                snprintf(w, sizeof w, "%.200s (%s, %d apart, %d rows, row %d)", what[j],
-                                         is_min ? "min" : "max", step, nrows, r);
+                                snprintf(w, sizeof w, "%.200s (%s, %d apart, %d rows, row %d)",
+                                         what[j], is_min ? "min" : "max", step, nrows, r);
                                 report(w, (int)n, run, got + r * isz, want, (size_t)isz);
                                 break;
                             }
