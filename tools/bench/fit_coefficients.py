@@ -10,7 +10,8 @@ to the working precision.
 - log: log(1+f) = 2 atanh(s), s = f/(2+f), |s| <= (sqrt2-1)/(sqrt2+1);
   2 atanh(s) = 2s + s * z * P(z), z = s^2; P fitted to (2atanh(s) - 2s)/s^3.
 - tanh (float32): tanh(x) = x + x^3 * P(x^2), |x| <= 0.75; P fitted to
-  (tanh(x) - x)/x^3 as a function of z = x^2.
+  (tanh(x) - x)/x^3 as a function of z = x^2. tanh_f16: the same with the
+  degree float16's 11 bits need, computed in float32.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import mpmath as mp
 
 mp.mp.dps = 60
 
-RANGES = {"exp_f32": 4, "exp_f64": 9, "log_f32": 3, "log_f64": 7, "tanh_f32": 5}
+RANGES = {"exp_f32": 4, "exp_f64": 9, "log_f32": 3, "log_f64": 7, "tanh_f32": 5, "tanh_f16": 3}
 TANH_SMALL = mp.mpf("0.75")  # |x| below which float32 tanh is the polynomial
 
 
@@ -67,7 +68,7 @@ def main() -> None:
 
     for name, degree in RANGES.items():
         coeffs, err = FITS[name.split("_")[0]](degree)
-        ftype = np.float32 if name.endswith("f32") else np.float64
+        ftype = np.float64 if name.endswith("f64") else np.float32
         print(f"{name}: degree {degree}, fit error {mp.nstr(err, 3)} (highest first)")
         for c in coeffs:
             v = ftype(float(c))
