@@ -8,7 +8,9 @@ time (Note [Gathered reductions] in sources/iterator/reduce_plan.c). Each
 gives the bits of the same reduction of the view's contiguous copy, for
 rows shorter and longer than a leaf and a gather, at 1 and 2 threads; and
 no load reads past the view's last element, even where that element ends
-its memory (a guard page after it), on every target.
+its memory (a guard page after it), on every target. Products over the rows
+of every other column read it in place too (Note [Product columns of every
+other element] in sources/kernels/prod.dispatch.c).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import pytest
 import dispatch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _bits import bits
 from _targets import DISABLE, forced_env, runnable
 from test_gathered_reductions import assert_as_its_copy
 
@@ -129,6 +132,37 @@ def test_every_other_integer_reduces_to_its_contiguous_copys_values(threads, dty
                 assert dispatch.amin(v).item() == a[::2].min()
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_every_other_column_products_are_its_contiguous_copys_bits(threads, dtype):
+    """prod over the rows of x[:, ::2] reads the columns in place (Note
+    [Product columns of every other element] in sources/kernels/prod.dispatch.c):
+    the copy's bits, NaN, infinities and signed zeros included, for columns
+    past a fold block of rows (4096) and past the kernel's narrow form (128
+    columns), at 1 and 2 threads."""
+    rng = np.random.default_rng(11)
+
+    def near_one(shape, specials=False):
+        a = rng.uniform(0.999, 1.001, shape) * rng.choice([1.0, -1.0], shape, p=[0.9, 0.1])
+        if specials:
+            flat = a.reshape(-1)
+            flat[rng.integers(0, flat.size, 8)] = rng.choice([0.0, -0.0, np.inf, -np.inf, np.nan], 8)
+        return dispatch.from_numpy(a).to(getattr(dispatch, dtype))
+
+    views = [("short", near_one((7, 2 * 13 + 1), True)[:, ::2]),
+             ("odd start", near_one((33, 2 * 70), True)[:, 1::2]),
+             ("past a block", near_one((4096 + 300, 2 * 9 + 1))[:, ::2]),
+             ("wide", near_one((64, 2 * 700 + 1), True)[:, ::2]),
+             ("3-D", near_one((5, 6, 2 * 40 + 1), True)[:, :, ::2])]
+    for n in (1, 2):
+        threads(n)
+        for name, v in views:
+            dense = v.contiguous()
+            for dim in range(v.dim() - 1):
+                got, want = dispatch.prod(v, dim), dispatch.prod(dense, dim)
+                assert got.shape == want.shape, name
+                assert np.array_equal(bits(got), bits(want)), f"prod({dim}) {dtype} {name} {n}t"
+
+
 def test_every_other_element_sums_as_numpy_does_within_rounding():
     a = np.random.default_rng(7).standard_normal((64, 4001))
     v = dispatch.from_numpy(a)[:, ::2]
@@ -154,11 +188,12 @@ for dtype in ("float16", "float32", "float64", "int32", "int64", "bool"):
     a[:] = (np.arange(n) % 7) if dtype != "bool" else False
     flat = d.from_numpy(a)[::2]
     rows = d.from_numpy(a[-(31 * 15):]).reshape(15, 31)[:, ::2]  # ends on the last too
-    calls = (d.amax, d.amin) if dtype == "bool" else (d.sum, d.amax, d.amin)
+    calls = (d.amax, d.amin) if dtype == "bool" else (d.sum, d.amax, d.amin) + \
+        ((d.prod,) if dtype.startswith("float") else ())
     for v in (flat, rows, flat[-37:], flat[-8:]):
         dense = v.contiguous()
         for f in calls:
-            for got, want in ((f(v), f(dense)), (f(v, -1), f(dense, -1))):
+            for got, want in ((f(v), f(dense)), (f(v, -1), f(dense, -1)), (f(v, 0), f(dense, 0))):
                 assert np.array_equal(got.numpy(), want.numpy()), (dtype, f, v.shape)
 print("ok")
 """

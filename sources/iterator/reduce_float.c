@@ -585,14 +585,16 @@ int reduce_float(int op, const dispatch_iter_operand *in, uint32_t dim_mask, int
         (!dispatch_reduce_is_fold(op) || fold_cols)) {
         /* The outer-dim case: vectorize across a contiguous kept dim, or
          * one of every other element (Note [Columns of every other element]
-         * in sources/kernels/sum.dispatch.c). */
+         * in sources/kernels/sum.dispatch.c; a product's: Note [Product
+         * columns of every other element] in prod.dispatch.c). */
         for (int d = 0; d < j.no; d++) {
             if (j.istrides[d] == isz0) return reduce_cols(&j, d, nout, fold_cols);
         }
-        for (int d = 0; d < j.no && !fold_cols; d++) {
+        dispatch_reduce_kernel_fn even = reduce_cols_even_kernel(op, in->dtype);
+        for (int d = 0; d < j.no && even; d++) {
             if (j.istrides[d] == 2 * isz0 && (uintptr_t)j.in % (uintptr_t)isz0 == 0 &&
-                rstride % isz0 == 0 && reduce_chosen_kernel(DISPATCH_RK_COLS_EVEN, in->dtype))
-                return reduce_cols(&j, d, nout, NULL);
+                rstride % isz0 == 0)
+                return reduce_cols(&j, d, nout, fold_cols ? (dispatch_rk_fold_cols_fn)even : NULL);
         }
     }
     if (!one_stride) {

@@ -72,6 +72,23 @@ static inline void reduce_ext_rows(int dtype, int is_min, const char *p, intptr_
         is_min, p, rstep, step, (intptr_t)n, (intptr_t)nrows, out, ostep);
 }
 
+/* The kernel that reduces op down columns two elements apart (x[:, ::2],
+ * Note [Columns of every other element] in sources/kernels/sum.dispatch.c)
+ * of dtype: COLS_EVEN for float32/float64 sums, means, max and min,
+ * FOLD_COLS_EVEN_<NAME> for a FOLD row that registers one (prod: Note
+ * [Product columns of every other element]); NULL where there is none.
+ * reduce_plan.c keeps such a view from the slab copy by it, and
+ * reduce_float.c runs it: one answer for both. */
+static inline dispatch_reduce_kernel_fn reduce_cols_even_kernel(int op, int dtype)
+{
+    if (dtype != DISPATCH_FLOAT32 && dtype != DISPATCH_FLOAT64) return NULL;
+    if (dispatch_reduce_is_fold(op))
+        return reduce_chosen_kernel(DISPATCH_RK_FOLD_COLS_EVEN_OF(op), dtype);
+    if (dispatch_reduce_is_sum(op) || dispatch_reduce_is_extreme(op))
+        return reduce_chosen_kernel(DISPATCH_RK_COLS_EVEN, dtype);
+    return NULL;
+}
+
 /* One float32 or float64 element at p, as a double. */
 static inline double reduce_real_at(int dtype, const char *p)
 {

@@ -272,17 +272,16 @@ int reduce_copy_takes_columns(const dispatch_iter_operand *in, uint32_t mask, in
  * 2-3x the copy and the contiguous fold (float32 prod() 50 -> 147 us). */
 /* A reduction its dense copy would reduce in the columns order that the
  * float32/float64 column kernels read in place (Note [Columns of every other
- * element] in sources/kernels/sum.dispatch.c): sums, means, max and min
- * whose reduced dims step with one stride (reduce_float's outer-dim case,
- * each column down the same rows as in the copy) beside a kept dim of
- * every other element; the data aligned to its elements. */
+ * element] in sources/kernels/sum.dispatch.c): sums, means, max and min,
+ * and products (Note [Product columns of every other element]), whose
+ * reduced dims step with one stride (reduce_float's outer-dim case, each
+ * column down the same rows as in the copy) beside a kept dim of every
+ * other element; the data aligned to its elements (reduce_cols_even_kernel
+ * says which ops and dtypes). */
 static int columns_read_in_place(int op, const dispatch_iter_operand *in, uint32_t mask)
 {
     const int64_t isz = (int64_t)dispatch_dtype_itemsize(in->dtype);
-    if ((in->dtype != DISPATCH_FLOAT32 && in->dtype != DISPATCH_FLOAT64) ||
-        !(dispatch_reduce_is_sum(op) || dispatch_reduce_is_extreme(op)) ||
-        (uintptr_t)in->data % (uintptr_t)isz != 0 ||
-        !reduce_chosen_kernel(DISPATCH_RK_COLS_EVEN, in->dtype))
+    if (!reduce_cols_even_kernel(op, in->dtype) || (uintptr_t)in->data % (uintptr_t)isz != 0)
         return 0;
     int first = 1, even = 0;
     int64_t expect = 0;
@@ -315,10 +314,10 @@ static int read_in_place_not_copied(int op, const dispatch_iter_operand *in, uin
                 : cat == DISPATCH_CAT_INT && isz >= 4 &&
                       (dispatch_reduce_is_extreme(op) ||
                        dispatch_reduce_family(op) == DISPATCH_REDUCE_FAMILY_SUM);
-    if (!taken) return 0;
     int last;
     if (reduce_copy_takes_columns(in, mask, count, &last))
         return columns_read_in_place(op, in, mask);
+    if (!taken) return 0;
     /* the kernels' runs: two elements apart (other steps read an element
      * at a time, no faster than the copy's) */
     return last >= 0 && in->strides[last] == 2 * (int64_t)isz;

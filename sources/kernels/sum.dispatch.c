@@ -1310,6 +1310,8 @@ DISPATCH_KERNELS_EXT(dispatch_kernel_sum_f64, double, f64)
  * of reduce_copies.c wrote and read again: sum(dim=0) of every other
  * column of (512, 1024) float64, 1 thread, 108.6 -> 60.1 us (NumPy 98.6),
  * of (1024, 2048) 478 -> 406 (NumPy 383), float32 259 -> 135 (NumPy 360).
+ * prod does the same with its own column kernels (Note [Product columns of
+ * every other element] in prod.dispatch.c).
  */
 typedef struct { float v[2]; } dispatch_pair_f32;
 typedef struct { double v[2]; } dispatch_pair_f64;

@@ -13,7 +13,7 @@
  * bounds against the C library.
  *
  * The reduction kernels with an order of their own are checked the same way:
- * the column product (FOLD_COLS_PROD, Note [Product columns] in
+ * the column product (FOLD_COLS_PROD and FOLD_COLS_EVEN_PROD, Note [Product columns] in
  * prod.dispatch.c) and the row product (FOLD_PROD) against Note [Product
  * order] written out here, dot (DOT, Note [Dot order] in dot.dispatch.c)
  * against the reference's products summed by the float64 sum kernel, or
@@ -542,15 +542,19 @@ static void report(const char *what, int n, int m, const char *got, const char *
 }
 
 /* FOLD_PROD over strided runs and FOLD_COLS_PROD over (rows, cols) shapes
- * with a row stride wider than the columns: the order's bits per column. */
+ * with a row stride wider than the columns: the order's bits per column;
+ * FOLD_COLS_EVEN_PROD the same of columns two elements apart (the odd
+ * elements between them hold other values: a kernel that reads one fails). */
 static void check_prod(const entry_group *g) {
     const dispatch_kernel_export *e = g->e[0];
     int dtype = e->dtype;
     size_t isz = dispatch_dtype_itemsize(dtype);
+    const int cols_kernel = e->named != DISPATCH_RK_FOLD_PROD;
+    const int cstep = e->named == DISPATCH_RK_FOLD_COLS_EVEN_PROD ? 2 : 1; /* elements */
     /* a narrow float's columns: the float32 product of its values, as float32;
      * float32's column kernel writes its float64 product, not rounded */
     int odt = dtype == DISPATCH_FLOAT64 ||
-                      (dtype == DISPATCH_FLOAT32 && e->named == DISPATCH_RK_FOLD_COLS_PROD)
+                      (dtype == DISPATCH_FLOAT32 && cols_kernel)
                   ? DISPATCH_FLOAT64
                   : DISPATCH_FLOAT32;
     size_t osz = dispatch_dtype_itemsize(odt);
@@ -562,11 +566,14 @@ static void check_prod(const entry_group *g) {
      * rows]), 600 past its 512 columns a pass */
     static const int cols[] = {1, 2, 7, 63, 64, 65, 130, 600};
     enum { NCOLS = sizeof cols / sizeof cols[0] };
-    char *in = malloc(13001 * 133 * 8 > 4098 * 603 * 8 ? 13001 * 133 * 8 : 4098 * 603 * 8);
+    char *in = malloc(13001 * (130 * 2 + 3) * 8 > 4098 * (600 * 2 + 3) * 8
+                          ? 13001 * (130 * 2 + 3) * 8
+                          : 4098 * (600 * 2 + 3) * 8);
     char *got = malloc(600 * 8), *want = malloc(600 * 8);
     char label[80], what[MAXTARGETS][200];
     snprintf(label, sizeof label, "%s %s",
-             e->named == DISPATCH_RK_FOLD_PROD ? "prod" : "prod columns", dispatch_dtype_name(dtype));
+             !cols_kernel ? "prod" : cstep == 2 ? "prod every other column" : "prod columns",
+             dispatch_dtype_name(dtype));
     name_group(g, label, what);
     /* the values near 1, +x and -x of x = 1 + (k - 1000) 2^-12, in dtype:
      * converted once here, not once an element (runs of 13,000 x 133) */
@@ -581,18 +588,20 @@ static void check_prod(const entry_group *g) {
             int n = rows[ri], m = cols[ci];
             if (n > 100 && m != 2 && m != 64 && m != 130 && !(m == 600 && n <= 4097))
                 continue; /* long runs: 2, 64 and 130 columns; 600 up to 4097 rows */
-            intptr_t rstride = (intptr_t)((m + 3) * isz); /* rows with a gap */
+            const int span = cstep * m + 3; /* elements a row: rows with a gap */
+            intptr_t rstride = (intptr_t)(span * isz);
             /* a long run's values are all near 1 (no NaN to hide in), a
              * short one's a quarter from fill */
-            if (n <= 100) fill(dtype, in, (int)(n * (m + 3)), NULL);
-            for (int t = 0; t < n * (m + 3); t++) { /* mostly near 1: products stay finite */
+            if (n <= 100) fill(dtype, in, n * span, NULL);
+            for (int t = 0; t < n * span; t++) { /* mostly near 1: products stay finite */
                 if (n <= 100 && next() % 4 == 0) continue;
                 const uint64_t r = next();
                 const int k = (int)(r % 2001), negative = (r >> 32) % 7 == 0;
                 copy_item(in + t * isz, near_one + (2 * k + negative) * isz, isz);
             }
             for (int c = 0; c < m; c++)
-                store_as(odt, want + c * osz, prod_reference(dtype, in + c * isz, rstride, n));
+                store_as(odt, want + c * osz,
+                         prod_reference(dtype, in + c * cstep * isz, rstride, n));
             for (int j = 0; j < g->n; j++) {
                 if (e->named == DISPATCH_RK_FOLD_PROD) {
                     for (int c = 0; c < m; c++)
@@ -1084,7 +1093,9 @@ static void check_int_cols(const entry_group *g) {
 
 static void check_reduce(const entry_group *g) {
     const int named = g->e[0]->named;
-    if (named == DISPATCH_RK_FOLD_PROD || named == DISPATCH_RK_FOLD_COLS_PROD) check_prod(g);
+    if (named == DISPATCH_RK_FOLD_PROD || named == DISPATCH_RK_FOLD_COLS_PROD ||
+        named == DISPATCH_RK_FOLD_COLS_EVEN_PROD)
+        check_prod(g);
     else if (named == DISPATCH_RK_DOT) check_dot(g);
     else if (named == DISPATCH_RK_ARG) check_arg(g);
     else if (named == DISPATCH_RK_ARG_COLS) check_arg_cols(g);

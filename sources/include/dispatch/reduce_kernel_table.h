@@ -26,7 +26,10 @@ extern "C" {
  * may also register FOLD_COLS_<NAME>: the same fold of each of ncols
  * contiguous columns down nrows rows, the bits of FOLD_<NAME> per column
  * (DISPATCH_RK_FOLD_COLS_OF); the engine's outer-dim path runs it, and runs
- * FOLD_<NAME> per output where a dtype has none.
+ * FOLD_<NAME> per output where a dtype has none. FOLD_COLS_EVEN_<NAME>, where
+ * registered, is FOLD_COLS_<NAME> of columns two elements apart (x[:, ::2]:
+ * column c at p + 2 c itemsize), the odd elements never read
+ * (DISPATCH_RK_FOLD_COLS_EVEN_OF).
  */
 #define DISPATCH_FORALL_REDUCE_KERNELS(X)                                                   \
     X(SUM)      /* the pairwise sum of n elements `stride` apart */                         \
@@ -55,11 +58,17 @@ enum dispatch_reduce_kernel_kind {
 #define DISPATCH_REDUCE_KERNEL_FOLD_COLS_ENUM_(NAME, ...) DISPATCH_RK_FOLD_COLS_##NAME,
     DISPATCH_FORALL_REDUCTIONS(DISPATCH_REDUCE_KERNEL_FOLD_COLS_ENUM_)
 #undef DISPATCH_REDUCE_KERNEL_FOLD_COLS_ENUM_
+    /* FOLD_COLS_EVEN_<NAME>, in the same order: FOLD_COLS_<NAME> of columns
+     * two elements apart */
+#define DISPATCH_REDUCE_KERNEL_FOLD_COLS_EVEN_ENUM_(NAME, ...) DISPATCH_RK_FOLD_COLS_EVEN_##NAME,
+    DISPATCH_FORALL_REDUCTIONS(DISPATCH_REDUCE_KERNEL_FOLD_COLS_EVEN_ENUM_)
+#undef DISPATCH_REDUCE_KERNEL_FOLD_COLS_EVEN_ENUM_
     DISPATCH_NUM_REDUCE_KERNELS
 };
-/* The FOLD and FOLD_COLS kinds of reduction op. */
+/* The FOLD, FOLD_COLS and FOLD_COLS_EVEN kinds of reduction op. */
 #define DISPATCH_RK_FOLD_OF(op) (DISPATCH_RK_FOLD_SUM + (op))
 #define DISPATCH_RK_FOLD_COLS_OF(op) (DISPATCH_RK_FOLD_COLS_SUM + (op))
+#define DISPATCH_RK_FOLD_COLS_EVEN_OF(op) (DISPATCH_RK_FOLD_COLS_EVEN_SUM + (op))
 
 typedef void (*dispatch_reduce_kernel_fn)(void);
 typedef float (*dispatch_rk_sum_f32_fn)(const char *p, intptr_t stride, intptr_t n);
