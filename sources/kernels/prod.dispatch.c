@@ -270,8 +270,7 @@ DEF_PROD(dispatch_kernel_prod_f64, double)
                 intptr_t s = PROD_LANES * rstride;                                         \
                 if (sizeof(T) != sizeof(ST)) {                                             \
                     for (int j = 0; j < PROD_FUSE && sizeof(T) < sizeof(ST); j++) {        \
-                        /* a narrow float's rows only (Note [Product columns of every     \
-                         * other element]) */                                              \
+                        /* a narrow float's rows only: a pair's took longer with it */     \
                         const intptr_t ahead = prod_row_ahead(r0, k, j);                   \
                         if (ahead < nrows)                                                 \
                             for (int l = 0; l < (int)(PROD_COL_CHUNK * sizeof(T)); l += 64) \
