@@ -28,6 +28,7 @@
 #include "dispatch/cpu_dispatch.h"
 #include "dispatch/reduce_kernel_table.h"
 #include "narrow_vector.h"
+#include "pair_element.h"
 #include "simd.h"
 
 #define PROD_LANES 32
@@ -438,18 +439,19 @@ DISPATCH_FORALL_BITS_FLOATS(PROD_COLS_BITS_)
  * L2, 22 -> 15 (NumPy 31). The gather reads no element past a row's last
  * first (prod_firsts_).
  */
-typedef struct { float v[2]; } prod_pair_f32;
-typedef struct { double v[2]; } prod_pair_f64;
 #define PROD_FIRSTS_(S, T)                                                                 \
-    static void prod_firsts_##S(T *restrict dst, const prod_pair_##S *restrict src, intptr_t n) \
+    static void prod_firsts_##S(T *restrict dst, const dispatch_pair_##S *restrict src,  \
+                                intptr_t n)                                                \
     {                                                                                      \
         const T *e = (const T *)(const void *)src;                                         \
         for (intptr_t i = 0; i < n; i++) dst[i] = e[2 * i];                                \
     }
 PROD_FIRSTS_(f32, float)
 PROD_FIRSTS_(f64, double)
-DEF_PROD_COLS(dispatch_kernel_prod_cols_f32_even, prod_pair_f32, float, double, prod_firsts_f32)
-DEF_PROD_COLS(dispatch_kernel_prod_cols_f64_even, prod_pair_f64, double, double, prod_firsts_f64)
+DEF_PROD_COLS(dispatch_kernel_prod_cols_f32_even, dispatch_pair_f32, float, double,
+              prod_firsts_f32)
+DEF_PROD_COLS(dispatch_kernel_prod_cols_f64_even, dispatch_pair_f64, double, double,
+              prod_firsts_f64)
 
 /* The kernels of this source (Note [Exported kernel tables] in kernels_export.h). */
 #include "kernels_export.h"

@@ -34,6 +34,7 @@
 #include "dispatch/reduce_kernel_table.h"
 #include "gather_bits.h"
 #include "narrow_vector.h"
+#include "pair_element.h"
 #include "simd.h"
 
 #define DISPATCH_SUM_ROW_BYTES 256
@@ -1313,9 +1314,6 @@ DISPATCH_KERNELS_EXT(dispatch_kernel_sum_f64, double, f64)
  * prod does the same with its own column kernels (Note [Product columns of
  * every other element] in prod.dispatch.c).
  */
-typedef struct { float v[2]; } dispatch_pair_f32;
-typedef struct { double v[2]; } dispatch_pair_f64;
-#define DISPATCH_PAIR_FIRST(x) ((x).v[0])
 #define dispatch_load_pair_f32(q) dispatch_ext_load_even_f32((const float *)(const void *)(q))
 #define dispatch_load_pair_f64(q) dispatch_ext_load_even_f64((const double *)(const void *)(q))
 void DISPATCH_CPU_DISPATCH_CURFX(dispatch_kernel_sum_f32_even_cols)(int op, const char *p,
